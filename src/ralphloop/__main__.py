@@ -1,0 +1,5 @@
+"""`python -m ralphloop` is `ralph`."""
+
+from ralphloop.cli.main import entry
+
+entry()

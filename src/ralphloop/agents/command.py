@@ -1,0 +1,33 @@
+"""Any CLI as an agent: the prompt on stdin, the RALPH_* environment, stdout analysed."""
+
+from __future__ import annotations
+
+import shlex
+import shutil
+
+from ralphloop.agents.text import TextOutputParser, agent_env
+from ralphloop.errors import RalphError
+from ralphloop.protocols import AgentCommand, AgentRequest
+
+
+class CommandAgent:
+    """`--agent-cmd "python3 my_agent.py"`: split like a shell would, but never run through one."""
+
+    name = "command"
+
+    def __init__(self, command: str, label: str = "--agent-cmd") -> None:
+        try:
+            argv = shlex.split(command)
+        except ValueError as exc:
+            raise RalphError(f"{label}: cannot split {command!r}: {exc}") from None
+        if not argv:
+            raise RalphError(f"{label}: the command is empty")
+        if shutil.which(argv[0]) is None:
+            raise RalphError(f"{label}: {argv[0]!r} is not an executable on PATH or a path to one")
+        self.argv = tuple(argv)
+
+    def command(self, request: AgentRequest) -> AgentCommand:
+        return AgentCommand(argv=self.argv, env=agent_env(request), stdin=request.prompt.encode("utf-8"))
+
+    def parser(self, request: AgentRequest) -> TextOutputParser:
+        return TextOutputParser(request)

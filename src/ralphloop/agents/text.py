@@ -1,0 +1,70 @@
+"""Reading a plain-text agent: its stdout is its final text; its exit code says whether it failed."""
+
+from __future__ import annotations
+
+from ralphloop.durations import format_duration
+from ralphloop.protocols import AgentRequest, AgentResult, ProcessOutcome
+
+# A hostile agent can print gigabytes; only the tail matters for signals.
+KEEP_BYTES = 1024 * 1024
+
+
+class TextOutputParser:
+    """Keeps the last KEEP_BYTES of stdout (one copy, trimmed as it grows)."""
+
+    def __init__(self, request: AgentRequest, keep: int = KEEP_BYTES) -> None:
+        self._request = request
+        self._keep = keep
+        self._tail = bytearray()
+
+    def feed(self, data: bytes) -> None:
+        self._tail += data
+        if len(self._tail) > 2 * self._keep:
+            del self._tail[: len(self._tail) - self._keep]
+
+    def finish(self, outcome: ProcessOutcome) -> AgentResult:
+        text = bytes(self._tail[-self._keep :]).decode("utf-8", "replace")
+        error = describe_failure(outcome)
+        return AgentResult(
+            final_text=text,
+            exit_code=outcome.exit_code,
+            duration_s=outcome.duration_s,
+            failed=error is not None,
+            error=error,
+            timed_out=outcome.timed_out,
+            interrupted=outcome.interrupted,
+        )
+
+
+def describe_failure(outcome: ProcessOutcome) -> str | None:
+    """One line saying why the agent process failed, or None when it succeeded."""
+    if outcome.start_error:
+        return f"could not start the agent: {outcome.start_error}"
+    if outcome.interrupted:
+        return "interrupted"
+    if outcome.timed_out:
+        return f"timed out after {format_duration(outcome.duration_s)}; its process group was stopped"
+    if outcome.exit_code == 0:
+        return None
+    if outcome.exit_code is not None and outcome.exit_code < 0:
+        reason = f"killed by signal {-outcome.exit_code}"
+    else:
+        reason = f"exit code {outcome.exit_code}"
+    last = last_line(outcome.stderr_tail)
+    return f"{reason}: {last}" if last else reason
+
+
+def last_line(text: str) -> str:
+    lines = [line.strip() for line in text.splitlines() if line.strip()]
+    return lines[-1][:300] if lines else ""
+
+
+def agent_env(request: AgentRequest) -> dict[str, str]:
+    """The environment contract every agent gets (ARCHITECTURE.md, 'A command agent')."""
+    return {
+        "RALPH_ITERATION": str(request.iteration),
+        "RALPH_FEATURE_DIR": request.feature_dir,
+        "RALPH_PROMPT_FILE": request.prompt_file,
+        "RALPH_TASK_ID": request.task_id,
+        "RALPH_PROJECT_ROOT": request.project_root,
+    }

@@ -1,0 +1,114 @@
+"""`ralph`: argument parsing and dispatch. Command modules are imported only when chosen,
+so `ralph status` pays for nothing it does not use (no YAML, no msgspec, no engine)."""
+
+from __future__ import annotations
+
+import argparse
+import importlib
+import sys
+
+from ralphloop import __version__
+
+TYPE_CHECKING = False
+if TYPE_CHECKING:
+    from collections.abc import Sequence
+
+
+class _Parser(argparse.ArgumentParser):
+    """argparse that reports a bad flag in one line and exits 1 (exit 2 means 'usage limit' here)."""
+
+    def error(self, message: str) -> None:  # type: ignore[override]
+        self.exit(1, f"ralph: error: {message} (see '{self.prog} --help')\n")
+
+
+def build_parser() -> argparse.ArgumentParser:
+    parser = _Parser(
+        prog="ralph",
+        description="Run a coding agent in a loop, a fresh process per iteration, until the work is verifiably done.",
+    )
+    parser.add_argument("--version", action="version", version=f"ralph {__version__}")
+    commands = parser.add_subparsers(dest="command", metavar="COMMAND", parser_class=_Parser)
+
+    init = commands.add_parser("init", help="create a feature folder in .ralph/")
+    init.add_argument("feature", metavar="FEATURE", help="feature name (letters, digits, . _ -)")
+    init.set_defaults(handler="init")
+
+    run = commands.add_parser("run", help="run the loop over a feature until done")
+    run.add_argument("target", nargs="?", metavar="FEATURE", help="feature name in .ralph/, or a folder")
+    run.add_argument("iterations", nargs="?", metavar="ITERATIONS", help="same as -n")
+    run.add_argument("-f", "--feature", help="feature name in .ralph/, or a folder (default: the only one)")
+    run.add_argument("-n", "--max-iterations", metavar="N", help="iterations in this run (default 20; 0 = unlimited)")
+    run.add_argument("-t", "--timeout", metavar="T", help="per-iteration timeout: 15 (minutes), 90s, 15m, 1h")
+    run.add_argument("-p", "--prompt", metavar="FILE", help="prompt template (default: the feature's prompt.md)")
+    run.add_argument("-v", "--verbose", action="store_true", help="show the agent's output as it runs")
+    run.add_argument("--dry-run", action="store_true", help="print the prompt and agent command; run nothing")
+    run.add_argument("--no-archive", action="store_true", help="do not archive the feature on completion")
+    run.add_argument("--agent", metavar="NAME", help="agent backend: claude, command, scripted")
+    run.add_argument("--agent-cmd", metavar="CMD", help="run CMD as the agent (prompt on stdin)")
+    run.set_defaults(handler="run")
+
+    status = commands.add_parser("status", help="show a feature's loop state")
+    status.add_argument("-f", "--feature", help="feature name or folder")
+    status.add_argument("--json", action="store_true", help="machine-readable output")
+    status.set_defaults(handler="status")
+
+    archive = commands.add_parser("archive", help="move a feature into .ralph/archive/")
+    archive.add_argument("-f", "--feature", help="feature name or folder")
+    archive.set_defaults(handler="archive")
+
+    helper = commands.add_parser("help", help="show help for a command")
+    helper.add_argument("topic", nargs="?", metavar="COMMAND")
+    helper.set_defaults(handler="help")
+    return parser
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    """Entry point of the `ralph` command."""
+    arguments = list(sys.argv[1:] if argv is None else argv)
+    parser = build_parser()
+    args = parser.parse_args(arguments)
+    if args.command is None:
+        parser.print_help()
+        return 0
+    if args.handler == "help":
+        topic = [args.topic, "--help"] if args.topic else ["--help"]
+        parser.parse_args(topic)
+        return 0
+    from ralphloop.errors import RalphError
+
+    module = importlib.import_module(f"ralphloop.cli.{args.handler}_cmd")
+    try:
+        code: int = module.command(args, arguments)
+        return code
+    except RalphError as exc:
+        print(f"ralph: error: {exc}", file=sys.stderr)
+        return 1
+    except KeyboardInterrupt:
+        print("ralph: interrupted", file=sys.stderr)
+        return 130
+    except BrokenPipeError:
+        return 1
+    except Exception as exc:  # a bug of ours: one line for the user, the traceback in a file
+        where = _save_traceback()
+        print(f"ralph: internal error: {type(exc).__name__}: {exc} (traceback in {where})", file=sys.stderr)
+        return 1
+
+
+def _save_traceback() -> str:
+    import os
+    import traceback
+
+    from ralphloop.paths import ralph_home
+
+    path = os.path.join(ralph_home(), "errors.log")
+    try:
+        os.makedirs(os.path.dirname(path), exist_ok=True)
+        with open(path, "a", encoding="utf-8") as handle:
+            handle.write(traceback.format_exc() + "\n")
+    except OSError:
+        return "(could not be saved)"
+    return path
+
+
+def entry() -> None:
+    sys.exit(main())

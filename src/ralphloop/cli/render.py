@@ -1,0 +1,119 @@
+"""The loop's own terminal: one header per iteration, one result line, a summary at the end.
+
+Plain lines only (the live view arrives with the monitor); colour only on a terminal
+without NO_COLOR. Agent output shown with -v is stripped of escape sequences first.
+"""
+
+from __future__ import annotations
+
+import os
+import sys
+from dataclasses import dataclass, field
+from typing import TextIO
+
+from ralphloop.durations import format_duration
+from ralphloop.events import AgentOutput, IterationFinished, IterationStarted, LoopEnded, Notice, RunStarted
+from ralphloop.exitcodes import ExitReason
+from ralphloop.textsafe import strip_terminal_controls
+
+_COLOURS = {"ok": "32", "fail": "31", "warn": "33", "info": "36", "dim": "2", "bold": "1"}
+
+
+@dataclass(slots=True)
+class TerminalRenderer:
+    """Subscribes to engine events and writes human lines."""
+
+    out: TextIO = field(default_factory=lambda: sys.stdout)
+    verbose: bool = False
+    colour: bool = False
+    finished: list[IterationFinished] = field(default_factory=list)
+
+    @classmethod
+    def for_terminal(cls, verbose: bool) -> TerminalRenderer:
+        colour = sys.stdout.isatty() and not os.environ.get("NO_COLOR") and os.environ.get("TERM") != "dumb"
+        return cls(out=sys.stdout, verbose=verbose, colour=colour)
+
+    def paint(self, kind: str, text: str) -> str:
+        return f"\x1b[{_COLOURS[kind]}m{text}\x1b[0m" if self.colour else text
+
+    def line(self, text: str = "") -> None:
+        self.out.write(text + "\n")
+        self.out.flush()
+
+    def __call__(self, event: object) -> None:
+        if isinstance(event, AgentOutput):
+            if self.verbose:
+                text = strip_terminal_controls(event.data.decode("utf-8", "replace"))
+                self.out.write(self.paint("dim", text) if event.stream == "stderr" else text)
+                self.out.flush()
+        elif isinstance(event, RunStarted):
+            limit = f"up to {event.max_iterations} iterations" if event.max_iterations else "until complete"
+            self.line(
+                self.paint("bold", f"ralph · {event.feature}")
+                + f" ({event.feature_dir}) · {event.done}/{event.total} stories pass · agent {event.agent}"
+                f" · {limit} · timeout {format_duration(event.timeout_s)}"
+            )
+        elif isinstance(event, IterationStarted):
+            of = f"/ {event.max_iterations}" if event.max_iterations else "(unlimited)"
+            number = f" · #{event.number}" if event.number != event.iteration else ""
+            self.line(
+                self.paint("info", f"── Iteration {event.iteration} {of}{number} · {event.task_id}: {event.task_title}")
+            )
+        elif isinstance(event, IterationFinished):
+            self._finished(event)
+        elif isinstance(event, Notice):
+            self.line(
+                self.paint(
+                    "warn" if event.level == "warning" else "info",
+                    f"{'⚠' if event.level == 'warning' else 'ℹ'} {event.message}",
+                )
+            )
+        elif isinstance(event, LoopEnded):
+            self._ended(event)
+
+    def _finished(self, event: IterationFinished) -> None:
+        self.finished.append(event)
+        facts = [f"{event.done}/{event.total} stories pass"]
+        if event.files_changed:
+            facts.append(f"{len(event.files_changed)} file{'s' if len(event.files_changed) != 1 else ''} changed")
+        if event.commit:
+            facts.append(f"commit {event.commit[:8]}")
+        facts.append(format_duration(event.result.duration_s))
+        if event.status == "complete":
+            head = self.paint("ok", f"  ✓ {event.task_id} passes")
+        elif event.status == "failed":
+            head = self.paint("fail", "  ✗ agent failed")
+        elif event.status == "interrupted":
+            head = self.paint("warn", "  ⚠ interrupted")
+        else:
+            head = self.paint("warn", f"  · {event.task_id} still open")
+        self.line(f"{head} · " + " · ".join(facts))
+        for note in event.notes:
+            self.line(self.paint("warn", f"    ⚠ {strip_terminal_controls(note)}"))
+
+    def _ended(self, event: LoopEnded) -> None:
+        if event.reason is ExitReason.COMPLETE:
+            self.line(self.paint("ok", f"✓ Complete: {event.message}, {event.done}/{event.total} stories pass"))
+        elif event.reason is ExitReason.INTERRUPTED:
+            self.line(self.paint("warn", "⚠ Interrupted: the agent was stopped and the records are saved"))
+        else:
+            self.line(self.paint("fail", f"✗ Stopped ({event.reason.value}): {event.message}"))
+        if event.archived_to:
+            self.line(f"ℹ Archived a copy to {os.path.relpath(event.archived_to)}")
+        self.line(self.summary(event))
+
+    def summary(self, event: LoopEnded) -> str:
+        runs = self.finished
+        failed = sum(1 for item in runs if item.status == "failed")
+        agent = sum(item.result.duration_s for item in runs)
+        overhead = sum(item.overhead_s for item in runs)
+        parts = [
+            f"{event.iterations} iteration{'s' if event.iterations != 1 else ''}",
+            f"{len(runs) - failed} ok, {failed} failed",
+            f"{event.done}/{event.total} stories",
+            f"{format_duration(event.duration_s)} in all",
+            f"agent {format_duration(agent)}",
+            f"ralph {overhead * 1000 / len(runs):.0f} ms/iteration" if runs else "",
+            f"exit {event.reason.exit_code} ({event.reason.value})",
+        ]
+        return "Summary: " + " · ".join(part for part in parts if part)

@@ -1,0 +1,170 @@
+"""`ralph run`: resolve the feature, settings, task source and agent; then drive the engine."""
+
+from __future__ import annotations
+
+import argparse
+import os
+import shlex
+import signal
+import sys
+from typing import Any
+
+from ralphloop import git
+from ralphloop.agents.registry import make_agent
+from ralphloop.cancel import CancelToken
+from ralphloop.cli.init_cmd import ensure_gitignore
+from ralphloop.cli.render import TerminalRenderer
+from ralphloop.config import Settings, load_settings
+from ralphloop.engine.loop import Loop, LoopConfig
+from ralphloop.errors import RalphError
+from ralphloop.exitcodes import ExitReason
+from ralphloop.paths import (
+    RALPH_DIR,
+    RUNTIME_NAMES,
+    FeaturePaths,
+    display_path,
+    find_project_root,
+    resolve_feature,
+)
+from ralphloop.process import ProcessLimits, kill_group_now
+from ralphloop.prompt import load_template
+from ralphloop.protocols import SystemClock
+from ralphloop.state.store import RunLock
+from ralphloop.tasks.prd_json import PrdSource
+
+
+def command(args: argparse.Namespace, argv: list[str]) -> int:
+    if args.target and args.feature:
+        raise RalphError(f"give the feature once: either FEATURE ({args.target}) or -f/--feature ({args.feature})")
+    if args.iterations is not None and args.max_iterations is not None:
+        raise RalphError("give the iteration count once: either ITERATIONS or -n/--max-iterations")
+    if args.agent and args.agent_cmd and args.agent != "command":
+        raise RalphError(
+            f"--agent {args.agent} and --agent-cmd contradict each other (--agent-cmd means --agent command)"
+        )
+    root = find_project_root()
+    paths = resolve_feature(root, args.target or args.feature, flag="-f/--feature" if args.feature else "FEATURE")
+    warnings: list[str] = []
+    settings = load_settings(root, _flags(args), warn=warnings.append)
+    for message in warnings:
+        print(f"ralph: warning: {message}", file=sys.stderr)
+    template = _template(args.prompt, paths)
+    source = PrdSource(paths.prd, display_path(paths.prd, os.getcwd()))
+    view = source.load()  # invalid input stops here, before any file is touched
+    agent = make_agent(settings, paths)
+    config = LoopConfig(
+        max_iterations=settings.max_iterations,
+        limits=ProcessLimits(settings.timeout_s, settings.kill_grace_s, settings.log_max_bytes),
+        progress_bytes=settings.progress_bytes,
+        rate_limit_per_hour=settings.rate_limit_per_hour,
+        template=template,
+        archive=not args.no_archive,
+    )
+    cancel = CancelToken()
+    if args.dry_run:
+        return _dry_run(paths, source, agent, config, settings, view.all_done, cancel)
+    _keep_runtime_files_out_of_git(paths)
+    renderer = TerminalRenderer.for_terminal(args.verbose)
+    with RunLock(paths.lock, f"ralph run for {paths.name}"):
+        loop = Loop(
+            paths=paths, source=source, agent=agent, config=config, clock=SystemClock(), sink=renderer, cancel=cancel
+        )
+        previous = _install_signal_handlers(cancel)
+        try:
+            outcome = loop.run()
+        finally:
+            _restore_signal_handlers(previous)
+    if outcome.reason is ExitReason.INTERRUPTED:
+        print(f"To continue, run: {resume_command(argv, paths, named=bool(args.feature or args.target))}")
+    return outcome.reason.exit_code
+
+
+def _flags(args: argparse.Namespace) -> dict[str, tuple[Any, str]]:
+    flags: dict[str, tuple[Any, str]] = {}
+    if args.iterations is not None:
+        flags["max_iterations"] = (args.iterations, "ITERATIONS")
+    if args.max_iterations is not None:
+        flags["max_iterations"] = (args.max_iterations, "-n/--max-iterations")
+    if args.timeout is not None:
+        flags["timeout_s"] = (args.timeout, "-t/--timeout")
+    if args.agent is not None:
+        flags["agent"] = (args.agent, "--agent")
+    if args.agent_cmd is not None:
+        flags["agent_command"] = (args.agent_cmd, "--agent-cmd")
+    return flags
+
+
+def _template(prompt_flag: str | None, paths: FeaturePaths) -> str:
+    if prompt_flag:
+        return load_template(prompt_flag, f"-p/--prompt {prompt_flag}")
+    if os.path.exists(paths.prompt):
+        return load_template(paths.prompt, display_path(paths.prompt, os.getcwd()))
+    return load_template(None, "")
+
+
+def _dry_run(
+    paths: FeaturePaths,
+    source: PrdSource,
+    agent: Any,
+    config: LoopConfig,
+    settings: Settings,
+    all_done: bool,
+    cancel: CancelToken,
+) -> int:
+    if all_done:
+        print(f"Nothing to do: every story in {source.display} passes.")
+        return 0
+    loop = Loop(
+        paths=paths, source=source, agent=agent, config=config, clock=SystemClock(), sink=lambda e: None, cancel=cancel
+    )
+    prompt, invocation = loop.preview()
+    print(f"# Dry run for {paths.display()}: nothing is started, written or counted.")
+    print(f"# Agent: {agent.name} (from {settings.source('agent')})")
+    print(f"# Command (run in {paths.project_root}, prompt on stdin): {shlex.join(invocation.argv)}")
+    print("# Environment: " + " ".join(f"{key}={shlex.quote(value)}" for key, value in invocation.env.items()))
+    limit = config.max_iterations or "unlimited"
+    print(
+        f"# Limits: {limit} iterations ({settings.source('max_iterations')}), timeout {config.limits.timeout_s:.0f}s "
+        f"({settings.source('timeout_s')})"
+    )
+    print(f"# Prompt ({len(prompt.encode())} bytes):")
+    print(prompt, end="")
+    return 0
+
+
+def _keep_runtime_files_out_of_git(paths: FeaturePaths) -> None:
+    ralph_dir = os.path.join(paths.project_root, RALPH_DIR)
+    if os.path.commonpath([paths.dir, ralph_dir]) == ralph_dir:
+        ensure_gitignore(ralph_dir)
+        return
+    rel = os.path.relpath(paths.dir, paths.project_root)
+    git.exclude_paths(paths.project_root, [f"/{rel}/{name}" for name in RUNTIME_NAMES])
+
+
+def _install_signal_handlers(cancel: CancelToken) -> dict[int, Any]:
+    def handler(signum: int, frame: object) -> None:
+        if cancel.is_set():  # the second Ctrl+C: no more waiting for anything
+            if cancel.active_pgid:
+                kill_group_now(cancel.active_pgid)
+            os.write(2, b"\nralph: stopped at once\n")
+            os._exit(130)
+        cancel.set(signal.Signals(signum).name)
+        os.write(2, b"\nralph: stopping the agent and saving the records (Ctrl+C again to quit at once)\n")
+
+    previous: dict[int, Any] = {}
+    for signum in (signal.SIGINT, signal.SIGTERM, signal.SIGHUP):
+        previous[signum] = signal.signal(signum, handler)
+    return previous
+
+
+def _restore_signal_handlers(previous: dict[int, Any]) -> None:
+    for signum, handler in previous.items():
+        signal.signal(signum, handler)
+
+
+def resume_command(argv: list[str], paths: FeaturePaths, *, named: bool) -> str:
+    """The command that picks up where an interrupted run stopped: the same one, naming the feature."""
+    words = ["ralph", *argv]
+    if not named:
+        words += ["-f", paths.name]
+    return shlex.join(words)

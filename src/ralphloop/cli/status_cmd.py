@@ -1,0 +1,103 @@
+"""`ralph status [-f F] [--json]`: where a feature's loop stands, read from its files alone.
+
+Kept light on purpose (json, os, fcntl): it is what scripts and prompts poll.
+"""
+
+from __future__ import annotations
+
+import json
+
+from ralphloop.errors import RalphError
+from ralphloop.paths import FeaturePaths, find_project_root, resolve_feature
+from ralphloop.state.read import lock_holder_alive, read_json_object
+
+TYPE_CHECKING = False
+if TYPE_CHECKING:
+    import argparse
+    from typing import Any
+
+
+def command(args: argparse.Namespace, argv: list[str]) -> int:
+    paths = resolve_feature(find_project_root(), args.feature)
+    report = gather(paths)
+    if args.json:
+        print(json.dumps(report, indent=2, ensure_ascii=False))
+    else:
+        print(render(report))
+    return 0
+
+
+def story_counts(paths: FeaturePaths) -> tuple[int, int]:
+    """Stories passing and in total, from prd.json itself (the truth, even if edited by hand)."""
+    try:
+        with open(paths.prd, "rb") as handle:
+            prd = json.loads(handle.read())
+        stories = prd["userStories"]
+        return sum(1 for story in stories if story.get("passes") is True), len(stories)
+    except FileNotFoundError:
+        raise RalphError(f"{paths.display()}/prd.json: file not found") from None
+    except (ValueError, KeyError, TypeError, AttributeError) as exc:
+        raise RalphError(f"{paths.display()}/prd.json: not a valid prd.json ({type(exc).__name__})") from None
+
+
+def gather(paths: FeaturePaths) -> dict[str, Any]:
+    done, total = story_counts(paths)
+    status = read_json_object(paths.status) or {}
+    state = read_json_object(paths.state) or {}
+    holder = lock_holder_alive(paths.lock)
+    alive = holder is not None
+    word = status.get("status") or "not started"
+    note = None
+    if word in ("running", "starting") and not alive:
+        word = "stopped"
+        note = "the last run ended without writing its final state (killed?)"
+    return {
+        "feature": paths.name,
+        "featureDir": paths.dir,
+        "alive": alive,
+        "pid": holder or status.get("pid") if alive else None,
+        "status": word,
+        "exitReason": status.get("exitReason"),
+        "exitMessage": status.get("exitMessage"),
+        "iteration": status.get("iteration", 0),
+        "maxIterations": status.get("maxIterations"),
+        "totalIterations": state.get("iteration", status.get("totalIterations", 0)),
+        "storiesComplete": done,
+        "storiesTotal": total,
+        "currentStory": status.get("currentStory") or state.get("current_task") or None,
+        "lastOutcome": state.get("last_outcome"),
+        "lastUpdated": status.get("lastUpdated"),
+        "logFile": status.get("logFile") or None,
+        "note": note,
+    }
+
+
+def render(report: dict[str, Any]) -> str:
+    done, total = report["storiesComplete"], report["storiesTotal"]
+    filled = round(10 * done / total) if total else 0
+    run = f"running (PID {report['pid']})" if report["alive"] else "not running"
+    limit = report["maxIterations"]
+    lines = [
+        f"Feature:    {report['feature']}  ({report['featureDir']})",
+        f"Run:        {run}",
+        f"Status:     {report['status']}"
+        + (f" ({report['exitReason']})" if report["exitReason"] not in (None, report["status"]) else ""),
+        f"Iteration:  {report['iteration']} / {limit if limit else 'unlimited'}"
+        f"  ({report['totalIterations']} in all runs)",
+        f"Stories:    {done} / {total} pass  [{'#' * filled}{'-' * (10 - filled)}]",
+    ]
+    if report["currentStory"]:
+        lines.append(f"Current:    {report['currentStory']}")
+    last = report["lastOutcome"]
+    if isinstance(last, dict):
+        error = f" - {last.get('error')}" if last.get("error") else ""
+        lines.append(
+            f"Last:       iteration {last.get('iteration')}: {last.get('status')} ({last.get('task_id')}){error}"
+        )
+    if report["exitMessage"]:
+        lines.append(f"Ended:      {report['exitMessage']}")
+    if report["lastUpdated"]:
+        lines.append(f"Updated:    {report['lastUpdated']}")
+    if report["note"]:
+        lines.append(f"Note:       {report['note']}")
+    return "\n".join(lines)

@@ -1,0 +1,258 @@
+"""Layered settings with provenance: defaults < ~/.ralph/config.yaml < .ralph/config.yaml < env < flags.
+
+Config files are data (YAML safe loader), never code. Each value remembers where it
+came from, so an error or `--dry-run` can say "-t/--timeout" or ".ralph/config.yaml: defaults.timeout_minutes".
+"""
+
+from __future__ import annotations
+
+import os
+from collections.abc import Callable, Mapping
+from dataclasses import dataclass
+from typing import Any
+
+from ralphloop.durations import parse_duration
+from ralphloop.errors import RalphError
+from ralphloop.paths import RALPH_DIR, display_path, ralph_home
+
+CONFIG_NAME = "config.yaml"
+
+
+@dataclass(frozen=True, slots=True)
+class Settings:
+    """Everything `ralph run` needs to know, resolved."""
+
+    max_iterations: int | None
+    timeout_s: float
+    rate_limit_per_hour: int
+    agent: str
+    agent_command: str | None
+    scripted_script: str | None
+    progress_bytes: int
+    kill_grace_s: float
+    log_max_bytes: int
+    sources: Mapping[str, str]
+
+    def source(self, key: str) -> str:
+        return self.sources.get(key, "default")
+
+
+Converter = Callable[[Any], Any]
+
+
+def _positive_int(value: Any) -> int:
+    if isinstance(value, bool) or not isinstance(value, int | str):
+        raise ValueError("expected a whole number")
+    number = int(value)
+    if number < 1:
+        raise ValueError("must be 1 or more")
+    return number
+
+
+def _iterations(value: Any) -> int | None:
+    if isinstance(value, str) and value.strip().lower() in ("0", "unlimited", "none"):
+        return None
+    if value == 0 and not isinstance(value, bool):
+        return None
+    return _positive_int(value)
+
+
+def _minutes(value: Any) -> float:
+    if isinstance(value, bool):
+        raise ValueError("expected a duration such as 15, 90s, 15m or 1h")
+    if isinstance(value, int | float):
+        return parse_duration(str(value))
+    if isinstance(value, str):
+        try:
+            return parse_duration(value)
+        except ValueError:
+            raise ValueError(f"{value!r} is not a duration (use 15, 90s, 15m or 1h)") from None
+    raise ValueError("expected a duration such as 15, 90s, 15m or 1h")
+
+
+def _seconds(value: Any) -> float:
+    if isinstance(value, bool) or not isinstance(value, int | float) or value < 0:
+        raise ValueError("expected a number of seconds, 0 or more")
+    return float(value)
+
+
+def _text(value: Any) -> str:
+    if not isinstance(value, str) or not value.strip():
+        raise ValueError("expected a non-empty string")
+    return value
+
+
+def _megabytes(value: Any) -> int:
+    return _positive_int(value) * 1024 * 1024
+
+
+def _bytes(value: Any) -> int:
+    number = _positive_int(value)
+    if number < 1024:
+        raise ValueError("must be at least 1024")
+    return number
+
+
+# key → (yaml path, env var, converter, default)
+_FIELDS: dict[str, tuple[tuple[str, ...], str | None, Converter, Any]] = {
+    "max_iterations": (("defaults", "max_iterations"), "RALPH_MAX_ITERATIONS", _iterations, 20),
+    "timeout_s": (("defaults", "timeout_minutes"), "RALPH_TIMEOUT", _minutes, 15 * 60.0),
+    "rate_limit_per_hour": (("defaults", "rate_limit_per_hour"), "RALPH_RATE_LIMIT", _positive_int, 100),
+    "agent": (("agent", "name"), "RALPH_AGENT", _text, "claude"),
+    "agent_command": (("agent", "command"), "RALPH_AGENT_CMD", _text, None),
+    "scripted_script": (("scripted", "script"), None, _text, None),
+    "progress_bytes": (("context", "progress_bytes"), None, _bytes, 16 * 1024),
+    "kill_grace_s": (("process", "kill_grace_seconds"), None, _seconds, 5.0),
+    "log_max_bytes": (("process", "log_max_mb"), None, _megabytes, 64 * 1024 * 1024),
+}
+
+# Sections other issues give meaning to; accepted now so that a seed's config loads without warnings.
+_KNOWN_SECTIONS = frozenset(
+    {
+        "defaults",
+        "agent",
+        "scripted",
+        "context",
+        "process",
+        "circuit_breaker",
+        "completion",
+        "claude",
+        "codex",
+        "gemini",
+        "opencode",
+        "aider",
+        "quality_checks",
+        "branch",
+        "hooks",
+        "notify",
+        "usage_limit",
+        "budget",
+        "story_order",
+        "rate_limit",
+        "monitor",
+        "git",
+    }
+)
+_USED_KEYS: dict[str, frozenset[str]] = {
+    "defaults": frozenset({"max_iterations", "timeout_minutes", "rate_limit_per_hour"}),
+    "agent": frozenset({"name", "command"}),
+    "scripted": frozenset({"script"}),
+    "context": frozenset({"progress_bytes"}),
+    "process": frozenset({"kill_grace_seconds", "log_max_mb"}),
+}
+
+
+def load_settings(
+    project_root: str,
+    flags: Mapping[str, tuple[Any, str]],
+    *,
+    env: Mapping[str, str] | None = None,
+    warn: Callable[[str], None] = lambda message: None,
+) -> Settings:
+    """Resolve every setting. `flags` maps a field to (raw value, flag label) for flags the user gave."""
+    env = os.environ if env is None else env
+    values: dict[str, Any] = {key: spec[3] for key, spec in _FIELDS.items()}
+    sources: dict[str, str] = {}
+    layer: dict[str, int] = {}  # which layer set a value: 1 user file, 2 project file, 3 env, 4 flags
+    files = (os.path.join(ralph_home(), CONFIG_NAME), os.path.join(project_root, RALPH_DIR, CONFIG_NAME))
+    for rank, path in enumerate(files, start=1):
+        label = display_path(path, os.getcwd())
+        for key, (raw, where) in _file_layer(path, label, warn).items():
+            values[key] = _convert(key, raw, f"{label}: {where}")
+            sources[key], layer[key] = f"{label} ({where})", rank
+    for key, spec in _FIELDS.items():
+        name = spec[1]
+        if name and env.get(name, "").strip():
+            values[key] = _convert(key, env[name], f"environment variable {name}")
+            sources[key], layer[key] = f"${name}", 3
+    for key, (raw, label) in flags.items():
+        values[key] = _convert(key, raw, label)
+        sources[key], layer[key] = label, 4
+    # A command given at a layer at least as specific as the agent's name means the command agent.
+    if values["agent_command"] and layer.get("agent_command", 0) >= layer.get("agent", 0):
+        values["agent"] = "command"
+        sources["agent"] = sources["agent_command"]
+    if values["scripted_script"] and not os.path.isabs(values["scripted_script"]):
+        values["scripted_script"] = os.path.join(project_root, values["scripted_script"])
+    return Settings(**values, sources=sources)
+
+
+def _convert(key: str, raw: Any, where: str) -> Any:
+    try:
+        return _FIELDS[key][2](raw)
+    except (ValueError, TypeError) as exc:
+        raise RalphError(f"{where}: {exc}") from None
+
+
+def _file_layer(path: str, label: str, warn: Callable[[str], None]) -> dict[str, tuple[Any, str]]:
+    data = read_yaml_mapping(path, label)
+    if data is None:
+        return {}
+    for section in data:
+        if section not in _KNOWN_SECTIONS:
+            warn(f"{label}: unknown setting {section!r} (ignored)")
+    # `agent: claude` is shorthand for `agent: {name: claude}`.
+    if isinstance(data.get("agent"), str):
+        data["agent"] = {"name": data["agent"]}
+    found: dict[str, tuple[Any, str]] = {}
+    for section, keys in _USED_KEYS.items():
+        body = data.get(section)
+        if body is None:
+            continue
+        if not isinstance(body, dict):
+            raise RalphError(f"{label}: {section}: expected a mapping")
+        for name in body:
+            if name not in keys:
+                warn(f"{label}: unknown setting '{section}.{name}' (ignored)")
+    for key, spec in _FIELDS.items():
+        section, name = spec[0]
+        body = data.get(section)
+        if isinstance(body, dict) and body.get(name) is not None:
+            found[key] = (body[name], f"{section}.{name}")
+    return found
+
+
+def read_yaml_mapping(path: str, label: str) -> dict[str, Any] | None:
+    """A YAML file's top-level mapping; None when the file is absent or empty. Never executes anything."""
+    try:
+        with open(path, "rb") as handle:
+            raw = handle.read()
+    except FileNotFoundError:
+        return None
+    except OSError as exc:
+        raise RalphError(f"{label}: cannot read: {exc.strerror}") from None
+    import yaml
+
+    loader = getattr(yaml, "CSafeLoader", yaml.SafeLoader)
+    try:
+        data = yaml.load(raw, Loader=loader)
+    except yaml.YAMLError as exc:
+        mark = getattr(exc, "problem_mark", None)
+        where = f" at line {mark.line + 1}, column {mark.column + 1}" if mark else ""
+        problem = getattr(exc, "problem", None) or "malformed YAML"
+        raise RalphError(f"{label}: invalid YAML{where}: {problem}") from None
+    if data is None:
+        return None
+    if not isinstance(data, dict):
+        raise RalphError(f"{label}: expected a mapping of settings at the top level")
+    return data
+
+
+DEFAULT_PROJECT_CONFIG = """\
+# ralph project settings. Flags and RALPH_* environment variables override these;
+# ~/.ralph/config.yaml (or $RALPH_HOME/config.yaml) holds per-user defaults.
+
+defaults:
+  max_iterations: 20        # per `ralph run`; 0 means until complete
+  timeout_minutes: 15       # per iteration; also "90s", "15m", "1h"
+  rate_limit_per_hour: 100
+
+# Which agent runs each iteration: claude, command or scripted.
+# agent: claude
+# A command agent gets the prompt on stdin (see the README):
+# agent:
+#   command: "python3 my_agent.py"
+
+context:
+  progress_bytes: 16384     # newest progress.txt entries put into each prompt
+"""

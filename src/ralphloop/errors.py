@@ -1,0 +1,14 @@
+"""The one exception family users see: a message that fits on one line."""
+
+from __future__ import annotations
+
+
+class RalphError(Exception):
+    """A problem the user can fix; the CLI prints it as one line and exits 1."""
+
+    def __init__(self, message: str) -> None:
+        super().__init__(message)
+        self.message = " ".join(message.split())
+
+    def __str__(self) -> str:
+        return self.message

@@ -1,0 +1,73 @@
+"""What the engine tells the world. It never prints; the CLI, logs and monitor subscribe to these."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+from ralphloop.exitcodes import ExitReason
+from ralphloop.protocols import AgentResult
+
+
+@dataclass(frozen=True, slots=True)
+class RunStarted:
+    feature: str
+    feature_dir: str
+    source_kind: str
+    agent: str
+    max_iterations: int | None
+    timeout_s: float
+    done: int
+    total: int
+
+
+@dataclass(frozen=True, slots=True)
+class IterationStarted:
+    iteration: int  # within this run: 1, 2, ...
+    number: int  # across every run of the feature; names the log file
+    max_iterations: int | None
+    task_id: str
+    task_title: str
+    log_path: str
+
+
+@dataclass(frozen=True, slots=True)
+class AgentOutput:
+    stream: str  # "stdout" or "stderr"
+    data: bytes
+
+
+@dataclass(frozen=True, slots=True)
+class IterationFinished:
+    iteration: int
+    number: int
+    task_id: str
+    status: str  # complete | in-progress | failed | interrupted
+    result: AgentResult
+    files_changed: tuple[str, ...]
+    commit: str | None
+    done: int
+    total: int
+    notes: tuple[str, ...]
+    wall_s: float
+
+    @property
+    def overhead_s(self) -> float:
+        """ralph's own time in this iteration: wall time minus the agent's."""
+        return max(0.0, self.wall_s - self.result.duration_s)
+
+
+@dataclass(frozen=True, slots=True)
+class Notice:
+    level: str  # info | warning
+    message: str
+
+
+@dataclass(frozen=True, slots=True)
+class LoopEnded:
+    reason: ExitReason
+    message: str
+    iterations: int
+    duration_s: float
+    done: int
+    total: int
+    archived_to: str | None

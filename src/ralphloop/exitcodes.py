@@ -1,0 +1,45 @@
+"""Why a loop ended, and the process exit code each reason maps to."""
+
+from __future__ import annotations
+
+import enum
+
+
+class ExitReason(enum.Enum):
+    """Every way `ralph run` can end; `status --json` reports the value."""
+
+    COMPLETE = "complete"
+    MAX_ITERATIONS = "max_iterations"
+    CIRCUIT_OPEN = "circuit_open"
+    RETRIES_EXHAUSTED = "retries_exhausted"
+    NEEDS_HUMAN = "needs_human"
+    ERROR = "error"
+    USAGE_LIMIT = "usage_limit"
+    INTERRUPTED = "interrupted"
+
+    @property
+    def exit_code(self) -> int:
+        return _EXIT_CODES[self]
+
+    @property
+    def status(self) -> str:
+        """The `status` word status.json carries once the run is over."""
+        if self is ExitReason.COMPLETE:
+            return "complete"
+        if self is ExitReason.INTERRUPTED:
+            return "interrupted"
+        if self is ExitReason.ERROR:
+            return "failed"
+        return "halted"
+
+
+_EXIT_CODES: dict[ExitReason, int] = {
+    ExitReason.COMPLETE: 0,
+    ExitReason.MAX_ITERATIONS: 1,
+    ExitReason.CIRCUIT_OPEN: 1,
+    ExitReason.RETRIES_EXHAUSTED: 1,
+    ExitReason.NEEDS_HUMAN: 1,
+    ExitReason.ERROR: 1,
+    ExitReason.USAGE_LIMIT: 2,
+    ExitReason.INTERRUPTED: 130,
+}

@@ -1,0 +1,164 @@
+"""Where every file lives: the project root, the feature folder and ralph's own files in it.
+
+Plain `os.path` strings and no dataclasses: `ralph status` imports this, and
+pathlib and dataclasses together cost more than the whole status budget.
+"""
+
+from __future__ import annotations
+
+import os
+
+from ralphloop.errors import RalphError
+
+RALPH_DIR = ".ralph"
+ARCHIVE_DIR = "archive"
+TASK_FILES = ("prd.json",)
+
+# ralph's runtime files inside a feature folder: kept out of the user's commits,
+# out of "files changed", and out of archives where they make no sense.
+RUNTIME_NAMES = ("logs", "status.json", "state.json", ".lock", ".exit_signals", ".response_analysis")
+GITIGNORE_TEXT = (
+    "# ralph's runtime files: per-run state, locks and agent logs (kept out of commits)\n"
+    "logs/\nstatus.json\nstate.json\n.lock\n.tmp-*\n.exit_signals\n.response_analysis\n"
+    ".circuit_breaker_state\n.circuit_breaker_history\n"
+)
+
+
+def ralph_home() -> str:
+    """The per-user folder (`~/.ralph`, or $RALPH_HOME): global config and per-account counters."""
+    return os.path.abspath(os.environ.get("RALPH_HOME") or os.path.expanduser("~/.ralph"))
+
+
+def find_project_root(start: str | None = None) -> str:
+    """The nearest folder at or above `start` that holds `.ralph/`, not past the git root.
+
+    When none does, the git root (the first folder with `.git`), else `start` itself.
+    The per-user `~/.ralph` is never taken for a project's.
+    """
+    here = os.path.abspath(start or os.getcwd())
+    home = ralph_home()
+    folder = here
+    while True:
+        candidate = os.path.join(folder, RALPH_DIR)
+        if os.path.isdir(candidate) and os.path.abspath(candidate) != home:
+            return folder
+        if os.path.exists(os.path.join(folder, ".git")):
+            return folder
+        parent = os.path.dirname(folder)
+        if parent == folder:
+            return here
+        folder = parent
+
+
+class FeaturePaths:
+    """Every path of one feature folder; build it with `resolve_feature`."""
+
+    __slots__ = ("dir", "name", "project_root")
+
+    def __init__(self, project_root: str, folder: str) -> None:
+        self.project_root = project_root
+        self.dir = os.path.abspath(folder)
+        self.name = os.path.basename(self.dir.rstrip(os.sep))
+
+    def file(self, name: str) -> str:
+        return os.path.join(self.dir, name)
+
+    @property
+    def prd(self) -> str:
+        return self.file("prd.json")
+
+    @property
+    def progress(self) -> str:
+        return self.file("progress.txt")
+
+    @property
+    def status(self) -> str:
+        return self.file("status.json")
+
+    @property
+    def state(self) -> str:
+        return self.file("state.json")
+
+    @property
+    def lock(self) -> str:
+        return self.file(".lock")
+
+    @property
+    def prompt(self) -> str:
+        return self.file("prompt.md")
+
+    @property
+    def logs(self) -> str:
+        return self.file("logs")
+
+    def iteration_log(self, number: int) -> str:
+        return os.path.join(self.logs, f"iteration-{number}.log")
+
+    def iteration_prompt(self, number: int) -> str:
+        return os.path.join(self.logs, f"iteration-{number}.prompt.md")
+
+    @property
+    def ralph_dir(self) -> str:
+        return os.path.join(self.project_root, RALPH_DIR)
+
+    @property
+    def archive_root(self) -> str:
+        return os.path.join(self.ralph_dir, ARCHIVE_DIR)
+
+    def display(self) -> str:
+        """The folder as the user would type it: relative to the project when inside it."""
+        return display_path(self.dir, self.project_root)
+
+    def is_runtime(self, path: str) -> bool:
+        """Whether `path` (absolute) is one of ralph's own runtime files in this feature."""
+        rel = os.path.relpath(path, self.dir)
+        return rel.split(os.sep, 1)[0] in RUNTIME_NAMES or os.path.basename(rel).startswith(".tmp-")
+
+
+def display_path(path: str, root: str) -> str:
+    """`path` relative to `root` when it lies inside it, else absolute."""
+    rel = os.path.relpath(path, root)
+    return path if rel.startswith("..") else rel
+
+
+def list_features(project_root: str) -> list[str]:
+    """Names of the feature folders in `.ralph/` (those holding a task file), sorted."""
+    base = os.path.join(project_root, RALPH_DIR)
+    try:
+        names = sorted(os.listdir(base))
+    except OSError:
+        return []
+    return [
+        name
+        for name in names
+        if not name.startswith(".")
+        and name != ARCHIVE_DIR
+        and any(os.path.isfile(os.path.join(base, name, task)) for task in TASK_FILES)
+    ]
+
+
+def resolve_feature(project_root: str, selector: str | None, *, flag: str = "-f") -> FeaturePaths:
+    """The feature named by `selector` (a name in `.ralph/`, or a folder path), or the only one there is."""
+    if selector:
+        named = os.path.join(project_root, RALPH_DIR, selector)
+        if os.sep not in selector.rstrip(os.sep) and os.path.isdir(named):
+            return _checked(project_root, named)
+        if os.path.isdir(selector):
+            return _checked(project_root, selector)
+        known = list_features(project_root)
+        hint = f" (features: {', '.join(known)})" if known else " (create it with: ralph init NAME)"
+        raise RalphError(f"{flag} {selector}: no such feature in {display_path(named, os.getcwd())}{hint}")
+    features = list_features(project_root)
+    if len(features) == 1:
+        return FeaturePaths(project_root, os.path.join(project_root, RALPH_DIR, features[0]))
+    where = display_path(os.path.join(project_root, RALPH_DIR), os.getcwd())
+    if not features:
+        raise RalphError(f"no feature in {where}/: create one with: ralph init NAME")
+    raise RalphError(f"several features in {where}/ ({', '.join(features)}): choose one with {flag} NAME")
+
+
+def _checked(project_root: str, folder: str) -> FeaturePaths:
+    paths = FeaturePaths(project_root, folder)
+    if not any(os.path.isfile(paths.file(task)) for task in TASK_FILES):
+        raise RalphError(f"{paths.display()}: no prd.json in this folder (create a feature with: ralph init NAME)")
+    return paths

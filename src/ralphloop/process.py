@@ -1,0 +1,332 @@
+"""The only place that starts agent processes.
+
+Each agent runs in a new session (its own process group), gets its prompt on
+stdin, and has its stdout and stderr streamed to the iteration log as they arrive.
+A timeout or a cancellation stops the whole group: SIGTERM, a grace period, then
+SIGKILL, so no grandchild survives the iteration.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import os
+import selectors
+import signal
+import subprocess
+import time
+from collections.abc import Callable
+from dataclasses import dataclass
+
+from ralphloop.cancel import CancelToken
+from ralphloop.protocols import AgentCommand, ProcessOutcome
+
+_CHUNK = 64 * 1024
+_STDERR_TAIL = 4096
+# How long to keep reading pipes that something outside the agent's group still holds open.
+_DRAIN_LIMIT_S = 2.0
+_TRUNCATED = b"\n[ralph: log limit reached; the rest of this iteration's output is read but not logged]\n"
+
+OutputHook = Callable[[str, bytes], None]
+
+
+@dataclass(frozen=True, slots=True)
+class ProcessLimits:
+    """Time and size limits for one agent process."""
+
+    timeout_s: float
+    kill_grace_s: float = 5.0
+    log_max_bytes: int = 64 * 1024 * 1024
+
+
+class _Log:
+    """The iteration log: stdout as it comes, stderr line by line behind a `[stderr] ` mark, bounded."""
+
+    def __init__(self, path: str, limit: int) -> None:
+        self._fd = os.open(path, os.O_WRONLY | os.O_CREAT | os.O_APPEND, 0o644)
+        self._limit = limit
+        self._written = 0
+        self._stderr_partial = b""
+        self._full = False
+
+    def stdout(self, data: bytes) -> None:
+        self._write(data)
+
+    def stderr(self, data: bytes, *, final: bool = False) -> None:
+        pending = self._stderr_partial + data
+        lines = pending.split(b"\n")
+        self._stderr_partial = lines.pop()
+        if final or len(self._stderr_partial) > _CHUNK:
+            if self._stderr_partial:
+                lines.append(self._stderr_partial)
+            self._stderr_partial = b""
+        if lines:
+            self._write(b"".join(b"[stderr] " + line + b"\n" for line in lines))
+
+    def _write(self, data: bytes) -> None:
+        if self._full:
+            return
+        if self._written + len(data) > self._limit:
+            data = data[: max(0, self._limit - self._written)] + _TRUNCATED
+            self._full = True
+        os.write(self._fd, data)
+        self._written += len(data)
+
+    def close(self) -> None:
+        self.stderr(b"", final=True)
+        with contextlib.suppress(OSError):
+            os.fsync(self._fd)
+        os.close(self._fd)
+
+
+def run_agent_process(
+    command: AgentCommand,
+    *,
+    cwd: str,
+    log_path: str,
+    limits: ProcessLimits,
+    cancel: CancelToken,
+    on_stdout: Callable[[bytes], None],
+    on_output: OutputHook | None = None,
+    monotonic: Callable[[], float] = time.monotonic,
+) -> ProcessOutcome:
+    """Run one agent to the end (or to its timeout or a cancellation) and say how it ended."""
+    started = monotonic()
+    log = _Log(log_path, limits.log_max_bytes)
+    try:
+        proc = subprocess.Popen(
+            command.argv,
+            cwd=cwd,
+            env={**os.environ, **command.env},
+            stdin=subprocess.PIPE,
+            stdout=subprocess.PIPE,
+            stderr=subprocess.PIPE,
+            start_new_session=True,
+        )
+    except OSError as exc:
+        log.close()
+        reason = "command not found" if isinstance(exc, FileNotFoundError) else exc.strerror or str(exc)
+        return ProcessOutcome(
+            exit_code=None, duration_s=monotonic() - started, start_error=f"{command.argv[0]}: {reason}"
+        )
+    cancel.active_pgid = proc.pid
+    try:
+        pump = _Pump(proc, command.stdin, log, cancel, on_stdout, on_output)
+        ending = pump.run(deadline=started + limits.timeout_s, monotonic=monotonic)
+        if ending != "exited" or pump.streams_open():
+            # Timed out, cancelled, or the agent left something behind that holds its pipes.
+            _stop_group(proc, limits.kill_grace_s)
+            pump.drain(monotonic() + _DRAIN_LIMIT_S, monotonic)
+        exit_code = proc.wait()
+    finally:
+        cancel.active_pgid = None
+        pump.close()
+        log.close()
+    return ProcessOutcome(
+        exit_code=exit_code,
+        duration_s=monotonic() - started,
+        timed_out=ending == "timeout",
+        interrupted=ending == "cancelled",
+        stdout_bytes=pump.stdout_bytes,
+        stderr_tail=pump.stderr_tail.decode("utf-8", "replace"),
+    )
+
+
+class _Pump:
+    """One select loop: feed stdin, read both pipes, notice exit, timeout and cancellation."""
+
+    def __init__(
+        self,
+        proc: subprocess.Popen[bytes],
+        stdin: bytes,
+        log: _Log,
+        cancel: CancelToken,
+        on_stdout: Callable[[bytes], None],
+        on_output: OutputHook | None,
+    ) -> None:
+        self.proc = proc
+        self.log = log
+        self.cancel = cancel
+        self.on_stdout = on_stdout
+        self.on_output = on_output
+        self.stdout_bytes = 0
+        self.stderr_tail = b""
+        self._pending = memoryview(stdin)
+        self._selector = selectors.DefaultSelector()
+        self._exit_fd = _pidfd(proc.pid)
+        assert proc.stdin and proc.stdout and proc.stderr
+        for stream, name in ((proc.stdout, "stdout"), (proc.stderr, "stderr")):
+            os.set_blocking(stream.fileno(), False)
+            self._selector.register(stream.fileno(), selectors.EVENT_READ, name)
+        os.set_blocking(proc.stdin.fileno(), False)
+        if self._pending:
+            self._selector.register(proc.stdin.fileno(), selectors.EVENT_WRITE, "stdin")
+        else:
+            proc.stdin.close()
+        self._selector.register(cancel.fileno(), selectors.EVENT_READ, "cancel")
+        if self._exit_fd is not None:
+            self._selector.register(self._exit_fd, selectors.EVENT_READ, "exit")
+
+    def streams_open(self) -> bool:
+        return any(key.data in ("stdout", "stderr") for key in self._selector.get_map().values())
+
+    def run(self, *, deadline: float, monotonic: Callable[[], float]) -> str:
+        """Pump until the agent exits: 'exited', 'timeout' or 'cancelled'.
+
+        After 'exited' the pipes may still be open, held by something the agent left behind.
+        """
+        exited = False
+        while not exited:
+            if self.cancel.is_set():
+                return "cancelled"
+            remaining = deadline - monotonic()
+            if remaining <= 0:
+                return "timeout"
+            # Without a pidfd (not Linux) exit is noticed by polling; short naps keep the overhead low.
+            wait = remaining if self._exit_fd is not None else min(remaining, 0.005)
+            for key, _ in self._selector.select(timeout=wait):
+                if key.data == "exit":
+                    self._selector.unregister(key.fd)
+                    exited = True
+                elif key.data == "stdin":
+                    self._feed_stdin()
+                elif key.data in ("stdout", "stderr"):
+                    self._read(key.fd, key.data)
+            if self._exit_fd is None and self.proc.poll() is not None:
+                exited = True
+        self._read_available()
+        return "exited"
+
+    def _read_available(self) -> None:
+        """Read everything already in the pipes, without waiting for writers that are still alive."""
+        while self.streams_open():
+            ready = [key for key, _ in self._selector.select(timeout=0) if key.data in ("stdout", "stderr")]
+            if not ready:
+                return
+            for key in ready:
+                self._read(key.fd, key.data)
+
+    def drain(self, until: float, monotonic: Callable[[], float]) -> None:
+        """Read what is left after the group is gone, for a bounded time."""
+        for key in list(self._selector.get_map().values()):
+            if key.data not in ("stdout", "stderr"):
+                self._selector.unregister(key.fd)
+        while self.streams_open():
+            remaining = until - monotonic()
+            if remaining <= 0:
+                return
+            for key, _ in self._selector.select(timeout=remaining):
+                if key.data in ("stdout", "stderr"):
+                    self._read(key.fd, key.data)
+
+    def _feed_stdin(self) -> None:
+        assert self.proc.stdin
+        fd = self.proc.stdin.fileno()
+        try:
+            written = os.write(fd, self._pending[:_CHUNK])
+        except BlockingIOError:
+            return
+        except (BrokenPipeError, OSError):
+            written = len(self._pending)  # the agent stopped reading; it may still print something
+        self._pending = self._pending[written:]
+        if not self._pending:
+            self._selector.unregister(fd)
+            with contextlib.suppress(OSError):
+                self.proc.stdin.close()
+
+    def _read(self, fd: int, name: str) -> None:
+        try:
+            data = os.read(fd, _CHUNK)
+        except BlockingIOError:
+            return
+        except OSError:
+            data = b""
+        if not data:
+            self._selector.unregister(fd)
+            return
+        if name == "stdout":
+            self.stdout_bytes += len(data)
+            self.log.stdout(data)
+            self.on_stdout(data)
+        else:
+            self.stderr_tail = (self.stderr_tail + data)[-_STDERR_TAIL:]
+            self.log.stderr(data)
+        if self.on_output is not None:
+            self.on_output(name, data)
+
+    def close(self) -> None:
+        self._selector.close()
+        if self._exit_fd is not None:
+            with contextlib.suppress(OSError):
+                os.close(self._exit_fd)
+        for stream in (self.proc.stdin, self.proc.stdout, self.proc.stderr):
+            if stream is not None:
+                with contextlib.suppress(OSError):
+                    stream.close()
+
+
+def _pidfd(pid: int) -> int | None:
+    opener = getattr(os, "pidfd_open", None)
+    if opener is None:
+        return None
+    try:
+        return int(opener(pid))
+    except OSError:
+        return None
+
+
+def _stop_group(proc: subprocess.Popen[bytes], grace_s: float) -> None:
+    """SIGTERM the agent's group and every descendant, wait up to `grace_s`, then SIGKILL what is left."""
+    pgid = proc.pid
+    targets = _descendants(proc.pid) if proc.poll() is None else []
+    _signal_all(pgid, targets, signal.SIGTERM)
+    deadline = time.monotonic() + grace_s
+    while time.monotonic() < deadline:
+        if not _any_alive(pgid, targets, proc):
+            return
+        time.sleep(0.02)
+    _signal_all(pgid, targets, signal.SIGKILL)
+
+
+def kill_group_now(pgid: int) -> None:
+    """SIGKILL a whole group at once (the second Ctrl+C)."""
+    with contextlib.suppress(ProcessLookupError, PermissionError):
+        os.killpg(pgid, signal.SIGKILL)
+
+
+def _descendants(pid: int) -> list[int]:
+    # Descendants that left the group with setsid are still found through the process tree.
+    import psutil
+
+    try:
+        return [child.pid for child in psutil.Process(pid).children(recursive=True)]
+    except psutil.Error:
+        return []
+
+
+def _signal_all(pgid: int, pids: list[int], signum: signal.Signals) -> None:
+    with contextlib.suppress(ProcessLookupError, PermissionError):
+        os.killpg(pgid, signum)
+    for pid in pids:
+        with contextlib.suppress(ProcessLookupError, PermissionError):
+            os.kill(pid, signum)
+
+
+def _any_alive(pgid: int, pids: list[int], proc: subprocess.Popen[bytes]) -> bool:
+    proc.poll()  # reap the agent itself so that its zombie does not count as alive
+    try:
+        os.killpg(pgid, 0)
+        return True
+    except ProcessLookupError:
+        pass
+    except PermissionError:
+        return True
+    return any(_pid_alive(pid) for pid in pids)
+
+
+def _pid_alive(pid: int) -> bool:
+    import psutil
+
+    try:
+        return psutil.Process(pid).status() != psutil.STATUS_ZOMBIE
+    except psutil.Error:
+        return False

@@ -1,0 +1,91 @@
+"""The prompt for one iteration: template + current task + a bounded slice of recent progress.
+
+The anchors paste all of progress.txt into every prompt, so the prompt (and the bill)
+grows with every iteration. Here only the newest `progress_bytes` are included, cut at
+an entry boundary, with the path of the full file for anything older.
+"""
+
+from __future__ import annotations
+
+import os
+from dataclasses import dataclass
+from importlib import resources
+
+from ralphloop.errors import RalphError
+
+ENTRY_SEPARATOR = "\n---\n"
+
+
+@dataclass(frozen=True, slots=True)
+class PromptParts:
+    """What goes into one prompt besides the template."""
+
+    iteration: int
+    feature: str
+    feature_dir: str
+    prd: str
+    progress: str
+    progress_file: str
+    task_id: str
+    task_section: str
+    notes: tuple[str, ...] = ()
+
+
+def default_template() -> str:
+    return resources.files("ralphloop.templates").joinpath("prompt.md").read_text(encoding="utf-8")
+
+
+def load_template(path: str | None, label: str) -> str:
+    """The template at `path` (a -p file or the feature's prompt.md), or the built-in one."""
+    if path is None:
+        return default_template()
+    try:
+        with open(path, encoding="utf-8") as handle:
+            return handle.read()
+    except FileNotFoundError:
+        raise RalphError(f"{label}: prompt file not found") from None
+    except UnicodeDecodeError:
+        raise RalphError(f"{label}: prompt file is not UTF-8 text") from None
+    except OSError as exc:
+        raise RalphError(f"{label}: cannot read prompt file: {exc.strerror}") from None
+
+
+def recent_progress(path: str, max_bytes: int) -> tuple[str, int]:
+    """The newest whole entries of progress.txt within `max_bytes`, and the file's full size."""
+    try:
+        with open(path, "rb") as handle:
+            size = os.fstat(handle.fileno()).st_size
+            if size > max_bytes:
+                handle.seek(size - max_bytes)
+            raw = handle.read(max_bytes)
+    except FileNotFoundError:
+        return "", 0
+    text = raw.decode("utf-8", "replace")
+    if size > max_bytes:
+        cut = text.find(ENTRY_SEPARATOR)
+        # When one entry is larger than the whole budget, keep its tail rather than nothing.
+        text = text[cut + 1 :] if cut >= 0 else "[... older text cut ...]\n" + text.split("\n", 1)[-1]
+    return text.strip("\n"), size
+
+
+def build_prompt(template: str, parts: PromptParts, progress_bytes: int) -> str:
+    """The whole prompt for one iteration."""
+    values = {
+        "{{feature}}": parts.feature,
+        "{{feature_dir}}": parts.feature_dir,
+        "{{prd}}": parts.prd,
+        "{{progress}}": parts.progress,
+        "{{iteration}}": str(parts.iteration),
+        "{{task_id}}": parts.task_id,
+    }
+    body = template
+    for placeholder, value in values.items():
+        body = body.replace(placeholder, value)
+    sections = [body.rstrip("\n"), "", "---", "", parts.task_section]
+    for note in parts.notes:
+        sections += ["", f"Note from ralph: {note}"]
+    recent, size = recent_progress(parts.progress_file, progress_bytes)
+    if recent:
+        shown = "the whole file" if size <= progress_bytes else f"the newest entries; the full log is {parts.progress}"
+        sections += ["", f"## Recent progress ({shown})", "", recent]
+    return "\n".join(sections) + "\n"

@@ -1,0 +1,184 @@
+"""The seams of the engine: agents, task sources, clocks and event sinks, and the values they exchange."""
+
+from __future__ import annotations
+
+import time
+from collections.abc import Callable, Mapping
+from dataclasses import dataclass, field
+from datetime import UTC, datetime
+from typing import Protocol
+
+# ---------------------------------------------------------------- tasks
+
+
+@dataclass(frozen=True, slots=True)
+class Task:
+    """One unit of work the agent is asked to finish in an iteration."""
+
+    id: str
+    title: str
+    done: bool
+    priority: int = 0
+    description: str = ""
+    acceptance_criteria: tuple[str, ...] = ()
+    notes: str = ""
+
+
+@dataclass(frozen=True, slots=True)
+class TaskView:
+    """What a task source holds at one instant."""
+
+    tasks: tuple[Task, ...]
+    next_task: Task | None
+
+    @property
+    def done_count(self) -> int:
+        return sum(task.done for task in self.tasks)
+
+    @property
+    def total(self) -> int:
+        return len(self.tasks)
+
+    @property
+    def all_done(self) -> bool:
+        return all(task.done for task in self.tasks)
+
+    @property
+    def done_ids(self) -> frozenset[str]:
+        return frozenset(task.id for task in self.tasks if task.done)
+
+    @property
+    def open_ids(self) -> tuple[str, ...]:
+        return tuple(task.id for task in self.tasks if not task.done)
+
+
+class TaskSource(Protocol):
+    """A task file the loop works through; re-read at every iteration because the agent edits it."""
+
+    kind: str
+    path: str
+
+    def load(self) -> TaskView:
+        """Read and validate the file; raise RalphError naming it when it is invalid."""
+        ...
+
+    def describe(self, task: Task) -> str:
+        """The prompt section that tells the agent what the task is."""
+        ...
+
+
+# ---------------------------------------------------------------- agents
+
+
+@dataclass(frozen=True, slots=True)
+class AgentRequest:
+    """Everything an agent backend needs to build one invocation."""
+
+    prompt: str
+    iteration: int
+    project_root: str
+    feature_dir: str
+    prompt_file: str
+    task_id: str
+
+
+@dataclass(frozen=True, slots=True)
+class AgentCommand:
+    """One process to start: argv (never a shell string), extra environment, and stdin."""
+
+    argv: tuple[str, ...]
+    env: Mapping[str, str]
+    stdin: bytes
+
+
+@dataclass(frozen=True, slots=True)
+class ProcessOutcome:
+    """How the agent process ended, as the process runner saw it."""
+
+    exit_code: int | None
+    duration_s: float
+    timed_out: bool = False
+    interrupted: bool = False
+    start_error: str | None = None
+    stdout_bytes: int = 0
+    stderr_tail: str = ""
+
+
+@dataclass(frozen=True, slots=True)
+class AgentResult:
+    """What one agent run produced, normalised across backends."""
+
+    final_text: str
+    exit_code: int | None
+    duration_s: float
+    failed: bool
+    error: str | None = None
+    timed_out: bool = False
+    interrupted: bool = False
+
+
+class OutputParser(Protocol):
+    """Consumes the agent's stdout as it streams, once, and produces the result at the end."""
+
+    def feed(self, data: bytes) -> None: ...
+
+    def finish(self, outcome: ProcessOutcome) -> AgentResult: ...
+
+
+class Agent(Protocol):
+    """A backend: how to start the CLI and how to read what it printed."""
+
+    name: str
+
+    def command(self, request: AgentRequest) -> AgentCommand: ...
+
+    def parser(self, request: AgentRequest) -> OutputParser: ...
+
+
+# ---------------------------------------------------------------- time and events
+
+
+class Clock(Protocol):
+    """Wall time for records, monotonic time for durations; tests pass a fake."""
+
+    def now(self) -> datetime: ...
+
+    def monotonic(self) -> float: ...
+
+
+@dataclass(slots=True)
+class SystemClock:
+    """The real clock."""
+
+    def now(self) -> datetime:
+        return datetime.now(UTC)
+
+    def monotonic(self) -> float:
+        return time.monotonic()
+
+
+@dataclass(slots=True)
+class FakeClock:
+    """A clock that moves only when told to: `advance(seconds)`."""
+
+    start: datetime = field(default_factory=lambda: datetime(2026, 1, 1, tzinfo=UTC))
+    elapsed: float = 0.0
+
+    def now(self) -> datetime:
+        from datetime import timedelta
+
+        return self.start + timedelta(seconds=self.elapsed)
+
+    def monotonic(self) -> float:
+        return self.elapsed
+
+    def advance(self, seconds: float) -> None:
+        self.elapsed += seconds
+
+
+EventSink = Callable[[object], None]
+
+
+def iso(moment: datetime) -> str:
+    """UTC ISO-8601 with a Z, to the second: the form every record uses."""
+    return moment.astimezone(UTC).strftime("%Y-%m-%dT%H:%M:%SZ")

@@ -1,0 +1,70 @@
+"""progress.txt (seed 003): an append-only log, one entry per iteration, never truncated."""
+
+from __future__ import annotations
+
+import os
+from collections.abc import Sequence
+from dataclasses import dataclass
+
+from ralphloop.state.store import append_text
+
+MAX_FILES_LISTED = 50
+
+
+@dataclass(frozen=True, slots=True)
+class ProgressEntry:
+    """What ralph records about one iteration."""
+
+    iteration: int
+    date: str
+    story: str
+    status: str
+    files_changed: Sequence[str]
+    learnings: Sequence[str]
+    commit: str | None
+    agent: str
+    notes: Sequence[str] = ()
+
+
+def header(feature: str, started: str) -> str:
+    return f"# Progress Log: {feature}\n# Started: {started}\n"
+
+
+def ensure_header(path: str, feature: str, started: str) -> None:
+    """Start the log when it does not exist yet (or is empty); never touch one that has content."""
+    if not os.path.exists(path) or os.path.getsize(path) == 0:
+        append_text(path, header(feature, started))
+
+
+def format_entry(entry: ProgressEntry) -> str:
+    lines = [
+        "",
+        "---",
+        f"Iteration: {entry.iteration}",
+        f"Date: {entry.date}",
+        f"Story: {entry.story}",
+        f"Status: {entry.status}",
+        "Files Changed:" if entry.files_changed else "Files Changed: (none)",
+        *(f"  - {path}" for path in entry.files_changed[:MAX_FILES_LISTED]),
+    ]
+    if len(entry.files_changed) > MAX_FILES_LISTED:
+        lines.append(f"  - ... and {len(entry.files_changed) - MAX_FILES_LISTED} more")
+    if entry.learnings:
+        lines += ["Learnings:", *(f"  - {text}" for text in entry.learnings)]
+    lines.append(f"Commit: {entry.commit or '(none)'}")
+    lines.append(f"Agent: {entry.agent}")
+    lines += [f"Note: {note}" for note in entry.notes]
+    return "\n".join(lines) + "\n"
+
+
+def append_entry(path: str, entry: ProgressEntry) -> None:
+    """Append one entry in a single fsynced write, after whatever the agent appended itself."""
+    text = format_entry(entry)
+    try:
+        with open(path, "rb") as handle:
+            handle.seek(-1, os.SEEK_END)
+            if handle.read(1) != b"\n":
+                text = "\n" + text
+    except (FileNotFoundError, OSError):
+        pass
+    append_text(path, text)

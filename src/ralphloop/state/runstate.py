@@ -1,0 +1,74 @@
+"""state.json: what a later run (or `ralph status`) needs to pick up where the last one stopped."""
+
+from __future__ import annotations
+
+import os
+import re
+from dataclasses import asdict, dataclass, field
+from typing import Any
+
+from ralphloop.state.read import read_json_object
+from ralphloop.state.store import SCHEMA_VERSION, atomic_write_json
+
+_LOG_NAME = re.compile(r"^iteration-(\d+)\.log$")
+
+
+@dataclass(slots=True)
+class LastOutcome:
+    iteration: int
+    task_id: str
+    status: str
+    exit_code: int | None
+    error: str | None
+    at: str
+
+
+@dataclass(slots=True)
+class RunState:
+    """The feature's loop state across runs. `iteration` counts every agent run ever made for it."""
+
+    iteration: int = 0
+    current_task: str = ""
+    retry_count: int = 0
+    completed_ids: list[str] = field(default_factory=list)
+    last_outcome: LastOutcome | None = None
+    last_refusal: str | None = None
+    updated_at: str = ""
+
+    @classmethod
+    def load(cls, path: str, logs_dir: str) -> RunState:
+        """The saved state; a missing or unreadable file starts afresh, numbered after existing logs."""
+        data = read_json_object(path)
+        if data is None or data.get("schema_version") != SCHEMA_VERSION:
+            return cls(iteration=highest_log_number(logs_dir))
+        outcome = data.get("last_outcome")
+        try:
+            state = cls(
+                iteration=int(data.get("iteration", 0)),
+                current_task=str(data.get("current_task", "")),
+                retry_count=int(data.get("retry_count", 0)),
+                completed_ids=[str(item) for item in data.get("completed_ids", [])],
+                last_outcome=LastOutcome(**outcome) if isinstance(outcome, dict) else None,
+                last_refusal=data.get("last_refusal"),
+                updated_at=str(data.get("updated_at", "")),
+            )
+        except (TypeError, ValueError):
+            return cls(iteration=highest_log_number(logs_dir))
+        # Never reuse a log's number, even if state.json was restored from an older copy.
+        state.iteration = max(state.iteration, highest_log_number(logs_dir))
+        return state
+
+    def save(self, path: str) -> None:
+        atomic_write_json(path, self.to_json())
+
+    def to_json(self) -> dict[str, Any]:
+        return asdict(self)
+
+
+def highest_log_number(logs_dir: str) -> int:
+    try:
+        names = os.listdir(logs_dir)
+    except OSError:
+        return 0
+    numbers = [int(match.group(1)) for name in names if (match := _LOG_NAME.match(name))]
+    return max(numbers, default=0)

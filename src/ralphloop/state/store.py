@@ -1,0 +1,121 @@
+"""Durable file primitives: atomic replace, fsynced appends, and the run lock.
+
+Every state file is written to a temporary file in the same folder, fsynced and
+renamed over the old one, so a reader (the monitor, `ralph status`) sees either
+the old or the new content, never half of one.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import errno
+import fcntl
+import functools
+import json
+import os
+import tempfile
+from typing import Any
+
+from ralphloop.errors import RalphError
+from ralphloop.state.read import read_lock_holder
+
+SCHEMA_VERSION = 1
+
+
+def atomic_write_bytes(path: str | os.PathLike[str], data: bytes) -> None:
+    """Replace `path` with `data` so that readers never see a partial file."""
+    target = os.fspath(path)
+    folder = os.path.dirname(target) or "."
+    fd, tmp = tempfile.mkstemp(prefix=".tmp-", dir=folder)
+    try:
+        os.fchmod(fd, _mode_for(target))
+        with os.fdopen(fd, "wb") as handle:
+            handle.write(data)
+            handle.flush()
+            os.fsync(handle.fileno())
+        os.replace(tmp, target)
+    except BaseException:
+        with contextlib.suppress(FileNotFoundError):
+            os.unlink(tmp)
+        raise
+
+
+def _mode_for(target: str) -> int:
+    """Keep an existing file's permissions; give a new one the usual 0666 less the umask."""
+    try:
+        return os.stat(target).st_mode & 0o7777
+    except FileNotFoundError:
+        return 0o666 & ~_umask()
+
+
+@functools.cache
+def _umask() -> int:
+    # Reading the umask means setting it; do it once, at the first new file.
+    mask = os.umask(0o022)
+    os.umask(mask)
+    return mask
+
+
+def atomic_write_text(path: str | os.PathLike[str], text: str) -> None:
+    """Atomically replace `path` with UTF-8 `text`."""
+    atomic_write_bytes(path, text.encode("utf-8"))
+
+
+def atomic_write_json(path: str | os.PathLike[str], value: dict[str, Any]) -> None:
+    """Atomically replace `path` with `value` as indented JSON (with schema_version)."""
+    body = {"schema_version": SCHEMA_VERSION, **value}
+    atomic_write_text(path, json.dumps(body, indent=2, ensure_ascii=False) + "\n")
+
+
+def append_text(path: str | os.PathLike[str], text: str) -> None:
+    """Append `text` in one write and fsync it: append-only records are never rewritten."""
+    fd = os.open(os.fspath(path), os.O_WRONLY | os.O_APPEND | os.O_CREAT, 0o644)
+    try:
+        os.write(fd, text.encode("utf-8"))
+        os.fsync(fd)
+    finally:
+        os.close(fd)
+
+
+class RunLock:
+    """An exclusive flock on a side file: a crashed holder's lock dies with its process.
+
+    The holder writes its PID into the file so that a refused caller can name it.
+    """
+
+    def __init__(self, path: str | os.PathLike[str], what: str) -> None:
+        self.path = os.fspath(path)
+        self.what = what
+        self._fd: int | None = None
+
+    def acquire(self) -> None:
+        """Take the lock or raise RalphError naming the PID that holds it."""
+        fd = os.open(self.path, os.O_RDWR | os.O_CREAT, 0o644)
+        try:
+            fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
+        except OSError as exc:
+            os.close(fd)
+            if exc.errno not in (errno.EAGAIN, errno.EACCES):
+                raise
+            holder = read_lock_holder(self.path)
+            who = f"PID {holder}" if holder else "another process"
+            raise RalphError(f"{self.what} is already running ({who} holds {self.path})") from None
+        os.ftruncate(fd, 0)
+        os.write(fd, f"{os.getpid()}\n".encode())
+        self._fd = fd
+
+    def release(self) -> None:
+        """Drop the lock; the file stays, empty, so nobody reads a stale PID from it."""
+        if self._fd is None:
+            return
+        with contextlib.suppress(OSError):
+            os.ftruncate(self._fd, 0)
+        os.close(self._fd)
+        self._fd = None
+
+    def __enter__(self) -> RunLock:
+        self.acquire()
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self.release()

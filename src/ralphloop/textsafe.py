@@ -1,0 +1,23 @@
+"""Make untrusted agent output safe to draw: no escape sequences, no control characters."""
+
+from __future__ import annotations
+
+import re
+
+# CSI (ESC [ ... final), OSC (ESC ] ... BEL or ST), DCS/SOS/PM/APC strings, other two-byte ESC
+# sequences, and the 8-bit C1 forms of CSI and OSC.
+_ESCAPES = re.compile(
+    r"\x1b\[[0-?]*[ -/]*[@-~]"
+    r"|\x1b\][^\x07\x1b]*(?:\x07|\x1b\\)?"
+    r"|\x1b[PX^_][^\x1b]*(?:\x1b\\)?"
+    r"|\x1b[@-Z\\-_]"
+    r"|\x1b[ -/]*[0-~]?"
+    r"|\x9b[0-?]*[ -/]*[@-~]"
+    r"|\x9d[^\x07\x9c]*[\x07\x9c]?"
+)
+_CONTROLS = re.compile(r"[\x00-\x08\x0b-\x1f\x7f-\x9f]")
+
+
+def strip_terminal_controls(text: str) -> str:
+    """`text` without terminal escape sequences and control characters (tabs and newlines stay)."""
+    return _CONTROLS.sub("", _ESCAPES.sub("", text.replace("\r\n", "\n")))
