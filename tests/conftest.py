@@ -1,0 +1,104 @@
+"""Shared fixtures: a real git project in a temp folder and a way to run the real `ralph` in it."""
+
+from __future__ import annotations
+
+import json
+import os
+import subprocess
+import sys
+from collections.abc import Callable, Sequence
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+AGENTS = Path(__file__).parent / "agents"
+PYTHON = sys.executable
+
+
+def agent_cmd(script: str, *args: str) -> str:
+    """An --agent-cmd value that runs one of the test agents under tests/agents/ with this Python."""
+    import shlex
+
+    return shlex.join([PYTHON, str(AGENTS / script), *args])
+
+
+@pytest.fixture
+def ralph_env(tmp_path: Path) -> dict[str, str]:
+    """An environment with a private RALPH_HOME, a fixed git identity, and no colour."""
+    env = {key: value for key, value in os.environ.items() if not key.startswith("RALPH_")}
+    env.update(
+        RALPH_HOME=str(tmp_path / "ralph-home"),
+        NO_COLOR="1",
+        GIT_AUTHOR_NAME="Test",
+        GIT_AUTHOR_EMAIL="test@example.invalid",
+        GIT_COMMITTER_NAME="Test",
+        GIT_COMMITTER_EMAIL="test@example.invalid",
+        GIT_CONFIG_NOSYSTEM="1",
+        GIT_CONFIG_GLOBAL=str(tmp_path / "gitconfig"),
+        PATH=os.path.dirname(PYTHON) + os.pathsep + env.get("PATH", ""),
+    )
+    return env
+
+
+@pytest.fixture
+def project(tmp_path: Path, ralph_env: dict[str, str]) -> Path:
+    """A git repository with one commit, ready for `ralph init`."""
+    root = tmp_path / "project"
+    root.mkdir()
+    for args in (["init", "-q", "-b", "main"], ["commit", "-q", "--allow-empty", "-m", "initial"]):
+        subprocess.run(["git", *args], cwd=root, env=ralph_env, check=True)
+    return root
+
+
+RalphRunner = Callable[..., subprocess.CompletedProcess[str]]
+
+
+@pytest.fixture
+def ralph(project: Path, ralph_env: dict[str, str]) -> RalphRunner:
+    """Run the real `ralph` (python -m ralphloop) in the project; returns the completed process."""
+
+    def run(*args: str, cwd: Path | None = None, timeout: float = 120, env: dict[str, str] | None = None,
+            input: str | None = None) -> subprocess.CompletedProcess[str]:
+        return subprocess.run(
+            [PYTHON, "-m", "ralphloop", *args],
+            cwd=cwd or project,
+            env={**ralph_env, **(env or {})},
+            capture_output=True,
+            text=True,
+            timeout=timeout,
+            input=input,
+            check=False,
+        )
+
+    return run
+
+
+def write_prd(feature_dir: Path, stories: Sequence[dict[str, Any]] | int, **extra: Any) -> Path:
+    """Write a prd.json with the given stories (or N generated ones); returns its path."""
+    if isinstance(stories, int):
+        stories = [
+            {"id": f"S-{n}", "title": f"Story {n}", "acceptanceCriteria": [f"criterion {n}"], "priority": n,
+             "passes": False}
+            for n in range(1, stories + 1)
+        ]
+    feature_dir.mkdir(parents=True, exist_ok=True)
+    body = {"feature": feature_dir.name, "branchName": f"feature/{feature_dir.name}", "description": "test",
+            "createdAt": "2026-01-01T00:00:00Z", "userStories": list(stories), **extra}
+    path = feature_dir / "prd.json"
+    path.write_text(json.dumps(body, indent=2) + "\n")
+    return path
+
+
+@pytest.fixture
+def feature(project: Path, ralph: RalphRunner) -> Path:
+    """A feature 'feat' made by the real `ralph init`, with three open stories."""
+    done = ralph("init", "feat")
+    assert done.returncode == 0, done.stderr
+    folder = project / ".ralph" / "feat"
+    write_prd(folder, 3)
+    return folder
+
+
+def read_json(path: Path) -> Any:
+    return json.loads(path.read_text())
