@@ -100,7 +100,7 @@ _FIELDS: dict[str, tuple[tuple[str, ...], str | None, Converter, Any]] = {
     "rate_limit_per_hour": (("defaults", "rate_limit_per_hour"), "RALPH_RATE_LIMIT", _positive_int, 100),
     "agent": (("agent", "name"), "RALPH_AGENT", _text, "claude"),
     "agent_command": (("agent", "command"), "RALPH_AGENT_CMD", _text, None),
-    "scripted_script": (("scripted", "script"), None, _text, None),
+    "scripted_script": (("scripted", "script"), "RALPH_SCRIPT", _text, None),
     "progress_bytes": (("context", "progress_bytes"), None, _bytes, 16 * 1024),
     "kill_grace_s": (("process", "kill_grace_seconds"), None, _seconds, 5.0),
     "log_max_bytes": (("process", "log_max_mb"), None, _megabytes, 64 * 1024 * 1024),

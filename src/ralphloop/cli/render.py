@@ -93,7 +93,7 @@ class TerminalRenderer:
 
     def _ended(self, event: LoopEnded) -> None:
         if event.reason is ExitReason.COMPLETE:
-            self.line(self.paint("ok", f"✓ Complete: {event.message}, {event.done}/{event.total} stories pass"))
+            self.line(self.paint("ok", f"✓ Complete: all {event.total} stories pass ({event.message})"))
         elif event.reason is ExitReason.INTERRUPTED:
             self.line(self.paint("warn", "⚠ Interrupted: the agent was stopped and the records are saved"))
         else:
