@@ -26,8 +26,9 @@ def make_project(stories: int = 3) -> tuple[str, dict[str, str]]:
     env = {**ENV, "RALPH_HOME": os.path.join(base, "home")}
     subprocess.run(["git", "init", "-q", "-b", "main"], cwd=root, env=env, check=True)
     subprocess.run(["git", "commit", "-q", "--allow-empty", "-m", "init"], cwd=root, env=env, check=True)
-    subprocess.run([sys.executable, "-m", "ralphloop", "init", "feat"], cwd=root, env=env, check=True,
-                   stdout=subprocess.DEVNULL)
+    subprocess.run(
+        [sys.executable, "-m", "ralphloop", "init", "feat"], cwd=root, env=env, check=True, stdout=subprocess.DEVNULL
+    )
     prd_path = os.path.join(root, ".ralph", "feat", "prd.json")
     with open(prd_path, encoding="utf-8") as handle:
         prd = json.load(handle)

@@ -11,7 +11,6 @@ import os
 import statistics
 
 from _project import make_project
-
 from ralphloop.agents.command import CommandAgent
 from ralphloop.cancel import CancelToken
 from ralphloop.engine.loop import Loop, LoopConfig
@@ -49,8 +48,10 @@ def main() -> None:
     overhead = sorted(item.overhead_s * 1000 for item in finished)
     agent = [item.result.duration_s * 1000 for item in finished]
     print(f"{len(finished)} iterations ({outcome.reason.value}) of an instant agent (`true`):")
-    print(f"  ralph overhead per iteration: median {statistics.median(overhead):.1f} ms, "
-          f"p90 {overhead[int(0.9 * len(overhead))]:.1f} ms, max {overhead[-1]:.1f} ms (target: median < 100 ms, aim 30)")
+    print(
+        f"  ralph overhead per iteration: median {statistics.median(overhead):.1f} ms, "
+        f"p90 {overhead[int(0.9 * len(overhead))]:.1f} ms, max {overhead[-1]:.1f} ms (target: median < 100 ms, aim 30)"
+    )
     print(f"  agent process (spawn to exit): median {statistics.median(agent):.1f} ms")
 
 

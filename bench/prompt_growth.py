@@ -15,7 +15,7 @@ import tempfile
 
 from _project import make_project
 
-AGENT = r'''
+AGENT = r"""
 import json, os, sys
 prompt = sys.stdin.read()
 n = int(os.environ["RALPH_ITERATION"])
@@ -23,7 +23,7 @@ with open(os.path.join(os.environ["RALPH_FEATURE_DIR"], "progress.txt"), "a") as
     handle.write("\n---\nAgent notes for iteration %d\n%s\n" % (n, ("learned something " * 60)[:1000]))
 with open(sys.argv[1], "a") as handle:
     handle.write(json.dumps({"iteration": n, "bytes": len(prompt.encode())}) + "\n")
-'''
+"""
 
 
 def main() -> None:
@@ -33,14 +33,21 @@ def main() -> None:
     record = os.path.join(folder, "sizes.jsonl")
     with open(agent, "w", encoding="utf-8") as handle:
         handle.write(AGENT)
-    subprocess.run([sys.executable, "-m", "ralphloop", "run", "-n", "60", "--agent-cmd",
-                    f"{sys.executable} {agent} {record}"], cwd=root, env=env, check=False, stdout=subprocess.DEVNULL)
+    subprocess.run(
+        [sys.executable, "-m", "ralphloop", "run", "-n", "60", "--agent-cmd", f"{sys.executable} {agent} {record}"],
+        cwd=root,
+        env=env,
+        check=False,
+        stdout=subprocess.DEVNULL,
+    )
     with open(record, encoding="utf-8") as handle:
         sizes = {row["iteration"]: row["bytes"] for row in map(json.loads, handle)}
     progress = os.path.getsize(os.path.join(root, ".ralph", "feat", "progress.txt"))
     ratio = sizes[60] / sizes[30]
-    print(f"prompt bytes: iteration 1 {sizes[1]}, 30 {sizes[30]}, 60 {sizes[60]}; ratio 60/30 = {ratio:.2f} "
-          f"(target <= 1.25); progress.txt is {progress} bytes at the end")
+    print(
+        f"prompt bytes: iteration 1 {sizes[1]}, 30 {sizes[30]}, 60 {sizes[60]}; ratio 60/30 = {ratio:.2f} "
+        f"(target <= 1.25); progress.txt is {progress} bytes at the end"
+    )
 
 
 if __name__ == "__main__":

@@ -18,8 +18,13 @@ RUNS = 40
 
 def main() -> None:
     root, env = make_project()
-    subprocess.run([sys.executable, "-m", "ralphloop", "run", "-n", "2", "--agent-cmd", "true"], cwd=root, env=env,
-                   check=False, stdout=subprocess.DEVNULL)
+    subprocess.run(
+        [sys.executable, "-m", "ralphloop", "run", "-n", "2", "--agent-cmd", "true"],
+        cwd=root,
+        env=env,
+        check=False,
+        stdout=subprocess.DEVNULL,
+    )
     ralph = ralph_executable()
     times = []
     for _ in range(RUNS + 3):
@@ -32,8 +37,10 @@ def main() -> None:
         started = time.perf_counter()
         subprocess.run([sys.executable, "-c", "pass"], check=True)
         baseline.append((time.perf_counter() - started) * 1000)
-    print(f"ralph status --json over {RUNS} runs: median {statistics.median(times):.1f} ms, "
-          f"p90 {times[int(0.9 * len(times))]:.1f} ms, min {times[0]:.1f} ms (target: median < 100 ms, aim 50)")
+    print(
+        f"ralph status --json over {RUNS} runs: median {statistics.median(times):.1f} ms, "
+        f"p90 {times[int(0.9 * len(times))]:.1f} ms, min {times[0]:.1f} ms (target: median < 100 ms, aim 50)"
+    )
     print(f"bare interpreter start (python -c pass): median {statistics.median(baseline):.1f} ms")
 
 

@@ -58,8 +58,13 @@ RalphRunner = Callable[..., subprocess.CompletedProcess[str]]
 def ralph(project: Path, ralph_env: dict[str, str]) -> RalphRunner:
     """Run the real `ralph` (python -m ralphloop) in the project; returns the completed process."""
 
-    def run(*args: str, cwd: Path | None = None, timeout: float = 120, env: dict[str, str] | None = None,
-            input: str | None = None) -> subprocess.CompletedProcess[str]:
+    def run(
+        *args: str,
+        cwd: Path | None = None,
+        timeout: float = 120,
+        env: dict[str, str] | None = None,
+        input: str | None = None,
+    ) -> subprocess.CompletedProcess[str]:
         return subprocess.run(
             [PYTHON, "-m", "ralphloop", *args],
             cwd=cwd or project,
@@ -78,13 +83,24 @@ def write_prd(feature_dir: Path, stories: Sequence[dict[str, Any]] | int, **extr
     """Write a prd.json with the given stories (or N generated ones); returns its path."""
     if isinstance(stories, int):
         stories = [
-            {"id": f"S-{n}", "title": f"Story {n}", "acceptanceCriteria": [f"criterion {n}"], "priority": n,
-             "passes": False}
+            {
+                "id": f"S-{n}",
+                "title": f"Story {n}",
+                "acceptanceCriteria": [f"criterion {n}"],
+                "priority": n,
+                "passes": False,
+            }
             for n in range(1, stories + 1)
         ]
     feature_dir.mkdir(parents=True, exist_ok=True)
-    body = {"feature": feature_dir.name, "branchName": f"feature/{feature_dir.name}", "description": "test",
-            "createdAt": "2026-01-01T00:00:00Z", "userStories": list(stories), **extra}
+    body = {
+        "feature": feature_dir.name,
+        "branchName": f"feature/{feature_dir.name}",
+        "description": "test",
+        "createdAt": "2026-01-01T00:00:00Z",
+        "userStories": list(stories),
+        **extra,
+    }
     path = feature_dir / "prd.json"
     path.write_text(json.dumps(body, indent=2) + "\n")
     return path

@@ -14,8 +14,9 @@ README = (ROOT / "README.md").read_text()
 
 def _help(*args: str) -> str:
     env = {**os.environ, "COLUMNS": "100"}
-    done = subprocess.run([sys.executable, "-m", "ralphloop", *args, "--help"], capture_output=True, text=True,
-                          env=env, check=True)
+    done = subprocess.run(
+        [sys.executable, "-m", "ralphloop", *args, "--help"], capture_output=True, text=True, env=env, check=True
+    )
     return done.stdout.rstrip()
 
 

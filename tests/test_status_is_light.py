@@ -9,8 +9,21 @@ from pathlib import Path
 
 from tests.conftest import RalphRunner
 
-HEAVY = ("rich", "yaml", "msgspec", "psutil", "click", "pydantic", "jsonschema", "typer", "dataclasses",
-         "ralphloop.engine", "ralphloop.config", "ralphloop.protocols", "ralphloop.process")
+HEAVY = (
+    "rich",
+    "yaml",
+    "msgspec",
+    "psutil",
+    "click",
+    "pydantic",
+    "jsonschema",
+    "typer",
+    "dataclasses",
+    "ralphloop.engine",
+    "ralphloop.config",
+    "ralphloop.protocols",
+    "ralphloop.process",
+)
 
 PROBE = (
     "import sys\n"
@@ -24,8 +37,14 @@ PROBE = (
 def test_status_imports_nothing_heavy(feature: Path, ralph: RalphRunner, ralph_env: dict[str, str]) -> None:
     ran = ralph("run", "-n", "1", "--agent-cmd", "true")
     assert ran.returncode == 1, ran.stderr  # one iteration that finishes nothing: max iterations
-    done = subprocess.run([sys.executable, "-c", PROBE], cwd=feature.parent.parent, env=ralph_env,
-                          capture_output=True, text=True, check=False)
+    done = subprocess.run(
+        [sys.executable, "-c", PROBE],
+        cwd=feature.parent.parent,
+        env=ralph_env,
+        capture_output=True,
+        text=True,
+        check=False,
+    )
     assert done.returncode == 0, done.stderr
     assert json.loads(done.stdout)["totalIterations"] == 1
     loaded = set(done.stderr.split("\n"))

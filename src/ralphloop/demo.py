@@ -30,11 +30,11 @@ def slugify(text: str) -> str:
     """Lower-case words joined by hyphens."""
     return "-".join(re.findall(r"[a-z0-9]+", text.lower()))
 '''
-WORDS_BUGGY = '''
+WORDS_BUGGY = """
 
 def word_count(text: str) -> int:
     return len(text.split(" "))
-'''
+"""
 WORDS_FIXED = '''
 
 def word_count(text: str) -> int:
@@ -53,7 +53,9 @@ def _test(name: str, body: str) -> str:
     return f"import unittest\n\nfrom textkit import *  # noqa: F403\n\n\nclass {name}(unittest.TestCase):\n{body}"
 
 
-TEST_SLUG = _test("SlugTest", "    def test_slug(self):\n        self.assertEqual(slugify('Hello, World!'), 'hello-world')\n")
+TEST_SLUG = _test(
+    "SlugTest", "    def test_slug(self):\n        self.assertEqual(slugify('Hello, World!'), 'hello-world')\n"
+)
 TEST_WORDS = _test(
     "WordsTest",
     "    def test_words(self):\n        self.assertEqual(word_count('a b  c'), 3)\n"
@@ -135,8 +137,15 @@ def main() -> int:
         prd = json.load(handle)
     prd["description"] = "Small text helpers with tests."
     prd["userStories"] = [
-        {"id": sid, "title": title, "description": "", "acceptanceCriteria": [check, "Unit tests pass"],
-         "priority": n, "passes": False, "notes": ""}
+        {
+            "id": sid,
+            "title": title,
+            "description": "",
+            "acceptanceCriteria": [check, "Unit tests pass"],
+            "priority": n,
+            "passes": False,
+            "notes": "",
+        }
         for n, (sid, title, check) in enumerate(STORIES, start=1)
     ]
     with open(os.path.join(feature, "prd.json"), "w", encoding="utf-8") as handle:
@@ -146,8 +155,9 @@ def main() -> int:
     sh("git", "add", "-A")
     sh("git", "commit", "-q", "-m", "plan: textkit stories")
 
-    print(f"$ ralph run -f textkit --agent scripted -n 10\n", flush=True)
-    done = subprocess.run([*ralph, "run", "-f", "textkit", "--agent", "scripted", "-n", "10"], cwd=project, env=env)
+    print("$ ralph run -f textkit --agent scripted -n 10\n", flush=True)
+    run = [*ralph, "run", "-f", "textkit", "--agent", "scripted", "-n", "10"]
+    done = subprocess.run(run, cwd=project, env=env, check=False)
     print()
     sh("git", "log", "--oneline", show=True)
     print()

@@ -17,7 +17,7 @@ from ralphloop.cancel import CancelToken
 from ralphloop.durations import format_duration
 from ralphloop.engine.decide import Action, Decision, Observation, decide
 from ralphloop.errors import RalphError
-from ralphloop.events import AgentOutput, IterationFinished, IterationStarted, LoopEnded, RunStarted
+from ralphloop.events import AgentOutput, IterationFinished, IterationStarted, LoopEnded, Notice, RunStarted
 from ralphloop.exitcodes import ExitReason
 from ralphloop.paths import FeaturePaths
 from ralphloop.process import ProcessLimits, run_agent_process
@@ -145,7 +145,10 @@ class Loop:
         self.status.write(now)
         archived = None
         if decision.reason is ExitReason.COMPLETE and self.config.archive and iterations > 0:
-            archived = archive_copy(self.paths, now)
+            try:
+                archived = archive_copy(self.paths, now)
+            except OSError as exc:  # the work is done and recorded; a failed copy must not hide that
+                self.emit(Notice("warning", f"could not archive {self.paths.display()}: {exc}"))
         outcome = LoopOutcome(decision.reason, decision.message, iterations, self.clock.monotonic() - started, archived)
         self.emit(
             LoopEnded(

@@ -1,0 +1,235 @@
+"""prd.json: validation errors that name the place, story order, and the prompt section."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from ralphloop.errors import RalphError
+from ralphloop.protocols import Task
+from ralphloop.tasks.prd_json import PrdSource, PrdStory, new_prd, parse_prd, pick_next
+
+LABEL = ".ralph/feat/prd.json"
+
+
+def story(sid: str, priority: int = 1, passes: bool = False, **extra: Any) -> dict[str, Any]:
+    return {"id": sid, "title": f"Title {sid}", "priority": priority, "passes": passes, **extra}
+
+
+def raw(body: Any) -> bytes:
+    return json.dumps(body, indent=2).encode()
+
+
+def error_of(data: bytes) -> str:
+    with pytest.raises(RalphError) as caught:
+        parse_prd(data, LABEL)
+    return str(caught.value)
+
+
+# ---------------------------------------------------------------- parse_prd errors
+
+
+def test_invalid_json_names_line_and_column() -> None:
+    data = b'{\n  "userStories": [\n    {"id": "a",,}\n  ]\n}\n'
+    message = error_of(data)
+    assert message.startswith(f"{LABEL}: invalid JSON")
+    assert "line 3, column 16" in message
+
+
+def test_not_utf8_is_an_error_naming_the_file() -> None:
+    message = error_of(b'{"userStories": "\xff\xfe"}')
+    assert message.startswith(LABEL)
+    assert "UTF-8" in message
+
+
+def test_wrong_type_names_the_path() -> None:
+    data = raw({"userStories": [story("A"), story("B", passes="no")]})
+    message = error_of(data)
+    assert message.startswith(f"{LABEL}: ")
+    assert "userStories[1].passes" in message
+    assert "bool" in message
+
+
+def test_wrong_type_of_priority_names_the_path() -> None:
+    data = raw({"userStories": [story("A", priority="high")]})
+    assert "userStories[0].priority" in error_of(data)
+
+
+def test_missing_required_field_is_named() -> None:
+    broken = story("A")
+    del broken["title"]
+    message = error_of(raw({"userStories": [story("Z"), broken]}))
+    assert "userStories[1]" in message
+    assert "title" in message
+    assert "missing" in message
+
+
+def test_missing_user_stories_is_named() -> None:
+    message = error_of(raw({"feature": "x"}))
+    assert "userStories" in message
+
+
+def test_empty_user_stories_is_refused() -> None:
+    message = error_of(raw({"feature": "x", "userStories": []}))
+    assert message.startswith(LABEL)
+    assert "userStories is empty" in message
+
+
+def test_duplicate_ids_are_refused() -> None:
+    message = error_of(raw({"userStories": [story("A"), story("B"), story("A", priority=2)]}))
+    assert "userStories[2].id" in message
+    assert "'A'" in message
+    assert "twice" in message
+
+
+def test_blank_id_is_refused() -> None:
+    message = error_of(raw({"userStories": [story("A"), story("  ")]}))
+    assert "userStories[1].id is empty" in message
+
+
+@pytest.mark.parametrize("body", [[story("A")], "text", 3, None])
+def test_top_level_must_be_an_object(body: Any) -> None:
+    message = error_of(raw(body))
+    assert message.startswith(f"{LABEL}: ")
+    assert "expected object" in message
+
+
+# ---------------------------------------------------------------- what loads
+
+
+def test_unknown_fields_are_allowed_everywhere() -> None:
+    body = {
+        "feature": "f",
+        "owner": "someone",
+        "userStories": [story("A", estimate=3, tags=["x"], dependsOn=[])],
+    }
+    prd = parse_prd(raw(body), LABEL)
+    assert [s.id for s in prd.user_stories] == ["A"]
+
+
+def test_snarktank_style_prd_with_project_instead_of_feature_loads() -> None:
+    body = {
+        "project": "MyApp",
+        "description": "Task priority system",
+        "userStories": [
+            {
+                "id": "US-001",
+                "title": "Add priority field to database",
+                "description": "As a developer, I need to store task priority.",
+                "acceptanceCriteria": ["Add priority column", "Typecheck passes"],
+                "priority": 1,
+                "passes": False,
+                "notes": "",
+            }
+        ],
+    }
+    prd = parse_prd(raw(body), LABEL)
+    assert prd.feature == ""
+    assert prd.branch_name == ""
+    assert prd.user_stories[0].acceptance_criteria == ["Add priority column", "Typecheck passes"]
+    assert prd.user_stories[0].description.startswith("As a developer")
+
+
+def test_the_prd_ralph_init_writes_loads() -> None:
+    prd = parse_prd(raw(new_prd("feat", "2026-01-01T00:00:00Z")), LABEL)
+    assert prd.feature == "feat"
+    assert prd.branch_name == "feature/feat"
+    assert prd.user_stories[0].id == "STORY-001"
+
+
+# ---------------------------------------------------------------- pick_next
+
+
+def stories(*specs: tuple[str, int, bool]) -> list[PrdStory]:
+    return [PrdStory(id=sid, title=sid, priority=priority, passes=passes) for sid, priority, passes in specs]
+
+
+def test_pick_next_takes_priority_one_first() -> None:
+    picked = pick_next(stories(("C", 3, False), ("A", 1, False), ("B", 2, False)))
+    assert picked is not None
+    assert picked.id == "A"
+
+
+def test_pick_next_skips_passing_stories() -> None:
+    picked = pick_next(stories(("A", 1, True), ("C", 3, False), ("B", 2, False)))
+    assert picked is not None
+    assert picked.id == "B"
+
+
+def test_pick_next_breaks_ties_by_file_order() -> None:
+    picked = pick_next(stories(("Z", 2, False), ("Y", 1, False), ("X", 1, False), ("W", 1, False)))
+    assert picked is not None
+    assert picked.id == "Y"
+
+
+def test_pick_next_is_none_when_all_pass() -> None:
+    assert pick_next(stories(("A", 1, True), ("B", 2, True))) is None
+
+
+# ---------------------------------------------------------------- PrdSource
+
+
+def test_load_missing_file_names_it(tmp_path: Path) -> None:
+    source = PrdSource(str(tmp_path / "prd.json"), display=LABEL)
+    with pytest.raises(RalphError) as caught:
+        source.load()
+    assert str(caught.value) == f"{LABEL}: file not found"
+
+
+def test_load_invalid_file_names_its_display_path(tmp_path: Path) -> None:
+    path = tmp_path / "prd.json"
+    path.write_text("{")
+    with pytest.raises(RalphError) as caught:
+        PrdSource(str(path), display=LABEL).load()
+    assert str(caught.value).startswith(f"{LABEL}: invalid JSON")
+
+
+def test_load_gives_tasks_and_the_next_one(tmp_path: Path) -> None:
+    path = tmp_path / "prd.json"
+    path.write_bytes(raw({"userStories": [story("A", 2), story("B", 1, passes=True), story("C", 1)]}))
+    view = PrdSource(str(path)).load()
+    assert [task.id for task in view.tasks] == ["A", "B", "C"]
+    assert view.next_task is not None
+    assert view.next_task.id == "C"
+    assert view.done_ids == frozenset({"B"})
+    assert view.open_ids == ("A", "C")
+    assert not view.all_done
+
+
+def test_load_when_all_pass_has_no_next_task(tmp_path: Path) -> None:
+    path = tmp_path / "prd.json"
+    path.write_bytes(raw({"userStories": [story("A", passes=True)]}))
+    view = PrdSource(str(path)).load()
+    assert view.next_task is None
+    assert view.all_done
+
+
+def test_describe_holds_id_title_and_criteria() -> None:
+    source = PrdSource("/x/prd.json", display=LABEL)
+    task = Task(
+        id="US-007",
+        title="Export as CSV",
+        done=False,
+        priority=2,
+        description="As a user I want CSV.",
+        acceptance_criteria=("Header row present", "Typecheck passes"),
+        notes="Use the csv module",
+    )
+    text = source.describe(task)
+    assert "US-007" in text
+    assert "Export as CSV" in text
+    assert "- [ ] Header row present" in text
+    assert "- [ ] Typecheck passes" in text
+    assert "As a user I want CSV." in text
+    assert "Use the csv module" in text
+    assert LABEL in text
+    assert '"passes": true' in text
+
+
+def test_describe_without_criteria_has_no_criteria_heading() -> None:
+    text = PrdSource("prd.json").describe(Task(id="A", title="T", done=False))
+    assert "Acceptance criteria" not in text
+    assert "A - T" in text
