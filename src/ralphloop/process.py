@@ -315,12 +315,25 @@ def _any_alive(pgid: int, pids: list[int], proc: subprocess.Popen[bytes]) -> boo
     proc.poll()  # reap the agent itself so that its zombie does not count as alive
     try:
         os.killpg(pgid, 0)
-        return True
     except ProcessLookupError:
-        pass
+        return any(_pid_alive(pid) for pid in pids)
     except PermissionError:
         return True
-    return any(_pid_alive(pid) for pid in pids)
+    # The group still has members, but killed orphans stay zombies until init reaps them:
+    # only members that are really running count.
+    return _group_has_live_member(pgid) or any(_pid_alive(pid) for pid in pids)
+
+
+def _group_has_live_member(pgid: int) -> bool:
+    import psutil
+
+    for pid in psutil.pids():
+        try:
+            if os.getpgid(pid) == pgid and psutil.Process(pid).status() != psutil.STATUS_ZOMBIE:
+                return True
+        except (OSError, psutil.Error):
+            continue
+    return False
 
 
 def _pid_alive(pid: int) -> bool:
