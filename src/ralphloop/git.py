@@ -33,15 +33,33 @@ def is_repo(root: str) -> bool:
         return False
 
 
-def snapshot(root: str) -> Snapshot | None:
-    """The workspace as git sees it now, or None outside a repository (or without git)."""
+def snapshot(root: str, top: str | None = None) -> Snapshot | None:
+    """The workspace as git sees it now, or None outside a repository (or without git).
+
+    `top` is the repository's top folder when the caller knows it (saves a git call).
+    """
     try:
         done = _git(root, "status", "--porcelain=v2", "--branch", "-z", "-uall")
     except FileNotFoundError:
         return None
     if done.returncode != 0:
         return None
-    return parse_status(done.stdout)
+    return _with_file_stamps(top or root, parse_status(done.stdout), known_top=top is not None)
+
+
+def _with_file_stamps(root: str, snap: Snapshot, *, known_top: bool) -> Snapshot:
+    """Add size and mtime to each dirty path: an already-dirty file edited again then counts as changed."""
+    top = root if known_top else toplevel(root) if snap.entries else None
+    if top is None:
+        return snap
+    stamped = {}
+    for path, record in snap.entries.items():
+        try:
+            info = os.lstat(os.path.join(top, path))
+            stamped[path] = f"{record}|{info.st_size}:{info.st_mtime_ns}"
+        except OSError:
+            stamped[path] = record
+    return Snapshot(head=snap.head, entries=stamped)
 
 
 def parse_status(raw: bytes) -> Snapshot:

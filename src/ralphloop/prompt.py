@@ -14,6 +14,7 @@ from importlib import resources
 from ralphloop.errors import RalphError
 
 ENTRY_SEPARATOR = "\n---\n"
+CUT_MARKER = "[... older text cut ...]\n"
 
 
 @dataclass(frozen=True, slots=True)
@@ -60,11 +61,18 @@ def recent_progress(path: str, max_bytes: int) -> tuple[str, int]:
             raw = handle.read(max_bytes)
     except FileNotFoundError:
         return "", 0
+    if size > max_bytes:
+        # The cut may fall inside a character: skip its continuation bytes rather than show U+FFFD.
+        raw = raw.lstrip(bytes(range(0x80, 0xC0)))
     text = raw.decode("utf-8", "replace")
     if size > max_bytes:
         cut = text.find(ENTRY_SEPARATOR)
-        # When one entry is larger than the whole budget, keep its tail rather than nothing.
-        text = text[cut + 1 :] if cut >= 0 else "[... older text cut ...]\n" + text.split("\n", 1)[-1]
+        if cut >= 0:
+            text = text[cut + 1 :]
+        else:
+            # One entry is larger than the whole budget: keep its tail, from a line start when there is one.
+            rest = text.split("\n", 1)[1] if "\n" in text else ""
+            text = CUT_MARKER + (rest if rest.strip() else text)
     return text.strip("\n"), size
 
 

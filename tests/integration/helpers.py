@@ -22,10 +22,10 @@ def snapshot(root: Path, *, skip: tuple[str, ...] = (".git",)) -> dict[str, byte
         rel_folder = os.path.relpath(folder, root)
         if rel_folder == ".":
             dirs[:] = [name for name in dirs if name not in skip]
-            files = [name for name in files if name not in skip]
+        kept = [name for name in files if rel_folder != "." or name not in skip]
         for name in dirs:
             found[os.path.normpath(os.path.join(rel_folder, name)) + "/"] = None
-        for name in files:
+        for name in kept:
             path = os.path.join(folder, name)
             found[os.path.normpath(os.path.join(rel_folder, name))] = Path(path).read_bytes()
     return found

@@ -5,8 +5,10 @@ from __future__ import annotations
 import re
 
 PROMISE = "<promise>COMPLETE</promise>"
-_INLINE_CODE = re.compile(r"`[^`\n]*`")
-_FENCED = re.compile(r"^```.*?^```", re.DOTALL | re.MULTILINE)
+# A fence (``` or ~~~, indented or not, e.g. inside a list item) up to the same fence; an unclosed
+# fence runs to the end. Inline code is any run of backticks up to the same run.
+_FENCED = re.compile(r"^[ \t]*(?P<fence>`{3,}|~{3,}).*?(?:^[ \t]*(?P=fence)|\Z)", re.DOTALL | re.MULTILINE)
+_INLINE_CODE = re.compile(r"(?P<ticks>`+)(?!`).+?(?<!`)(?P=ticks)(?!`)", re.DOTALL)
 
 
 def own_text(output: str, prompt: str) -> str:

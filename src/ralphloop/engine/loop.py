@@ -170,7 +170,7 @@ class Loop:
         task = view.next_task
         assert task is not None
         number = self.state.iteration + 1
-        before = git.snapshot(self.paths.project_root) if self.git_root else None
+        before = git.snapshot(self.paths.project_root, self.git_root) if self.git_root else None
         prompt = self._prompt(number, task)
         prompt_file = self.paths.iteration_prompt(number)
         with open(prompt_file, "w", encoding="utf-8") as handle:
@@ -196,7 +196,7 @@ class Loop:
         except RalphError as exc:  # the agent left the task file invalid: record it, then stop
             broken, after_view = exc, view
             notes.append(f"task file invalid after this iteration: {exc}")
-        after = git.snapshot(self.paths.project_root) if self.git_root else None
+        after = git.snapshot(self.paths.project_root, self.git_root) if self.git_root else None
         changed = self._files_changed(before, after)
         commit = after.head[:12] if after and after.head and (before is None or after.head != before.head) else None
         claimed = claims_complete(result.final_text, prompt)

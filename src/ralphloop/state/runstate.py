@@ -52,7 +52,7 @@ class RunState:
                 last_refusal=data.get("last_refusal"),
                 updated_at=str(data.get("updated_at", "")),
             )
-        except (TypeError, ValueError):
+        except (TypeError, ValueError, OverflowError):
             return cls(iteration=highest_log_number(logs_dir))
         # Never reuse a log's number, even if state.json was restored from an older copy.
         state.iteration = max(state.iteration, highest_log_number(logs_dir))

@@ -1,0 +1,309 @@
+"""load_settings: defaults < $RALPH_HOME/config.yaml < .ralph/config.yaml < env < flags, with provenance."""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from ralphloop.config import DEFAULT_PROJECT_CONFIG, Settings, load_settings
+from ralphloop.errors import RalphError
+
+PROJECT_LABEL = ".ralph/config.yaml"
+
+
+@pytest.fixture
+def home(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
+    folder = tmp_path / "ralph-home"
+    folder.mkdir()
+    monkeypatch.setenv("RALPH_HOME", str(folder))
+    return folder
+
+
+@pytest.fixture
+def project(tmp_path: Path, home: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
+    root = tmp_path / "project"
+    (root / ".ralph").mkdir(parents=True)
+    monkeypatch.chdir(root)
+    return root
+
+
+def write_user(home: Path, text: str) -> str:
+    path = home / "config.yaml"
+    path.write_text(text)
+    return str(path)
+
+
+def write_project(project: Path, text: str) -> None:
+    (project / ".ralph" / "config.yaml").write_text(text)
+
+
+def load(
+    project: Path,
+    flags: Mapping[str, tuple[Any, str]] | None = None,
+    env: Mapping[str, str] | None = None,
+    warnings: list[str] | None = None,
+) -> Settings:
+    sink = warnings if warnings is not None else []
+    return load_settings(str(project), flags or {}, env=env or {}, warn=sink.append)
+
+
+def error_of(project: Path, **kwargs: Any) -> str:
+    with pytest.raises(RalphError) as caught:
+        load(project, **kwargs)
+    return str(caught.value)
+
+
+# ---------------------------------------------------------------- defaults and layering
+
+
+def test_defaults_without_any_file(project: Path) -> None:
+    warnings: list[str] = []
+    settings = load(project, warnings=warnings)
+    assert settings.max_iterations == 20
+    assert settings.timeout_s == 15 * 60
+    assert settings.rate_limit_per_hour == 100
+    assert settings.agent == "claude"
+    assert settings.agent_command is None
+    assert settings.scripted_script is None
+    assert settings.progress_bytes == 16 * 1024
+    assert settings.kill_grace_s == 5.0
+    assert settings.log_max_bytes == 64 * 1024 * 1024
+    assert dict(settings.sources) == {}
+    assert settings.source("timeout_s") == "default"
+    assert warnings == []
+
+
+def test_each_layer_overrides_the_one_below_and_says_so(project: Path, home: Path) -> None:
+    user = write_user(
+        home,
+        "defaults:\n  max_iterations: 5\n  timeout_minutes: 10\n  rate_limit_per_hour: 7\nagent:\n  name: one\n",
+    )
+    write_project(project, "defaults:\n  timeout_minutes: 20\n  rate_limit_per_hour: 8\nagent: two\n")
+    env = {"RALPH_RATE_LIMIT": "9", "RALPH_AGENT": "three"}
+    flags = {"agent": ("four", "--agent")}
+    settings = load(project, flags=flags, env=env)
+
+    assert settings.progress_bytes == 16 * 1024
+    assert settings.source("progress_bytes") == "default"
+    assert settings.max_iterations == 5
+    assert settings.source("max_iterations") == f"{user} (defaults.max_iterations)"
+    assert settings.timeout_s == 20 * 60
+    assert settings.source("timeout_s") == f"{PROJECT_LABEL} (defaults.timeout_minutes)"
+    assert settings.rate_limit_per_hour == 9
+    assert settings.source("rate_limit_per_hour") == "$RALPH_RATE_LIMIT"
+    assert settings.agent == "four"
+    assert settings.source("agent") == "--agent"
+
+
+def test_env_overrides_files(project: Path, home: Path) -> None:
+    write_user(home, "defaults:\n  timeout_minutes: 10\n")
+    write_project(project, "defaults:\n  timeout_minutes: 20\n")
+    settings = load(project, env={"RALPH_TIMEOUT": "90s"})
+    assert settings.timeout_s == 90
+    assert settings.source("timeout_s") == "$RALPH_TIMEOUT"
+
+
+def test_blank_env_var_is_ignored(project: Path) -> None:
+    write_project(project, "defaults:\n  rate_limit_per_hour: 8\n")
+    settings = load(project, env={"RALPH_RATE_LIMIT": "  "})
+    assert settings.rate_limit_per_hour == 8
+
+
+def test_flags_override_env(project: Path) -> None:
+    settings = load(project, flags={"timeout_s": ("1h", "-t/--timeout")}, env={"RALPH_TIMEOUT": "5"})
+    assert settings.timeout_s == 3600
+    assert settings.source("timeout_s") == "-t/--timeout"
+
+
+def test_user_file_alone_applies(project: Path, home: Path) -> None:
+    user = write_user(home, "context:\n  progress_bytes: 4096\nprocess:\n  kill_grace_seconds: 2\n  log_max_mb: 3\n")
+    settings = load(project)
+    assert settings.progress_bytes == 4096
+    assert settings.kill_grace_s == 2.0
+    assert settings.log_max_bytes == 3 * 1024 * 1024
+    assert settings.source("log_max_bytes") == f"{user} (process.log_max_mb)"
+
+
+def test_the_config_ralph_init_writes_loads_without_warnings(project: Path) -> None:
+    write_project(project, DEFAULT_PROJECT_CONFIG)
+    warnings: list[str] = []
+    settings = load(project, warnings=warnings)
+    assert warnings == []
+    assert settings.max_iterations == 20
+    assert settings.progress_bytes == 16384
+
+
+@pytest.mark.parametrize(("value", "seconds"), [("15", 900), ("90s", 90), ("1h30m", 5400), ("1.5", 90)])
+def test_timeout_minutes_accepts_durations(project: Path, value: str, seconds: float) -> None:
+    write_project(project, f"defaults:\n  timeout_minutes: {value}\n")
+    assert load(project).timeout_s == seconds
+
+
+def test_relative_scripted_script_is_under_the_project(project: Path) -> None:
+    write_project(project, "scripted:\n  script: .ralph/script.yaml\n")
+    assert load(project).scripted_script == str(project / ".ralph" / "script.yaml")
+
+
+def test_absolute_scripted_script_is_kept(project: Path, tmp_path: Path) -> None:
+    script = str(tmp_path / "elsewhere.yaml")
+    write_project(project, f"scripted:\n  script: {script}\n")
+    assert load(project).scripted_script == script
+
+
+# ---------------------------------------------------------------- max_iterations
+
+
+@pytest.mark.parametrize("value", ["0", "unlimited", "'0'"])
+def test_max_iterations_zero_in_a_file_means_unlimited(project: Path, value: str) -> None:
+    write_project(project, f"defaults:\n  max_iterations: {value}\n")
+    settings = load(project)
+    assert settings.max_iterations is None
+    assert settings.source("max_iterations") == f"{PROJECT_LABEL} (defaults.max_iterations)"
+
+
+def test_max_iterations_zero_from_env_and_flag(project: Path) -> None:
+    assert load(project, env={"RALPH_MAX_ITERATIONS": "0"}).max_iterations is None
+    assert load(project, flags={"max_iterations": (0, "-n")}).max_iterations is None
+    assert load(project, flags={"max_iterations": ("3", "-n")}).max_iterations == 3
+
+
+def test_flag_zero_overrides_a_file_limit(project: Path) -> None:
+    write_project(project, "defaults:\n  max_iterations: 4\n")
+    settings = load(project, flags={"max_iterations": ("0", "-n/--max-iterations")})
+    assert settings.max_iterations is None
+    assert settings.source("max_iterations") == "-n/--max-iterations"
+
+
+# ---------------------------------------------------------------- agents
+
+
+def test_agent_shorthand_names_the_agent(project: Path) -> None:
+    write_project(project, "agent: scripted\nscripted:\n  script: s.yaml\n")
+    settings = load(project)
+    assert settings.agent == "scripted"
+    assert settings.source("agent") == f"{PROJECT_LABEL} (agent.name)"
+
+
+def test_agent_command_in_a_file_implies_the_command_agent(project: Path) -> None:
+    write_project(project, "agent:\n  command: python3 my_agent.py\n")
+    settings = load(project)
+    assert settings.agent == "command"
+    assert settings.agent_command == "python3 my_agent.py"
+    assert settings.source("agent") == f"{PROJECT_LABEL} (agent.command)"
+
+
+def test_agent_command_from_env_implies_the_command_agent_over_a_file_name(project: Path) -> None:
+    write_project(project, "agent: claude\n")
+    settings = load(project, env={"RALPH_AGENT_CMD": "./agent.sh"})
+    assert settings.agent == "command"
+    assert settings.agent_command == "./agent.sh"
+    assert settings.source("agent") == "$RALPH_AGENT_CMD"
+
+
+def test_a_more_specific_agent_name_beats_a_user_file_command(project: Path, home: Path) -> None:
+    write_user(home, "agent:\n  command: ./agent.sh\n")
+    write_project(project, "agent: claude\n")
+    assert load(project).agent == "claude"
+
+
+def test_agent_flag_beats_a_file_command(project: Path) -> None:
+    write_project(project, "agent:\n  command: ./agent.sh\n")
+    settings = load(project, flags={"agent": ("claude", "--agent")})
+    assert settings.agent == "claude"
+    assert settings.source("agent") == "--agent"
+
+
+# ---------------------------------------------------------------- errors and warnings
+
+
+@pytest.mark.parametrize(
+    ("text", "key", "words"),
+    [
+        ("defaults:\n  max_iterations: many\n", "defaults.max_iterations", ""),
+        ("defaults:\n  max_iterations: [1]\n", "defaults.max_iterations", "whole number"),
+        ("defaults:\n  max_iterations: 2.5\n", "defaults.max_iterations", "whole number"),
+        ("defaults:\n  max_iterations: -1\n", "defaults.max_iterations", "1 or more"),
+        ("defaults:\n  max_iterations: true\n", "defaults.max_iterations", "whole number"),
+        ("defaults:\n  timeout_minutes: soon\n", "defaults.timeout_minutes", "not a duration"),
+        ("defaults:\n  timeout_minutes: true\n", "defaults.timeout_minutes", "duration"),
+        ("defaults:\n  rate_limit_per_hour: 0\n", "defaults.rate_limit_per_hour", "1 or more"),
+        ("agent:\n  name: 5\n", "agent.name", "string"),
+        ("agent:\n  command: ''\n", "agent.command", "non-empty string"),
+        ("context:\n  progress_bytes: 100\n", "context.progress_bytes", "1024"),
+        ("process:\n  kill_grace_seconds: -1\n", "process.kill_grace_seconds", "seconds"),
+        ("process:\n  log_max_mb: big\n", "process.log_max_mb", ""),
+    ],
+)
+def test_wrong_value_names_the_file_and_the_key(project: Path, text: str, key: str, words: str) -> None:
+    write_project(project, text)
+    message = error_of(project)
+    assert message.startswith(f"{PROJECT_LABEL}: {key}: ")
+    assert words in message
+
+
+def test_wrong_value_in_the_user_file_names_that_file(project: Path, home: Path) -> None:
+    user = write_user(home, "defaults:\n  rate_limit_per_hour: lots\n")
+    assert error_of(project).startswith(f"{user}: defaults.rate_limit_per_hour: ")
+
+
+def test_section_that_is_not_a_mapping_is_named(project: Path) -> None:
+    write_project(project, "defaults: 5\n")
+    assert error_of(project) == f"{PROJECT_LABEL}: defaults: expected a mapping"
+
+
+def test_top_level_that_is_not_a_mapping(project: Path) -> None:
+    write_project(project, "- a\n- b\n")
+    message = error_of(project)
+    assert message.startswith(f"{PROJECT_LABEL}: ")
+    assert "mapping" in message
+
+
+def test_wrong_env_value_names_the_variable(project: Path) -> None:
+    message = error_of(project, env={"RALPH_TIMEOUT": "later"})
+    assert message.startswith("environment variable RALPH_TIMEOUT: ")
+
+
+def test_wrong_flag_value_names_the_flag(project: Path) -> None:
+    message = error_of(project, flags={"max_iterations": ("x", "-n/--max-iterations")})
+    assert message.startswith("-n/--max-iterations: ")
+
+
+def test_malformed_yaml_names_the_file_and_line(project: Path) -> None:
+    write_project(project, "defaults:\n  max_iterations: 5\n  bad: x: y\n")
+    message = error_of(project)
+    assert message.startswith(f"{PROJECT_LABEL}: invalid YAML at line 3")
+
+
+def test_malformed_yaml_unclosed_list(project: Path) -> None:
+    write_project(project, "# comment\ndefaults:\n  max_iterations: [1,\n")
+    message = error_of(project)
+    assert message.startswith(f"{PROJECT_LABEL}: invalid YAML at line ")
+
+
+def test_yaml_is_data_not_code(project: Path) -> None:
+    write_project(project, "defaults: !!python/object/apply:os.system ['true']\n")
+    assert error_of(project).startswith(f"{PROJECT_LABEL}: invalid YAML")
+
+
+def test_empty_config_file_is_fine(project: Path) -> None:
+    write_project(project, "# nothing set\n")
+    assert load(project).max_iterations == 20
+
+
+def test_unknown_keys_warn_and_are_ignored(project: Path) -> None:
+    write_project(
+        project,
+        "colour: red\ndefaults:\n  max_iteration: 3\n  max_iterations: 4\nagent:\n  nmae: x\n"
+        "circuit_breaker:\n  threshold: 3\n",
+    )
+    warnings: list[str] = []
+    settings = load(project, warnings=warnings)
+    assert settings.max_iterations == 4
+    assert len(warnings) == 3
+    assert any("colour" in w for w in warnings)
+    assert any("defaults.max_iteration'" in w for w in warnings)
+    assert any("agent.nmae" in w for w in warnings)
+    assert all(w.startswith(f"{PROJECT_LABEL}: unknown setting") for w in warnings)
