@@ -43,7 +43,10 @@ Converter = Callable[[Any], Any]
 def _positive_int(value: Any) -> int:
     if isinstance(value, bool) or not isinstance(value, int | str):
         raise ValueError("expected a whole number")
-    number = int(value)
+    try:
+        number = int(value)
+    except ValueError:
+        raise ValueError(f"{value!r} is not a whole number") from None
     if number < 1:
         raise ValueError("must be 1 or more")
     return number

@@ -25,9 +25,17 @@ task = os.environ["RALPH_TASK_ID"]
 feature_dir = os.environ["RALPH_FEATURE_DIR"]
 if options.record:
     with open(options.record, "a", encoding="utf-8") as handle:
-        handle.write(json.dumps({"iteration": int(os.environ["RALPH_ITERATION"]), "task": task,
-                                 "prompt_bytes": len(prompt.encode()),
-                                 "prompt_file": os.environ["RALPH_PROMPT_FILE"]}) + "\n")
+        handle.write(
+            json.dumps(
+                {
+                    "iteration": int(os.environ["RALPH_ITERATION"]),
+                    "task": task,
+                    "prompt_bytes": len(prompt.encode()),
+                    "prompt_file": os.environ["RALPH_PROMPT_FILE"],
+                }
+            )
+            + "\n"
+        )
 if task == options.fail_on:
     print(f"cannot do {task}", file=sys.stderr)
     sys.exit(1)

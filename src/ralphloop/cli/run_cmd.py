@@ -43,7 +43,7 @@ def command(args: argparse.Namespace, argv: list[str]) -> int:
             f"--agent {args.agent} and --agent-cmd contradict each other (--agent-cmd means --agent command)"
         )
     root = find_project_root()
-    paths = resolve_feature(root, args.target or args.feature, flag="-f/--feature" if args.feature else "FEATURE")
+    paths = resolve_feature(root, args.target or args.feature, flag="FEATURE" if args.target else "-f")
     warnings: list[str] = []
     settings = load_settings(root, _flags(args), warn=warnings.append)
     for message in warnings:
