@@ -148,7 +148,7 @@ def _install_signal_handlers(cancel: CancelToken) -> dict[int, Any]:
                 kill_group_now(cancel.active_pgid)
             os.write(2, b"\nralph: stopped at once\n")
             os._exit(130)
-        cancel.set(signal.Signals(signum).name)
+        cancel.set()
         os.write(2, b"\nralph: stopping the agent and saving the records (Ctrl+C again to quit at once)\n")
 
     previous: dict[int, Any] = {}
