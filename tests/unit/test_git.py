@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import os
 import subprocess
 from pathlib import Path
 
@@ -14,18 +13,9 @@ STATUS_ARGS = ("status", "--porcelain=v2", "--branch", "-z", "-uall")
 
 
 @pytest.fixture
-def git_env(tmp_path: Path) -> dict[str, str]:
-    env = {key: value for key, value in os.environ.items() if not key.startswith("GIT_")}
-    env.update(
-        GIT_AUTHOR_NAME="Test",
-        GIT_AUTHOR_EMAIL="test@example.invalid",
-        GIT_COMMITTER_NAME="Test",
-        GIT_COMMITTER_EMAIL="test@example.invalid",
-        GIT_CONFIG_NOSYSTEM="1",
-        GIT_CONFIG_GLOBAL=str(tmp_path / "gitconfig"),
-        LC_ALL="C",
-    )
-    return env
+def git_env(ralph_env: dict[str, str]) -> dict[str, str]:
+    """The shared test environment (fixed git identity, no user git config), in the C locale."""
+    return {**ralph_env, "LC_ALL": "C"}
 
 
 @pytest.fixture

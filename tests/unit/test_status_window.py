@@ -9,6 +9,18 @@ from ralphloop.protocols import FakeClock
 from ralphloop.records.status import LiveStatus
 
 
+def live_status(tmp_path: Path, clock: FakeClock, max_iterations: int | None = 20) -> LiveStatus:
+    return LiveStatus(
+        path=str(tmp_path / "status.json"),
+        feature="feat",
+        feature_dir=str(tmp_path),
+        agent="command",
+        max_iterations=max_iterations,
+        api_calls_limit=100,
+        started_at=clock.now(),
+    )
+
+
 def test_api_calls_count_a_rolling_hour_and_say_when_a_slot_frees(tmp_path: Path) -> None:
     clock = FakeClock()
     status = LiveStatus(
