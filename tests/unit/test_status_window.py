@@ -23,15 +23,7 @@ def live_status(tmp_path: Path, clock: FakeClock, max_iterations: int | None = 2
 
 def test_api_calls_count_a_rolling_hour_and_say_when_a_slot_frees(tmp_path: Path) -> None:
     clock = FakeClock()
-    status = LiveStatus(
-        path=str(tmp_path / "status.json"),
-        feature="feat",
-        feature_dir=str(tmp_path),
-        agent="command",
-        max_iterations=20,
-        api_calls_limit=100,
-        started_at=clock.now(),
-    )
+    status = live_status(tmp_path, clock)
     status.record_call(clock.now())  # 00:00
     clock.advance(30 * 60)
     status.record_call(clock.now())  # 00:30
@@ -49,15 +41,7 @@ def test_api_calls_count_a_rolling_hour_and_say_when_a_slot_frees(tmp_path: Path
 
 def test_no_calls_means_no_reset_time(tmp_path: Path) -> None:
     clock = FakeClock()
-    status = LiveStatus(
-        path=str(tmp_path / "status.json"),
-        feature="feat",
-        feature_dir=str(tmp_path),
-        agent="command",
-        max_iterations=None,
-        api_calls_limit=100,
-        started_at=clock.now(),
-    )
+    status = live_status(tmp_path, clock, max_iterations=None)
     body = status.to_json(clock.now())
     assert body["apiCallsUsed"] == 0
     assert body["rateLimitResetsAt"] is None
