@@ -16,6 +16,9 @@ from ralphloop.errors import RalphError
 from ralphloop.paths import RALPH_DIR, display_path, ralph_home
 
 CONFIG_NAME = "config.yaml"
+# verify: a completion claim ends the loop only when the task source (and gates) agree.
+# trust: the seeds' rule, a promise or EXIT_SIGNAL: true ends it at the agent's word.
+COMPLETION_MODES = ("verify", "trust")
 
 
 @dataclass(frozen=True, slots=True)
@@ -31,6 +34,8 @@ class Settings:
     progress_bytes: int
     kill_grace_s: float
     log_max_bytes: int
+    completion: str
+    blocked_threshold: int
     sources: Mapping[str, str]
 
     def source(self, key: str) -> str:
@@ -85,6 +90,12 @@ def _text(value: Any) -> str:
     return value
 
 
+def _completion(value: Any) -> str:
+    if not isinstance(value, str) or value.strip().lower() not in COMPLETION_MODES:
+        raise ValueError(f"expected one of {', '.join(COMPLETION_MODES)}")
+    return value.strip().lower()
+
+
 def _megabytes(value: Any) -> int:
     return _positive_int(value) * 1024 * 1024
 
@@ -107,6 +118,9 @@ _FIELDS: dict[str, tuple[tuple[str, ...], str | None, Converter, Any]] = {
     "progress_bytes": (("context", "progress_bytes"), None, _bytes, 16 * 1024),
     "kill_grace_s": (("process", "kill_grace_seconds"), None, _seconds, 5.0),
     "log_max_bytes": (("process", "log_max_mb"), None, _megabytes, 64 * 1024 * 1024),
+    # Top-level keys (a one-part path): `completion: trust`, `blocked_threshold: 3`.
+    "completion": (("completion",), "RALPH_COMPLETION", _completion, "verify"),
+    "blocked_threshold": (("blocked_threshold",), None, _positive_int, 3),
 }
 
 # Sections other issues give meaning to; accepted now so that a seed's config loads without warnings.
@@ -131,6 +145,7 @@ _KNOWN_SECTIONS = frozenset(
         "usage_limit",
         "budget",
         "story_order",
+        "blocked_threshold",
         "rate_limit",
         "monitor",
         "git",
@@ -208,6 +223,13 @@ def _file_layer(path: str, label: str, warn: Callable[[str], None]) -> dict[str,
             if name not in keys:
                 warn(f"{label}: unknown setting '{section}.{name}' (ignored)")
     for key, spec in _FIELDS.items():
+        if len(spec[0]) == 1:
+            value = data.get(spec[0][0])
+            if isinstance(value, dict):  # `completion: {mode: trust}` reads like `completion: trust`
+                value = value.get("mode")
+            if value is not None:
+                found[key] = (value, spec[0][0])
+            continue
         section, name = spec[0]
         body = data.get(section)
         if isinstance(body, dict) and body.get(name) is not None:
@@ -258,4 +280,10 @@ defaults:
 
 context:
   progress_bytes: 16384     # newest progress.txt entries put into each prompt
+
+# A completion claim ends the loop only once the task file agrees (verify);
+# trust takes a promise or EXIT_SIGNAL: true at its word, as the original scripts did.
+completion: verify
+# Stop when the agent reports BLOCKED this many iterations in a row.
+blocked_threshold: 3
 """

@@ -41,7 +41,7 @@ class IterationFinished:
     iteration: int
     number: int
     task_id: str
-    status: str  # complete | in-progress | failed | interrupted
+    status: str  # complete | in-progress | failed | blocked | interrupted
     result: AgentResult
     files_changed: tuple[str, ...]
     commit: str | None
@@ -49,6 +49,7 @@ class IterationFinished:
     total: int
     notes: tuple[str, ...]
     wall_s: float
+    signals: tuple[str, ...] = ()  # the protocols the agent used (analysis.signals)
 
     @property
     def overhead_s(self) -> float:

@@ -13,6 +13,7 @@ class ExitReason(enum.Enum):
     CIRCUIT_OPEN = "circuit_open"
     RETRIES_EXHAUSTED = "retries_exhausted"
     NEEDS_HUMAN = "needs_human"
+    BLOCKED = "blocked"
     ERROR = "error"
     USAGE_LIMIT = "usage_limit"
     INTERRUPTED = "interrupted"
@@ -39,6 +40,7 @@ _EXIT_CODES: dict[ExitReason, int] = {
     ExitReason.CIRCUIT_OPEN: 1,
     ExitReason.RETRIES_EXHAUSTED: 1,
     ExitReason.NEEDS_HUMAN: 1,
+    ExitReason.BLOCKED: 1,
     ExitReason.ERROR: 1,
     ExitReason.USAGE_LIMIT: 2,
     ExitReason.INTERRUPTED: 130,

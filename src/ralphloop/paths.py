@@ -16,11 +16,19 @@ TASK_FILES = ("prd.json",)
 
 # ralph's runtime files inside a feature folder: kept out of the user's commits,
 # out of "files changed", and out of archives where they make no sense.
-RUNTIME_NAMES = ("logs", "status.json", "state.json", ".lock", ".exit_signals", ".response_analysis")
+RUNTIME_NAMES = (
+    "logs",
+    "status.json",
+    "state.json",
+    ".lock",
+    ".exit_signals",
+    ".response_analysis",
+    "signals.jsonl",
+)
 GITIGNORE_TEXT = (
     "# ralph's runtime files: per-run state, locks and agent logs (kept out of commits)\n"
     "logs/\nstatus.json\nstate.json\n.lock\n.tmp-*\n.exit_signals\n.response_analysis\n"
-    ".circuit_breaker_state\n.circuit_breaker_history\n"
+    ".circuit_breaker_state\n.circuit_breaker_history\nsignals.jsonl\n"
 )
 
 
@@ -86,6 +94,18 @@ class FeaturePaths:
     @property
     def prompt(self) -> str:
         return self.file("prompt.md")
+
+    @property
+    def signals(self) -> str:
+        return self.file("signals.jsonl")
+
+    @property
+    def response_analysis(self) -> str:
+        return self.file(".response_analysis")
+
+    @property
+    def exit_signals(self) -> str:
+        return self.file(".exit_signals")
 
     @property
     def logs(self) -> str:

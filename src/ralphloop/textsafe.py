@@ -18,6 +18,11 @@ _ESCAPES = re.compile(
 _CONTROLS = re.compile(r"[\x00-\x08\x0b-\x1f\x7f-\x9f]")
 
 
+def strip_escapes(text: str) -> str:
+    """`text` without terminal escape sequences; other characters stay."""
+    return _ESCAPES.sub("", text)
+
+
 def strip_terminal_controls(text: str) -> str:
     """`text` without terminal escape sequences and control characters (tabs and newlines stay)."""
     return _CONTROLS.sub("", _ESCAPES.sub("", text.replace("\r\n", "\n")))

@@ -307,3 +307,46 @@ def test_unknown_keys_warn_and_are_ignored(project: Path) -> None:
     assert any("defaults.max_iteration'" in w for w in warnings)
     assert any("agent.nmae" in w for w in warnings)
     assert all(w.startswith(f"{PROJECT_LABEL}: unknown setting") for w in warnings)
+
+
+# ---------------------------------------------------------------- completion and blocked_threshold
+
+
+def test_completion_defaults_to_verify_and_blocked_threshold_to_3(project: Path) -> None:
+    settings = load(project)
+    assert (settings.completion, settings.blocked_threshold) == ("verify", 3)
+
+
+@pytest.mark.parametrize("text", ["completion: trust\n", "completion: TRUST\n", "completion:\n  mode: trust\n"])
+def test_completion_trust_from_the_project_file(project: Path, text: str) -> None:
+    write_project(project, text)
+    warnings: list[str] = []
+    settings = load(project, warnings=warnings)
+    assert settings.completion == "trust"
+    assert settings.source("completion") == ".ralph/config.yaml (completion)"
+    assert warnings == []
+
+
+def test_completion_from_the_environment(project: Path) -> None:
+    write_project(project, "completion: verify\n")
+    settings = load(project, env={"RALPH_COMPLETION": "trust"})
+    assert settings.completion == "trust"
+    assert settings.source("completion") == "$RALPH_COMPLETION"
+
+
+def test_a_bad_completion_mode_names_the_file_and_key(project: Path) -> None:
+    write_project(project, "completion: maybe\n")
+    message = error_of(project)
+    assert message.startswith(".ralph/config.yaml: completion:")
+    assert "verify, trust" in message
+
+
+def test_blocked_threshold_from_the_project_file(project: Path) -> None:
+    write_project(project, "blocked_threshold: 5\n")
+    assert load(project).blocked_threshold == 5
+
+
+@pytest.mark.parametrize("value", ["0", "-1", "lots", "true"])
+def test_a_bad_blocked_threshold_is_an_error(project: Path, value: str) -> None:
+    write_project(project, f"blocked_threshold: {value}\n")
+    assert error_of(project).startswith(".ralph/config.yaml: blocked_threshold:")

@@ -37,7 +37,9 @@ def full_state() -> RunState:
             error="exit code 3: boom",
             at="2026-01-01T00:00:04Z",
         ),
-        last_refusal="1 task(s) still do not pass: S-2",
+        next_prompt_notes=["your last completion claim was refused: 1 task(s) still do not pass: S-2"],
+        streaks={"blocked": 2, "test_only": 0, "question_only": 1},
+        last_exit_reason="max_iterations",
         updated_at="2026-01-01T00:00:05Z",
     )
 

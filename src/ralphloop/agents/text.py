@@ -2,6 +2,10 @@
 
 from __future__ import annotations
 
+import os
+import shutil
+import sys
+
 from ralphloop.durations import format_duration
 from ralphloop.protocols import AgentRequest, AgentResult, ProcessOutcome
 
@@ -61,10 +65,22 @@ def last_line(text: str) -> str:
 
 def agent_env(request: AgentRequest) -> dict[str, str]:
     """The environment contract every agent gets (ARCHITECTURE.md, 'A command agent')."""
-    return {
+    env = {
         "RALPH_ITERATION": str(request.iteration),
         "RALPH_FEATURE_DIR": request.feature_dir,
         "RALPH_PROMPT_FILE": request.prompt_file,
         "RALPH_TASK_ID": request.task_id,
         "RALPH_PROJECT_ROOT": request.project_root,
     }
+    env.update(_ralph_on_path())
+    return env
+
+
+def _ralph_on_path() -> dict[str, str]:
+    """PATH with this ralph's folder first, when `ralph` would otherwise not be this one (a venv
+    not activated): the prompt tells agents to run `ralph signal ...`."""
+    folder = os.path.dirname(sys.executable)
+    mine = os.path.join(folder, "ralph")
+    if not os.access(mine, os.X_OK) or shutil.which("ralph") == mine:
+        return {}
+    return {"PATH": folder + os.pathsep + os.environ.get("PATH", "")}

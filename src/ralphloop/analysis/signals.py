@@ -1,23 +1,386 @@
-"""Signals in the agent's own final text. (The full protocol set arrives with the analysis issue.)"""
+"""Every signal protocol, read from the agent's own final text: a pure function, no I/O.
+
+Protocols (docs/analysis.md has the full rules):
+- `<promise>COMPLETE</promise>` (seed 003)
+- the RALPH_STATUS block, last one wins (seed 000; status_block.py)
+- `<ralph>DONE id</ralph>`, `<ralph>FAIL id: reason</ralph>`, `<ralph>LEARN: text</ralph>`, and the
+  legacy `[DONE]` / `[FAIL]` when no `<ralph>` DONE or FAIL tag is present (seed 002)
+- the fenced ```json result (seed 001; json_result.py), last valid one wins
+- `ralph signal ...` records from signals.jsonl, merged by `with_records` (no prose parsing at all)
+- prose heuristics for a confidence score that informs and never decides (heuristics.py)
+
+A signal inside inline code, inside a fenced block other than the JSON result, or in an
+echo of the prompt is a quotation and does not count.
+"""
 
 from __future__ import annotations
 
 import re
+from collections import deque
+from collections.abc import Iterable
+from dataclasses import dataclass, field, replace
+
+from ralphloop.analysis.heuristics import Heuristics, confidence, read_prose
+from ralphloop.analysis.json_result import JsonResult, parse_result
+from ralphloop.analysis.status_block import StatusBlock, last_block
+from ralphloop.analysis.text import OwnText, own_text
 
 PROMISE = "<promise>COMPLETE</promise>"
-# A fence (``` or ~~~, indented or not, e.g. inside a list item) up to the same fence; an unclosed
-# fence runs to the end. Inline code is any run of backticks up to the same run.
-_FENCED = re.compile(r"^[ \t]*(?P<fence>`{3,}|~{3,}).*?(?:^[ \t]*(?P=fence)|\Z)", re.DOTALL | re.MULTILINE)
-_INLINE_CODE = re.compile(r"(?P<ticks>`+)(?!`).+?(?<!`)(?P=ticks)(?!`)", re.DOTALL)
+MAX_TAGS = 200  # per kind; a hostile reply cannot grow the analysis without bound
+MAX_TAG_TEXT = 2000
+MAX_CHECKS = 4 * MAX_TAGS  # candidates per protocol checked for quotation, newest first
+
+_PROMISE = re.compile(r"<promise>[ \t]*COMPLETE[ \t]*</promise>")
+# A <ralph> tag's body stops at the next <ralph> or </ralph>: linear even for a reply full of opening tags.
+# The literal `<ralph>` prefix keeps the scan fast; the keyword is matched in any case.
+_RALPH_TAG = re.compile(
+    rf"<ralph>[ \t]*(?P<kind>(?i:DONE|FAIL|LEARN))\b(?P<body>(?:[^<]|<(?!/?ralph>)){{0,{MAX_TAG_TEXT}}})</ralph>"
+)
+_LEGACY = re.compile(r"\[(?P<kind>DONE|FAIL)\]")
+_TAG_ID = re.compile(r"^[ \t:]*(?P<id>[\w][\w.\-/#]*)")
 
 
-def own_text(output: str, prompt: str) -> str:
-    """The agent's output without a verbatim echo of its prompt (some CLIs print it back)."""
-    return output.replace(prompt.strip(), "") if prompt.strip() and prompt.strip() in output else output
+@dataclass(frozen=True, slots=True)
+class Failure:
+    id: str
+    reason: str
+
+
+@dataclass(frozen=True, slots=True)
+class Analysis:
+    """What one reply said, typed. `signals` names the protocols seen, in the order listed above."""
+
+    promise: bool = False
+    block: StatusBlock | None = None
+    done_ids: tuple[str, ...] = ()
+    failed: tuple[Failure, ...] = ()
+    learnings: tuple[str, ...] = ()
+    legacy: str | None = None  # "done" or "fail": the last bare [DONE]/[FAIL] when no <ralph> tag says it
+    json_result: JsonResult | None = None
+    json_error: str | None = None
+    signal_complete: bool = False
+    signal_blocked: str | None = None
+    heuristics: Heuristics = field(default_factory=lambda: Heuristics((), (), (), False))
+    signals: tuple[str, ...] = ()
+    echo_removed: bool = False
+    quotations_ignored: int = 0
+
+    # -------------------------------------------------------------- derived facts
+
+    @property
+    def exit_signal(self) -> bool | None:
+        return self.block.exit_signal if self.block else None
+
+    @property
+    def status(self) -> str | None:
+        return self.block.status if self.block else None
+
+    @property
+    def json_status(self) -> str | None:
+        return self.json_result.status if self.json_result else None
+
+    @property
+    def completion_claimed(self) -> bool:
+        """An explicit claim: the promise, EXIT_SIGNAL: true, STATUS: COMPLETE (unless EXIT_SIGNAL: false
+        says otherwise), `ralph signal complete`, or a goal-complete JSON result."""
+        block_claims = self.exit_signal is True or (self.status == "COMPLETE" and self.exit_signal is not False)
+        return self.promise or block_claims or self.signal_complete or self.json_status == "goal-complete"
+
+    @property
+    def claim_sources(self) -> tuple[str, ...]:
+        sources = []
+        if self.promise:
+            sources.append("promise")
+        if self.exit_signal is True:
+            sources.append("EXIT_SIGNAL: true")
+        elif self.status == "COMPLETE" and self.exit_signal is not False:
+            sources.append("STATUS: COMPLETE")
+        if self.signal_complete:
+            sources.append("ralph signal complete")
+        if self.json_status == "goal-complete":
+            sources.append("JSON goal-complete")
+        return tuple(sources)
+
+    @property
+    def blocked(self) -> bool:
+        return self.signal_blocked is not None or self.status == "BLOCKED"
+
+    @property
+    def blocked_reason(self) -> str:
+        if self.signal_blocked:
+            return self.signal_blocked
+        if self.block and self.block.recommendation:
+            return self.block.recommendation
+        return "the agent reported STATUS: BLOCKED without a reason"
+
+    @property
+    def needs_human(self) -> str | None:
+        """The agent's reason when its JSON result asks for a human, else None."""
+        result = self.json_result
+        if result is None or result.status != "needs-human":
+            return None
+        reason = result.human_reason or result.summary or "no reason given"
+        return f"{reason} ({result.human_details})" if result.human_details else reason
+
+    @property
+    def not_done(self) -> bool:
+        return (
+            self.exit_signal is False
+            or self.status in ("IN_PROGRESS", "BLOCKED")
+            or self.json_status in ("continue", "needs-human")
+        )
+
+    @property
+    def confidence(self) -> int:
+        return confidence(
+            self.heuristics,
+            claimed=self.completion_claimed,
+            not_done=self.not_done,
+            tests_passing=self.block is not None and self.block.tests_status == "PASSING",
+        )
+
+    @property
+    def asking_questions(self) -> bool:
+        return self.heuristics.asking_questions
+
+    @property
+    def test_only(self) -> bool:
+        """The reply describes only running tests (WORK_TYPE: TESTING, or test runs and no building words)."""
+        if self.block and self.block.work_type:
+            return self.block.work_type == "TESTING"
+        return self.heuristics.testing_only
+
+    def to_json(self) -> dict[str, object]:
+        """The `ralph analyze --json` and `.response_analysis` shape."""
+        block = self.block
+        result = self.json_result
+        return {
+            "completion_claimed": self.completion_claimed,
+            "claim_sources": list(self.claim_sources),
+            "promise": self.promise,
+            "exit_signal": self.exit_signal,
+            "status": self.status,
+            "tasks_completed": block.tasks_completed if block else None,
+            "files_modified": block.files_modified if block else None,
+            "tests_status": block.tests_status if block else None,
+            "work_type": block.work_type if block else None,
+            "recommendation": block.recommendation if block else None,
+            "status_block_invalid": list(block.invalid) if block else [],
+            "done_ids": list(self.done_ids),
+            "failed": [{"id": failure.id, "reason": failure.reason} for failure in self.failed],
+            "learnings": list(self.learnings),
+            "legacy": self.legacy,
+            "json_status": self.json_status,
+            "json_summary": result.summary if result else None,
+            "completed_step_ids": list(result.completed_step_ids) if result else [],
+            "pending_steps": [{"id": step.id, "prompt": step.prompt} for step in result.pending_steps]
+            if result
+            else [],
+            "goal_complete_summary": result.goal_complete_summary if result else None,
+            "human_needed": {"reason": result.human_reason, "details": result.human_details}
+            if result and result.status == "needs-human"
+            else None,
+            "json_error": self.json_error,
+            "blocked": self.blocked,
+            "blocked_reason": self.blocked_reason if self.blocked else None,
+            "confidence": self.confidence,
+            "completion_phrases": list(self.heuristics.completion_phrases),
+            "nothing_to_do": list(self.heuristics.nothing_to_do),
+            "asking_questions": self.asking_questions,
+            "questions": list(self.heuristics.questions),
+            "test_only": self.test_only,
+            "signals": list(self.signals),
+            "echo_removed": self.echo_removed,
+            "quotations_ignored": self.quotations_ignored,
+        }
+
+
+def analyze(final_text: str, prompt: str = "") -> Analysis:
+    """Read every protocol from the agent's final text (`prompt`: what it was sent, to drop an echo)."""
+    own = own_text(final_text, prompt)
+    prose = own.prose
+    quoted = 0
+    promise = False
+    legacy: str | None = None
+    # Newest first, a bounded number of candidates each: a reply full of quoted tags stays cheap.
+    for match in _newest(_PROMISE, prose, MAX_CHECKS):
+        if not own.quoted(match.start(), match.end()):
+            promise = True
+            break
+        quoted += 1
+    for match in _newest(_LEGACY, prose, MAX_CHECKS):
+        if not own.quoted(match.start(), match.end()):
+            legacy = match.group("kind").lower()
+            break
+        quoted += 1
+    tags, skipped = _tags(own)
+    quoted += skipped
+
+    block = _status_block(own)
+    result, json_error, json_blocks = _json_result(own)
+    quoted += sum(1 for segment in own.fenced if _PROMISE.search(segment.text))
+    done_ids, failed, learnings = _sort_tags(tags)
+    if done_ids or failed:
+        legacy = None  # seed 002: the bare form is a fallback for replies without <ralph> tags
+    heuristics = read_prose(prose)
+    signals = _seen(
+        promise=promise,
+        block=block is not None,
+        tags=bool(tags),
+        legacy=legacy is not None,
+        json=result is not None or json_blocks > 0,
+        keywords=bool(heuristics.completion_phrases or heuristics.nothing_to_do),
+    )
+    return Analysis(
+        promise=promise,
+        block=block,
+        done_ids=done_ids,
+        failed=failed,
+        learnings=learnings,
+        legacy=legacy,
+        json_result=result,
+        json_error=json_error,
+        heuristics=heuristics,
+        signals=signals,
+        echo_removed=own.echo_removed,
+        quotations_ignored=quoted,
+    )
+
+
+def _newest(pattern: re.Pattern[str], text: str, limit: int) -> list[re.Match[str]]:
+    """The last `limit` matches, newest first (the deque consumes the scan at C speed)."""
+    return list(reversed(deque(pattern.finditer(text), maxlen=limit)))
+
+
+def _tags(own: OwnText) -> tuple[list[tuple[str, str]], int]:
+    found: list[tuple[str, str]] = []
+    quoted = 0
+    for match in reversed(_newest(_RALPH_TAG, own.prose, MAX_CHECKS)):
+        if own.quoted(match.start(), match.end()):
+            quoted += 1
+            continue
+        found.append((match.group("kind").upper(), match.group("body")))
+    return found, quoted
+
+
+def _sort_tags(tags: Iterable[tuple[str, str]]) -> tuple[tuple[str, ...], tuple[Failure, ...], tuple[str, ...]]:
+    done: list[str] = []
+    failed: list[Failure] = []
+    learnings: list[str] = []
+    for kind, body in tags:
+        text = " ".join(body.split())
+        if kind == "LEARN":
+            learning = text.lstrip(":").strip()
+            if learning and len(learnings) < MAX_TAGS:
+                learnings.append(learning)
+            continue
+        match = _TAG_ID.match(text)
+        tag_id = match.group("id").rstrip(".:") if match else ""
+        if kind == "DONE" and tag_id and tag_id not in done and len(done) < MAX_TAGS:
+            done.append(tag_id)
+        elif kind == "FAIL" and len(failed) < MAX_TAGS:
+            reason = text[match.end() :].lstrip(" :-").strip() if match else text.lstrip(" :-")
+            failed.append(Failure(tag_id, reason or "no reason given"))
+    return tuple(done), tuple(failed), tuple(learnings)
+
+
+def _status_block(own: OwnText) -> StatusBlock | None:
+    """The last block in the reply: in prose, or a fenced block that holds only the status block
+    (agents often fence it). A fenced block that mentions one among other text is a quotation."""
+    candidates: list[tuple[int, StatusBlock]] = []
+    in_prose = last_block(own.prose)
+    if in_prose is not None:
+        candidates.append((own.position(in_prose[0]), in_prose[1]))
+    for segment in reversed(own.fenced):
+        if _only_a_block(segment.text):
+            found = last_block(segment.text)
+            if found is not None and not _is_echo(own, segment.text):
+                candidates.append((segment.position + found[0], found[1]))
+                break
+    if not candidates:
+        return None
+    return max(candidates, key=lambda candidate: candidate[0])[1]
+
+
+def _only_a_block(body: str) -> bool:
+    first = body.lstrip().split("\n", 1)[0].upper()
+    return "RALPH_STATUS" in first and not first.startswith("END")
+
+
+def _is_echo(own: OwnText, text: str) -> bool:
+    """A block whose every field line is copied from the prompt is the prompt's example."""
+    lines = [line.strip() for line in text.split("\n") if ":" in line and "RALPH_STATUS" not in line.upper()]
+    return bool(own.prompt_lines) and bool(lines) and all(line in own.prompt_lines for line in lines)
+
+
+def _json_result(own: OwnText) -> tuple[JsonResult | None, str | None, int]:
+    result: JsonResult | None = None
+    error: str | None = None
+    seen = 0
+    for segment in own.fenced:
+        if not segment.info.startswith("json"):
+            continue
+        parsed, problem = parse_result(segment.text)
+        if parsed is not None:
+            result, error, seen = parsed, None, seen + 1
+        elif problem is not None:
+            error, seen = problem, seen + 1
+    return result, error, seen
+
+
+def _seen(**present: bool) -> tuple[str, ...]:
+    names = {"block": "status_block", "tags": "ralph_tags", "legacy": "legacy_tags", "json": "json_result"}
+    return tuple(names.get(key, key) for key, seen in present.items() if seen)
+
+
+# ------------------------------------------------------------------ `ralph signal` records
+
+
+@dataclass(frozen=True, slots=True)
+class SignalRecord:
+    """One line of signals.jsonl, as `ralph signal` wrote it."""
+
+    kind: str  # complete | blocked | fail | done | learn
+    iteration: int | None = None
+    id: str = ""
+    text: str = ""
+
+
+def with_records(analysis: Analysis, records: Iterable[SignalRecord]) -> Analysis:
+    """The analysis with `ralph signal` records of the same iteration counted like tags."""
+    done = list(analysis.done_ids)
+    failed = list(analysis.failed)
+    learnings = list(analysis.learnings)
+    complete = analysis.signal_complete
+    blocked = analysis.signal_blocked
+    any_record = False
+    for record in records:
+        any_record = True
+        if record.kind == "complete":
+            complete = True
+        elif record.kind == "blocked":
+            blocked = record.text or "blocked (no reason given)"
+        elif record.kind == "done" and record.id and record.id not in done:
+            done.append(record.id)
+        elif record.kind == "fail":
+            failed.append(Failure(record.id, record.text or "no reason given"))
+        elif record.kind == "learn" and record.text:
+            learnings.append(record.text)
+    if not any_record:
+        return analysis
+    signals = analysis.signals if "signal_file" in analysis.signals else (*analysis.signals, "signal_file")
+    return replace(
+        analysis,
+        done_ids=tuple(done[:MAX_TAGS]),
+        failed=tuple(failed[:MAX_TAGS]),
+        learnings=tuple(learnings[:MAX_TAGS]),
+        signal_complete=complete,
+        signal_blocked=blocked,
+        legacy=None if done or failed else analysis.legacy,
+        signals=signals,
+    )
 
 
 def claims_complete(final_text: str, prompt: str = "") -> bool:
-    """Whether the agent's own text holds the completion promise, outside quotations."""
-    text = _FENCED.sub("", own_text(final_text, prompt))
-    text = _INLINE_CODE.sub("", text)
-    return PROMISE in text
+    """Whether the agent's own text makes an explicit completion claim."""
+    return analyze(final_text, prompt).completion_claimed

@@ -56,6 +56,29 @@ def build_parser() -> argparse.ArgumentParser:
     archive.add_argument("-f", "--feature", help="feature name or folder")
     archive.set_defaults(handler="archive")
 
+    analyze = commands.add_parser("analyze", help="show what ralph reads in a saved agent output")
+    analyze.add_argument("file", metavar="FILE", help="a saved output, e.g. .ralph/FEATURE/logs/iteration-7.log")
+    analyze.add_argument(
+        "--format",
+        default="auto",
+        choices=("auto", "text", "claude-json", "claude-stream-json", "codex-json"),
+        help="how FILE was written (default: detected)",
+    )
+    analyze.add_argument("--prompt", metavar="FILE", help="the prompt it answered (default: iteration-N.prompt.md)")
+    analyze.add_argument("--json", action="store_true", help="machine-readable output")
+    analyze.set_defaults(handler="analyze")
+
+    signal = commands.add_parser(
+        "signal",
+        help="record a signal for the running loop (for agents)",
+        description="Record a signal in the feature's signals.jsonl; the loop reads it after the agent exits. "
+        "Forms: complete [NOTE] | blocked REASON | fail ID [REASON] | done ID | learn TEXT",
+    )
+    signal.add_argument("kind", metavar="KIND", choices=("complete", "blocked", "fail", "done", "learn"))
+    signal.add_argument("words", nargs="*", metavar="ARG", help="the id, reason or text")
+    signal.add_argument("-f", "--feature", help="feature name or folder (default: $RALPH_FEATURE_DIR)")
+    signal.set_defaults(handler="signal")
+
     helper = commands.add_parser("help", help="show help for a command")
     helper.add_argument("topic", nargs="?", metavar="COMMAND")
     helper.set_defaults(handler="help")

@@ -79,12 +79,16 @@ class TerminalRenderer:
         if event.commit:
             facts.append(f"commit {event.commit[:8]}")
         facts.append(format_duration(event.result.duration_s))
+        if event.signals:
+            facts.append(f"signals: {', '.join(event.signals)}")
         if event.status == "complete":
             head = self.paint("ok", f"  ✓ {event.task_id} passes")
         elif event.status == "failed":
             head = self.paint("fail", "  ✗ agent failed")
         elif event.status == "interrupted":
             head = self.paint("warn", "  ⚠ interrupted")
+        elif event.status == "blocked":
+            head = self.paint("warn", f"  ⚠ {event.task_id} blocked")
         else:
             head = self.paint("warn", f"  · {event.task_id} still open")
         self.line(f"{head} · " + " · ".join(facts))

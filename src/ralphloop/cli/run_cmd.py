@@ -59,6 +59,8 @@ def command(args: argparse.Namespace, argv: list[str]) -> int:
         rate_limit_per_hour=settings.rate_limit_per_hour,
         template=template,
         archive=not args.no_archive,
+        completion=settings.completion,
+        blocked_threshold=settings.blocked_threshold,
     )
     cancel = CancelToken()
     if args.dry_run:

@@ -10,6 +10,7 @@ import json
 from ralphloop.errors import RalphError
 from ralphloop.paths import FeaturePaths, find_project_root, resolve_feature
 from ralphloop.state.read import lock_holder_alive, read_json_object
+from ralphloop.textsafe import strip_terminal_controls
 
 TYPE_CHECKING = False
 if TYPE_CHECKING:
@@ -68,6 +69,13 @@ def gather(paths: FeaturePaths) -> dict[str, Any]:
         "lastOutcome": state.get("last_outcome"),
         "lastUpdated": status.get("lastUpdated"),
         "logFile": status.get("logFile") or None,
+        "lastSignals": status.get("lastSignals") or [],
+        "confidence": status.get("confidence"),
+        "refusedClaim": status.get("refusedClaim"),
+        "blockedReason": status.get("blockedReason"),
+        "blockedLoops": status.get("blockedLoops", 0),
+        "testOnlyLoops": status.get("testOnlyLoops", 0),
+        "questionLoops": status.get("questionLoops", 0),
         "note": note,
     }
 
@@ -94,8 +102,19 @@ def render(report: dict[str, Any]) -> str:
         lines.append(
             f"Last:       iteration {last.get('iteration')}: {last.get('status')} ({last.get('task_id')}){error}"
         )
+    if report["lastSignals"]:
+        lines.append(f"Signals:    {', '.join(map(str, report['lastSignals']))}  (confidence {report['confidence']})")
+    if report["refusedClaim"]:
+        lines.append(f"Refused:    completion claim: {strip_terminal_controls(str(report['refusedClaim']))}")
+    if report["blockedReason"]:
+        reason = strip_terminal_controls(str(report["blockedReason"]))
+        lines.append(f"Blocked:    {reason}  ({report['blockedLoops']} in a row)")
+    streaks = [(report["testOnlyLoops"], "test-only"), (report["questionLoops"], "questions only")]
+    for count, what in streaks:
+        if isinstance(count, int) and count > 0:
+            lines.append(f"Evidence:   {count} {what} iteration(s) in a row")
     if report["exitMessage"]:
-        lines.append(f"Ended:      {report['exitMessage']}")
+        lines.append(f"Ended:      {strip_terminal_controls(str(report['exitMessage']))}")
     if report["lastUpdated"]:
         lines.append(f"Updated:    {report['lastUpdated']}")
     if report["note"]:

@@ -1,8 +1,13 @@
-"""The exit decision as one table: a pure function of what the iteration observed."""
+"""The exit decision as one table: a pure function of what the iteration observed.
+
+The table is data (ROWS); `decide` walks it and docs/exit-decision.md holds the same table,
+rendered by `table_markdown()` (a test keeps the two identical).
+"""
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from collections.abc import Callable
+from dataclasses import dataclass, replace
 from enum import Enum
 
 from ralphloop.exitcodes import ExitReason
@@ -16,7 +21,7 @@ class Action(Enum):
 
 @dataclass(frozen=True, slots=True)
 class Observation:
-    """The facts one decision needs, read after the iteration (task source re-read, not trusted)."""
+    """The facts one decision needs, read after the iteration (the task source re-read, not trusted)."""
 
     all_done: bool
     open_ids: tuple[str, ...]
@@ -24,6 +29,14 @@ class Observation:
     interrupted: bool
     iterations_run: int
     max_iterations: int | None
+    claim_sources: tuple[str, ...] = ()
+    trust: bool = False  # `completion: trust`: the seeds' rule, a claim is taken at its word
+    task_file_error: str | None = None
+    gate_failures: tuple[str, ...] = ()  # quality gates that failed; () when none are configured
+    needs_human: str | None = None
+    blocked_streak: int = 0
+    blocked_threshold: int = 3
+    blocked_reason: str = ""
 
 
 @dataclass(frozen=True, slots=True)
@@ -34,27 +47,126 @@ class Decision:
     refused_claim: str | None = None
 
 
+@dataclass(frozen=True, slots=True)
+class Row:
+    condition: str
+    outcome: str
+    applies: Callable[[Observation], bool]
+    decision: Callable[[Observation], Decision]
+
+
+def _max_reached(obs: Observation) -> bool:
+    return obs.max_iterations is not None and obs.iterations_run >= obs.max_iterations
+
+
+ROWS: tuple[Row, ...] = (
+    Row(
+        "interrupted (Ctrl+C, SIGTERM, SIGHUP)",
+        "halt: interrupted (130)",
+        lambda obs: obs.interrupted,
+        lambda obs: Decision(Action.HALT, ExitReason.INTERRUPTED, "interrupted"),
+    ),
+    Row(
+        "the task file is invalid after the iteration",
+        "halt: error (1)",
+        lambda obs: obs.task_file_error is not None,
+        lambda obs: Decision(Action.HALT, ExitReason.ERROR, obs.task_file_error or ""),
+    ),
+    Row(
+        "every task done (re-read from the file) and every quality gate passes",
+        "complete (0), with or without a claim",
+        lambda obs: obs.all_done and not obs.gate_failures,
+        lambda obs: Decision(Action.COMPLETE, ExitReason.COMPLETE, "every task passes"),
+    ),
+    Row(
+        "`completion: trust` and the agent claimed completion",
+        "complete (0), tasks left open",
+        lambda obs: obs.trust and obs.claimed_complete,
+        lambda obs: Decision(
+            Action.COMPLETE,
+            ExitReason.COMPLETE,
+            f"the agent claimed completion ({', '.join(obs.claim_sources) or 'claim'}; completion: trust)"
+            + (f"; {len(obs.open_ids)} task(s) still open" if obs.open_ids else ""),
+        ),
+    ),
+    Row(
+        "the agent's JSON result says needs-human",
+        "halt: needs_human (1)",
+        lambda obs: obs.needs_human is not None,
+        lambda obs: Decision(Action.HALT, ExitReason.NEEDS_HUMAN, f"the agent needs a human: {obs.needs_human}"),
+    ),
+    Row(
+        "the agent reported BLOCKED in `blocked_threshold` consecutive iterations",
+        "halt: blocked (1)",
+        lambda obs: obs.blocked_streak >= obs.blocked_threshold,
+        lambda obs: Decision(
+            Action.HALT,
+            ExitReason.BLOCKED,
+            f"the agent reported BLOCKED {obs.blocked_streak} times in a row: {obs.blocked_reason}",
+        ),
+    ),
+    Row(
+        "max iterations reached",
+        "halt: max_iterations (1)",
+        _max_reached,
+        lambda obs: Decision(
+            Action.HALT,
+            ExitReason.MAX_ITERATIONS,
+            f"reached the maximum of {obs.max_iterations} iterations with {len(obs.open_ids)} task(s) open",
+        ),
+    ),
+    Row(
+        "otherwise",
+        "continue",
+        lambda obs: True,
+        lambda obs: Decision(Action.CONTINUE),
+    ),
+)
+
+
+def refusal(obs: Observation) -> str | None:
+    """Why a completion claim is not believed, or None (no claim, a verified one, or trust mode)."""
+    if not obs.claimed_complete or obs.trust:
+        return None
+    if not obs.all_done:
+        return f"{len(obs.open_ids)} task(s) still do not pass: {', '.join(obs.open_ids)}"
+    if obs.gate_failures:
+        return f"quality gates fail: {', '.join(obs.gate_failures)}"
+    return None
+
+
 def decide(obs: Observation) -> Decision:
-    """First matching row wins:
+    """The first row that applies decides; a refused claim is attached whatever the row."""
+    for row in ROWS:
+        if row.applies(obs):
+            return replace(row.decision(obs), refused_claim=refusal(obs))
+    raise AssertionError("the last row always applies")
 
-    | row | condition                               | decision                         |
-    |-----|-----------------------------------------|----------------------------------|
-    | 1   | interrupted (Ctrl+C, SIGTERM)           | halt: interrupted (130)          |
-    | 2   | every task done (re-read from the file) | complete (0), promise or not     |
-    | 3   | max iterations reached                  | halt: max_iterations (1)         |
-    | 4   | otherwise                               | continue                         |
 
-    A completion claim while tasks are still open is refused in every row it reaches;
-    the refusal is recorded and told to the agent in the next prompt.
-    """
-    refused = None
-    if obs.claimed_complete and not obs.all_done:
-        refused = f"{len(obs.open_ids)} task(s) still do not pass: {', '.join(obs.open_ids)}"
-    if obs.interrupted:
-        return Decision(Action.HALT, ExitReason.INTERRUPTED, "interrupted", refused)
-    if obs.all_done:
-        return Decision(Action.COMPLETE, ExitReason.COMPLETE, "every task passes", refused)
-    if obs.max_iterations is not None and obs.iterations_run >= obs.max_iterations:
-        message = f"reached the maximum of {obs.max_iterations} iterations with {len(obs.open_ids)} task(s) open"
-        return Decision(Action.HALT, ExitReason.MAX_ITERATIONS, message, refused)
-    return Decision(Action.CONTINUE, None, "", refused)
+def table_markdown() -> str:
+    """The decision table as docs/exit-decision.md shows it."""
+    lines = ["| row | condition | decision |", "|-----|-----------|----------|"]
+    lines += [f"| {number} | {row.condition} | {row.outcome} |" for number, row in enumerate(ROWS, start=1)]
+    return "\n".join(lines) + "\n"
+
+
+# ------------------------------------------------------------------ consecutive counters
+
+
+@dataclass(frozen=True, slots=True)
+class Streaks:
+    """Consecutive iterations with a property. Any iteration without it resets that count to 0;
+    an interrupted iteration is no evidence either way and leaves every count as it was."""
+
+    blocked: int = 0
+    test_only: int = 0
+    question_only: int = 0
+
+    def after(self, *, counted: bool, blocked: bool, test_only: bool, question_only: bool) -> Streaks:
+        if not counted:
+            return self
+        return Streaks(
+            blocked=self.blocked + 1 if blocked else 0,
+            test_only=self.test_only + 1 if test_only else 0,
+            question_only=self.question_only + 1 if question_only else 0,
+        )

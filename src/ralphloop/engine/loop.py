@@ -11,11 +11,12 @@ import os
 from dataclasses import dataclass
 
 from ralphloop import git
-from ralphloop.analysis.signals import claims_complete
+from ralphloop.analysis.signals import Analysis, analyze, with_records
 from ralphloop.archive import archive_copy
 from ralphloop.cancel import CancelToken
 from ralphloop.durations import format_duration
-from ralphloop.engine.decide import Action, Decision, Observation, decide
+from ralphloop.engine.decide import Action, Decision, Observation, Streaks, decide
+from ralphloop.engine.reading import IterationReading, iteration_notes, next_prompt_notes, read_iteration
 from ralphloop.errors import RalphError
 from ralphloop.events import AgentOutput, IterationFinished, IterationStarted, LoopEnded, Notice, RunStarted
 from ralphloop.exitcodes import ExitReason
@@ -34,6 +35,8 @@ from ralphloop.protocols import (
     TaskView,
     iso,
 )
+from ralphloop.records import signal_log
+from ralphloop.records.exit_signals import ExitSignals, write_response_analysis
 from ralphloop.records.progress import ProgressEntry, append_entry, ensure_header
 from ralphloop.records.status import LiveStatus
 from ralphloop.state.runstate import LastOutcome, RunState
@@ -49,6 +52,8 @@ class LoopConfig:
     rate_limit_per_hour: int
     template: str
     archive: bool = True
+    completion: str = "verify"
+    blocked_threshold: int = 3
 
 
 @dataclass(frozen=True, slots=True)
@@ -82,6 +87,11 @@ class Loop:
         self.emit = sink
         self.cancel = cancel
         self.state = RunState.load(paths.state, paths.logs)
+        if self.state.last_exit_reason == ExitReason.BLOCKED.value:
+            self.state.streaks.pop("blocked", None)  # the user has been told; a new run starts the count afresh
+        kept = self.state.streaks
+        self.streaks = Streaks(kept.get("blocked", 0), kept.get("test_only", 0), kept.get("question_only", 0))
+        self.exit_signals = ExitSignals.load(paths.exit_signals)
         self.git_root = git.toplevel(paths.project_root)
         self.status = LiveStatus(
             path=paths.status,
@@ -143,6 +153,9 @@ class Loop:
         self.status.exit_reason = decision.reason.value
         self.status.exit_message = decision.message
         self.status.write(now)
+        self.state.last_exit_reason = decision.reason.value
+        self.state.updated_at = iso(now)
+        self.state.save(self.paths.state)
         archived = None
         if decision.reason is ExitReason.COMPLETE and self.config.archive and iterations > 0:
             try:
@@ -176,6 +189,7 @@ class Loop:
         with open(prompt_file, "w", encoding="utf-8") as handle:
             handle.write(prompt)
         log_path = self.paths.iteration_log(number)
+        signals_offset = signal_log.size(self.paths.signals)
 
         self.state.retry_count = self.state.retry_count + 1 if self.state.current_task == task.id else 0
         self.state.iteration, self.state.current_task = number, task.id
@@ -199,22 +213,38 @@ class Loop:
         after = git.snapshot(self.paths.project_root, self.git_root) if self.git_root else None
         changed = self._files_changed(before, after)
         commit = after.head[:12] if after and after.head and (before is None or after.head != before.head) else None
-        claimed = claims_complete(result.final_text, prompt)
+        interrupted = result.interrupted or self.cancel.is_set()
+
+        new = signal_log.read_new(self.paths.signals, signals_offset, number)
+        analysis = with_records(analyze(result.final_text, prompt), new.records)
+        notes += new.problems
+        reading = read_iteration(analysis, task, after_view, changed, view_valid=broken is None)
+        streaks = self.streaks.after(
+            counted=not interrupted,
+            blocked=analysis.blocked,
+            test_only=reading.test_only,
+            question_only=reading.question_only,
+        )
         decision = decide(
             Observation(
                 all_done=after_view.all_done and broken is None,
                 open_ids=after_view.open_ids,
-                claimed_complete=claimed,
-                interrupted=result.interrupted or self.cancel.is_set(),
+                claimed_complete=analysis.completion_claimed,
+                interrupted=interrupted,
                 iterations_run=iteration,
                 max_iterations=self.config.max_iterations,
+                claim_sources=analysis.claim_sources,
+                trust=self.config.completion == "trust",
+                task_file_error=str(broken) if broken else None,
+                needs_human=analysis.needs_human,
+                blocked_streak=streaks.blocked,
+                blocked_threshold=self.config.blocked_threshold,
+                blocked_reason=analysis.blocked_reason,
             )
         )
-        if broken is not None and decision.reason is not ExitReason.INTERRUPTED:
-            decision = Decision(Action.HALT, ExitReason.ERROR, str(broken), decision.refused_claim)
-        if decision.refused_claim:
-            notes.append(f"completion claim refused: {decision.refused_claim}")
-        self.state.last_refusal = decision.refused_claim
+        if not interrupted:
+            self.streaks = streaks
+        notes += iteration_notes(analysis, reading, streaks, decision.refused_claim, self.config.blocked_threshold)
         passed = task.id in after_view.done_ids and broken is None
         status = (
             "interrupted"
@@ -222,11 +252,16 @@ class Loop:
             else "complete"
             if passed
             else "failed"
-            if result.failed
+            if result.failed or reading.failed_here
+            else "blocked"
+            if analysis.blocked
             else "in-progress"
         )
+        self.state.next_prompt_notes = next_prompt_notes(analysis, reading, decision, self.config.blocked_threshold)
+        self._record_analysis(number, analysis, reading, decision, interrupted)
 
-        self._record(number, task, status, result, changed, commit, notes, after_view)
+        signals = [f"signals: {', '.join(analysis.signals)}"] if analysis.signals else []
+        self._record(number, task, status, result, changed, commit, signals + notes, after_view, analysis.learnings)
         self.emit(
             IterationFinished(
                 iteration=iteration,
@@ -240,14 +275,49 @@ class Loop:
                 total=after_view.total,
                 notes=tuple(notes),
                 wall_s=self.clock.monotonic() - began,
+                signals=analysis.signals,
             )
         )
         return after_view, decision
 
-    def _prompt(self, number: int, task: Task) -> str:
-        notes = (
-            (f"your last completion claim was refused: {self.state.last_refusal}",) if self.state.last_refusal else ()
+    def _record_analysis(
+        self, number: int, analysis: Analysis, reading: IterationReading, decision: Decision, interrupted: bool
+    ) -> None:
+        """.response_analysis, .exit_signals and the analysis fields of status.json."""
+        now = iso(self.clock.now())
+        write_response_analysis(
+            self.paths.response_analysis,
+            number,
+            now,
+            analysis.to_json(),
+            test_only=reading.test_only,
+            question_only=reading.question_only,
+            unverified_done=list(reading.unverified_done),
+            refused_claim=decision.refused_claim,
+            decision=decision.action.value,
+            exit_reason=decision.reason.value if decision.reason else None,
         )
+        if not interrupted:
+            self.exit_signals.record(
+                number,
+                test_only_loops=reading.test_only,
+                done_signals=analysis.completion_claimed,
+                completion_indicators=bool(analysis.heuristics.completion_phrases or analysis.heuristics.nothing_to_do),
+                blocked_loops=analysis.blocked,
+                question_loops=reading.question_only,
+            )
+        if decision.refused_claim:
+            self.exit_signals.refuse(number, decision.refused_claim, now)
+        self.exit_signals.save(self.paths.exit_signals)
+        self.status.last_signals = list(analysis.signals)
+        self.status.confidence = analysis.confidence
+        self.status.refused_claim = decision.refused_claim
+        self.status.blocked_reason = analysis.blocked_reason if analysis.blocked else None
+        self.status.blocked_loops = self.streaks.blocked
+        self.status.test_only_loops = self.streaks.test_only
+        self.status.question_loops = self.streaks.question_only
+
+    def _prompt(self, number: int, task: Task) -> str:
         root = self.paths.project_root
         parts = PromptParts(
             iteration=number,
@@ -258,7 +328,7 @@ class Loop:
             progress_file=self.paths.progress,
             task_id=task.id,
             task_section=self.source.describe(task),
-            notes=notes,
+            notes=tuple(self.state.next_prompt_notes),
         )
         return build_prompt(self.config.template, parts, self.config.progress_bytes)
 
@@ -312,6 +382,7 @@ class Loop:
         commit: str | None,
         notes: list[str],
         view: TaskView,
+        learnings: tuple[str, ...] = (),
     ) -> None:
         now = iso(self.clock.now())
         exit_text = "not started" if result.exit_code is None else f"exit {result.exit_code}"
@@ -326,7 +397,7 @@ class Loop:
                 story=f"{task.id} - {task.title}",
                 status=status,
                 files_changed=changed,
-                learnings=(),
+                learnings=learnings,
                 commit=commit,
                 agent=agent_line,
                 notes=notes,
@@ -335,6 +406,11 @@ class Loop:
         self.state.completed_ids = sorted(view.done_ids)
         if status == "complete":
             self.state.retry_count = 0
+        self.state.streaks = {
+            "blocked": self.streaks.blocked,
+            "test_only": self.streaks.test_only,
+            "question_only": self.streaks.question_only,
+        }
         self.state.last_outcome = LastOutcome(number, task.id, status, result.exit_code, result.error, now)
         self.state.updated_at = now
         self.state.save(self.paths.state)

@@ -34,6 +34,13 @@ class LiveStatus:
     exit_reason: str | None = None
     exit_message: str | None = None
     call_times: list[datetime] = field(default_factory=list)
+    last_signals: list[str] = field(default_factory=list)
+    confidence: int | None = None
+    refused_claim: str | None = None
+    blocked_reason: str | None = None
+    blocked_loops: int = 0
+    test_only_loops: int = 0
+    question_loops: int = 0
 
     def record_call(self, at: datetime) -> None:
         self.call_times.append(at)
@@ -65,6 +72,13 @@ class LiveStatus:
             "lastOutcome": self.last_outcome,
             "exitReason": self.exit_reason,
             "exitMessage": self.exit_message,
+            "lastSignals": self.last_signals,
+            "confidence": self.confidence,
+            "refusedClaim": self.refused_claim,
+            "blockedReason": self.blocked_reason,
+            "blockedLoops": self.blocked_loops,
+            "testOnlyLoops": self.test_only_loops,
+            "questionLoops": self.question_loops,
         }
 
     def write(self, now: datetime) -> None:

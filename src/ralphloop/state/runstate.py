@@ -32,7 +32,11 @@ class RunState:
     retry_count: int = 0
     completed_ids: list[str] = field(default_factory=list)
     last_outcome: LastOutcome | None = None
-    last_refusal: str | None = None
+    # What the next prompt must tell the agent (a refused claim and what still fails, ...).
+    next_prompt_notes: list[str] = field(default_factory=list)
+    # Consecutive iterations (decide.Streaks): blocked, test_only, question_only.
+    streaks: dict[str, int] = field(default_factory=dict)
+    last_exit_reason: str = ""
     updated_at: str = ""
 
     @classmethod
@@ -49,7 +53,9 @@ class RunState:
                 retry_count=int(data.get("retry_count", 0)),
                 completed_ids=[str(item) for item in data.get("completed_ids", [])],
                 last_outcome=LastOutcome(**outcome) if isinstance(outcome, dict) else None,
-                last_refusal=data.get("last_refusal"),
+                next_prompt_notes=_strings(data.get("next_prompt_notes")),
+                streaks=_counts(data.get("streaks")),
+                last_exit_reason=str(data.get("last_exit_reason") or ""),
                 updated_at=str(data.get("updated_at", "")),
             )
         except (TypeError, ValueError, OverflowError):
@@ -63,6 +69,16 @@ class RunState:
 
     def to_json(self) -> dict[str, Any]:
         return asdict(self)
+
+
+def _strings(value: Any) -> list[str]:
+    return [str(item) for item in value] if isinstance(value, list) else []
+
+
+def _counts(value: Any) -> dict[str, int]:
+    if not isinstance(value, dict):
+        return {}
+    return {str(key): int(count) for key, count in value.items() if isinstance(count, int) and count >= 0}
 
 
 def highest_log_number(logs_dir: str) -> int:

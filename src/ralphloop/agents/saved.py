@@ -1,0 +1,122 @@
+"""Reading a saved agent output (a `logs/iteration-N.log`, or a capture) back into its final text.
+
+The same parsers the loop uses read the file, so `ralph analyze` sees what the loop saw:
+Claude stream-json through StreamJsonParser, plain text through TextOutputParser (its last
+MiB), and a log's `[stderr] ` lines left out, as the loop never analysed stderr.
+"""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Iterable
+
+from ralphloop.agents.claude import StreamJsonParser
+from ralphloop.agents.text import TextOutputParser
+from ralphloop.protocols import AgentRequest, ProcessOutcome
+
+FORMATS = ("auto", "text", "claude-json", "claude-stream-json", "codex-json")
+STDERR_MARK = b"[stderr] "
+_SNIFF_LINES = 50
+MAX_LINE = 16 * 1024 * 1024
+_DONE = ProcessOutcome(exit_code=0, duration_s=0.0)
+_REQUEST = AgentRequest(prompt="", iteration=0, project_root="", feature_dir="", prompt_file="", task_id="")
+
+
+def detect(head: bytes) -> str:
+    """The format of a saved output, from its first lines."""
+    events = []
+    for raw in head.split(b"\n")[:_SNIFF_LINES]:
+        line = raw.strip()
+        if not line or line.startswith(STDERR_MARK):
+            continue
+        try:
+            value = json.loads(line)
+        except ValueError:
+            break
+        if isinstance(value, dict):
+            events.append(value)
+    kinds = {str(event.get("type", "")) for event in events}
+    if any(kind.startswith(("thread.", "turn.", "item.")) for kind in kinds):
+        return "codex-json"
+    if kinds & {"system", "assistant", "user", "stream_event", "rate_limit_event"}:
+        return "claude-stream-json"
+    if kinds == {"result"} and len(events) == 1:
+        return "claude-json"
+    stripped = head.lstrip()
+    if stripped.startswith(b"{") and b'"type":"result"' in stripped.replace(b" ", b""):
+        return "claude-json"
+    return "text"
+
+
+def final_text(chunks: Iterable[bytes], fmt: str) -> str:
+    """The agent's final text from a saved output read in `chunks` (never held whole for text)."""
+    if fmt == "claude-stream-json":
+        parser = StreamJsonParser()
+        for chunk in chunks:
+            parser.feed(chunk)
+        return parser.finish(_DONE).final_text
+    if fmt == "claude-json":
+        return _claude_json(b"".join(chunks))
+    if fmt == "codex-json":
+        return _codex_json(chunks)
+    text = TextOutputParser(_REQUEST)
+    for line in _lines(chunks):
+        if not line.startswith(STDERR_MARK):
+            text.feed(line)
+    return text.finish(_DONE).final_text
+
+
+def _claude_json(data: bytes) -> str:
+    """`claude -p --output-format json`: one result object (a log may add stderr lines around it)."""
+    for line in data.split(b"\n"):
+        if line.startswith(STDERR_MARK):
+            continue
+        try:
+            value = json.loads(line)
+        except ValueError:
+            continue
+        if isinstance(value, dict) and isinstance(value.get("result"), str):
+            return str(value["result"])
+    try:
+        value = json.loads(data)
+    except ValueError:
+        return ""
+    return str(value.get("result") or "") if isinstance(value, dict) else ""
+
+
+def _codex_json(chunks: Iterable[bytes]) -> str:
+    """`codex exec --json`: the last agent_message item is the final text."""
+    last = ""
+    for line in _lines(chunks):
+        if not line.startswith(b"{"):
+            continue
+        try:
+            event = json.loads(line)
+        except ValueError:
+            continue
+        item = event.get("item") if isinstance(event, dict) else None
+        if (
+            isinstance(item, dict)
+            and event.get("type") == "item.completed"
+            and item.get("type") == "agent_message"
+            and isinstance(item.get("text"), str)
+        ):
+            last = item["text"]
+    return last
+
+
+def _lines(chunks: Iterable[bytes]) -> Iterable[bytes]:
+    """Whole lines (with their newline) from chunks, in one pass; a line longer than MAX_LINE
+    comes out in pieces rather than being gathered whole."""
+    buffer = bytearray()
+    for chunk in chunks:
+        buffer += chunk
+        end = buffer.rfind(b"\n")
+        if end >= 0:
+            yield from bytes(buffer[: end + 1]).splitlines(keepends=True)
+            del buffer[: end + 1]
+        elif len(buffer) > MAX_LINE:
+            yield bytes(buffer)
+            buffer.clear()
+    if buffer:
+        yield bytes(buffer)

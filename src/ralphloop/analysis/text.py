@@ -1,0 +1,180 @@
+"""The agent's own words: what signal parsing reads, and what counts as a quotation.
+
+An agent's reply is split into prose and fenced blocks. Signals count in prose, outside
+inline code; a fenced block is a quotation unless it is the fenced JSON result or a
+status block on its own. A verbatim echo of the prompt is removed first (some CLIs print
+the prompt back, and the prompt names every signal), and a line copied from the prompt
+that mentions a signal is an instruction, not a signal.
+
+Everything here is linear in the size of the text, so a hostile 10 MB reply stays cheap.
+"""
+
+from __future__ import annotations
+
+import itertools
+import re
+from bisect import bisect_right
+from dataclasses import dataclass
+
+from ralphloop.textsafe import strip_escapes
+
+# An opening fence: three or more backticks or tildes at a line start (indented in list items too).
+# Found by its backticks or tildes first, then checked to start its line: scanning for a literal
+# is much faster than trying a pattern at each of millions of line starts.
+_FENCE_LINE = re.compile(r"\n[ \t]*+(?P<run>````*+|~~~~*+)")
+_FIRST_FENCE = re.compile(r"[ \t]*+(?P<run>````*+|~~~~*+)")
+_TICKS = re.compile(r"`+")
+_PARAGRAPH_BREAK = re.compile(r"\n[ \t]*\n")
+MAX_FENCES = 20_000  # beyond this many fenced blocks the rest of a reply is taken as one quotation
+# Inline code never crosses a paragraph; a span longer than this around a signal is not looked for.
+CODE_WINDOW = 8 * 1024
+_AFTER_ALL = float("inf")
+MAX_PROMPT_LINE = 4096
+
+
+@dataclass(frozen=True, slots=True)
+class Segment:
+    """One fenced block: its body without the fence lines, where it starts, and its info string."""
+
+    text: str
+    position: int
+    info: str = ""  # lower-cased: "json", "yaml", ""
+    closed: bool = True
+
+
+@dataclass(slots=True)
+class OwnText:
+    """The reply, ready for signal parsing: its prose (fenced blocks cut out) and its fenced blocks."""
+
+    prose: str
+    fenced: list[Segment]
+    echo_removed: bool
+    prompt_lines: frozenset[str]
+    # (offset in prose, offset in the reply) for each prose piece, to order prose and fenced finds
+    pieces: list[tuple[int, int]]
+
+    def position(self, prose_offset: int) -> int:
+        """Where a prose offset lies in the reply."""
+        index = bisect_right(self.pieces, (prose_offset, _AFTER_ALL)) - 1
+        piece_prose, piece_reply = self.pieces[max(index, 0)]
+        return piece_reply + prose_offset - piece_prose
+
+    def quoted(self, start: int, end: int) -> bool:
+        """Whether `prose[start:end]` sits in inline code or on a line copied from the prompt."""
+        return in_code(self.prose, start, end) or self.echoed_line(start, end)
+
+    def echoed_line(self, start: int, end: int) -> bool:
+        """A line that repeats a prompt line and says more than the signal itself is an instruction."""
+        if not self.prompt_lines:
+            return False
+        text = self.prose
+        line_start = text.rfind("\n", max(0, start - MAX_PROMPT_LINE), start) + 1
+        line_end = text.find("\n", end, end + MAX_PROMPT_LINE)
+        line = text[line_start : len(text) if line_end < 0 else line_end].strip()
+        return line in self.prompt_lines and line != text[start:end].strip()
+
+
+def normalise(text: str) -> str:
+    """CRLF and lone CR to LF; no terminal escape sequences (one could split a tag in two).
+
+    Other control characters stay: they cannot fake a signal, and what is shown to a user
+    (reasons, learnings) is cleaned field by field. Both checks are skipped when the byte is
+    absent, which keeps a 10 MB reply cheap."""
+    if "\r" in text:
+        text = text.replace("\r\n", "\n").replace("\r", "\n")
+    if "\x1b" in text or "\x9b" in text or "\x9d" in text:
+        text = strip_escapes(text)
+    return text
+
+
+def own_text(output: str, prompt: str = "") -> OwnText:
+    """Split the agent's output into prose and fenced blocks, after removing any echo of `prompt`."""
+    text = normalise(output)
+    echo = normalise(prompt).strip() if prompt else ""
+    removed = False
+    if echo and echo in text:
+        text, removed = text.replace(echo, "\n"), True
+    lines = frozenset(line.strip() for line in echo.split("\n") if _mentions_signal(line))
+    return split_fences(text, removed, lines)
+
+
+def _mentions_signal(line: str) -> bool:
+    return any(mark in line for mark in ("<promise", "<ralph", "[DONE]", "[FAIL]", "RALPH_STATUS", "EXIT_SIGNAL"))
+
+
+def split_fences(text: str, echo_removed: bool = False, prompt_lines: frozenset[str] = frozenset()) -> OwnText:
+    """Prose and fenced blocks, in one pass over the fence runs. An unclosed fence runs to the end
+    (a truncated reply); so does everything after MAX_FENCES blocks (a hostile one)."""
+    prose: list[str] = []
+    pieces: list[tuple[int, int]] = []
+    fenced: list[Segment] = []
+    prose_size = 0
+    position = 0  # where the current prose piece starts
+    opened: tuple[str, int, str, int] | None = None  # fence, its length, info, body start
+    first = _FIRST_FENCE.match(text)
+    for run in itertools.chain((first,) if first else (), _FENCE_LINE.finditer(text)):
+        line_start = run.start() + 1 if text[run.start()] == "\n" else 0
+        line_end = text.find("\n", run.end())
+        line_end = len(text) if line_end < 0 else line_end
+        fence = run.group("run")
+        rest = text[run.end() : line_end].strip()
+        if opened is None:
+            if fence[0] == "`" and "`" in rest:
+                continue  # an inline code span, not a fence
+            if len(fenced) >= MAX_FENCES:
+                break
+            opened = (fence[0], len(fence), rest.lower()[:100], line_end + 1)
+            prose.append(text[position:line_start])
+            pieces.append((prose_size, position))
+            prose_size += len(prose[-1]) + 2
+        elif fence[0] == opened[0] and len(fence) >= opened[1] and not rest:
+            fenced.append(Segment(text[opened[3] : line_start], opened[3], opened[2]))
+            opened, position = None, line_end
+    if opened is not None:
+        fenced.append(Segment(text[opened[3] :], opened[3], opened[2], closed=False))
+    elif len(fenced) >= MAX_FENCES and position < len(text):
+        fenced.append(Segment(text[position:], position, "", closed=False))
+    else:
+        prose.append(text[position:])
+        pieces.append((prose_size, position))
+    # Pieces are joined by a blank line: a paragraph break, so inline code never spans a cut-out block.
+    return OwnText("\n\n".join(prose), fenced, echo_removed, prompt_lines, pieces)
+
+
+def in_code(text: str, start: int, end: int) -> bool:
+    """Whether text[start:end] lies inside an inline code span of its paragraph (read within CODE_WINDOW)."""
+    low = max(0, start - CODE_WINDOW)
+    high = min(len(text), end + CODE_WINDOW)
+    breaks = list(_PARAGRAPH_BREAK.finditer(text, low, high))
+    para_start = max([match.end() for match in breaks if match.end() <= start], default=low)
+    para_end = min([match.start() for match in breaks if match.start() >= end], default=high)
+    window = text[para_start:para_end]
+    offset = start - para_start
+    return any(span_start <= offset and end - para_start <= span_end for span_start, span_end in code_spans(window))
+
+
+def code_spans(text: str) -> list[tuple[int, int]]:
+    """Inline code spans (CommonMark): a run of backticks up to the next run of the same length
+    within the paragraph. Sorted, non-overlapping (start, end) offsets; n log n in the number of runs."""
+    runs = [(match.start(), match.end()) for match in _TICKS.finditer(text)]
+    if len(runs) < 2:
+        return []
+    breaks = [match.start() for match in _PARAGRAPH_BREAK.finditer(text)]
+    by_length: dict[int, list[int]] = {}
+    for index, (start, end) in enumerate(runs):
+        by_length.setdefault(end - start, []).append(index)
+    spans: list[tuple[int, int]] = []
+    covered = -1
+    for index, (start, end) in enumerate(runs):
+        if start < covered:
+            continue
+        same = by_length[end - start]
+        later = bisect_right(same, index)
+        if later >= len(same):
+            continue
+        close_start, close_end = runs[same[later]]
+        if bisect_right(breaks, close_start) != bisect_right(breaks, start):
+            continue  # the paragraph ended first: these backticks are literal
+        spans.append((start, close_end))
+        covered = close_end
+    return spans

@@ -1,0 +1,174 @@
+"""`ralph analyze FILE`: what ralph reads in a saved agent output, and so why it decided what it did.
+
+For a loop's own `logs/iteration-N.log` it also uses the prompt beside it (to drop an echo)
+and the iteration's `ralph signal` records, so the analysis is the one the loop made.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import re
+from collections.abc import Iterator
+
+from ralphloop.agents.saved import detect, final_text
+from ralphloop.analysis.signals import Analysis, SignalRecord, analyze, with_records
+from ralphloop.errors import RalphError
+from ralphloop.records.signal_log import MAX_READ, parse_line
+from ralphloop.textsafe import strip_terminal_controls
+
+CHUNK = 1024 * 1024
+_LOG_NAME = re.compile(r"^iteration-(\d+)\.log$")
+
+
+def command(args: argparse.Namespace, argv: list[str]) -> int:
+    path = args.file
+    fmt = args.format if args.format != "auto" else detect(_head(path))
+    text = final_text(_chunks(path), fmt)
+    number = _iteration_of(path)
+    prompt_path = args.prompt or _sibling_prompt(path, number)
+    prompt = _read_prompt(prompt_path, explicit=bool(args.prompt))
+    records = _records(path, number)
+    analysis = with_records(analyze(text, prompt), records)
+    if args.json:
+        body = {"file": path, "format": fmt, "prompt": prompt_path if prompt else None, **analysis.to_json()}
+        print(json.dumps(body, indent=2, ensure_ascii=False))
+    else:
+        print(describe(path, fmt, analysis, len(records)))
+    return 0
+
+
+def _open(path: str) -> int:
+    try:
+        return os.open(path, os.O_RDONLY)
+    except FileNotFoundError:
+        raise RalphError(f"{path}: no such file") from None
+    except IsADirectoryError:
+        raise RalphError(f"{path}: is a folder, not a saved output") from None
+    except OSError as exc:
+        raise RalphError(f"{path}: cannot read: {exc.strerror}") from None
+
+
+def _head(path: str) -> bytes:
+    fd = _open(path)
+    try:
+        return _read(fd, path, 64 * 1024)
+    finally:
+        os.close(fd)
+
+
+def _read(fd: int, path: str, size: int) -> bytes:
+    try:
+        return os.read(fd, size)
+    except IsADirectoryError:
+        raise RalphError(f"{path}: is a folder, not a saved output") from None
+    except OSError as exc:
+        raise RalphError(f"{path}: cannot read: {exc.strerror}") from None
+
+
+def _chunks(path: str) -> Iterator[bytes]:
+    fd = _open(path)
+    try:
+        while chunk := _read(fd, path, CHUNK):
+            yield chunk
+    finally:
+        os.close(fd)
+
+
+def _iteration_of(path: str) -> int | None:
+    match = _LOG_NAME.match(os.path.basename(path))
+    return int(match.group(1)) if match else None
+
+
+def _sibling_prompt(path: str, number: int | None) -> str | None:
+    if number is None:
+        return None
+    candidate = os.path.join(os.path.dirname(path), f"iteration-{number}.prompt.md")
+    return candidate if os.path.isfile(candidate) else None
+
+
+def _read_prompt(path: str | None, *, explicit: bool) -> str:
+    if path is None:
+        return ""
+    try:
+        with open(path, encoding="utf-8", errors="replace") as handle:
+            return handle.read()
+    except OSError as exc:
+        if explicit:
+            raise RalphError(f"--prompt {path}: cannot read: {exc.strerror}") from None
+        return ""
+
+
+def _records(path: str, number: int | None) -> list[SignalRecord]:
+    """The iteration's `ralph signal` records, when FILE is a loop's iteration log."""
+    if number is None:
+        return []
+    feature_dir = os.path.dirname(os.path.dirname(os.path.abspath(path)))
+    try:
+        with open(os.path.join(feature_dir, "signals.jsonl"), "rb") as handle:
+            data = handle.read(MAX_READ * 8)
+    except OSError:
+        return []
+    records = (parse_line(line) for line in data.split(b"\n") if line.strip())
+    return [record for record in records if record is not None and record.iteration == number]
+
+
+def describe(path: str, fmt: str, analysis: Analysis, record_count: int) -> str:
+    """The human-readable report; every text the agent wrote is cleaned of escapes first."""
+    data = analysis.to_json()
+
+    def safe(value: object) -> str:
+        return strip_terminal_controls(str(value))[:300]
+
+    extras = [fmt]
+    if analysis.echo_removed:
+        extras.append("an echo of the prompt removed")
+    if record_count:
+        extras.append(f"{record_count} `ralph signal` record(s)")
+    lines = [f"{path} ({', '.join(extras)})"]
+    claim = "yes (" + ", ".join(analysis.claim_sources) + ")" if analysis.completion_claimed else "no"
+    lines.append(f"  Completion claimed: {claim}")
+    if analysis.block is not None:
+        fields = [
+            ("STATUS", data["status"]),
+            ("EXIT_SIGNAL", data["exit_signal"]),
+            ("TESTS_STATUS", data["tests_status"]),
+            ("WORK_TYPE", data["work_type"]),
+            ("TASKS_COMPLETED_THIS_LOOP", data["tasks_completed"]),
+            ("FILES_MODIFIED", data["files_modified"]),
+        ]
+        shown = " · ".join(f"{name} {safe(value)}" for name, value in fields if value is not None)
+        lines.append(f"  Status block: {shown or '(no valid field)'}")
+        if data["recommendation"]:
+            lines.append(f"  Recommendation: {safe(data['recommendation'])}")
+        for problem in analysis.block.invalid:
+            lines.append(f"  Invalid field ignored: {safe(problem)}")
+    if analysis.done_ids:
+        lines.append(f"  DONE: {safe(', '.join(analysis.done_ids))}")
+    for failure in analysis.failed:
+        lines.append(f"  FAIL {safe(failure.id or '(no id)')}: {safe(failure.reason)}")
+    if analysis.legacy:
+        lines.append(f"  Legacy tag: [{analysis.legacy.upper()}]")
+    for learning in analysis.learnings:
+        lines.append(f"  Learning: {safe(learning)}")
+    if analysis.json_result is not None:
+        summary = f" — {safe(analysis.json_result.summary)}" if analysis.json_result.summary else ""
+        lines.append(f"  JSON result: {analysis.json_result.status}{summary}")
+    if analysis.json_error:
+        lines.append(f"  JSON result ignored: {safe(analysis.json_error)}")
+    if analysis.blocked:
+        lines.append(f"  Blocked: {safe(analysis.blocked_reason)}")
+    if analysis.needs_human:
+        lines.append(f"  Needs a human: {safe(analysis.needs_human)}")
+    for question in analysis.heuristics.questions:
+        lines.append(f"  Question to the user: {safe(question)}")
+    if analysis.test_only:
+        lines.append("  Test-only work")
+    phrases = [*analysis.heuristics.completion_phrases, *analysis.heuristics.nothing_to_do]
+    detail = f" (phrases: {', '.join(phrases)})" if phrases else ""
+    lines.append(f"  Confidence the agent thinks it is done: {analysis.confidence}/100{detail}")
+    lines.append(f"  Signals seen: {', '.join(analysis.signals) or 'none'}")
+    if analysis.quotations_ignored:
+        lines.append(f"  Quoted signals ignored: {analysis.quotations_ignored}")
+    return "\n".join(lines)
