@@ -77,17 +77,22 @@ def script(python: str) -> dict[str, Any]:
                 "pass": "STORY-001",
                 "progress": "Learned: the package is textkit/; tests run with unittest discover.",
                 "commit": "feat(STORY-001): slugify",
-                "say": "Implemented slugify; tests pass.",
+                "say": "Implemented slugify; tests pass.\n<ralph>LEARN: unittest needs -t . to import textkit</ralph>",
             },
             {
+                # A false claim, without running the tests: the loop checks prd.json, refuses it,
+                # and the next prompt says so.
                 "append": {"textkit/__init__.py": WORDS_BUGGY},
                 "write": {"tests/test_words.py": TEST_WORDS},
-                "run": tests,
-                "say": "Tried word_count; the tests fail, so the story stays open.",
+                "say": "word_count is written, so the feature is done.\n<promise>COMPLETE</promise>",
+            },
+            {
+                "run": tests,  # the tests fail: the agent exits 1, a failed iteration, and the loop goes on
+                "say": "Ran the tests for word_count.",
             },
             {
                 "write": {"textkit/__init__.py": SLUGIFY + WORDS_FIXED},
-                "run": tests,
+                "run": [*tests, [python, "-m", "ralphloop", "signal", "learn", "split() with no argument handles runs"]],
                 "pass": "STORY-002",
                 "progress": "Learned: split() without an argument handles repeated and no whitespace.",
                 "commit": "feat(STORY-002): word_count",
