@@ -92,7 +92,7 @@ def script(python: str) -> dict[str, Any]:
             },
             {
                 "write": {"textkit/__init__.py": SLUGIFY + WORDS_FIXED},
-                "run": [*tests, [python, "-m", "ralphloop", "signal", "learn", "split() with no argument handles runs"]],
+                "run": [*tests, [python, "-m", "ralphloop", "signal", "learn", "split() handles runs of spaces"]],
                 "pass": "STORY-002",
                 "progress": "Learned: split() without an argument handles repeated and no whitespace.",
                 "commit": "feat(STORY-002): word_count",

@@ -47,8 +47,11 @@ class _Log:
         self._written = 0
         self._stderr_partial = b""
         self._full = False
+        self._mid_line = False  # stdout's last byte was not a newline
 
     def stdout(self, data: bytes) -> None:
+        if data:
+            self._mid_line = not data.endswith(b"\n")
         self._write(data)
 
     def stderr(self, data: bytes, *, final: bool = False) -> None:
@@ -60,7 +63,10 @@ class _Log:
                 lines.append(self._stderr_partial)
             self._stderr_partial = b""
         if lines:
-            self._write(b"".join(b"[stderr] " + line + b"\n" for line in lines))
+            # A stderr line always starts a line of its own, so that it is never read as stdout.
+            start = b"\n" if self._mid_line else b""
+            self._mid_line = False
+            self._write(start + b"".join(b"[stderr] " + line + b"\n" for line in lines))
 
     def _write(self, data: bytes) -> None:
         if self._full:

@@ -69,10 +69,22 @@ def test_promise_after_an_echo_of_the_prompt_counts() -> None:
 
 
 def test_own_text_removes_only_a_verbatim_echo() -> None:
-    prompt = "  the prompt text\n"
-    assert own_text("before the prompt text after", prompt) == "before  after"
-    assert own_text("something else", prompt) == "something else"
-    assert own_text("anything", "") == "anything"
+    prompt = "  the prompt text, long enough to be taken for an echo\n"
+    echoed = own_text("before the prompt text, long enough to be taken for an echo after", prompt)
+    assert (echoed.prose, echoed.fenced, echoed.echo_removed) == ("before \n after", [], True)
+    other = own_text("something else", prompt)
+    assert (other.prose, other.fenced, other.echo_removed) == ("something else", [], False)
+    plain = own_text("anything", "")
+    assert (plain.prose, plain.fenced, plain.echo_removed) == ("anything", [], False)
+    # a near echo (one word changed) is not removed
+    assert own_text("before the  prompt text after", prompt).echo_removed is False
+
+
+def test_own_text_splits_prose_from_fenced_blocks() -> None:
+    own = own_text("intro\n```py\nprint(1)\n```\noutro")
+    assert [(segment.text, segment.info, segment.closed) for segment in own.fenced] == [("print(1)\n", "py", True)]
+    assert "print(1)" not in own.prose
+    assert own.prose.startswith("intro") and own.prose.endswith("outro")
 
 
 @pytest.mark.parametrize(

@@ -42,8 +42,9 @@ def detect(head: bytes) -> str:
         return "claude-stream-json"
     if kinds == {"result"} and len(events) == 1:
         return "claude-json"
+    # `claude -p --output-format json` printed across lines (pretty), or a head cut inside it.
     stripped = head.lstrip()
-    if stripped.startswith(b"{") and b'"type":"result"' in stripped.replace(b" ", b""):
+    if not events and stripped.startswith(b"{") and b'"type":"result"' in stripped.replace(b" ", b""):
         return "claude-json"
     return "text"
 
@@ -81,7 +82,8 @@ def _claude_json(data: bytes) -> str:
         value = json.loads(data)
     except ValueError:
         return ""
-    return str(value.get("result") or "") if isinstance(value, dict) else ""
+    result = value.get("result") if isinstance(value, dict) else None
+    return result if isinstance(result, str) else ""
 
 
 def _codex_json(chunks: Iterable[bytes]) -> str:

@@ -45,7 +45,7 @@ def parse_result(body: str) -> tuple[JsonResult | None, str | None]:
         where = f" at line {exc.lineno}, column {exc.colno}" if isinstance(exc, json.JSONDecodeError) else ""
         return None, (f"malformed JSON result{where}: {_reason(exc)}" if looks_like_result else None)
     except RecursionError:
-        return None, "malformed JSON result: nested too deeply"
+        return None, ("malformed JSON result: nested too deeply" if '"status"' in body else None)
     if not isinstance(data, dict) or "status" not in data:
         return None, None
     status = data.get("status")
@@ -94,7 +94,7 @@ def _ids(value: object, problems: list[str]) -> tuple[str, ...]:
         return ()
     ids = [str(item) for item in value[:MAX_ITEMS] if isinstance(item, str | int) and not isinstance(item, bool)]
     if len(ids) != len(value[:MAX_ITEMS]):
-        problems.append("completedStepIds: only strings are step ids")
+        problems.append("completedStepIds: only strings and numbers are step ids")
     return tuple(ids)
 
 

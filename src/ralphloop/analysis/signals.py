@@ -22,7 +22,7 @@ from dataclasses import dataclass, field, replace
 
 from ralphloop.analysis.heuristics import Heuristics, confidence, read_prose
 from ralphloop.analysis.json_result import JsonResult, parse_result
-from ralphloop.analysis.status_block import StatusBlock, last_block
+from ralphloop.analysis.status_block import StatusBlock, last_block, only_a_block
 from ralphloop.analysis.text import OwnText, own_text
 
 PROMISE = "<promise>COMPLETE</promise>"
@@ -32,9 +32,11 @@ MAX_CHECKS = 4 * MAX_TAGS  # candidates per protocol checked for quotation, newe
 
 _PROMISE = re.compile(r"<promise>[ \t]*COMPLETE[ \t]*</promise>")
 # A <ralph> tag's body stops at the next <ralph> or </ralph>: linear even for a reply full of opening tags.
-# The literal `<ralph>` prefix keeps the scan fast; the keyword is matched in any case.
-_RALPH_TAG = re.compile(
-    rf"<ralph>[ \t]*(?P<kind>(?i:DONE|FAIL|LEARN))\b(?P<body>(?:[^<]|<(?!/?ralph>)){{0,{MAX_TAG_TEXT}}})</ralph>"
+# The literal `<ralph>` prefix keeps the scan fast; the keyword is matched in any case. One
+# pattern per kind, so that many tags of one kind cannot crowd out the others.
+_RALPH_TAGS = tuple(
+    re.compile(rf"<ralph>[ \t]*(?P<kind>(?i:{kind}))\b(?P<body>(?:[^<]|<(?!/?ralph>)){{0,{MAX_TAG_TEXT}}})</ralph>")
+    for kind in ("DONE", "FAIL", "LEARN")
 )
 _LEGACY = re.compile(r"\[(?P<kind>DONE|FAIL)\]")
 _TAG_ID = re.compile(r"^[ \t:]*(?P<id>[\w][\w.\-/#]*)")
@@ -204,21 +206,21 @@ def analyze(final_text: str, prompt: str = "") -> Analysis:
     legacy: str | None = None
     # Newest first, a bounded number of candidates each: a reply full of quoted tags stays cheap.
     for match in _newest(_PROMISE, prose, MAX_CHECKS):
-        if not own.quoted(match.start(), match.end()):
+        if own.quoted(match.start(), match.end()):
+            quoted += 1
+        else:
             promise = True
-            break
-        quoted += 1
     for match in _newest(_LEGACY, prose, MAX_CHECKS):
-        if not own.quoted(match.start(), match.end()):
+        if own.quoted(match.start(), match.end()):
+            quoted += 1
+        elif legacy is None:
             legacy = match.group("kind").lower()
-            break
-        quoted += 1
     tags, skipped = _tags(own)
     quoted += skipped
 
     block = _status_block(own)
     result, json_error, json_blocks = _json_result(own)
-    quoted += sum(1 for segment in own.fenced if _PROMISE.search(segment.text))
+    quoted += sum(_quoted_in_fences(own))
     done_ids, failed, learnings = _sort_tags(tags)
     if done_ids or failed:
         legacy = None  # seed 002: the bare form is a fallback for replies without <ralph> tags
@@ -253,14 +255,26 @@ def _newest(pattern: re.Pattern[str], text: str, limit: int) -> list[re.Match[st
 
 
 def _tags(own: OwnText) -> tuple[list[tuple[str, str]], int]:
-    found: list[tuple[str, str]] = []
+    """Every kind's newest MAX_CHECKS tags, in the order they appear."""
+    found: list[tuple[int, str, str]] = []
     quoted = 0
-    for match in reversed(_newest(_RALPH_TAG, own.prose, MAX_CHECKS)):
-        if own.quoted(match.start(), match.end()):
-            quoted += 1
-            continue
-        found.append((match.group("kind").upper(), match.group("body")))
-    return found, quoted
+    for pattern in _RALPH_TAGS:
+        for match in _newest(pattern, own.prose, MAX_CHECKS):
+            if own.quoted(match.start(), match.end()):
+                quoted += 1
+            else:
+                found.append((match.start(), match.group("kind").upper(), match.group("body")))
+    return [(kind, body) for _, kind, body in sorted(found)], quoted
+
+
+def _quoted_in_fences(own: OwnText) -> list[int]:
+    """Signals inside fenced blocks (the JSON result's included): quotations, counted."""
+    patterns = (_PROMISE, _LEGACY, *_RALPH_TAGS)
+    return [
+        min(len(pattern.findall(segment.text)), MAX_CHECKS)
+        for segment in own.fenced[-MAX_TAGS:]
+        for pattern in patterns
+    ]
 
 
 def _sort_tags(tags: Iterable[tuple[str, str]]) -> tuple[tuple[str, ...], tuple[Failure, ...], tuple[str, ...]]:
@@ -274,43 +288,32 @@ def _sort_tags(tags: Iterable[tuple[str, str]]) -> tuple[tuple[str, ...], tuple[
             if learning and len(learnings) < MAX_TAGS:
                 learnings.append(learning)
             continue
-        match = _TAG_ID.match(text)
+        match = None if text.startswith(":") else _TAG_ID.match(text)  # `FAIL: reason` names no id
         tag_id = match.group("id").rstrip(".:") if match else ""
         if kind == "DONE" and tag_id and tag_id not in done and len(done) < MAX_TAGS:
             done.append(tag_id)
         elif kind == "FAIL" and len(failed) < MAX_TAGS:
-            reason = text[match.end() :].lstrip(" :-").strip() if match else text.lstrip(" :-")
+            reason = text[match.end() :].lstrip(" :-").strip() if match else text.lstrip(" :-").strip()
             failed.append(Failure(tag_id, reason or "no reason given"))
     return tuple(done), tuple(failed), tuple(learnings)
 
 
 def _status_block(own: OwnText) -> StatusBlock | None:
     """The last block in the reply: in prose, or a fenced block that holds only the status block
-    (agents often fence it). A fenced block that mentions one among other text is a quotation."""
+    (agents often fence it). A fenced block that quotes one among other text is a quotation, and
+    a block copied from the prompt is its example."""
     candidates: list[tuple[int, StatusBlock]] = []
-    in_prose = last_block(own.prose)
+    in_prose = last_block(own.prose, skip=own.copied_from_prompt)
     if in_prose is not None:
         candidates.append((own.position(in_prose[0]), in_prose[1]))
     for segment in reversed(own.fenced):
-        if _only_a_block(segment.text):
-            found = last_block(segment.text)
-            if found is not None and not _is_echo(own, segment.text):
-                candidates.append((segment.position + found[0], found[1]))
-                break
+        found = last_block(segment.text)
+        if found is not None and only_a_block(segment.text) and not own.copied_from_prompt(segment.text):
+            candidates.append((segment.position + found[0], found[1]))
+            break
     if not candidates:
         return None
     return max(candidates, key=lambda candidate: candidate[0])[1]
-
-
-def _only_a_block(body: str) -> bool:
-    first = body.lstrip().split("\n", 1)[0].upper()
-    return "RALPH_STATUS" in first and not first.startswith("END")
-
-
-def _is_echo(own: OwnText, text: str) -> bool:
-    """A block whose every field line is copied from the prompt is the prompt's example."""
-    lines = [line.strip() for line in text.split("\n") if ":" in line and "RALPH_STATUS" not in line.upper()]
-    return bool(own.prompt_lines) and bool(lines) and all(line in own.prompt_lines for line in lines)
 
 
 def _json_result(own: OwnText) -> tuple[JsonResult | None, str | None, int]:
@@ -318,7 +321,7 @@ def _json_result(own: OwnText) -> tuple[JsonResult | None, str | None, int]:
     error: str | None = None
     seen = 0
     for segment in own.fenced:
-        if not segment.info.startswith("json"):
+        if segment.info.split(" ", 1)[0] != "json":
             continue
         parsed, problem = parse_result(segment.text)
         if parsed is not None:
@@ -368,7 +371,10 @@ def with_records(analysis: Analysis, records: Iterable[SignalRecord]) -> Analysi
             learnings.append(record.text)
     if not any_record:
         return analysis
-    signals = analysis.signals if "signal_file" in analysis.signals else (*analysis.signals, "signal_file")
+    legacy = None if done or failed else analysis.legacy
+    signals = tuple(name for name in analysis.signals if name != "legacy_tags" or legacy is not None)
+    if "signal_file" not in signals:
+        signals = (*signals, "signal_file")
     return replace(
         analysis,
         done_ids=tuple(done[:MAX_TAGS]),
@@ -376,7 +382,7 @@ def with_records(analysis: Analysis, records: Iterable[SignalRecord]) -> Analysi
         learnings=tuple(learnings[:MAX_TAGS]),
         signal_complete=complete,
         signal_blocked=blocked,
-        legacy=None if done or failed else analysis.legacy,
+        legacy=legacy,
         signals=signals,
     )
 

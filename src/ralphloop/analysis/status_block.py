@@ -15,6 +15,7 @@ the template's `IN_PROGRESS | COMPLETE | BLOCKED`) is recorded as invalid and le
 from __future__ import annotations
 
 import re
+from collections.abc import Callable
 from dataclasses import dataclass, field
 
 STATUSES = frozenset({"IN_PROGRESS", "COMPLETE", "BLOCKED"})
@@ -27,8 +28,8 @@ _MARKS = (re.compile("RALPH_STATUS"), re.compile("ralph_status"), re.compile("Ra
 MAX_MARKS = 1000
 MAX_BODY_LINES = 100  # a block has seven fields; an unclosed one is read this far at most
 # Possessive quantifiers (`*+`) keep a hostile line of dashes or asterisks linear.
-_START = re.compile(r"^[^\w\n-]*+-{3,}+[ \t]*+RALPH_STATUS[ \t]*+-{3,}+[^\w\n]*+$", re.IGNORECASE | re.MULTILINE)
-_END = re.compile(r"^[^\w\n-]*+-{3,}+[ \t]*+END_RALPH_STATUS[ \t]*+-{3,}+[^\w\n]*+$", re.IGNORECASE | re.MULTILINE)
+_START = re.compile(r"^[^\w\n`-]*+-{3,}+[ \t]*+RALPH_STATUS[ \t]*+-{3,}+[^\w\n`]*+$", re.IGNORECASE | re.MULTILINE)
+_END = re.compile(r"^[^\w\n`-]*+-{3,}+[ \t]*+END_RALPH_STATUS[ \t]*+-{3,}+[^\w\n`]*+$", re.IGNORECASE | re.MULTILINE)
 _HEADER = re.compile(r"^[ \t>#*\-]*+RALPH_STATUS[ \t*_]*+:[ \t*_]*+$", re.IGNORECASE | re.MULTILINE)
 _FIELD = re.compile(
     r"^[ \t>*_\-#`]*(?P<key>[A-Za-z][A-Za-z_ ]{0,40}?)[ \t*_`]*:[ \t*_`]*(?P<value>.*?)[ \t*_`.]*$",
@@ -53,8 +54,8 @@ class StatusBlock:
     invalid: tuple[str, ...] = field(default=())
 
 
-def last_block(text: str) -> tuple[int, StatusBlock] | None:
-    """The last status block in `text` (either form) and where it starts, or None when there is none.
+def last_block(text: str, skip: Callable[[str], bool] | None = None) -> tuple[int, StatusBlock, str] | None:
+    """The last status block in `text` (either form): where it starts, its fields, and its text.
 
     Only lines naming RALPH_STATUS are tried, newest first, so a long reply costs one scan."""
     marks = sorted(match.start() for pattern in _MARKS for match in pattern.finditer(text))[-MAX_MARKS:]
@@ -62,12 +63,17 @@ def last_block(text: str) -> tuple[int, StatusBlock] | None:
     for index in range(len(lines) - 1, -1, -1):
         line_start, line_end = lines[index]
         if _HEADER.fullmatch(text, line_start, line_end):
-            body = text[line_end + 1 : line_end + 1 + MAX_BODY_LINES * MAX_LINE]
-            return line_start, parse_fields(_header_lines(body))
+            fields = _header_lines(text[line_end + 1 : line_end + 1 + MAX_BODY_LINES * MAX_LINE])
+            whole = "\n".join([text[line_start:line_end], *fields])
+            if skip is None or not skip(whole):
+                return line_start, parse_fields(fields), whole
         if _START.fullmatch(text, line_start, line_end):
             ends = [line for line in lines[index + 1 :] if _END.fullmatch(text, *line)]
             body = text[line_end + 1 : ends[0][0] if ends else len(text)]
-            return line_start, parse_fields(body.split("\n", MAX_BODY_LINES)[:MAX_BODY_LINES], closed=bool(ends))
+            fields = body.split("\n", MAX_BODY_LINES)[:MAX_BODY_LINES]
+            whole = text[line_start : ends[0][1] if ends else line_end + 1 + len("\n".join(fields))]
+            if skip is None or not skip(whole):
+                return line_start, parse_fields(fields, closed=bool(ends)), whole
     return None
 
 
@@ -78,6 +84,12 @@ def _line_of(text: str, position: int) -> tuple[int, int] | None:
     if (line_start == 0 and position > MAX_LINE) or (line_end < 0 and len(text) > position + MAX_LINE):
         return None
     return line_start, len(text) if line_end < 0 else line_end
+
+
+def only_a_block(text: str) -> bool:
+    """Whether `text` (a fenced block's body) holds one status block and nothing else."""
+    found = last_block(text)
+    return found is not None and text.strip() == found[2].strip()
 
 
 def _header_lines(rest: str) -> list[str]:

@@ -14,7 +14,7 @@ from __future__ import annotations
 import itertools
 import re
 from bisect import bisect_right
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 
 from ralphloop.textsafe import strip_escapes
 
@@ -26,10 +26,10 @@ _FIRST_FENCE = re.compile(r"[ \t]*+(?P<run>````*+|~~~~*+)")
 _TICKS = re.compile(r"`+")
 _PARAGRAPH_BREAK = re.compile(r"\n[ \t]*\n")
 MAX_FENCES = 20_000  # beyond this many fenced blocks the rest of a reply is taken as one quotation
-# Inline code never crosses a paragraph; a span longer than this around a signal is not looked for.
-CODE_WINDOW = 8 * 1024
 _AFTER_ALL = float("inf")
 MAX_PROMPT_LINE = 4096
+# A shorter prompt is not removed from the reply: a few words could be anywhere in it.
+MIN_ECHO = 40
 
 
 @dataclass(frozen=True, slots=True)
@@ -52,6 +52,8 @@ class OwnText:
     prompt_lines: frozenset[str]
     # (offset in prose, offset in the reply) for each prose piece, to order prose and fenced finds
     pieces: list[tuple[int, int]]
+    prompt: str = ""  # the prompt, normalised: a status block copied from it is its example
+    _spans: dict[int, tuple[int, list[tuple[int, int]]]] = field(default_factory=dict)  # per paragraph
 
     def position(self, prose_offset: int) -> int:
         """Where a prose offset lies in the reply."""
@@ -61,7 +63,33 @@ class OwnText:
 
     def quoted(self, start: int, end: int) -> bool:
         """Whether `prose[start:end]` sits in inline code or on a line copied from the prompt."""
-        return in_code(self.prose, start, end) or self.echoed_line(start, end)
+        return self.in_code(start, end) or self.echoed_line(start, end)
+
+    def in_code(self, start: int, end: int) -> bool:
+        """Whether `prose[start:end]` lies inside an inline code span. Spans never cross a paragraph,
+        so only the paragraph around it is read, once."""
+        for low, (high, spans) in self._spans.items():
+            if low <= start and end <= high:
+                return _in_spans(spans, start - low, end - low)
+        text = self.prose
+        low = text.rfind("\n\n", 0, start)
+        low = 0 if low < 0 else low + 2
+        high = text.find("\n\n", end)
+        high = len(text) if high < 0 else high
+        for blank in _PARAGRAPH_BREAK.finditer(text, low, high):  # blank lines holding spaces break too
+            if blank.end() <= start:
+                low = blank.end()
+            elif blank.start() >= end:
+                high = blank.start()
+                break
+        spans = code_spans(text[low:high])
+        self._spans[low] = (high, spans)
+        return _in_spans(spans, start - low, end - low)
+
+    def copied_from_prompt(self, text: str) -> bool:
+        """Whether `text` (a status block) appears verbatim in the prompt."""
+        body = text.strip()
+        return bool(body) and bool(self.prompt) and body in self.prompt
 
     def echoed_line(self, start: int, end: int) -> bool:
         """A line that repeats a prompt line and says more than the signal itself is an instruction."""
@@ -92,10 +120,12 @@ def own_text(output: str, prompt: str = "") -> OwnText:
     text = normalise(output)
     echo = normalise(prompt).strip() if prompt else ""
     removed = False
-    if echo and echo in text:
+    if len(echo) >= MIN_ECHO and echo in text:
         text, removed = text.replace(echo, "\n"), True
     lines = frozenset(line.strip() for line in echo.split("\n") if _mentions_signal(line))
-    return split_fences(text, removed, lines)
+    own = split_fences(text, removed, lines)
+    own.prompt = echo
+    return own
 
 
 def _mentions_signal(line: str) -> bool:
@@ -142,15 +172,13 @@ def split_fences(text: str, echo_removed: bool = False, prompt_lines: frozenset[
 
 
 def in_code(text: str, start: int, end: int) -> bool:
-    """Whether text[start:end] lies inside an inline code span of its paragraph (read within CODE_WINDOW)."""
-    low = max(0, start - CODE_WINDOW)
-    high = min(len(text), end + CODE_WINDOW)
-    breaks = list(_PARAGRAPH_BREAK.finditer(text, low, high))
-    para_start = max([match.end() for match in breaks if match.end() <= start], default=low)
-    para_end = min([match.start() for match in breaks if match.start() >= end], default=high)
-    window = text[para_start:para_end]
-    offset = start - para_start
-    return any(span_start <= offset and end - para_start <= span_end for span_start, span_end in code_spans(window))
+    """Whether text[start:end] lies inside an inline code span."""
+    return _in_spans(code_spans(text), start, end)
+
+
+def _in_spans(spans: list[tuple[int, int]], start: int, end: int) -> bool:
+    index = bisect_right(spans, (start, _AFTER_ALL)) - 1
+    return index >= 0 and spans[index][0] <= start and end <= spans[index][1]
 
 
 def code_spans(text: str) -> list[tuple[int, int]]:

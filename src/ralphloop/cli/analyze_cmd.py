@@ -24,9 +24,9 @@ _LOG_NAME = re.compile(r"^iteration-(\d+)\.log$")
 
 def command(args: argparse.Namespace, argv: list[str]) -> int:
     path = args.file
-    fmt = args.format if args.format != "auto" else detect(_head(path))
-    text = final_text(_chunks(path), fmt)
     number = _iteration_of(path)
+    fmt = args.format if args.format != "auto" else _auto(_head(path), number)
+    text = final_text(_chunks(path), fmt)
     prompt_path = args.prompt or _sibling_prompt(path, number)
     prompt = _read_prompt(prompt_path, explicit=bool(args.prompt))
     records = _records(path, number)
@@ -74,6 +74,15 @@ def _chunks(path: str) -> Iterator[bytes]:
             yield chunk
     finally:
         os.close(fd)
+
+
+def _auto(head: bytes, number: int | None) -> str:
+    """The detected format; for a loop's own log, the way the loop read it: Claude stream-json
+    through the claude backend, anything else as a command agent's text."""
+    fmt = detect(head)
+    if number is not None and fmt != "claude-stream-json":
+        return "text"
+    return fmt
 
 
 def _iteration_of(path: str) -> int | None:
