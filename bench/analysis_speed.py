@@ -36,7 +36,8 @@ def reply(size: int) -> str:
     unit = (
         "I read `src/textkit/slug.py` and the failing test, then changed the `slugify` helper so that "
         "it keeps digits. The acceptance criteria ask for lowercase output, so I added a test for it.\n\n"
-        "```python\ndef slugify(text: str) -> str:\n    return re.sub(r'[^a-z0-9]+', '-', text.lower()).strip('-')\n```\n\n"
+        "```python\ndef slugify(text: str) -> str:\n"
+        "    return re.sub(r'[^a-z0-9]+', '-', text.lower()).strip('-')\n```\n\n"
         "Running the tests:\n\n"
         + "tests/test_slug.py::test_digits PASSED\n" * 20
         + "\n"

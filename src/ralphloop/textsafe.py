@@ -18,6 +18,11 @@ _ESCAPES = re.compile(
 _CONTROLS = re.compile(r"[\x00-\x08\x0b-\x1f\x7f-\x9f]")
 
 
+def clean_text(text: str) -> str:
+    """Agent-written text for a record or a screen: no escapes or controls, one line, spaces collapsed."""
+    return " ".join(strip_terminal_controls(text).split())
+
+
 def strip_escapes(text: str) -> str:
     """`text` without terminal escape sequences; other characters stay."""
     return _ESCAPES.sub("", text)

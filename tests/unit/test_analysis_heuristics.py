@@ -125,8 +125,8 @@ def test_a_negated_phrase_still_matches_which_is_why_phrases_never_decide() -> N
         ("Should I also update the docs?", ["Should I also update the docs?"]),
         ("Done. Which database do you prefer?", ["Which database do you prefer?"]),
         ("Could you confirm the API version?", ["Could you confirm the API version?"]),
-        ("Please confirm the schema.", ["Please confirm"]),
-        ("Let me know whether to proceed.", ["Let me know whether"]),
+        ("Please confirm the schema.", ["Please confirm the schema."]),
+        ("Let me know whether to proceed.", ["Let me know whether to proceed."]),
         ("Why does this fail? I fixed it.", []),  # a rhetorical question, not addressed to the user
         ("No questions here.", []),
     ],

@@ -26,6 +26,8 @@ from __future__ import annotations
 import re
 from dataclasses import dataclass
 
+from ralphloop.textsafe import clean_text
+
 HEURISTIC_CHARS = 16 * 1024
 
 _COMPLETION = (
@@ -55,7 +57,10 @@ _QUESTION = re.compile(
     r"confirm|let me know|would it)\b[^.!?\n]{0,300}\?)",
     re.IGNORECASE | re.MULTILINE,
 )
-_ASK = re.compile(r"\b(?:let me know (?:if|whether|which|how)|please (?:confirm|advise|clarify|let me know))\b", re.I)
+_ASK = re.compile(
+    r"\b(?:let me know (?:if|whether|which|how)|please (?:confirm|advise|clarify|let me know))\b[^.!?\n]{0,300}[.!?]?",
+    re.IGNORECASE,
+)
 _TESTING = re.compile(
     r"\b(?:ran|run|running|re-ran|executed|execute) (?:the |all |all the )?(?:unit |integration |e2e )?"
     r"(?:tests?|test suite|specs?)\b|\b(?:pytest|npm test|npm run test|cargo test|go test|bats|jest|vitest)\b",
@@ -87,8 +92,9 @@ def read_prose(prose: str) -> Heuristics:
     tail = prose[-HEURISTIC_CHARS:]
     completion = tuple(label for label, pattern in _COMPILED_COMPLETION if pattern.search(tail))
     nothing = tuple(label for label, pattern in _COMPILED_NOTHING if pattern.search(tail))
-    questions = [match.group("q").strip() for match in _QUESTION.finditer(tail)]
-    questions += [match.group(0) for match in _ASK.finditer(tail)]
+    found = [(match.start("q"), match.group("q").strip()) for match in _QUESTION.finditer(tail)]
+    found += [(match.start(), match.group(0).strip()) for match in _ASK.finditer(tail)]
+    questions = [clean_text(text) for _, text in sorted(found)]
     testing_only = bool(_TESTING.search(tail)) and not _BUILDING.search(tail)
     return Heuristics(completion, nothing, tuple(question[:200] for question in questions[-5:]), testing_only)
 

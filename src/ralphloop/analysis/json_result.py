@@ -13,6 +13,8 @@ from __future__ import annotations
 import json
 from dataclasses import dataclass
 
+from ralphloop.textsafe import clean_text, strip_terminal_controls
+
 JSON_STATUSES = ("continue", "goal-complete", "needs-human")
 MAX_TEXT = 4000
 MAX_ITEMS = 200
@@ -83,7 +85,7 @@ def _text(data: dict[str, object], key: str, problems: list[str], prefix: str = 
     if not isinstance(value, str):
         problems.append(f"{prefix}{key}: expected a string")
         return ""
-    return value[:MAX_TEXT]
+    return strip_terminal_controls(value[:MAX_TEXT])  # decoded from JSON: escapes may only appear now
 
 
 def _ids(value: object, problems: list[str]) -> tuple[str, ...]:
@@ -92,7 +94,11 @@ def _ids(value: object, problems: list[str]) -> tuple[str, ...]:
     if not isinstance(value, list):
         problems.append("completedStepIds: expected a list")
         return ()
-    ids = [str(item) for item in value[:MAX_ITEMS] if isinstance(item, str | int) and not isinstance(item, bool)]
+    ids = [
+        clean_text(str(item))
+        for item in value[:MAX_ITEMS]
+        if isinstance(item, str | int) and not isinstance(item, bool)
+    ]
     if len(ids) != len(value[:MAX_ITEMS]):
         problems.append("completedStepIds: only strings and numbers are step ids")
     return tuple(ids)
@@ -107,11 +113,12 @@ def _steps(value: object, problems: list[str]) -> tuple[PendingStep, ...]:
     steps: list[PendingStep] = []
     for index, item in enumerate(value[:MAX_ITEMS]):
         if isinstance(item, str):  # a bare string is a new step's prompt
-            steps.append(PendingStep(None, item[:MAX_TEXT]))
+            steps.append(PendingStep(None, strip_terminal_controls(item[:MAX_TEXT])))
             continue
         if not isinstance(item, dict) or not isinstance(item.get("prompt"), str):
             problems.append(f"pendingSteps[{index}]: expected {{id, prompt}}")
             continue
         step_id = item.get("id")
-        steps.append(PendingStep(str(step_id) if step_id is not None else None, item["prompt"][:MAX_TEXT]))
+        prompt = strip_terminal_controls(item["prompt"][:MAX_TEXT])
+        steps.append(PendingStep(clean_text(str(step_id)) if step_id is not None else None, prompt))
     return tuple(steps)

@@ -24,6 +24,7 @@ from ralphloop.analysis.heuristics import Heuristics, confidence, read_prose
 from ralphloop.analysis.json_result import JsonResult, parse_result
 from ralphloop.analysis.status_block import StatusBlock, last_block, only_a_block
 from ralphloop.analysis.text import OwnText, own_text
+from ralphloop.textsafe import clean_text
 
 PROMISE = "<promise>COMPLETE</promise>"
 MAX_TAGS = 200  # per kind; a hostile reply cannot grow the analysis without bound
@@ -282,7 +283,7 @@ def _sort_tags(tags: Iterable[tuple[str, str]]) -> tuple[tuple[str, ...], tuple[
     failed: list[Failure] = []
     learnings: list[str] = []
     for kind, body in tags:
-        text = " ".join(body.split())
+        text = clean_text(body)
         if kind == "LEARN":
             learning = text.lstrip(":").strip()
             if learning and len(learnings) < MAX_TAGS:

@@ -18,6 +18,8 @@ import re
 from collections.abc import Callable
 from dataclasses import dataclass, field
 
+from ralphloop.textsafe import clean_text
+
 STATUSES = frozenset({"IN_PROGRESS", "COMPLETE", "BLOCKED"})
 TEST_STATUSES = frozenset({"PASSING", "FAILING", "NOT_RUN"})
 MAX_TEXT = 500
@@ -140,7 +142,7 @@ def _typed(key: str, raw: str) -> tuple[str | None, object]:
     if key == "WORK_TYPE":
         return "work_type", word if re.fullmatch(r"[A-Z][A-Z_]{0,40}", word) else None
     if key == "RECOMMENDATION":
-        return "recommendation", raw[:MAX_TEXT] if raw else None
+        return "recommendation", clean_text(raw[:MAX_TEXT]) or None
     return None, None
 
 

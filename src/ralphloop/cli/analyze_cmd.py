@@ -135,7 +135,7 @@ def describe(path: str, fmt: str, analysis: Analysis, record_count: int) -> str:
         extras.append("an echo of the prompt removed")
     if record_count:
         extras.append(f"{record_count} `ralph signal` record(s)")
-    lines = [f"{path} ({', '.join(extras)})"]
+    lines = [f"{safe(path)} ({', '.join(extras)})"]
     claim = "yes (" + ", ".join(analysis.claim_sources) + ")" if analysis.completion_claimed else "no"
     lines.append(f"  Completion claimed: {claim}")
     if analysis.block is not None:

@@ -104,7 +104,9 @@ def main(argv: Sequence[str] | None = None) -> int:
         code: int = module.command(args, arguments)
         return code
     except RalphError as exc:
-        print(f"ralph: error: {exc}", file=sys.stderr)
+        from ralphloop.textsafe import strip_terminal_controls  # a path or a value may hold escapes
+
+        print(f"ralph: error: {strip_terminal_controls(str(exc))}", file=sys.stderr)
         return 1
     except KeyboardInterrupt:
         print("ralph: interrupted", file=sys.stderr)

@@ -101,7 +101,8 @@ class TerminalRenderer:
         elif event.reason is ExitReason.INTERRUPTED:
             self.line(self.paint("warn", "⚠ Interrupted: the agent was stopped and the records are saved"))
         else:
-            self.line(self.paint("fail", f"✗ Stopped ({event.reason.value}): {event.message}"))
+            message = strip_terminal_controls(event.message)
+            self.line(self.paint("fail", f"✗ Stopped ({event.reason.value}): {message}"))
         if event.archived_to:
             self.line(f"ℹ Archived a copy to {os.path.relpath(event.archived_to)}")
         self.line(self.summary(event))

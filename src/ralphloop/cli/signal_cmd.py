@@ -11,7 +11,7 @@ import os
 
 from ralphloop.analysis.signals import SignalRecord
 from ralphloop.errors import RalphError
-from ralphloop.paths import FeaturePaths, find_project_root, resolve_feature
+from ralphloop.paths import TASK_FILES, FeaturePaths, display_path, find_project_root, resolve_feature
 from ralphloop.protocols import SystemClock, iso
 from ralphloop.records.signal_log import append_signal, clean
 
@@ -30,7 +30,7 @@ def command(args: argparse.Namespace, argv: list[str]) -> int:
     append_signal(paths.signals, record, iso(SystemClock().now()))
     where = f"iteration {record.iteration}" if record.iteration is not None else "the next iteration to end"
     subject = " ".join(part for part in (record.kind, record.id, record.text) if part)
-    print(f"ralph: recorded '{subject}' for {where} in {paths.display()}/signals.jsonl")
+    print(f"ralph: recorded '{subject}' for {where} in {display_path(paths.signals, os.getcwd())}")
     return 0
 
 
@@ -62,5 +62,7 @@ def _feature(selector: str | None) -> FeaturePaths:
         if not os.path.isdir(folder):
             raise RalphError(f"$RALPH_FEATURE_DIR: {folder}: no such folder")
         root = os.environ.get("RALPH_PROJECT_ROOT", "").strip() or find_project_root(folder)
+        if not any(os.path.isfile(os.path.join(folder, name)) for name in TASK_FILES):
+            raise RalphError(f"$RALPH_FEATURE_DIR: {folder}: not a feature folder (no {' or '.join(TASK_FILES)})")
         return FeaturePaths(root, folder)
     return resolve_feature(find_project_root(), None)

@@ -62,7 +62,7 @@ def iteration_notes(
     if reading.test_only:
         notes.append(f"test-only iteration ({streaks.test_only} in a row)")
     if reading.question_only:
-        asked = analysis.heuristics.questions[-1] if analysis.heuristics.questions else ""
+        asked = analysis.heuristics.questions[0] if analysis.heuristics.questions else ""
         notes.append(f"agent asked questions instead of working ({streaks.question_only} in a row): {asked}")
     if analysis.json_error:
         notes.append(f"JSON result ignored: {analysis.json_error}")

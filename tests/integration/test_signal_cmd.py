@@ -1,0 +1,176 @@
+"""`ralph signal`: one JSON line per call in the feature's signals.jsonl; a record counts for one iteration."""
+
+from __future__ import annotations
+
+import json
+import re
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from tests.conftest import RalphRunner, agent_cmd, read_json
+from tests.integration.helpers import assert_one_line_error, entry_fields, progress_entries
+
+ISO_DATE = re.compile(r"^\d{4}-\d{2}-\d{2}T\d{2}:\d{2}:\d{2}")
+
+
+def plan_agent(tmp_path: Path, plan: dict[str, Any]) -> str:
+    path = tmp_path / "plan.json"
+    path.write_text(json.dumps(plan))
+    return agent_cmd("plan_agent.py", str(path))
+
+
+def records(feature: Path) -> list[dict[str, Any]]:
+    return [json.loads(line) for line in (feature / "signals.jsonl").read_text().splitlines()]
+
+
+def test_signal_outside_a_loop_names_no_iteration(feature: Path, ralph: RalphRunner) -> None:
+    learned = ralph("signal", "learn", "use", "the fixtures", "-f", "feat")
+    failed = ralph("signal", "fail", "S-2", "too big for one iteration", "-f", "feat")
+
+    assert learned.returncode == 0, learned.stderr
+    assert failed.returncode == 0, failed.stderr
+    assert "the next iteration to end" in learned.stdout
+    assert "signals.jsonl" in learned.stdout
+    first, second = records(feature)
+    assert set(first) == {"schema_version", "at", "iteration", "signal", "id", "text"}
+    assert isinstance(first["schema_version"], int)
+    assert ISO_DATE.match(first["at"]), first
+    assert (first["iteration"], first["signal"], first["id"], first["text"]) == (
+        None,
+        "learn",
+        None,
+        "use the fixtures",
+    )
+    assert (second["signal"], second["id"], second["text"]) == ("fail", "S-2", "too big for one iteration")
+    assert second["iteration"] is None
+
+
+def test_signal_from_the_environment_records_the_iteration(feature: Path, ralph: RalphRunner, tmp_path: Path) -> None:
+    elsewhere = tmp_path / "elsewhere"
+    elsewhere.mkdir()
+    env = {"RALPH_FEATURE_DIR": str(feature), "RALPH_ITERATION": "7"}
+
+    # Run from outside the project: the environment alone names the feature.
+    done = ralph("signal", "done", "S-3", cwd=elsewhere, env=env)
+
+    assert done.returncode == 0, done.stderr
+    assert "iteration 7" in done.stdout
+    (record,) = records(feature)
+    assert (record["iteration"], record["signal"], record["id"], record["text"]) == (7, "done", "S-3", None)
+
+
+def test_signal_text_is_cleaned_of_escapes(feature: Path, ralph: RalphRunner) -> None:
+    done = ralph("signal", "blocked", "\x1b[31mred\x1b[0m\n  alert\x07", "-f", "feat")
+
+    assert done.returncode == 0, done.stderr
+    assert "\x1b" not in done.stdout
+    (record,) = records(feature)
+    assert record["text"] == "red alert"
+
+
+BAD = {
+    "done-without-id": (["done"], "id is required"),
+    "fail-without-id": (["fail"], "id is required"),
+    "blocked-without-text": (["blocked"], "text is required"),
+    "learn-without-text": (["learn", "  "], "text is required"),
+    "done-with-two-ids": (["done", "S-1", "S-2"], "one id only"),
+    "unknown-kind": (["finished", "S-1"], "invalid choice"),
+}
+
+
+@pytest.mark.parametrize("case", sorted(BAD))
+def test_bad_usage_is_one_line_and_records_nothing(feature: Path, ralph: RalphRunner, case: str) -> None:
+    words, needle = BAD[case]
+    assert ralph("signal", "learn", "an earlier record", "-f", "feat").returncode == 0
+    before = (feature / "signals.jsonl").read_bytes()
+
+    done = ralph("signal", *words, "-f", "feat")
+
+    line = assert_one_line_error(done, needle)
+    assert line.startswith("ralph: error:"), line
+    assert done.stdout == ""
+    assert (feature / "signals.jsonl").read_bytes() == before
+
+
+def test_feature_dir_pointing_nowhere_is_an_error(feature: Path, ralph: RalphRunner, tmp_path: Path) -> None:
+    assert ralph("signal", "learn", "an earlier record", "-f", "feat").returncode == 0
+    before = (feature / "signals.jsonl").read_bytes()
+    missing = tmp_path / "gone" / "feat"
+
+    done = ralph("signal", "complete", env={"RALPH_FEATURE_DIR": str(missing), "RALPH_ITERATION": "1"})
+
+    line = assert_one_line_error(done, str(missing), "no such folder")
+    assert line.startswith("ralph: error:"), line
+    assert (feature / "signals.jsonl").read_bytes() == before
+    assert not missing.exists()
+
+
+def test_no_feature_anywhere_is_an_error(feature: Path, ralph: RalphRunner, tmp_path: Path) -> None:
+    elsewhere = tmp_path / "elsewhere"
+    elsewhere.mkdir()
+
+    done = ralph("signal", "complete", cwd=elsewhere)
+
+    line = assert_one_line_error(done)
+    assert line.startswith("ralph: error:"), line
+    assert not (feature / "signals.jsonl").exists()
+    assert list(elsewhere.iterdir()) == []
+
+
+def test_a_record_counts_for_its_own_iteration_only(feature: Path, ralph: RalphRunner, tmp_path: Path) -> None:
+    plan = {"1": {"signals": [["complete"]], "say": "all done\n"}, "2": {"say": "looking around\n"}}
+
+    done = ralph("run", "-n", "2", "--agent-cmd", plan_agent(tmp_path, plan))
+
+    assert done.returncode == 1, done.stdout + done.stderr
+    assert [(record["iteration"], record["signal"]) for record in records(feature)] == [(1, "complete")]
+    signals = read_json(feature / ".exit_signals")
+    assert signals["done_signals"] == [1]
+    assert [claim["iteration"] for claim in signals["refused_claims"]] == [1]
+    first, second = (entry_fields(entry) for entry in progress_entries((feature / "progress.txt").read_text()))
+    assert "completion claim refused: 3 task(s) still do not pass: S-1, S-2, S-3" in first["Note"]
+    assert "signal_file" in first["Note"]
+    assert second["Note"] == ""
+    assert read_json(feature / "status.json")["refusedClaim"] is None
+    assert "your last completion claim was refused" in (feature / "logs" / "iteration-2.prompt.md").read_text()
+
+
+def test_a_record_made_before_the_run_is_not_counted(feature: Path, ralph: RalphRunner, tmp_path: Path) -> None:
+    assert ralph("signal", "complete", "-f", "feat").returncode == 0
+    assert ralph("signal", "blocked", "stale reason", "-f", "feat").returncode == 0
+
+    done = ralph("run", "-n", "1", "--agent-cmd", plan_agent(tmp_path, {"*": {"say": "working\n"}}))
+
+    assert done.returncode == 1, done.stdout + done.stderr
+    status = read_json(feature / "status.json")
+    assert status["exitReason"] == "max_iterations"
+    assert status["refusedClaim"] is None
+    assert status["blockedLoops"] == 0
+    assert status["lastSignals"] == []
+
+
+def test_a_record_naming_no_iteration_made_while_the_agent_runs_counts(
+    feature: Path, ralph: RalphRunner, tmp_path: Path
+) -> None:
+    plan = {"*": {"signals": [["blocked", "waiting for the schema"]], "unnumbered": True, "say": "hi\n"}}
+
+    done = ralph("run", "-n", "1", "--agent-cmd", plan_agent(tmp_path, plan))
+
+    assert done.returncode == 1, done.stdout + done.stderr
+    assert [record["iteration"] for record in records(feature)] == [None]
+    status = read_json(feature / "status.json")
+    assert status["blockedReason"] == "waiting for the schema"
+    assert status["blockedLoops"] == 1
+
+
+def test_a_malformed_line_is_noted_not_fatal(feature: Path, ralph: RalphRunner, tmp_path: Path) -> None:
+    plan = {"*": {"write": {".ralph/feat/signals.jsonl": "not json\n"}, "signals": [["learn", "still read"]]}}
+
+    done = ralph("run", "-n", "1", "--agent-cmd", plan_agent(tmp_path, plan))
+
+    assert done.returncode == 1, done.stdout + done.stderr
+    (entry,) = progress_entries((feature / "progress.txt").read_text())
+    assert "signals.jsonl: ignored a malformed line" in entry_fields(entry)["Note"]
+    assert "  - still read" in entry
