@@ -118,3 +118,23 @@ def feature(project: Path, ralph: RalphRunner) -> Path:
 
 def read_json(path: Path) -> Any:
     return json.loads(path.read_text())
+
+
+# The fields the analysis issue names for `ralph analyze --json` (and `.response_analysis`).
+ANALYZE_JSON_KEYS = (
+    "completion_claimed",
+    "exit_signal",
+    "status",
+    "tasks_completed",
+    "files_modified",
+    "tests_status",
+    "work_type",
+    "recommendation",
+    "done_ids",
+    "failed",
+    "learnings",
+    "json_status",
+    "confidence",
+    "asking_questions",
+    "signals",
+)

@@ -10,7 +10,7 @@ from typing import Any
 
 import pytest
 
-from tests.conftest import RalphRunner, agent_cmd, read_json
+from tests.conftest import ANALYZE_JSON_KEYS, RalphRunner, agent_cmd, read_json
 from tests.integration.helpers import ESC, assert_one_line_error
 
 FIXTURES = Path(__file__).parent.parent / "fixtures"
@@ -19,23 +19,7 @@ CODEX_JSON = FIXTURES / "captures" / "codex_mock_ok_json.jsonl"
 CLAUDE_JSON = FIXTURES / "captures" / "claude_mock_tool_json.json"
 PROMISE = "<promise>COMPLETE</promise>"
 TEMPLATE = f"Work on {{{{task_id}}}}.\n\n{PROMISE}\n\nis what you print when every story passes.\n"
-FIELDS = (
-    "completion_claimed",
-    "exit_signal",
-    "status",
-    "tasks_completed",
-    "files_modified",
-    "tests_status",
-    "work_type",
-    "recommendation",
-    "done_ids",
-    "failed",
-    "learnings",
-    "json_status",
-    "confidence",
-    "asking_questions",
-    "signals",
-)
+FIELDS = ANALYZE_JSON_KEYS
 NOT_ANALYSIS = ("file", "format", "prompt")
 
 

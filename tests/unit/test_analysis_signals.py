@@ -16,24 +16,9 @@ from ralphloop.analysis.signals import (
     claims_complete,
     with_records,
 )
+from tests.conftest import ANALYZE_JSON_KEYS
 
-REQUIRED_KEYS = {
-    "completion_claimed",
-    "exit_signal",
-    "status",
-    "tasks_completed",
-    "files_modified",
-    "tests_status",
-    "work_type",
-    "recommendation",
-    "done_ids",
-    "failed",
-    "learnings",
-    "json_status",
-    "confidence",
-    "asking_questions",
-    "signals",
-}
+REQUIRED_KEYS = set(ANALYZE_JSON_KEYS)
 
 
 def block(*fields: str) -> str:
