@@ -11,9 +11,14 @@ from pathlib import Path
 from typing import Any
 
 import pytest
+from hypothesis import settings
 
 AGENTS = Path(__file__).parent / "agents"
 PYTHON = sys.executable
+
+# No timed tests: Hypothesis's per-example deadline fails a test when a slow disk makes fsync slow.
+settings.register_profile("ralph", deadline=None)
+settings.load_profile("ralph")
 
 
 def agent_cmd(script: str, *args: str) -> str:
