@@ -6,7 +6,7 @@ import itertools
 
 import pytest
 
-from ralphloop.analysis.text import MAX_FENCES, OwnText, Segment, code_spans, in_code, normalise, own_text, split_fences
+from ralphloop.analysis.text import MAX_FENCES, OwnText, Segment, code_spans, normalise, own_text, split_fences
 
 PROMISE = "<promise>COMPLETE</promise>"
 
@@ -212,7 +212,7 @@ def test_code_spans_pair_equal_runs_within_a_paragraph(text: str, spans: list[tu
 )
 def test_in_code(text: str, quoted: bool) -> None:
     start = text.index(PROMISE)
-    assert in_code(text, start, start + len(PROMISE)) is quoted
+    assert split_fences(text).in_code(start, start + len(PROMISE)) is quoted
 
 
 def test_code_spans_of_many_runs_stays_linear() -> None:
@@ -226,4 +226,4 @@ def test_code_spans_of_many_runs_stays_linear() -> None:
 def test_in_code_near_a_very_long_paragraph_still_finds_the_local_span() -> None:
     text = "word " * 10_000 + f"`{PROMISE}`" + " word" * 10_000
     start = text.index(PROMISE)
-    assert in_code(text, start, start + len(PROMISE)) is True
+    assert split_fences(text).in_code(start, start + len(PROMISE)) is True

@@ -142,3 +142,10 @@ def test_blocked_streak_equals_the_trailing_run_of_blocked_iterations(history: l
         if counted:
             expected = expected + 1 if blocked else 0
     assert streaks.blocked == expected
+
+
+def test_streaks_round_trip_through_state_counts() -> None:
+    streaks = Streaks(blocked=2, test_only=0, question_only=1)
+    assert streaks.counts() == {"blocked": 2, "test_only": 0, "question_only": 1}
+    assert Streaks.from_counts(streaks.counts()) == streaks
+    assert Streaks.from_counts({"blocked": 4, "unknown": 9}) == Streaks(blocked=4)

@@ -10,7 +10,7 @@ from pathlib import Path
 import pytest
 
 from ralphloop.cancel import CancelToken
-from ralphloop.process import _TRUNCATED, ProcessLimits, run_agent_process
+from ralphloop.process import _TRUNCATED, ProcessLimits, _Log, run_agent_process
 from ralphloop.protocols import AgentCommand, ProcessOutcome
 
 PY = sys.executable
@@ -78,6 +78,17 @@ def test_stderr_lines_are_logged_behind_a_mark(run: Run) -> None:
     assert bytes(run.stdout) == b""
     assert result.stderr_tail == "first\nsecond\nlast without newline"
     assert b"".join(data for name, data in run.hooked if name == "stderr") == b"first\nsecond\nlast without newline"
+
+
+def test_a_stderr_line_after_unfinished_stdout_starts_its_own_line(tmp_path: Path) -> None:
+    """Otherwise `[stderr] <promise>...` would sit inside a stdout line and be read as the agent's text."""
+    log = _Log(str(tmp_path / "iteration-1.log"), 1024)
+    log.stdout(b"working on S-1")
+    log.stderr(b"warning\n")
+    log.stdout(b"done\n")
+    log.stderr(b"second\n")
+    log.close()
+    assert (tmp_path / "iteration-1.log").read_bytes() == b"working on S-1\n[stderr] warning\ndone\n[stderr] second\n"
 
 
 def test_stderr_and_stdout_both_reach_the_log(run: Run) -> None:

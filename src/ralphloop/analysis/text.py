@@ -171,11 +171,6 @@ def split_fences(text: str, echo_removed: bool = False, prompt_lines: frozenset[
     return OwnText("\n\n".join(prose), fenced, echo_removed, prompt_lines, pieces)
 
 
-def in_code(text: str, start: int, end: int) -> bool:
-    """Whether text[start:end] lies inside an inline code span."""
-    return _in_spans(code_spans(text), start, end)
-
-
 def _in_spans(spans: list[tuple[int, int]], start: int, end: int) -> bool:
     index = bisect_right(spans, (start, _AFTER_ALL)) - 1
     return index >= 0 and spans[index][0] <= start and end <= spans[index][1]

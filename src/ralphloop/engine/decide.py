@@ -6,7 +6,7 @@ rendered by `table_markdown()` (a test keeps the two identical).
 
 from __future__ import annotations
 
-from collections.abc import Callable
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass, replace
 from enum import Enum
 
@@ -161,6 +161,14 @@ class Streaks:
     blocked: int = 0
     test_only: int = 0
     question_only: int = 0
+
+    @classmethod
+    def from_counts(cls, counts: Mapping[str, int]) -> Streaks:
+        """From state.json's `streaks` mapping (unknown keys ignored, missing ones 0)."""
+        return cls(**{name: counts.get(name, 0) for name in ("blocked", "test_only", "question_only")})
+
+    def counts(self) -> dict[str, int]:
+        return {"blocked": self.blocked, "test_only": self.test_only, "question_only": self.question_only}
 
     def after(self, *, counted: bool, blocked: bool, test_only: bool, question_only: bool) -> Streaks:
         if not counted:

@@ -89,8 +89,7 @@ class Loop:
         self.state = RunState.load(paths.state, paths.logs)
         if self.state.last_exit_reason == ExitReason.BLOCKED.value:
             self.state.streaks.pop("blocked", None)  # the user has been told; a new run starts the count afresh
-        kept = self.state.streaks
-        self.streaks = Streaks(kept.get("blocked", 0), kept.get("test_only", 0), kept.get("question_only", 0))
+        self.streaks = Streaks.from_counts(self.state.streaks)
         self.exit_signals = ExitSignals.load(paths.exit_signals)
         self.git_root = git.toplevel(paths.project_root)
         self.status = LiveStatus(
@@ -219,7 +218,7 @@ class Loop:
         analysis = with_records(analyze(result.final_text, prompt), new.records)
         notes += new.problems
         reading = read_iteration(analysis, task, after_view, changed, view_valid=broken is None)
-        streaks = self.streaks.after(
+        self.streaks = streaks = self.streaks.after(  # an interrupted iteration leaves the counts alone
             counted=not interrupted,
             blocked=analysis.blocked,
             test_only=reading.test_only,
@@ -242,8 +241,6 @@ class Loop:
                 blocked_reason=analysis.blocked_reason,
             )
         )
-        if not interrupted:
-            self.streaks = streaks
         notes += iteration_notes(analysis, reading, streaks, decision.refused_claim, self.config.blocked_threshold)
         passed = task.id in after_view.done_ids and broken is None
         status = (
@@ -406,11 +403,7 @@ class Loop:
         self.state.completed_ids = sorted(view.done_ids)
         if status == "complete":
             self.state.retry_count = 0
-        self.state.streaks = {
-            "blocked": self.streaks.blocked,
-            "test_only": self.streaks.test_only,
-            "question_only": self.streaks.question_only,
-        }
+        self.state.streaks = self.streaks.counts()
         self.state.last_outcome = LastOutcome(number, task.id, status, result.exit_code, result.error, now)
         self.state.updated_at = now
         self.state.save(self.paths.state)
