@@ -19,6 +19,8 @@ CONFIG_NAME = "config.yaml"
 # verify: a completion claim ends the loop only when the task source (and gates) agree.
 # trust: the seeds' rule, a promise or EXIT_SIGNAL: true ends it at the agent's word.
 COMPLETION_MODES = ("verify", "trust")
+# What to do at a vendor usage limit: wait for the reset, stop (exit 2), or ask on a terminal.
+USAGE_POLICIES = ("wait", "exit", "ask")
 
 
 @dataclass(frozen=True, slots=True)
@@ -36,6 +38,22 @@ class Settings:
     log_max_bytes: int
     completion: str
     blocked_threshold: int
+    max_retries: int
+    no_progress_threshold: int
+    same_error_threshold: int
+    failure_threshold: int
+    permission_denial_threshold: int
+    cooldown_s: float | None
+    usage_policy: str | None
+    usage_pause_at: float | None
+    usage_margin_s: float
+    usage_fallback_wait_s: float
+    max_cost_usd: float | None
+    max_tokens: int | None
+    max_runtime_s: float | None
+    model: str | None
+    poorman: bool
+    rate_account: str | None
     sources: Mapping[str, str]
 
     def source(self, key: str) -> str:
@@ -96,6 +114,43 @@ def _completion(value: Any) -> str:
     return value.strip().lower()
 
 
+def _policy(value: Any) -> str:
+    if not isinstance(value, str) or value.strip().lower() not in USAGE_POLICIES:
+        raise ValueError(f"expected one of {', '.join(USAGE_POLICIES)}")
+    return value.strip().lower()
+
+
+def _money(value: Any) -> float:
+    if isinstance(value, str):
+        try:
+            value = float(value.strip().lstrip("$"))
+        except ValueError:
+            raise ValueError(f"{value!r} is not an amount in USD") from None
+    if isinstance(value, bool) or not isinstance(value, int | float) or not value > 0:
+        raise ValueError("expected an amount in USD above 0, such as 5 or 2.50")
+    return float(value)
+
+
+def _fraction(value: Any) -> float:
+    if isinstance(value, str):
+        text = value.strip()
+        try:
+            value = float(text[:-1]) / 100 if text.endswith("%") else float(text)
+        except ValueError:
+            raise ValueError(f"{value!r} is not a fraction such as 0.9 or 90%") from None
+    if isinstance(value, bool) or not isinstance(value, int | float) or not 0 < value <= 1:
+        raise ValueError("expected a fraction above 0 and at most 1, such as 0.9 (or 90%)")
+    return float(value)
+
+
+def _flag(value: Any) -> bool:
+    if isinstance(value, bool):
+        return value
+    if isinstance(value, str) and value.strip().lower() in ("1", "true", "yes", "on", "0", "false", "no", "off"):
+        return value.strip().lower() in ("1", "true", "yes", "on")
+    raise ValueError("expected true or false")
+
+
 def _megabytes(value: Any) -> int:
     return _positive_int(value) * 1024 * 1024
 
@@ -121,6 +176,24 @@ _FIELDS: dict[str, tuple[tuple[str, ...], str | None, Converter, Any]] = {
     # Top-level keys (a one-part path): `completion: trust`, `blocked_threshold: 3`.
     "completion": (("completion",), "RALPH_COMPLETION", _completion, "verify"),
     "blocked_threshold": (("blocked_threshold",), None, _positive_int, 3),
+    # Seed 002: a failing task is tried this many times in all, then the loop asks for a human.
+    "max_retries": (("max_retries",), "RALPH_MAX_RETRIES", _positive_int, 3),
+    "no_progress_threshold": (("circuit_breaker", "no_progress_threshold"), None, _positive_int, 3),
+    "same_error_threshold": (("circuit_breaker", "same_error_threshold"), None, _positive_int, 5),
+    "failure_threshold": (("circuit_breaker", "failure_threshold"), None, _positive_int, 5),
+    "permission_denial_threshold": (("circuit_breaker", "permission_denial_threshold"), None, _positive_int, 2),
+    "cooldown_s": (("circuit_breaker", "cooldown_minutes"), None, _minutes, None),
+    # None: ask on a terminal, wait otherwise (decided where the terminal is known).
+    "usage_policy": (("usage_limit", "policy"), "RALPH_ON_USAGE_LIMIT", _policy, None),
+    "usage_pause_at": (("usage_limit", "pause_at"), None, _fraction, None),
+    "usage_margin_s": (("usage_limit", "margin_seconds"), None, _seconds, 60.0),
+    "usage_fallback_wait_s": (("usage_limit", "fallback_wait_minutes"), None, _minutes, 30 * 60.0),
+    "max_cost_usd": (("budget", "max_cost_usd"), "RALPH_MAX_COST_USD", _money, None),
+    "max_tokens": (("budget", "max_tokens"), "RALPH_MAX_TOKENS", _positive_int, None),
+    "max_runtime_s": (("budget", "max_runtime"), "RALPH_MAX_RUNTIME", _minutes, None),
+    "model": (("agent", "model"), "RALPH_MODEL", _text, None),
+    "poorman": (("agent", "poorman"), None, _flag, False),
+    "rate_account": (("rate_limit", "account"), None, _text, None),
 }
 
 # Sections other issues give meaning to; accepted now so that a seed's config loads without warnings.
@@ -146,6 +219,7 @@ _KNOWN_SECTIONS = frozenset(
         "budget",
         "story_order",
         "blocked_threshold",
+        "max_retries",
         "rate_limit",
         "monitor",
         "git",
@@ -153,7 +227,19 @@ _KNOWN_SECTIONS = frozenset(
 )
 _USED_KEYS: dict[str, frozenset[str]] = {
     "defaults": frozenset({"max_iterations", "timeout_minutes", "rate_limit_per_hour"}),
-    "agent": frozenset({"name", "command"}),
+    "agent": frozenset({"name", "command", "model", "poorman"}),
+    "circuit_breaker": frozenset(
+        {
+            "no_progress_threshold",
+            "same_error_threshold",
+            "failure_threshold",
+            "permission_denial_threshold",
+            "cooldown_minutes",
+        }
+    ),
+    "usage_limit": frozenset({"policy", "pause_at", "margin_seconds", "fallback_wait_minutes"}),
+    "budget": frozenset({"max_cost_usd", "max_tokens", "max_runtime"}),
+    "rate_limit": frozenset({"account"}),
     "scripted": frozenset({"script"}),
     "context": frozenset({"progress_bytes"}),
     "process": frozenset({"kill_grace_seconds", "log_max_mb"}),
@@ -286,4 +372,21 @@ context:
 completion: verify
 # Stop when the agent reports BLOCKED this many iterations in a row.
 blocked_threshold: 3
+# A failing task is tried this many times in all (its failed attempts are saved, then undone).
+max_retries: 3
+
+circuit_breaker:
+  no_progress_threshold: 3  # iterations in a row with no change to files, commits or tasks
+  same_error_threshold: 5   # iterations in a row ending with the same error
+  failure_threshold: 5      # failed iterations in a row (crash, non-zero exit, timeout)
+  # cooldown_minutes: 30    # unattended: try again this long after opening
+
+usage_limit:
+  policy: ask               # wait | exit | ask (asks on a terminal, waits otherwise)
+  margin_seconds: 60        # extra wait after the reset time the vendor gives
+
+# budget:                   # for one `ralph run`
+#   max_cost_usd: 10
+#   max_tokens: 5000000
+#   max_runtime: 8h
 """

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 from dataclasses import dataclass
+from datetime import datetime
 
 from ralphloop.exitcodes import ExitReason
 from ralphloop.protocols import AgentResult
@@ -64,6 +65,26 @@ class Notice:
 
 
 @dataclass(frozen=True, slots=True)
+class CircuitChanged:
+    from_state: str  # CLOSED | HALF_OPEN | OPEN
+    to_state: str
+    reason: str
+    guidance: str = ""  # what to check and how to reset, when it opened
+
+
+@dataclass(frozen=True, slots=True)
+class Waiting:
+    """Emitted when a wait starts and about once a second while it lasts (a countdown)."""
+
+    kind: str  # rate limit | usage limit | model backoff | usage pause | circuit cooldown
+    message: str
+    until: datetime
+    seconds_left: float
+    first: bool = False  # the first tick of this wait
+    done: bool = False  # the wait is over (the countdown line can be closed)
+
+
+@dataclass(frozen=True, slots=True)
 class LoopEnded:
     reason: ExitReason
     message: str
@@ -72,3 +93,4 @@ class LoopEnded:
     done: int
     total: int
     archived_to: str | None
+    guidance: str = ""  # what to do next, after a halt a guard caused

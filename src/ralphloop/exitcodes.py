@@ -14,6 +14,8 @@ class ExitReason(enum.Enum):
     RETRIES_EXHAUSTED = "retries_exhausted"
     NEEDS_HUMAN = "needs_human"
     BLOCKED = "blocked"
+    BUDGET = "budget"
+    MODEL_MISMATCH = "model_mismatch"
     ERROR = "error"
     USAGE_LIMIT = "usage_limit"
     INTERRUPTED = "interrupted"
@@ -31,6 +33,8 @@ class ExitReason(enum.Enum):
             return "interrupted"
         if self is ExitReason.ERROR:
             return "failed"
+        if self is ExitReason.CIRCUIT_OPEN:
+            return "circuit_open"  # seed 000's status word, which its monitor looks for
         return "halted"
 
 
@@ -41,6 +45,8 @@ _EXIT_CODES: dict[ExitReason, int] = {
     ExitReason.RETRIES_EXHAUSTED: 1,
     ExitReason.NEEDS_HUMAN: 1,
     ExitReason.BLOCKED: 1,
+    ExitReason.BUDGET: 1,
+    ExitReason.MODEL_MISMATCH: 1,
     ExitReason.ERROR: 1,
     ExitReason.USAGE_LIMIT: 2,
     ExitReason.INTERRUPTED: 130,

@@ -133,3 +133,126 @@ def exclude_paths(root: str, patterns: list[str]) -> bool:
         with open(path, "a", encoding="utf-8") as handle:
             handle.write("\n# ralph runtime files\n" + "".join(f"{p}\n" for p in missing))
     return True
+
+
+# ---------------------------------------------------------------- whole-workspace captures (progress and retries)
+
+_ATTEMPT_IDENTITY = {
+    "GIT_AUTHOR_NAME": "ralph",
+    "GIT_AUTHOR_EMAIL": "ralph@localhost",
+    "GIT_COMMITTER_NAME": "ralph",
+    "GIT_COMMITTER_EMAIL": "ralph@localhost",
+}
+
+
+@dataclass(frozen=True, slots=True)
+class WorkTree:
+    """The workspace at one instant as git objects: HEAD, the tree of every tracked and untracked
+    (not ignored) file as it is on disk, and the tree of the index (None when it has conflicts).
+
+    Two captures with the same `tree` hold the same content, whatever the file times say."""
+
+    head: str | None
+    tree: str
+    index_tree: str | None
+
+
+def _git_env(root: str, extra: dict[str, str], *args: str) -> subprocess.CompletedProcess[bytes]:
+    return subprocess.run(["git", *args], cwd=root, env={**_GIT_ENV, **extra}, capture_output=True, check=False)
+
+
+def scratch_index(root: str, name: str) -> str | None:
+    """A private index file for captures (inside .git), so the user's staging area is never touched."""
+    done = _git(root, "rev-parse", "--absolute-git-dir")
+    if done.returncode != 0:
+        return None
+    folder = os.path.join(done.stdout.decode().strip(), "ralph")
+    os.makedirs(folder, exist_ok=True)
+    safe = "".join(ch if ch.isalnum() or ch in "._-" else "_" for ch in name)
+    return os.path.join(folder, f"{safe}.index")
+
+
+def capture(root: str, index_file: str) -> WorkTree | None:
+    """Capture the workspace (a `git add -A` into the private index, then `write-tree`); None on failure.
+
+    The private index is kept between calls, so unchanged files are not hashed again."""
+    try:
+        head = _git(root, "rev-parse", "--verify", "-q", "HEAD")
+    except FileNotFoundError:
+        return None
+    private = {"GIT_INDEX_FILE": index_file}
+    _git_env(root, private, "add", "-A", "--ignore-errors", "--", ".")
+    tree = _git_env(root, private, "write-tree")
+    if tree.returncode != 0:
+        return None
+    index_tree = _git(root, "write-tree")  # the user's staging area as it is now (fails while conflicted)
+    return WorkTree(
+        head=head.stdout.decode().strip() or None if head.returncode == 0 else None,
+        tree=tree.stdout.decode().strip(),
+        index_tree=index_tree.stdout.decode().strip() if index_tree.returncode == 0 else None,
+    )
+
+
+def changed_between(root: str, before: WorkTree, after: WorkTree) -> list[str]:
+    """Paths whose content differs between two captures (commits and uncommitted work alike)."""
+    if before.tree == after.tree:
+        return []
+    done = _git(root, "diff-tree", "-r", "--name-only", "-z", "--no-renames", before.tree, after.tree)
+    return sorted(name for name in done.stdout.decode("utf-8", "surrogateescape").split("\0") if name)
+
+
+@dataclass(frozen=True, slots=True)
+class SavedAttempt:
+    ref: str
+    commit: str
+    patch: str | None  # the patch file, None when it could not be written
+
+
+def save_attempt(root: str, before: WorkTree, after: WorkTree, ref: str, message: str, patch_path: str) -> SavedAttempt:
+    """Keep a failed attempt's work before it is undone: a commit under `ref` (its parent is HEAD as
+    the agent left it, so its own commits stay reachable too) and a binary patch from the start."""
+    parents = ("-p", after.head) if after.head else ()
+    made = _git_env(root, _ATTEMPT_IDENTITY, "commit-tree", after.tree, *parents, "-m", message)
+    if made.returncode != 0:
+        raise OSError(f"git commit-tree failed: {made.stderr.decode(errors='replace').strip()}")
+    commit = made.stdout.decode().strip()
+    stored = _git(root, "update-ref", "-m", message, ref, commit)
+    if stored.returncode != 0:
+        raise OSError(f"git update-ref {ref} failed: {stored.stderr.decode(errors='replace').strip()}")
+    diff = _git(root, "diff", "--binary", "--no-color", before.tree, after.tree)
+    patch: str | None = patch_path
+    try:
+        with open(patch_path, "wb") as handle:
+            handle.write(diff.stdout)
+    except OSError:
+        patch = None
+    return SavedAttempt(ref=ref, commit=commit, patch=patch)
+
+
+def restore(root: str, before: WorkTree, after: WorkTree) -> None:
+    """Put the workspace back as `before` captured it: branch, files (untracked ones included) and
+    the staging area. Ignored files (ralph's runtime files among them) are left alone.
+
+    Save the attempt first (save_attempt): this discards everything done since `before`."""
+    if after.head != before.head:
+        if before.head:
+            _checked(root, "reset", "-q", "--soft", before.head)
+        else:
+            _checked(root, "update-ref", "-d", "HEAD")
+    # Track every current file in the index, so that read-tree -u removes the ones `before` did not have.
+    _checked(root, "add", "-A", "--ignore-errors", "--", ".", allow_failure=True)
+    _checked(root, "read-tree", "--reset", "-u", before.tree)
+    if before.index_tree:
+        _checked(root, "read-tree", before.index_tree)
+    elif before.head:
+        _checked(root, "read-tree", before.head)
+    else:
+        _checked(root, "read-tree", "--empty")
+    _git(root, "update-index", "-q", "--refresh")
+
+
+def _checked(root: str, *args: str, allow_failure: bool = False) -> None:
+    done = _git(root, *args)
+    if done.returncode != 0 and not allow_failure:
+        detail = done.stderr.decode(errors="replace").strip().splitlines()
+        raise OSError(f"git {args[0]} failed: {detail[-1] if detail else f'exit {done.returncode}'}")

@@ -24,6 +24,8 @@ RUNTIME_NAMES = (
     ".exit_signals",
     ".response_analysis",
     "signals.jsonl",
+    ".circuit_breaker_state",
+    ".circuit_breaker_history",
 )
 GITIGNORE_TEXT = (
     "# ralph's runtime files: per-run state, locks and agent logs (kept out of commits)\n"
@@ -106,6 +108,14 @@ class FeaturePaths:
     @property
     def exit_signals(self) -> str:
         return self.file(".exit_signals")
+
+    @property
+    def circuit_state(self) -> str:
+        return self.file(".circuit_breaker_state")
+
+    @property
+    def circuit_history(self) -> str:
+        return self.file(".circuit_breaker_history")
 
     @property
     def logs(self) -> str:

@@ -6,7 +6,10 @@ import time
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
 from datetime import UTC, datetime
-from typing import Protocol
+from typing import TYPE_CHECKING, Protocol
+
+if TYPE_CHECKING:  # a type-only link: guards.usage imports nothing from here
+    from ralphloop.guards.usage import LimitWarning, UsageLimit
 
 # ---------------------------------------------------------------- tasks
 
@@ -80,6 +83,8 @@ class AgentRequest:
     feature_dir: str
     prompt_file: str
     task_id: str
+    started_at: datetime | None = None  # relative reset times ("resets 8pm") are read against this
+    model: str | None = None  # --model, for backends that can choose one
 
 
 @dataclass(frozen=True, slots=True)
@@ -115,6 +120,14 @@ class AgentResult:
     error: str | None = None
     timed_out: bool = False
     interrupted: bool = False
+    is_error: bool = False  # the CLI itself reported an error (Claude `is_error`), whatever its exit code
+    model: str | None = None  # the model that did the work, when the backend reports it
+    cost_usd: float | None = None
+    tokens: int | None = None  # input + output + cache tokens, when reported
+    permission_denials: tuple[str, ...] = ()  # tool uses the CLI refused, e.g. "Bash(rm -rf build)"
+    tool_errors: tuple[str, ...] = ()  # tool results the CLI marked as errors
+    usage_limit: UsageLimit | None = None  # the vendor's usage limit was hit: not a failure of the task
+    limit_warning: LimitWarning | None = None
 
 
 class OutputParser(Protocol):
@@ -139,11 +152,15 @@ class Agent(Protocol):
 
 
 class Clock(Protocol):
-    """Wall time for records, monotonic time for durations; tests pass a fake."""
+    """Wall time for records, monotonic time for durations, and waiting; tests pass a fake."""
 
     def now(self) -> datetime: ...
 
     def monotonic(self) -> float: ...
+
+    def sleep(self, seconds: float, wake_fd: int | None = None) -> None:
+        """Wait `seconds`, or less when `wake_fd` becomes readable (a cancel token's pipe)."""
+        ...
 
 
 @dataclass(slots=True)
@@ -156,6 +173,16 @@ class SystemClock:
     def monotonic(self) -> float:
         return time.monotonic()
 
+    def sleep(self, seconds: float, wake_fd: int | None = None) -> None:
+        if seconds <= 0:
+            return
+        if wake_fd is None:
+            time.sleep(seconds)
+            return
+        import select
+
+        select.select([wake_fd], [], [], seconds)
+
 
 @dataclass(slots=True)
 class FakeClock:
@@ -163,6 +190,7 @@ class FakeClock:
 
     start: datetime = field(default_factory=lambda: datetime(2026, 1, 1, tzinfo=UTC))
     elapsed: float = 0.0
+    slept: list[float] = field(default_factory=list)  # every sleep asked for, in order
 
     def now(self) -> datetime:
         from datetime import timedelta
@@ -174,6 +202,10 @@ class FakeClock:
 
     def advance(self, seconds: float) -> None:
         self.elapsed += seconds
+
+    def sleep(self, seconds: float, wake_fd: int | None = None) -> None:
+        self.slept.append(seconds)
+        self.elapsed += max(0.0, seconds)
 
 
 EventSink = Callable[[object], None]

@@ -1,10 +1,12 @@
-"""status.json's call counters over a rolling hour, driven by an injected clock (no sleeping)."""
+"""status.json's call counters come from the account's rate-limit ledger (a rolling hour), with an injected clock."""
 
 from __future__ import annotations
 
 import json
+from datetime import timedelta
 from pathlib import Path
 
+from ralphloop.guards.ratelimit import take
 from ralphloop.protocols import FakeClock
 from ralphloop.records.status import LiveStatus
 
@@ -24,11 +26,10 @@ def live_status(tmp_path: Path, clock: FakeClock, max_iterations: int | None = 2
 def test_api_calls_count_a_rolling_hour_and_say_when_a_slot_frees(tmp_path: Path) -> None:
     clock = FakeClock()
     status = live_status(tmp_path, clock)
-    status.record_call(clock.now())  # 00:00
-    clock.advance(30 * 60)
-    status.record_call(clock.now())  # 00:30
-    clock.advance(31 * 60)  # 01:01: the first call has left the window
-    status.record_call(clock.now())
+    starts = [clock.now(), clock.now() + timedelta(minutes=30)]  # 00:00 and 00:30
+    clock.advance(61 * 60)  # 01:01: the first start has left the window
+    _, slot = take(starts, clock.now(), 100)
+    status.record_slot(slot)
     status.write(clock.now())
     written = json.loads((tmp_path / "status.json").read_text())
     assert written["apiCallsUsed"] == 2
@@ -46,3 +47,4 @@ def test_no_calls_means_no_reset_time(tmp_path: Path) -> None:
     assert body["apiCallsUsed"] == 0
     assert body["rateLimitResetsAt"] is None
     assert body["maxIterations"] is None
+    assert body["circuitState"] == "CLOSED"

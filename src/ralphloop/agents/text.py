@@ -5,8 +5,10 @@ from __future__ import annotations
 import os
 import shutil
 import sys
+from datetime import UTC, datetime, tzinfo
 
 from ralphloop.durations import format_duration
+from ralphloop.guards import usage
 from ralphloop.protocols import AgentRequest, AgentResult, ProcessOutcome
 
 # A hostile agent can print gigabytes; only the tail matters for signals.
@@ -29,6 +31,14 @@ class TextOutputParser:
     def finish(self, outcome: ProcessOutcome) -> AgentResult:
         text = bytes(self._tail[-self._keep :]).decode("utf-8", "replace")
         error = describe_failure(outcome)
+        # A failed CLI's whole tail may say why; a clean exit only counts the CLI's last word
+        # (some CLIs exit 0 at a limit), so an agent's summary that mentions limits is not one.
+        where = (
+            f"{text[-_LIMIT_SCAN:]}\n{outcome.stderr_tail}"
+            if error
+            else f"{last_line(text)}\n{last_line(outcome.stderr_tail)}"
+        )
+        now = self._request.started_at or datetime.now(UTC)
         return AgentResult(
             final_text=text,
             exit_code=outcome.exit_code,
@@ -37,7 +47,24 @@ class TextOutputParser:
             error=error,
             timed_out=outcome.timed_out,
             interrupted=outcome.interrupted,
+            usage_limit=None if outcome.interrupted else limit_in_text(where, now, local_zone()),
         )
+
+
+# How much of a failed agent's stdout is searched for a usage-limit message.
+_LIMIT_SCAN = 64 * 1024
+
+
+def limit_in_text(text: str, now: datetime, local: tzinfo) -> usage.UsageLimit | None:
+    """A vendor usage limit printed in `text`, with its reset time read in the agent's zone."""
+    if not text.strip():
+        return None
+    return usage.from_text(text, now, local)
+
+
+def local_zone() -> tzinfo:
+    """The zone agents print local times in: the process's TZ (CLIs inherit ralph's environment)."""
+    return datetime.now().astimezone().tzinfo or UTC
 
 
 def describe_failure(outcome: ProcessOutcome) -> str | None:
@@ -72,6 +99,8 @@ def agent_env(request: AgentRequest) -> dict[str, str]:
         "RALPH_TASK_ID": request.task_id,
         "RALPH_PROJECT_ROOT": request.project_root,
     }
+    if request.model:
+        env["RALPH_MODEL"] = request.model  # --model, for command agents that can choose one
     env.update(_ralph_on_path())
     return env
 

@@ -33,24 +33,17 @@ def build_parser() -> argparse.ArgumentParser:
     init.add_argument("feature", metavar="FEATURE", help="feature name (letters, digits, . _ -)")
     init.set_defaults(handler="init")
 
-    run = commands.add_parser("run", help="run the loop over a feature until done")
-    run.add_argument("target", nargs="?", metavar="FEATURE", help="feature name in .ralph/, or a folder")
-    run.add_argument("iterations", nargs="?", metavar="ITERATIONS", help="same as -n")
-    run.add_argument("-f", "--feature", help="feature name in .ralph/, or a folder (default: the only one)")
-    run.add_argument("-n", "--max-iterations", metavar="N", help="iterations in this run (default 20; 0 = unlimited)")
-    run.add_argument("-t", "--timeout", metavar="T", help="per-iteration timeout: 15 (minutes), 90s, 15m, 1h")
-    run.add_argument("-p", "--prompt", metavar="FILE", help="prompt template (default: the feature's prompt.md)")
-    run.add_argument("-v", "--verbose", action="store_true", help="show the agent's output as it runs")
-    run.add_argument("--dry-run", action="store_true", help="print the prompt and agent command; run nothing")
-    run.add_argument("--no-archive", action="store_true", help="do not archive the feature on completion")
-    run.add_argument("--agent", metavar="NAME", help="agent backend: claude, command, scripted")
-    run.add_argument("--agent-cmd", metavar="CMD", help="run CMD as the agent (prompt on stdin)")
-    run.set_defaults(handler="run")
+    _add_run(commands.add_parser("run", help="run the loop over a feature until done"))
 
     status = commands.add_parser("status", help="show a feature's loop state")
     status.add_argument("-f", "--feature", help="feature name or folder")
     status.add_argument("--json", action="store_true", help="machine-readable output")
     status.set_defaults(handler="status")
+
+    reset = commands.add_parser("reset-circuit", help="close an open circuit breaker, zeroing its counters")
+    reset.add_argument("-f", "--feature", help="feature name or folder")
+    reset.add_argument("--reason", metavar="TEXT", default="manual reset by user", help="why (kept in the history)")
+    reset.set_defaults(handler="reset_circuit")
 
     archive = commands.add_parser("archive", help="move a feature into .ralph/archive/")
     archive.add_argument("-f", "--feature", help="feature name or folder")
@@ -83,6 +76,35 @@ def build_parser() -> argparse.ArgumentParser:
     helper.add_argument("topic", nargs="?", metavar="COMMAND")
     helper.set_defaults(handler="help")
     return parser
+
+
+def _add_run(run: argparse.ArgumentParser) -> None:
+    run.add_argument("target", nargs="?", metavar="FEATURE", help="feature name in .ralph/, or a folder")
+    run.add_argument("iterations", nargs="?", metavar="ITERATIONS", help="same as -n")
+    run.add_argument("-f", "--feature", help="feature name in .ralph/, or a folder (default: the only one)")
+    run.add_argument("-n", "--max-iterations", metavar="N", help="iterations in this run (default 20; 0 = unlimited)")
+    run.add_argument("-t", "--timeout", metavar="T", help="per-iteration timeout: 15 (minutes), 90s, 15m, 1h")
+    run.add_argument("-p", "--prompt", metavar="FILE", help="prompt template (default: the feature's prompt.md)")
+    run.add_argument("-v", "--verbose", action="store_true", help="show the agent's output as it runs")
+    run.add_argument("--dry-run", action="store_true", help="print the prompt and agent command; run nothing")
+    run.add_argument("--no-archive", action="store_true", help="do not archive the feature on completion")
+    run.add_argument("--agent", metavar="NAME", help="agent backend: claude, command, scripted")
+    run.add_argument("--agent-cmd", metavar="CMD", help="run CMD as the agent (prompt on stdin)")
+    run.add_argument("-s", "--story", metavar="ID", help="work on this story only, until it passes")
+    run.add_argument("-r", "--rate-limit", metavar="N", help="agent calls per hour, per account (default 100)")
+    run.add_argument("--model", metavar="NAME", help="haiku, sonnet, opus or a full model name; verified")
+    run.add_argument("--poorman", action="store_true", help="accept whatever model answers (no model retries)")
+    run.add_argument(
+        "--on-usage-limit",
+        metavar="POLICY",
+        choices=("wait", "exit", "ask"),
+        help="at a vendor usage limit: wait, exit (code 2) or ask (default: ask on a terminal, else wait)",
+    )
+    run.add_argument("--max-cost", metavar="USD", help="stop once this run has cost this much")
+    run.add_argument("--max-tokens", metavar="N", help="stop once this run has used this many tokens")
+    run.add_argument("--max-runtime", metavar="T", help="stop once this run has lasted this long: 90m, 8h")
+    run.add_argument("--reset-circuit", action="store_true", help="reset the circuit breaker, then run")
+    run.set_defaults(handler="run")
 
 
 def main(argv: Sequence[str] | None = None) -> int:

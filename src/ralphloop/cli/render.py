@@ -12,7 +12,16 @@ from dataclasses import dataclass, field
 from typing import TextIO
 
 from ralphloop.durations import format_duration
-from ralphloop.events import AgentOutput, IterationFinished, IterationStarted, LoopEnded, Notice, RunStarted
+from ralphloop.events import (
+    AgentOutput,
+    CircuitChanged,
+    IterationFinished,
+    IterationStarted,
+    LoopEnded,
+    Notice,
+    RunStarted,
+    Waiting,
+)
 from ralphloop.exitcodes import ExitReason
 from ralphloop.textsafe import strip_terminal_controls
 
@@ -26,12 +35,13 @@ class TerminalRenderer:
     out: TextIO = field(default_factory=lambda: sys.stdout)
     verbose: bool = False
     colour: bool = False
+    live: bool = False  # a terminal: countdowns redraw one line instead of printing a line per change
     finished: list[IterationFinished] = field(default_factory=list)
 
     @classmethod
     def for_terminal(cls, verbose: bool) -> TerminalRenderer:
-        colour = sys.stdout.isatty() and not os.environ.get("NO_COLOR") and os.environ.get("TERM") != "dumb"
-        return cls(out=sys.stdout, verbose=verbose, colour=colour)
+        tty = sys.stdout.isatty() and os.environ.get("TERM") != "dumb"
+        return cls(out=sys.stdout, verbose=verbose, colour=tty and not os.environ.get("NO_COLOR"), live=tty)
 
     def paint(self, kind: str, text: str) -> str:
         return f"\x1b[{_COLOURS[kind]}m{text}\x1b[0m" if self.colour else text
@@ -68,8 +78,26 @@ class TerminalRenderer:
                     f"{'⚠' if event.level == 'warning' else 'ℹ'} {event.message}",
                 )
             )
+        elif isinstance(event, Waiting):
+            self._waiting(event)
+        elif isinstance(event, CircuitChanged):
+            kind = "fail" if event.to_state == "OPEN" else "ok" if event.to_state == "CLOSED" else "warn"
+            self.line(self.paint(kind, f"⚡ Circuit {event.from_state} → {event.to_state}: {event.reason}"))
         elif isinstance(event, LoopEnded):
             self._ended(event)
+
+    def _waiting(self, event: Waiting) -> None:
+        """A countdown: redrawn in place on a terminal; on a pipe, one line when the wait starts."""
+        left = int(event.seconds_left + 0.999)
+        clock = f"{left // 3600:02d}:{left % 3600 // 60:02d}:{left % 60:02d}"
+        text = (
+            f"⏳ {strip_terminal_controls(event.message)} · waiting {clock} (until {event.until.astimezone():%H:%M:%S})"
+        )
+        if self.live:
+            self.out.write("\r\x1b[2K" + ("" if event.done else self.paint("warn", text)))
+            self.out.flush()
+        elif event.first:
+            self.line(text)
 
     def _finished(self, event: IterationFinished) -> None:
         self.finished.append(event)
@@ -103,6 +131,8 @@ class TerminalRenderer:
         else:
             message = strip_terminal_controls(event.message)
             self.line(self.paint("fail", f"✗ Stopped ({event.reason.value}): {message}"))
+        for line in event.guidance.splitlines():
+            self.line(strip_terminal_controls(line))
         if event.archived_to:
             self.line(f"ℹ Archived a copy to {os.path.relpath(event.archived_to)}")
         self.line(self.summary(event))

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import argparse
 import os
+import select
 import shlex
 import signal
 import sys
@@ -18,18 +19,23 @@ from ralphloop.config import Settings, load_settings
 from ralphloop.engine.loop import Loop, LoopConfig
 from ralphloop.errors import RalphError
 from ralphloop.exitcodes import ExitReason
+from ralphloop.guards.breaker import BreakerConfig
+from ralphloop.guards.budget import Budget
 from ralphloop.paths import (
     RALPH_DIR,
     RUNTIME_NAMES,
     FeaturePaths,
     display_path,
     find_project_root,
+    ralph_home,
     resolve_feature,
 )
 from ralphloop.process import ProcessLimits, kill_group_now
 from ralphloop.prompt import load_template
-from ralphloop.protocols import SystemClock
+from ralphloop.protocols import SystemClock, TaskSource
+from ralphloop.state.calls import CallLedger, ledger_path
 from ralphloop.state.store import RunLock
+from ralphloop.tasks.focus import OneTask
 from ralphloop.tasks.prd_json import PrdSource
 
 
@@ -49,27 +55,30 @@ def command(args: argparse.Namespace, argv: list[str]) -> int:
     for message in warnings:
         print(f"ralph: warning: {message}", file=sys.stderr)
     template = _template(args.prompt, paths)
-    source = PrdSource(paths.prd, display_path(paths.prd, os.getcwd()))
+    source: TaskSource = PrdSource(paths.prd, display_path(paths.prd, os.getcwd()))
+    if args.story:
+        source = OneTask(source, args.story)
     view = source.load()  # invalid input stops here, before any file is touched
     agent = make_agent(settings, paths)
-    config = LoopConfig(
-        max_iterations=settings.max_iterations,
-        limits=ProcessLimits(settings.timeout_s, settings.kill_grace_s, settings.log_max_bytes),
-        progress_bytes=settings.progress_bytes,
-        rate_limit_per_hour=settings.rate_limit_per_hour,
-        template=template,
-        archive=not args.no_archive,
-        completion=settings.completion,
-        blocked_threshold=settings.blocked_threshold,
-    )
+    terminal = sys.stdin.isatty() and sys.stdout.isatty()
+    config = _loop_config(settings, template, args, terminal)
+    ledger = CallLedger(ledger_path(ralph_home(), settings.rate_account or agent.name))
     cancel = CancelToken()
     if args.dry_run:
-        return _dry_run(paths, source, agent, config, settings, view.all_done, cancel)
+        return _dry_run(paths, source, agent, config, settings, view.all_done, cancel, ledger)
     _keep_runtime_files_out_of_git(paths)
     renderer = TerminalRenderer.for_terminal(args.verbose)
     with RunLock(paths.lock, f"ralph run for {paths.name}"):
         loop = Loop(
-            paths=paths, source=source, agent=agent, config=config, clock=SystemClock(), sink=renderer, cancel=cancel
+            paths=paths,
+            source=source,
+            agent=agent,
+            config=config,
+            clock=SystemClock(),
+            sink=renderer,
+            cancel=cancel,
+            ledger=ledger,
+            ask=ask_on_terminal if config.usage_policy == "ask" else None,
         )
         previous = _install_signal_handlers(cancel)
         try:
@@ -81,8 +90,57 @@ def command(args: argparse.Namespace, argv: list[str]) -> int:
     return outcome.reason.exit_code
 
 
+def _loop_config(settings: Settings, template: str, args: argparse.Namespace, terminal: bool) -> LoopConfig:
+    policy = settings.usage_policy or ("ask" if terminal else "wait")
+    if policy == "ask" and not terminal:
+        policy = "wait"  # nobody to ask: the documented default without a terminal
+    return LoopConfig(
+        max_iterations=settings.max_iterations,
+        limits=ProcessLimits(settings.timeout_s, settings.kill_grace_s, settings.log_max_bytes),
+        progress_bytes=settings.progress_bytes,
+        rate_limit_per_hour=settings.rate_limit_per_hour,
+        template=template,
+        archive=not args.no_archive,
+        completion=settings.completion,
+        blocked_threshold=settings.blocked_threshold,
+        max_retries=settings.max_retries,
+        breaker=BreakerConfig(
+            no_progress_threshold=settings.no_progress_threshold,
+            half_open_after=min(2, settings.no_progress_threshold),
+            same_error_threshold=settings.same_error_threshold,
+            failure_threshold=settings.failure_threshold,
+            denial_threshold=settings.permission_denial_threshold,
+            cooldown_s=settings.cooldown_s,
+        ),
+        usage_policy=policy,
+        usage_margin_s=settings.usage_margin_s,
+        usage_fallback_wait_s=settings.usage_fallback_wait_s,
+        usage_pause_at=settings.usage_pause_at,
+        budget=Budget(settings.max_cost_usd, settings.max_tokens, settings.max_runtime_s),
+        model=settings.model,
+        poorman=settings.poorman,
+        reset_circuit="requested with ralph run --reset-circuit" if args.reset_circuit else None,
+    )
+
+
+def ask_on_terminal(question: str, timeout: float) -> str | None:
+    """Ask on the terminal; "exit", "wait", or None when nobody answered within `timeout` seconds."""
+    sys.stdout.write(f"{question} [w]ait/[e]xit (waiting in {timeout:.0f}s unless told): ")
+    sys.stdout.flush()
+    ready, _, _ = select.select([sys.stdin], [], [], timeout)
+    if not ready:
+        sys.stdout.write("\nno answer: waiting\n")
+        return None
+    answer = sys.stdin.readline().strip().lower()
+    return "exit" if answer[:1] in ("e", "n", "q") else "wait"
+
+
 def _flags(args: argparse.Namespace) -> dict[str, tuple[Any, str]]:
     flags: dict[str, tuple[Any, str]] = {}
+    for key, attribute, label in _GUARD_FLAGS:
+        value = getattr(args, attribute)
+        if value is not None and value is not False:
+            flags[key] = (value, label)
     if args.iterations is not None:
         flags["max_iterations"] = (args.iterations, "ITERATIONS")
     if args.max_iterations is not None:
@@ -96,6 +154,18 @@ def _flags(args: argparse.Namespace) -> dict[str, tuple[Any, str]]:
     return flags
 
 
+# settings key, argparse attribute, the flag as users type it
+_GUARD_FLAGS = (
+    ("rate_limit_per_hour", "rate_limit", "-r/--rate-limit"),
+    ("model", "model", "--model"),
+    ("poorman", "poorman", "--poorman"),
+    ("usage_policy", "on_usage_limit", "--on-usage-limit"),
+    ("max_cost_usd", "max_cost", "--max-cost"),
+    ("max_tokens", "max_tokens", "--max-tokens"),
+    ("max_runtime_s", "max_runtime", "--max-runtime"),
+)
+
+
 def _template(prompt_flag: str | None, paths: FeaturePaths) -> str:
     if prompt_flag:
         return load_template(prompt_flag, f"-p/--prompt {prompt_flag}")
@@ -106,18 +176,26 @@ def _template(prompt_flag: str | None, paths: FeaturePaths) -> str:
 
 def _dry_run(
     paths: FeaturePaths,
-    source: PrdSource,
+    source: TaskSource,
     agent: Any,
     config: LoopConfig,
     settings: Settings,
     all_done: bool,
     cancel: CancelToken,
+    ledger: CallLedger,
 ) -> int:
     if all_done:
-        print(f"Nothing to do: every story in {source.display} passes.")
+        print(f"Nothing to do: every story in {display_path(source.path, os.getcwd())} passes.")
         return 0
     loop = Loop(
-        paths=paths, source=source, agent=agent, config=config, clock=SystemClock(), sink=lambda e: None, cancel=cancel
+        paths=paths,
+        source=source,
+        agent=agent,
+        config=config,
+        clock=SystemClock(),
+        sink=lambda e: None,
+        cancel=cancel,
+        ledger=ledger,
     )
     prompt, invocation = loop.preview()
     print(f"# Dry run for {paths.display()}: nothing is started, written or counted.")
@@ -129,6 +207,19 @@ def _dry_run(
         f"# Limits: {limit} iterations ({settings.source('max_iterations')}), timeout {config.limits.timeout_s:.0f}s "
         f"({settings.source('timeout_s')})"
     )
+    breaker = config.breaker
+    print(
+        f"# Guards: {config.rate_limit_per_hour} calls/hour ({settings.source('rate_limit_per_hour')}; "
+        f"ledger {ledger.path}), circuit breaker {loop.breaker.state.value} (no progress "
+        f"{breaker.no_progress_threshold}, same error {breaker.same_error_threshold}, failures "
+        f"{breaker.failure_threshold}), {config.max_retries} attempts per task, usage limit: {config.usage_policy}"
+    )
+    budget = config.budget
+    if budget.any or config.model:
+        print(
+            f"# Budget: cost {budget.max_cost_usd or '-'} USD, tokens {budget.max_tokens or '-'}, runtime "
+            f"{budget.max_runtime_s or '-'} s; model {config.model or 'any'}{' (poorman)' if config.poorman else ''}"
+        )
     print(f"# Prompt ({len(prompt.encode())} bytes):")
     print(prompt, end="")
     return 0

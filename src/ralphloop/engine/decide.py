@@ -17,6 +17,8 @@ class Action(Enum):
     CONTINUE = "continue"
     COMPLETE = "complete"
     HALT = "halt"
+    WAIT = "wait"  # wait `wait_s`, then go on (usage limit, model backoff, near-limit pause)
+    RETRY = "retry"  # the task failed: save its attempt, undo it, try the task again
 
 
 @dataclass(frozen=True, slots=True)
@@ -37,6 +39,20 @@ class Observation:
     blocked_streak: int = 0
     blocked_threshold: int = 3
     blocked_reason: str = ""
+    usage_limit: str | None = None  # the vendor's limit message, when the agent hit one
+    usage_action: str = "wait"  # the policy's answer for this limit: wait or exit
+    usage_wait_s: float = 0.0
+    model_mismatch: str | None = None  # "got sonnet instead of opus"
+    model_retry: int = 0  # which backoff retry this would be (1-based)
+    model_retries: int = 10
+    model_wait_s: float = 0.0
+    circuit_open: str | None = None  # the breaker's reason, when it opened after this iteration
+    circuit_cooldown_s: float | None = None  # circuit_breaker.cooldown_minutes, in seconds
+    task_failed: str | None = None  # why this attempt at the task failed
+    attempt: int = 0  # failed attempts at the current task so far, this one included
+    max_retries: int = 3
+    budget_exceeded: str | None = None
+    pause_s: float = 0.0  # near a usage limit: wait this long before the next iteration
 
 
 @dataclass(frozen=True, slots=True)
@@ -45,6 +61,7 @@ class Decision:
     reason: ExitReason | None = None
     message: str = ""
     refused_claim: str | None = None
+    wait_s: float = 0.0
 
 
 @dataclass(frozen=True, slots=True)
@@ -90,6 +107,39 @@ ROWS: tuple[Row, ...] = (
         ),
     ),
     Row(
+        "the agent hit a vendor usage limit and the policy (or the user) says exit",
+        "halt: usage_limit (2)",
+        lambda obs: obs.usage_limit is not None and obs.usage_action == "exit",
+        lambda obs: Decision(Action.HALT, ExitReason.USAGE_LIMIT, f"usage limit: {obs.usage_limit}"),
+    ),
+    Row(
+        "the agent hit a vendor usage limit (not counted: no breaker, no retry, no iteration)",
+        "wait until the reset (+ margin), then the same task",
+        lambda obs: obs.usage_limit is not None,
+        lambda obs: Decision(Action.WAIT, None, f"usage limit: {obs.usage_limit}", wait_s=obs.usage_wait_s),
+    ),
+    Row(
+        "`--model` given, another model answered, and the backoff retries are used up",
+        "halt: model_mismatch (1)",
+        lambda obs: obs.model_mismatch is not None and obs.model_retry > obs.model_retries,
+        lambda obs: Decision(
+            Action.HALT,
+            ExitReason.MODEL_MISMATCH,
+            f"{obs.model_mismatch} after {obs.model_retries} retries (--poorman accepts any model)",
+        ),
+    ),
+    Row(
+        "`--model` given and another model answered (not counted)",
+        "retry after a backoff (5 s doubling, cap 600 s); the attempt is saved and undone",
+        lambda obs: obs.model_mismatch is not None,
+        lambda obs: Decision(
+            Action.RETRY,
+            None,
+            f"{obs.model_mismatch}; retrying in {obs.model_wait_s:g}s (attempt {obs.model_retry}/{obs.model_retries})",
+            wait_s=obs.model_wait_s,
+        ),
+    ),
+    Row(
         "the agent's JSON result says needs-human",
         "halt: needs_human (1)",
         lambda obs: obs.needs_human is not None,
@@ -106,6 +156,33 @@ ROWS: tuple[Row, ...] = (
         ),
     ),
     Row(
+        "the circuit breaker opened (no progress, the same error, failures, permission denials)",
+        "halt: circuit_open (1); with `cooldown_minutes`: wait, then one probing iteration",
+        lambda obs: obs.circuit_open is not None,
+        lambda obs: (
+            Decision(Action.HALT, ExitReason.CIRCUIT_OPEN, f"circuit breaker open: {obs.circuit_open}")
+            if obs.circuit_cooldown_s is None
+            else Decision(Action.CONTINUE, None, f"circuit breaker open: {obs.circuit_open}; cooling down")
+        ),
+    ),
+    Row(
+        "the task failed its `max_retries`-th attempt",
+        "halt: retries_exhausted (1)",
+        lambda obs: obs.task_failed is not None and obs.attempt >= obs.max_retries,
+        lambda obs: Decision(
+            Action.HALT,
+            ExitReason.RETRIES_EXHAUSTED,
+            f"MAX RETRIES EXCEEDED — human intervention required: attempt {obs.attempt}/{obs.max_retries} "
+            f"failed: {obs.task_failed}",
+        ),
+    ),
+    Row(
+        "a budget is used up (max_cost_usd, max_tokens, max_runtime)",
+        "halt: budget (1)",
+        lambda obs: obs.budget_exceeded is not None,
+        lambda obs: Decision(Action.HALT, ExitReason.BUDGET, obs.budget_exceeded or ""),
+    ),
+    Row(
         "max iterations reached",
         "halt: max_iterations (1)",
         _max_reached,
@@ -114,6 +191,20 @@ ROWS: tuple[Row, ...] = (
             ExitReason.MAX_ITERATIONS,
             f"reached the maximum of {obs.max_iterations} iterations with {len(obs.open_ids)} task(s) open",
         ),
+    ),
+    Row(
+        "the task failed (FAIL for it, crash, non-zero exit, timeout, is_error), attempts left",
+        "retry: the attempt is saved (patch + git ref) and undone, then the task again",
+        lambda obs: obs.task_failed is not None,
+        lambda obs: Decision(
+            Action.RETRY, None, f"attempt {obs.attempt}/{obs.max_retries} failed: {obs.task_failed}; retrying"
+        ),
+    ),
+    Row(
+        "near the vendor's usage limit (`usage_limit.pause_at`)",
+        "wait until that window resets, then continue",
+        lambda obs: obs.pause_s > 0,
+        lambda obs: Decision(Action.WAIT, None, "near the usage limit: pausing until it resets", wait_s=obs.pause_s),
     ),
     Row(
         "otherwise",

@@ -8,9 +8,12 @@ prints: it emits events (events.py) and writes its records atomically.
 from __future__ import annotations
 
 import os
-from dataclasses import dataclass
+from collections.abc import Callable
+from dataclasses import dataclass, field, replace
+from datetime import timedelta
 
 from ralphloop import git
+from ralphloop.analysis.fingerprint import fingerprint, iteration_error
 from ralphloop.analysis.signals import Analysis, analyze, with_records
 from ralphloop.archive import archive_copy
 from ralphloop.cancel import CancelToken
@@ -18,9 +21,22 @@ from ralphloop.durations import format_duration
 from ralphloop.engine.decide import Action, Decision, Observation, Streaks, decide
 from ralphloop.engine.reading import IterationReading, iteration_notes, next_prompt_notes, read_iteration
 from ralphloop.errors import RalphError
-from ralphloop.events import AgentOutput, IterationFinished, IterationStarted, LoopEnded, Notice, RunStarted
+from ralphloop.events import (
+    AgentOutput,
+    CircuitChanged,
+    IterationFinished,
+    IterationStarted,
+    LoopEnded,
+    Notice,
+    RunStarted,
+    Waiting,
+)
 from ralphloop.exitcodes import ExitReason
-from ralphloop.paths import FeaturePaths
+from ralphloop.guards.backoff import Backoff, model_matches
+from ralphloop.guards.breaker import BreakerConfig, CircuitState, IterationFacts, Transition, guidance
+from ralphloop.guards.budget import Budget, Spent, exceeded
+from ralphloop.guards.usage import UsageLimit
+from ralphloop.paths import FeaturePaths, display_path
 from ralphloop.process import ProcessLimits, run_agent_process
 from ralphloop.prompt import PromptParts, build_prompt
 from ralphloop.protocols import (
@@ -39,7 +55,10 @@ from ralphloop.records import signal_log
 from ralphloop.records.exit_signals import ExitSignals, write_response_analysis
 from ralphloop.records.progress import ProgressEntry, append_entry, ensure_header
 from ralphloop.records.status import LiveStatus
+from ralphloop.state.calls import CallLedger
+from ralphloop.state.circuit import append_history, load_breaker, save_breaker
 from ralphloop.state.runstate import LastOutcome, RunState
+from ralphloop.state.store import atomic_write_bytes
 
 
 @dataclass(frozen=True, slots=True)
@@ -54,6 +73,17 @@ class LoopConfig:
     archive: bool = True
     completion: str = "verify"
     blocked_threshold: int = 3
+    max_retries: int = 3
+    breaker: BreakerConfig = field(default_factory=BreakerConfig)
+    usage_policy: str = "wait"  # wait | exit | ask (ask needs the `ask` callback; without one it waits)
+    usage_margin_s: float = 60.0
+    usage_fallback_wait_s: float = 30 * 60.0  # when the vendor gives no reset time
+    usage_pause_at: float | None = None
+    budget: Budget = field(default_factory=Budget)
+    model: str | None = None
+    poorman: bool = False
+    backoff: Backoff = field(default_factory=Backoff)
+    reset_circuit: str | None = None  # reset the breaker before the first iteration, for this reason
 
 
 @dataclass(frozen=True, slots=True)
@@ -63,6 +93,42 @@ class LoopOutcome:
     iterations: int
     duration_s: float
     archived_to: str | None = None
+    guidance: str = ""
+
+
+@dataclass(frozen=True, slots=True)
+class _Judged:
+    counted: bool  # counts toward max_iterations, the breaker and the retries
+    progress: bool
+    limit: UsageLimit | None
+    usage_action: str
+    usage_wait_s: float
+    mismatch: str | None
+    task_failed: str | None
+    notes: tuple[str, ...]
+
+
+def _status_word(
+    result: AgentResult, judged: _Judged, passed: bool, reading: IterationReading, analysis: Analysis
+) -> str:
+    if result.interrupted:
+        return "interrupted"
+    if judged.limit:
+        return "usage-limit"
+    if passed:
+        return "complete"
+    if result.failed or reading.failed_here or judged.mismatch:
+        return "failed"
+    return "blocked" if analysis.blocked else "in-progress"
+
+
+# Asks the user a question with a timeout; returns the answer, or None when nobody answered.
+Ask = Callable[[str, float], str | None]
+ASK_TIMEOUT_S = 30.0
+
+_GOING_ON = (Action.CONTINUE, Action.WAIT, Action.RETRY)
+# How much of the reply's end is searched for error lines (the same-error fingerprint).
+_ERROR_SCAN = 64 * 1024
 
 
 class Loop:
@@ -78,6 +144,8 @@ class Loop:
         clock: Clock,
         sink: EventSink,
         cancel: CancelToken,
+        ledger: CallLedger,
+        ask: Ask | None = None,
     ) -> None:
         self.paths = paths
         self.source = source
@@ -86,12 +154,21 @@ class Loop:
         self.clock = clock
         self.emit = sink
         self.cancel = cancel
+        self.ledger = ledger
+        self.ask = ask
         self.state = RunState.load(paths.state, paths.logs)
         if self.state.last_exit_reason == ExitReason.BLOCKED.value:
             self.state.streaks.pop("blocked", None)  # the user has been told; a new run starts the count afresh
         self.streaks = Streaks.from_counts(self.state.streaks)
         self.exit_signals = ExitSignals.load(paths.exit_signals)
+        self.breaker = load_breaker(paths.circuit_state, display_path(paths.circuit_state, paths.project_root))
         self.git_root = git.toplevel(paths.project_root)
+        self.scratch_index = git.scratch_index(paths.project_root, paths.name) if self.git_root else None
+        self.spent = Spent()
+        self.counted = 0  # iterations that count toward max_iterations (not usage-limited, not a wrong model)
+        self.model_retry = 0
+        self.model_unknown_told = False
+        self.run_started = 0.0
         self.status = LiveStatus(
             path=paths.status,
             feature=paths.name,
@@ -100,19 +177,23 @@ class Loop:
             max_iterations=config.max_iterations,
             api_calls_limit=config.rate_limit_per_hour,
             started_at=clock.now(),
+            max_retries=config.max_retries,
+            circuit_state=self.breaker.state.value,
+            circuit_reason=self.breaker.reason or None,
         )
 
     # ------------------------------------------------------------------ the run
 
     def run(self) -> LoopOutcome:
         """Iterate until complete, halted or interrupted; records are final when this returns."""
-        started = self.clock.monotonic()
+        started = self.run_started = self.clock.monotonic()
         view = self.source.load()
         os.makedirs(self.paths.logs, exist_ok=True)
         ensure_header(self.paths.progress, self.paths.name, iso(self.clock.now()))
         self._set_counts(view)
         self.status.status = "running"
         self.status.total_iterations = self.state.iteration
+        self.status.record_slot(self.ledger.peek(self.clock.now(), self.config.rate_limit_per_hour))
         self.status.write(self.clock.now())
         self.emit(
             RunStarted(
@@ -126,6 +207,11 @@ class Loop:
                 total=view.total,
             )
         )
+        if self.config.reset_circuit:
+            self.breaker, transition = self.breaker.reset(
+                self.config.reset_circuit, self.clock.now(), self.state.iteration
+            )
+            self._circuit(transition)
         iterations = 0
         decision = Decision(Action.CONTINUE)
         try:
@@ -133,24 +219,104 @@ class Loop:
                 decision = Decision(Action.COMPLETE, ExitReason.COMPLETE, "every task already passes")
             elif self.config.max_iterations == 0:
                 decision = Decision(Action.HALT, ExitReason.MAX_ITERATIONS, "no iterations allowed")
-            while decision.action is Action.CONTINUE:
+            while decision.action in _GOING_ON:
                 if self.cancel.is_set():
                     decision = Decision(Action.HALT, ExitReason.INTERRUPTED, "interrupted")
                     break
+                stop = self._guards_before()
+                if stop is not None:
+                    decision = stop
+                    break
                 assert view.next_task is not None
                 iterations += 1
-                view, decision = self._iteration(iterations, view)
+                view, decision = self._iteration(self.counted + 1, view)
+                if decision.wait_s > 0 and decision.action in (Action.WAIT, Action.RETRY):
+                    kind = "usage limit" if decision.action is Action.WAIT else "model backoff"
+                    if not self._wait(decision.wait_s, kind, decision.message):
+                        decision = Decision(Action.HALT, ExitReason.INTERRUPTED, "interrupted")
         except RalphError as exc:
             decision = Decision(Action.HALT, ExitReason.ERROR, str(exc))
         assert decision.reason is not None
         return self._finish(decision, iterations, started)
 
+    def _guards_before(self) -> Decision | None:
+        """Before an agent starts: the breaker (and its cooldown), the runtime budget, a rate-limit slot."""
+        while True:
+            self.breaker, transition = self.breaker.before_iteration(
+                self.config.breaker, self.clock.now(), self.state.iteration
+            )
+            if transition:
+                self._circuit(transition)
+            if not self.breaker.is_open:
+                break
+            left = self.breaker.cooldown_left(self.config.breaker, self.clock.now())
+            if left is None:
+                return Decision(Action.HALT, ExitReason.CIRCUIT_OPEN, f"circuit breaker open: {self.breaker.reason}")
+            if not self._wait(left, "circuit cooldown", f"circuit open ({self.breaker.reason}); cooling down"):
+                return Decision(Action.HALT, ExitReason.INTERRUPTED, "interrupted")
+        over = self._over_budget()
+        if over:
+            return Decision(Action.HALT, ExitReason.BUDGET, over)
+        while True:
+            now = self.clock.now()
+            slot = self.ledger.take(now, self.config.rate_limit_per_hour)
+            self.status.record_slot(slot)
+            if slot.granted:
+                return None
+            message = f"rate limit reached: {slot.used}/{slot.limit} agent calls in the last hour"
+            if not self._wait(max(slot.wait_s(now), 1.0), "rate limit", message):
+                return Decision(Action.HALT, ExitReason.INTERRUPTED, "interrupted")
+
+    def _over_budget(self) -> str | None:
+        spent = replace(self.spent, runtime_s=self.clock.monotonic() - self.run_started)
+        return exceeded(self.config.budget, spent)
+
+    def _wait(self, seconds: float, kind: str, message: str) -> bool:
+        """Wait with a countdown (events every second); False when interrupted."""
+        until_mono = self.clock.monotonic() + seconds
+        until = self.clock.now() + timedelta(seconds=seconds)
+        self.status.waiting = {"kind": kind, "message": message, "until": iso(until)}
+        self.status.write(self.clock.now())
+        first = True
+        try:
+            while True:
+                if self.cancel.is_set():
+                    return False
+                left = until_mono - self.clock.monotonic()
+                if left <= 0:
+                    return True
+                self.emit(Waiting(kind, message, until, left, first=first))
+                first = False
+                self.clock.sleep(min(1.0, left), self.cancel.fileno())
+        finally:
+            self.status.waiting = None
+            self.status.write(self.clock.now())
+            self.emit(Waiting(kind, message, until, 0.0, done=True))
+
+    def _circuit(self, transition: Transition) -> None:
+        """Record a breaker transition: state file, bounded history, status.json and an event."""
+        save_breaker(self.paths.circuit_state, self.breaker, self.state.iteration)
+        append_history(self.paths.circuit_history, [transition])
+        self.status.circuit_state = self.breaker.state.value
+        self.status.circuit_reason = self.breaker.reason or None
+        opened = transition.to_state is CircuitState.OPEN
+        self.emit(
+            CircuitChanged(
+                transition.from_state.value,
+                transition.to_state.value,
+                transition.reason,
+                guidance(self.breaker, self.paths.name) if opened else "",
+            )
+        )
+
     def _finish(self, decision: Decision, iterations: int, started: float) -> LoopOutcome:
         assert decision.reason is not None
         now = self.clock.now()
+        advice = self._guidance(decision)
         self.status.status = decision.reason.status
         self.status.exit_reason = decision.reason.value
         self.status.exit_message = decision.message
+        self.status.guidance = advice or None
         self.status.write(now)
         self.state.last_exit_reason = decision.reason.value
         self.state.updated_at = iso(now)
@@ -161,7 +327,9 @@ class Loop:
                 archived = archive_copy(self.paths, now)
             except OSError as exc:  # the work is done and recorded; a failed copy must not hide that
                 self.emit(Notice("warning", f"could not archive {self.paths.display()}: {exc}"))
-        outcome = LoopOutcome(decision.reason, decision.message, iterations, self.clock.monotonic() - started, archived)
+        outcome = LoopOutcome(
+            decision.reason, decision.message, iterations, self.clock.monotonic() - started, archived, advice
+        )
         self.emit(
             LoopEnded(
                 reason=outcome.reason,
@@ -171,9 +339,33 @@ class Loop:
                 done=self.status.stories_complete,
                 total=self.status.stories_total,
                 archived_to=archived,
+                guidance=advice,
             )
         )
         return outcome
+
+    def _guidance(self, decision: Decision) -> str:
+        """What the user should do next, for the halts a guard caused."""
+        name = self.paths.name
+        if decision.reason is ExitReason.CIRCUIT_OPEN:
+            return guidance(self.breaker, name)
+        if decision.reason is ExitReason.RETRIES_EXHAUSTED:
+            task = self.state.current_task
+            return (
+                f"Human intervention required: {task} failed {self.state.retry_count} times. Read the failed "
+                f"attempts (logs/iteration-N.patch and `git log refs/ralph/attempts/`), fix the cause or the "
+                f"task, then run: ralph run -s {task} -f {name}"
+            )
+        if decision.reason is ExitReason.USAGE_LIMIT:
+            limit = self.status.usage_limit or {}
+            when = limit.get("resetsAt") or "an unknown time"
+            return f"The usage limit resets at {when}. Then run: ralph run -f {name}"
+        if decision.reason is ExitReason.BUDGET:
+            how = "--max-cost, --max-tokens, --max-runtime or budget: in config"
+            return f"Raise the budget ({how}), then: ralph run -f {name}"
+        if decision.reason is ExitReason.MODEL_MISMATCH:
+            return "Request another model (--model), or accept any model with --poorman"
+        return ""
 
     # ------------------------------------------------------------------ one iteration
 
@@ -182,23 +374,11 @@ class Loop:
         task = view.next_task
         assert task is not None
         number = self.state.iteration + 1
-        before = git.snapshot(self.paths.project_root, self.git_root) if self.git_root else None
+        start = self._capture()
         prompt = self._prompt(number, task)
-        prompt_file = self.paths.iteration_prompt(number)
-        with open(prompt_file, "w", encoding="utf-8") as handle:
-            handle.write(prompt)
         log_path = self.paths.iteration_log(number)
         signals_offset = signal_log.size(self.paths.signals)
-
-        self.state.retry_count = self.state.retry_count + 1 if self.state.current_task == task.id else 0
-        self.state.iteration, self.state.current_task = number, task.id
-        self.state.updated_at = iso(self.clock.now())
-        self.state.save(self.paths.state)  # before the agent starts: a crash never reuses this number
-        self.status.iteration, self.status.total_iterations = iteration, number
-        self.status.current_story, self.status.log_file = f"{task.id} - {task.title}", log_path
-        self.status.record_call(self.clock.now())
-        self.status.write(self.clock.now())
-        self.emit(IterationStarted(iteration, number, self.config.max_iterations, task.id, task.title, log_path))
+        self._begin(iteration, number, task, prompt, log_path)
 
         result = self._run_agent(prompt, number, task, log_path)
 
@@ -209,56 +389,41 @@ class Loop:
         except RalphError as exc:  # the agent left the task file invalid: record it, then stop
             broken, after_view = exc, view
             notes.append(f"task file invalid after this iteration: {exc}")
-        after = git.snapshot(self.paths.project_root, self.git_root) if self.git_root else None
-        changed = self._files_changed(before, after)
-        commit = after.head[:12] if after and after.head and (before is None or after.head != before.head) else None
+        end = self._capture()
+        changed = self._changed(start, end)
+        commit = end.head[:12] if end and end.head and (start is None or end.head != start.head) else None
         interrupted = result.interrupted or self.cancel.is_set()
 
         new = signal_log.read_new(self.paths.signals, signals_offset, number)
         analysis = with_records(analyze(result.final_text, prompt), new.records)
         notes += new.problems
         reading = read_iteration(analysis, task, after_view, changed, view_valid=broken is None)
-        self.streaks = streaks = self.streaks.after(  # an interrupted iteration leaves the counts alone
-            counted=not interrupted,
-            blocked=analysis.blocked,
-            test_only=reading.test_only,
-            question_only=reading.question_only,
-        )
-        decision = decide(
-            Observation(
-                all_done=after_view.all_done and broken is None,
-                open_ids=after_view.open_ids,
-                claimed_complete=analysis.completion_claimed,
-                interrupted=interrupted,
-                iterations_run=iteration,
-                max_iterations=self.config.max_iterations,
-                claim_sources=analysis.claim_sources,
-                trust=self.config.completion == "trust",
-                task_file_error=str(broken) if broken else None,
-                needs_human=analysis.needs_human,
-                blocked_streak=streaks.blocked,
-                blocked_threshold=self.config.blocked_threshold,
-                blocked_reason=analysis.blocked_reason,
-            )
-        )
-        notes += iteration_notes(analysis, reading, streaks, decision.refused_claim, self.config.blocked_threshold)
         passed = task.id in after_view.done_ids and broken is None
-        status = (
-            "interrupted"
-            if result.interrupted
-            else "complete"
-            if passed
-            else "failed"
-            if result.failed or reading.failed_here
-            else "blocked"
-            if analysis.blocked
-            else "in-progress"
-        )
+        judged = self._judge(result, analysis, reading, passed, interrupted)
+        judged = replace(judged, progress=judged.progress and self._progress(start, end, changed, view, after_view))
+        if judged.counted:
+            self._count_in_breaker(number, result, judged.progress and not reading.question_only)
+        decision = decide(self._observation(after_view, broken, analysis, judged, result))
+        streaks = self.streaks
+        notes += iteration_notes(analysis, reading, streaks, decision.refused_claim, self.config.blocked_threshold)
+        notes += judged.notes
+        marks = self._marks(task, judged)
+        if decision.action is Action.RETRY:
+            notes.append(self._undo_attempt(start, end, number, task))
+        status = _status_word(result, judged, passed, reading, analysis)
         self.state.next_prompt_notes = next_prompt_notes(analysis, reading, decision, self.config.blocked_threshold)
+        if decision.action is Action.RETRY and judged.task_failed:
+            self.state.next_prompt_notes.append(
+                f"your previous attempt at {task.id} failed ({_one_line(judged.task_failed)}) and was undone; "
+                f"this is attempt {self.state.retry_count + 1} of {self.config.max_retries}: try another way"
+            )
         self._record_analysis(number, analysis, reading, decision, interrupted)
+        self._record_guards(result, judged.limit, judged.usage_action)
 
         signals = [f"signals: {', '.join(analysis.signals)}"] if analysis.signals else []
-        self._record(number, task, status, result, changed, commit, signals + notes, after_view, analysis.learnings)
+        self._record(
+            number, task, status, result, changed, commit, signals + notes, after_view, analysis.learnings, marks
+        )
         self.emit(
             IterationFinished(
                 iteration=iteration,
@@ -276,6 +441,247 @@ class Loop:
             )
         )
         return after_view, decision
+
+    def _begin(self, iteration: int, number: int, task: Task, prompt: str, log_path: str) -> None:
+        """Everything written before the agent starts: its prompt, state.json, status.json."""
+        with open(self.paths.iteration_prompt(number), "w", encoding="utf-8") as handle:
+            handle.write(prompt)
+        if self.state.current_task != task.id:
+            self.state.retry_count = 0
+        self.state.iteration, self.state.current_task = number, task.id
+        self.state.updated_at = iso(self.clock.now())
+        self.state.save(self.paths.state)  # before the agent starts: a crash never reuses this number
+        self.status.iteration, self.status.total_iterations = iteration, number
+        self.status.current_story, self.status.log_file = f"{task.id} - {task.title}", log_path
+        self.status.retry_count = self.state.retry_count
+        self.status.write(self.clock.now())
+        self.emit(IterationStarted(iteration, number, self.config.max_iterations, task.id, task.title, log_path))
+
+    # ------------------------------------------------------------------ guards after the agent
+
+    def _judge(
+        self,
+        result: AgentResult,
+        analysis: Analysis,
+        reading: IterationReading,
+        passed: bool,
+        interrupted: bool,
+    ) -> _Judged:
+        """What the guards make of the iteration: counted or not, a failed attempt, a limit, a wrong model."""
+        limit = None if interrupted else result.usage_limit
+        mismatch = None if interrupted or limit else self._model_mismatch(result)
+        counted = not interrupted and limit is None and mismatch is None
+        self.streaks = self.streaks.after(  # an interrupted iteration leaves the counts alone
+            counted=counted,
+            blocked=analysis.blocked,
+            test_only=reading.test_only,
+            question_only=reading.question_only,
+        )
+        task_failed = self._task_failure(result, analysis, reading) if counted and not passed else None
+        if task_failed:
+            self.state.retry_count += 1
+        if counted:
+            self.counted += 1
+        self.model_retry = self.model_retry + 1 if mismatch else 0 if counted else self.model_retry
+        self.spent = self.spent.plus(result.cost_usd, result.tokens)
+        usage_action, usage_wait = self._usage_answer(limit) if limit else ("wait", 0.0)
+        notes = []
+        if limit:
+            notes.append(f"usage limit ({limit.vendor}): {limit.message}; not counted as an iteration")
+        if mismatch:
+            notes.append(f"model check: {mismatch}")
+        return _Judged(
+            counted=counted,
+            progress=True,  # narrowed by the workspace comparison
+            limit=limit,
+            usage_action=usage_action,
+            usage_wait_s=usage_wait,
+            mismatch=mismatch,
+            task_failed=task_failed,
+            notes=tuple(notes),
+        )
+
+    def _observation(
+        self, view: TaskView, broken: RalphError | None, analysis: Analysis, judged: _Judged, result: AgentResult
+    ) -> Observation:
+        counted = judged.counted
+        return Observation(
+            all_done=view.all_done and broken is None,
+            open_ids=view.open_ids,
+            claimed_complete=analysis.completion_claimed,
+            interrupted=result.interrupted or self.cancel.is_set(),
+            iterations_run=self.counted,
+            max_iterations=self.config.max_iterations,
+            claim_sources=analysis.claim_sources,
+            trust=self.config.completion == "trust",
+            task_file_error=str(broken) if broken else None,
+            needs_human=analysis.needs_human,
+            blocked_streak=self.streaks.blocked,
+            blocked_threshold=self.config.blocked_threshold,
+            blocked_reason=analysis.blocked_reason,
+            usage_limit=judged.limit.message if judged.limit else None,
+            usage_action=judged.usage_action,
+            usage_wait_s=judged.usage_wait_s,
+            model_mismatch=judged.mismatch,
+            model_retry=self.model_retry,
+            model_retries=self.config.backoff.attempts,
+            model_wait_s=self.config.backoff.delay(self.model_retry) if judged.mismatch else 0.0,
+            circuit_open=self.breaker.reason if counted and self.breaker.is_open else None,
+            circuit_cooldown_s=self.config.breaker.cooldown_s,
+            task_failed=judged.task_failed,
+            attempt=self.state.retry_count,
+            max_retries=self.config.max_retries,
+            budget_exceeded=self._over_budget() if counted else None,
+            pause_s=self._pause(result) if counted else 0.0,
+        )
+
+    def _marks(self, task: Task, judged: _Judged) -> list[str]:
+        if not judged.task_failed:
+            return []
+        return [
+            f"[FAIL] {task.id} - {_one_line(judged.task_failed)} - {iso(self.clock.now())} "
+            f"(attempt {self.state.retry_count}/{self.config.max_retries})"
+        ]
+
+    def _task_failure(self, result: AgentResult, analysis: Analysis, reading: IterationReading) -> str | None:
+        """Why this attempt at the task failed (seed 002: FAIL, crash, timeout), or None."""
+        if result.failed:
+            return result.error or "the agent failed"
+        if reading.failed_here:
+            reasons = [failure.reason for failure in analysis.failed if failure.reason]
+            return f"the agent signalled FAIL: {reasons[-1]}" if reasons else "the agent signalled FAIL"
+        return None
+
+    def _count_in_breaker(self, number: int, result: AgentResult, progress: bool) -> None:
+        error = iteration_error(
+            # the reply's tail: errors end a reply, and a hostile reply must not cost seconds here
+            failed=result.error if result.failed else None,
+            tool_errors=result.tool_errors,
+            text=result.final_text[-_ERROR_SCAN:],
+        )
+        facts = IterationFacts(
+            iteration=number,
+            progress=progress,
+            failed=result.failed and not (result.timed_out and progress),
+            error=error,
+            fingerprint=fingerprint(error) if error else None,
+            denials=result.permission_denials,
+        )
+        self.breaker, transition = self.breaker.after(facts, self.config.breaker, self.clock.now())
+        if transition:
+            self._circuit(transition)
+        else:
+            save_breaker(self.paths.circuit_state, self.breaker, number)
+
+    def _model_mismatch(self, result: AgentResult) -> str | None:
+        want = self.config.model
+        if not want or self.config.poorman or result.interrupted:
+            return None
+        if result.model is None:
+            if not self.model_unknown_told:
+                self.model_unknown_told = True
+                self.emit(Notice("warning", f"cannot verify --model {want}: the agent did not report its model"))
+            return None
+        return None if model_matches(want, result.model) else f"got {result.model} instead of {want}"
+
+    def _usage_answer(self, limit: UsageLimit) -> tuple[str, float]:
+        """The policy's answer to a usage limit (asking the user when it says so), and how long to wait."""
+        now = self.clock.now()
+        if limit.resets_at is None:
+            wait = self.config.usage_fallback_wait_s
+        else:
+            wait = max(0.0, (limit.resets_at - now).total_seconds()) + self.config.usage_margin_s
+        action = self.config.usage_policy
+        if action == "ask":
+            action = "wait"
+            if self.ask is not None:
+                resets = f"resets at {iso(limit.resets_at)}" if limit.resets_at else "no reset time given"
+                answer = self.ask(f"Usage limit reached ({limit.message}; {resets}). Wait or exit?", ASK_TIMEOUT_S)
+                action = "exit" if answer == "exit" else "wait"
+        return action, wait
+
+    def _pause(self, result: AgentResult) -> float:
+        """Near the limit (`usage_limit.pause_at`): seconds to pause until that window resets."""
+        warning, pause_at = result.limit_warning, self.config.usage_pause_at
+        if warning is None or pause_at is None or warning.utilization < pause_at or warning.resets_at is None:
+            return 0.0
+        left = (warning.resets_at - self.clock.now()).total_seconds()
+        return max(0.0, left) + self.config.usage_margin_s if left > 0 else 0.0
+
+    def _record_guards(self, result: AgentResult, limit: UsageLimit | None, action: str) -> None:
+        if limit:
+            self.status.usage_limit = {
+                "message": limit.message,
+                "vendor": limit.vendor,
+                "kind": limit.kind,
+                "resetsAt": iso(limit.resets_at) if limit.resets_at else None,
+                "policy": action,
+                "at": iso(self.clock.now()),
+            }
+        if result.model:
+            self.status.model = result.model
+        self.status.cost_usd, self.status.tokens = self.spent.cost_usd, self.spent.tokens
+        self.status.retry_count = self.state.retry_count
+
+    def _undo_attempt(self, start: git.WorkTree | None, end: git.WorkTree | None, number: int, task: Task) -> str:
+        """Save the failed attempt (a git ref and a patch), then put the workspace back as it was at its start."""
+        if start is None or end is None:
+            return "not a git repository: the failed attempt's changes stay in place for the retry"
+        if start.tree == end.tree and start.head == end.head:
+            return "the failed attempt changed no file; nothing to undo"
+        feature = "".join(ch if ch.isalnum() or ch in "._-" else "-" for ch in self.paths.name)
+        ref = f"refs/ralph/attempts/{feature}/iteration-{number}"
+        patch = os.path.join(self.paths.logs, f"iteration-{number}.patch")
+        progress = _read_bytes(self.paths.progress)
+        try:
+            saved = git.save_attempt(
+                self.paths.project_root,
+                start,
+                end,
+                ref,
+                f"ralph: failed attempt at {task.id} (iteration {number})",
+                patch,
+            )
+            git.restore(self.paths.project_root, start, end)
+        except OSError as exc:
+            self.emit(Notice("warning", f"could not undo the failed attempt of iteration {number}: {exc}"))
+            return f"could not undo the failed attempt ({exc}); the retry starts on top of its changes"
+        if progress is not None and _read_bytes(self.paths.progress) != progress:
+            atomic_write_bytes(self.paths.progress, progress)  # the log is append-only: keep what the agent wrote
+        where = f"{ref} (commit {saved.commit[:12]})" + (
+            f" and {display_path(saved.patch, self.paths.project_root)}" if saved.patch else ""
+        )
+        return (
+            f"failed attempt saved as {where}, then undone: the workspace is back as it was before iteration {number}"
+        )
+
+    def _capture(self) -> git.WorkTree | None:
+        if self.scratch_index is None:
+            return None
+        return git.capture(self.paths.project_root, self.scratch_index)
+
+    def _changed(self, start: git.WorkTree | None, end: git.WorkTree | None) -> list[str]:
+        if self.git_root is None or start is None or end is None:
+            return []
+        names = git.changed_between(self.paths.project_root, start, end)
+        return [name for name in names if not self.paths.is_runtime(os.path.join(self.git_root, name))]
+
+    def _progress(
+        self,
+        start: git.WorkTree | None,
+        end: git.WorkTree | None,
+        changed: list[str],
+        before: TaskView,
+        after: TaskView,
+    ) -> bool:
+        """New commits, changed content (untracked files included) or changed task state. The progress
+        log alone is not progress: an agent that only writes "still working" there is not working."""
+        if before.done_ids != after.done_ids:
+            return True
+        if start is not None and end is not None and start.head != end.head:
+            return True
+        log = os.path.relpath(self.paths.progress, self.git_root) if self.git_root else None
+        return any(name != log for name in changed)
 
     def _record_analysis(
         self, number: int, analysis: Analysis, reading: IterationReading, decision: Decision, interrupted: bool
@@ -346,6 +752,8 @@ class Loop:
             feature_dir=self.paths.dir,
             prompt_file=self.paths.iteration_prompt(number),
             task_id=task.id,
+            started_at=self.clock.now(),
+            model=self.config.model,
         )
 
     def _run_agent(self, prompt: str, number: int, task: Task, log_path: str) -> AgentResult:
@@ -363,12 +771,6 @@ class Loop:
         )
         return parser.finish(outcome)
 
-    def _files_changed(self, before: git.Snapshot | None, after: git.Snapshot | None) -> list[str]:
-        if self.git_root is None:
-            return []
-        names = git.changed_files(self.paths.project_root, before, after)
-        return [name for name in names if not self.paths.is_runtime(os.path.join(self.git_root, name))]
-
     def _record(
         self,
         number: int,
@@ -380,6 +782,7 @@ class Loop:
         notes: list[str],
         view: TaskView,
         learnings: tuple[str, ...] = (),
+        marks: list[str] | None = None,
     ) -> None:
         now = iso(self.clock.now())
         exit_text = "not started" if result.exit_code is None else f"exit {result.exit_code}"
@@ -398,11 +801,13 @@ class Loop:
                 commit=commit,
                 agent=agent_line,
                 notes=notes,
+                marks=tuple(marks or ()),
             ),
         )
         self.state.completed_ids = sorted(view.done_ids)
         if status == "complete":
             self.state.retry_count = 0
+            self.status.retry_count = 0
         self.state.streaks = self.streaks.counts()
         self.state.last_outcome = LastOutcome(number, task.id, status, result.exit_code, result.error, now)
         self.state.updated_at = now
@@ -413,3 +818,16 @@ class Loop:
 
     def _set_counts(self, view: TaskView) -> None:
         self.status.stories_complete, self.status.stories_total = view.done_count, view.total
+
+
+def _one_line(text: str, limit: int = 300) -> str:
+    line = " ".join(text.split())
+    return line if len(line) <= limit else line[: limit - 1] + "…"
+
+
+def _read_bytes(path: str) -> bytes | None:
+    try:
+        with open(path, "rb") as handle:
+            return handle.read()
+    except OSError:
+        return None

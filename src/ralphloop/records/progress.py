@@ -24,6 +24,7 @@ class ProgressEntry:
     commit: str | None
     agent: str
     notes: Sequence[str] = ()
+    marks: Sequence[str] = ()  # seed 002's one-line records: "[FAIL] S-1 - reason - time (attempt 2/3)"
 
 
 def header(feature: str, started: str) -> str:
@@ -54,6 +55,7 @@ def format_entry(entry: ProgressEntry) -> str:
     lines.append(f"Commit: {entry.commit or '(none)'}")
     lines.append(f"Agent: {entry.agent}")
     lines += [f"Note: {note}" for note in entry.notes]
+    lines += list(entry.marks)
     return "\n".join(lines) + "\n"
 
 

@@ -4,12 +4,12 @@ from __future__ import annotations
 
 import os
 from dataclasses import dataclass, field
-from datetime import datetime, timedelta
+from datetime import datetime
+from typing import Any
 
+from ralphloop.guards.ratelimit import Slot
 from ralphloop.protocols import iso
 from ralphloop.state.store import atomic_write_json
-
-_HOUR = timedelta(hours=1)
 
 
 @dataclass(slots=True)
@@ -33,7 +33,8 @@ class LiveStatus:
     last_outcome: str = ""
     exit_reason: str | None = None
     exit_message: str | None = None
-    call_times: list[datetime] = field(default_factory=list)
+    api_calls_used: int = 0  # agent starts of this account in the last hour, every loop included
+    rate_limit_resets_at: datetime | None = None
     last_signals: list[str] = field(default_factory=list)
     confidence: int | None = None
     refused_claim: str | None = None
@@ -41,16 +42,22 @@ class LiveStatus:
     blocked_loops: int = 0
     test_only_loops: int = 0
     question_loops: int = 0
+    circuit_state: str = "CLOSED"
+    circuit_reason: str | None = None
+    guidance: str | None = None  # what to check and how to go on, once the loop halted for a guard
+    waiting: dict[str, Any] | None = None  # {kind, message, until} while the loop waits
+    usage_limit: dict[str, Any] | None = None  # the last vendor usage limit hit: {message, resetsAt, vendor, kind}
+    retry_count: int = 0  # failed attempts at the current task
+    max_retries: int = 3
+    model: str | None = None  # the model the agent last reported
+    cost_usd: float | None = None  # this run so far, when the agent reports cost
+    tokens: int | None = None
 
-    def record_call(self, at: datetime) -> None:
-        self.call_times.append(at)
-
-    def calls_in_window(self, now: datetime) -> list[datetime]:
-        self.call_times = [moment for moment in self.call_times if now - moment < _HOUR]
-        return self.call_times
+    def record_slot(self, slot: Slot) -> None:
+        self.api_calls_used = slot.used
+        self.rate_limit_resets_at = slot.resets_at
 
     def to_json(self, now: datetime) -> dict[str, object]:
-        window = self.calls_in_window(now)
         return {
             "iteration": self.iteration,
             "maxIterations": self.max_iterations,
@@ -61,9 +68,9 @@ class LiveStatus:
             "storiesComplete": self.stories_complete,
             "storiesTotal": self.stories_total,
             "currentStory": self.current_story,
-            "apiCallsUsed": len(window),
+            "apiCallsUsed": self.api_calls_used,
             "apiCallsLimit": self.api_calls_limit,
-            "rateLimitResetsAt": iso(window[0] + _HOUR) if window else None,
+            "rateLimitResetsAt": iso(self.rate_limit_resets_at) if self.rate_limit_resets_at else None,
             "startedAt": iso(self.started_at),
             "lastUpdated": iso(now),
             "agent": self.agent,
@@ -79,6 +86,16 @@ class LiveStatus:
             "blockedLoops": self.blocked_loops,
             "testOnlyLoops": self.test_only_loops,
             "questionLoops": self.question_loops,
+            "circuitState": self.circuit_state,
+            "circuitReason": self.circuit_reason,
+            "guidance": self.guidance,
+            "waiting": self.waiting,
+            "usageLimit": self.usage_limit,
+            "retryCount": self.retry_count,
+            "maxRetries": self.max_retries,
+            "model": self.model,
+            "costUsd": round(self.cost_usd, 6) if self.cost_usd is not None else None,
+            "tokensUsed": self.tokens,
         }
 
     def write(self, now: datetime) -> None:

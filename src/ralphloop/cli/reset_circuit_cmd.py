@@ -1,0 +1,34 @@
+"""`ralph reset-circuit [-f F]`: close the circuit breaker with zeroed counters (seed 000, UC-6)."""
+
+from __future__ import annotations
+
+import argparse
+import os
+
+from ralphloop.errors import RalphError
+from ralphloop.guards.breaker import Breaker
+from ralphloop.paths import display_path, find_project_root, resolve_feature
+from ralphloop.protocols import SystemClock
+from ralphloop.state.circuit import append_history, load_breaker, save_breaker
+from ralphloop.state.runstate import RunState
+from ralphloop.state.store import RunLock
+from ralphloop.textsafe import strip_terminal_controls
+
+
+def command(args: argparse.Namespace, argv: list[str]) -> int:
+    paths = resolve_feature(find_project_root(), args.feature)
+    label = display_path(paths.circuit_state, os.getcwd())
+    # A running loop keeps its breaker in memory and would write over the reset: refuse while one runs.
+    with RunLock(paths.lock, f"ralph run for {paths.name}"):
+        try:
+            breaker = load_breaker(paths.circuit_state, label)
+            was = breaker.state.value
+        except RalphError:  # a damaged file is exactly what a reset is for: start from a fresh one
+            breaker, was = Breaker(), "unreadable"
+        iteration = RunState.load(paths.state, paths.logs).iteration
+        reason = strip_terminal_controls(" ".join(args.reason.split())) or "manual reset by user"
+        fresh, transition = breaker.reset(reason, SystemClock().now(), iteration)
+        save_breaker(paths.circuit_state, fresh, iteration)
+        append_history(paths.circuit_history, [transition])
+    print(f"Circuit breaker reset to CLOSED state ({paths.display()}: was {was}; reason: {reason})")
+    return 0

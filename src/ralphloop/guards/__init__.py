@@ -1,0 +1,1 @@
+"""Guards on a run: rate limits, budgets, backoff and the circuit breaker."""

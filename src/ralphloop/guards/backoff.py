@@ -1,0 +1,37 @@
+"""Exponential backoff (seed 004): 5 s, doubling, capped at 600 s, for at most 10 attempts."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+
+@dataclass(frozen=True, slots=True)
+class Backoff:
+    initial_s: float = 5.0
+    cap_s: float = 600.0
+    attempts: int = 10
+
+    def delay(self, attempt: int) -> float:
+        """The wait before retry `attempt` (1-based): 5, 10, 20, … 600, 600."""
+        if attempt < 1:
+            raise ValueError("attempts count from 1")
+        return float(min(self.cap_s, self.initial_s * 2 ** min(attempt - 1, 62)))
+
+    def exhausted(self, attempt: int) -> bool:
+        """True once `attempt` retries have been used up."""
+        return attempt > self.attempts
+
+
+def model_matches(requested: str, used: str) -> bool:
+    """Whether the model the agent used is the one asked for.
+
+    An alias (haiku, sonnet, opus) matches any model of that family; a full name matches
+    itself, with or without a date suffix (`claude-opus-4-5` matches `claude-opus-4-5-20251101`).
+    """
+    want = requested.strip().lower()
+    got = used.strip().lower()
+    if not want or not got:
+        return False
+    if want in ("haiku", "sonnet", "opus"):
+        return want in got.replace("[", "-").split("-")
+    return got == want or got.startswith(want + "-") or got.startswith(want + "[")

@@ -1,0 +1,58 @@
+""".circuit_breaker_state and .circuit_breaker_history: the breaker across runs, and every transition it made."""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Iterable
+from typing import Any
+
+from ralphloop.errors import RalphError
+from ralphloop.guards.breaker import HISTORY_KEEP, Breaker, Transition
+from ralphloop.state.store import SCHEMA_VERSION, atomic_write_json
+
+
+def load_breaker(path: str, label: str) -> Breaker:
+    """The saved breaker; CLOSED when there is none. A damaged file is an error naming it, left as it is."""
+    try:
+        with open(path, "rb") as handle:
+            raw = handle.read()
+    except FileNotFoundError:
+        return Breaker()
+    except OSError as exc:
+        raise RalphError(f"{label}: cannot read: {exc.strerror}") from None
+    try:
+        data = json.loads(raw)
+        if not isinstance(data, dict):
+            raise ValueError("not a JSON object")
+        if data.get("schema_version", SCHEMA_VERSION) != SCHEMA_VERSION:
+            raise ValueError(f"schema_version {data.get('schema_version')!r} is not {SCHEMA_VERSION}")
+        return Breaker.from_json(data)
+    except (ValueError, TypeError, KeyError) as exc:
+        raise RalphError(
+            f"{label}: not a circuit breaker state ({exc}); `ralph reset-circuit` writes a fresh one"
+        ) from None
+
+
+def save_breaker(path: str, breaker: Breaker, iteration: int) -> None:
+    atomic_write_json(path, breaker.to_json(iteration))
+
+
+def read_history(path: str) -> list[dict[str, Any]]:
+    """The saved transitions, oldest first; a missing or damaged history reads as empty (it is only a log)."""
+    try:
+        with open(path, "rb") as handle:
+            data = json.loads(handle.read())
+    except (OSError, ValueError):
+        return []
+    if isinstance(data, dict):
+        data = data.get("transitions")
+    return [item for item in data if isinstance(item, dict)] if isinstance(data, list) else []
+
+
+def append_history(path: str, transitions: Iterable[Transition]) -> None:
+    """Add transitions, keeping the newest HISTORY_KEEP (rewritten atomically: readable at any instant)."""
+    new = [transition.to_json() for transition in transitions]
+    if not new:
+        return
+    kept = (read_history(path) + new)[-HISTORY_KEEP:]
+    atomic_write_json(path, {"transitions": kept})
