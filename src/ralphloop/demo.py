@@ -2,7 +2,7 @@
 
 It builds a throwaway git project in a temp folder, writes a three-story prd.json and a
 script for the built-in scripted agent (one step per iteration: real files, real tests,
-real commits; the second story's first attempt fails its tests), then runs the real
+real commits; the second story's first attempt fails its tests and is saved, undone and retried), then runs the real
 `ralph run` and shows what it left behind.
 """
 
@@ -87,7 +87,10 @@ def script(python: str) -> dict[str, Any]:
                 "say": "word_count is written, so the feature is done.\n<promise>COMPLETE</promise>",
             },
             {
-                "run": tests,  # the tests fail: the agent exits 1, a failed iteration, and the loop goes on
+                # An experiment, then the tests fail: the agent exits 1. ralph saves the attempt
+                # (a git ref and a patch), puts the workspace back, and retries the story.
+                "write": {"scratch/words_experiment.py": "print(len('a b  c'.split(' ')))\n"},
+                "run": tests,
                 "say": "Ran the tests for word_count.",
             },
             {
@@ -165,6 +168,8 @@ def main() -> int:
     done = subprocess.run(run, cwd=project, env=env, check=False)
     print()
     sh("git", "log", "--oneline", show=True)
+    print()
+    sh("git", "for-each-ref", "refs/ralph", show=True)  # the failed attempt, kept after it was undone
     print()
     sh(*ralph, "status", show=True)
     print(f"\nEverything is in {project} (progress: .ralph/textkit/progress.txt, logs: .ralph/textkit/logs/).")

@@ -45,6 +45,9 @@ def gather(paths: FeaturePaths) -> dict[str, Any]:
     done, total = story_counts(paths)
     status = read_json_object(paths.status) or {}
     state = read_json_object(paths.state) or {}
+    # The breaker's own file is the truth: `ralph reset-circuit` rewrites it without touching status.json.
+    circuit = read_json_object(paths.circuit_state) or {}
+    reset_since = status.get("exitReason") == "circuit_open" and circuit.get("state") == "CLOSED"
     holder = lock_holder_alive(paths.lock)
     alive = holder is not None
     word = status.get("status") or "not started"
@@ -76,6 +79,18 @@ def gather(paths: FeaturePaths) -> dict[str, Any]:
         "blockedLoops": status.get("blockedLoops", 0),
         "testOnlyLoops": status.get("testOnlyLoops", 0),
         "questionLoops": status.get("questionLoops", 0),
+        "circuitState": circuit.get("state", "CLOSED"),
+        "circuitReason": circuit.get("reason") or None,
+        "apiCallsUsed": status.get("apiCallsUsed", 0),
+        "apiCallsLimit": status.get("apiCallsLimit"),
+        "rateLimitResetsAt": status.get("rateLimitResetsAt"),
+        "retryCount": status.get("retryCount", 0),
+        "maxRetries": status.get("maxRetries"),
+        "waiting": status.get("waiting") if alive else None,
+        "usageLimit": status.get("usageLimit"),
+        "costUsd": status.get("costUsd"),
+        "tokensUsed": status.get("tokensUsed"),
+        "guidance": None if reset_since else status.get("guidance"),
         "note": note,
     }
 
@@ -113,10 +128,32 @@ def render(report: dict[str, Any]) -> str:
     for count, what in streaks:
         if isinstance(count, int) and count > 0:
             lines.append(f"Evidence:   {count} {what} iteration(s) in a row")
+    circuit = str(report["circuitState"])
+    if circuit != "CLOSED" or report["circuitReason"]:
+        reason = f" - {strip_terminal_controls(str(report['circuitReason']))}" if report["circuitReason"] else ""
+        lines.append(f"Circuit:    {circuit}{reason}")
+    if report["apiCallsLimit"]:
+        resets = f", a slot frees at {report['rateLimitResetsAt']}" if report["rateLimitResetsAt"] else ""
+        lines.append(f"Calls:      {report['apiCallsUsed']}/{report['apiCallsLimit']} in the last hour{resets}")
+    if isinstance(report["retryCount"], int) and report["retryCount"] > 0:
+        lines.append(
+            f"Retries:    {report['retryCount']} failed attempt(s) of {report['maxRetries']} at the current story"
+        )
+    waiting = report["waiting"]
+    if isinstance(waiting, dict):
+        lines.append(f"Waiting:    {strip_terminal_controls(str(waiting.get('message')))} until {waiting.get('until')}")
+    limit_hit = report["usageLimit"]
+    if isinstance(limit_hit, dict):
+        message = strip_terminal_controls(str(limit_hit.get("message")))
+        lines.append(f"Usage:      {message} (resets {limit_hit.get('resetsAt') or 'at an unknown time'})")
+    if report["costUsd"] is not None or report["tokensUsed"] is not None:
+        lines.append(f"Spent:      ${report['costUsd'] or 0:.2f}, {report['tokensUsed'] or 0:,} tokens (last run)")
     if report["exitMessage"]:
         lines.append(f"Ended:      {strip_terminal_controls(str(report['exitMessage']))}")
     if report["lastUpdated"]:
         lines.append(f"Updated:    {report['lastUpdated']}")
+    if report["guidance"]:
+        lines += [strip_terminal_controls(str(line)) for line in str(report["guidance"]).splitlines()]
     if report["note"]:
         lines.append(f"Note:       {report['note']}")
     return "\n".join(lines)

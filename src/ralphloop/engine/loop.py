@@ -159,6 +159,8 @@ class Loop:
         self.state = RunState.load(paths.state, paths.logs)
         if self.state.last_exit_reason == ExitReason.BLOCKED.value:
             self.state.streaks.pop("blocked", None)  # the user has been told; a new run starts the count afresh
+        if self.state.last_exit_reason == ExitReason.RETRIES_EXHAUSTED.value:
+            self.state.retry_count = 0  # the human stepped in: the task gets its attempts again
         self.streaks = Streaks.from_counts(self.state.streaks)
         self.exit_signals = ExitSignals.load(paths.exit_signals)
         self.breaker = load_breaker(paths.circuit_state, display_path(paths.circuit_state, paths.project_root))
