@@ -78,7 +78,9 @@ def command(args: argparse.Namespace, argv: list[str]) -> int:
             sink=renderer,
             cancel=cancel,
             ledger=ledger,
-            ask=ask_on_terminal if config.usage_policy == "ask" else None,
+            ask=(lambda question, timeout: ask_on_terminal(question, timeout, cancel.fileno()))
+            if config.usage_policy == "ask"
+            else None,
         )
         previous = _install_signal_handlers(cancel)
         try:
@@ -123,11 +125,15 @@ def _loop_config(settings: Settings, template: str, args: argparse.Namespace, te
     )
 
 
-def ask_on_terminal(question: str, timeout: float) -> str | None:
-    """Ask on the terminal; "exit", "wait", or None when nobody answered within `timeout` seconds."""
+def ask_on_terminal(question: str, timeout: float, wake_fd: int | None = None) -> str | None:
+    """Ask on the terminal; "exit", "wait", or None when nobody answered within `timeout` seconds.
+    Ctrl+C (which makes `wake_fd` readable) ends the question at once."""
     sys.stdout.write(f"{question} [w]ait/[e]xit (waiting in {timeout:.0f}s unless told): ")
     sys.stdout.flush()
-    ready, _, _ = select.select([sys.stdin], [], [], timeout)
+    ready, _, _ = select.select([sys.stdin, *([wake_fd] if wake_fd is not None else [])], [], [], timeout)
+    if wake_fd is not None and wake_fd in ready:
+        sys.stdout.write("\n")
+        return "exit"
     if not ready:
         sys.stdout.write("\nno answer: waiting\n")
         return None

@@ -214,6 +214,8 @@ class Loop:
                 self.config.reset_circuit, self.clock.now(), self.state.iteration
             )
             self._circuit(transition)
+        else:
+            save_breaker(self.paths.circuit_state, self.breaker, self.state.iteration)  # readable from the start
         iterations = 0
         decision = Decision(Action.CONTINUE)
         try:

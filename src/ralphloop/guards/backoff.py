@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import re
 from dataclasses import dataclass
 
 
@@ -26,7 +27,8 @@ def model_matches(requested: str, used: str) -> bool:
     """Whether the model the agent used is the one asked for.
 
     An alias (haiku, sonnet, opus) matches any model of that family; a full name matches
-    itself, with or without a date suffix (`claude-opus-4-5` matches `claude-opus-4-5-20251101`).
+    itself, with or without a date suffix (`claude-opus-4-5` matches `claude-opus-4-5-20251101`,
+    but `claude-opus-4` does not match `claude-opus-4-5-…`: that is another model).
     """
     want = requested.strip().lower()
     got = used.strip().lower()
@@ -34,4 +36,5 @@ def model_matches(requested: str, used: str) -> bool:
         return False
     if want in ("haiku", "sonnet", "opus"):
         return want in got.replace("[", "-").split("-")
-    return got == want or got.startswith(want + "-") or got.startswith(want + "[")
+    # Only a date (-20250929) or a context tag ([1m]) may follow: claude-sonnet-4 is not claude-sonnet-4-5.
+    return re.fullmatch(re.escape(want) + r"(?:-\d{8})?(?:\[[^\]]*\])?", got) is not None

@@ -16,7 +16,7 @@ from __future__ import annotations
 
 from collections.abc import Mapping
 from dataclasses import dataclass, replace
-from datetime import datetime, timedelta
+from datetime import UTC, datetime, timedelta
 from enum import Enum
 from typing import Any
 
@@ -129,7 +129,10 @@ class Breaker:
             return CircuitState.OPEN, f"the same error in {self.same_error} iterations in a row: {_cut(facts.error)}"
         if self.failures >= config.failure_threshold:
             return CircuitState.OPEN, f"{self.failures} failed iterations in a row; last: {_cut(facts.error)}"
-        if self.no_progress >= config.no_progress_threshold or (self.probation and not progressed):
+        if self.probation and not progressed:
+            what = f"failed ({_cut(facts.error)})" if facts.failed else "made no progress"
+            return CircuitState.OPEN, f"the probing iteration after the cooldown {what}"
+        if self.no_progress >= config.no_progress_threshold:
             return CircuitState.OPEN, f"no progress in {self.no_progress} iterations in a row"
         if progressed and self.state is not CircuitState.CLOSED:
             return CircuitState.CLOSED, f"circuit recovered: progress in iteration {facts.iteration}"
@@ -224,7 +227,7 @@ class Breaker:
             opened_at=_moment(data.get("opened_at")),
             last_progress_iteration=_count(data, "last_progress_loop"),
             total_opens=_count(data, "total_opens"),
-            probation=bool(data.get("probation", False)),
+            probation=_flag(data.get("probation", False)),
         )
 
 
@@ -263,12 +266,19 @@ def _text(value: Any) -> str | None:
     return value if isinstance(value, str) else None
 
 
+def _flag(value: Any) -> bool:
+    if not isinstance(value, bool):
+        raise ValueError("probation is not true or false")
+    return value
+
+
 def _moment(value: Any) -> datetime | None:
     if not value:
         return None
     if not isinstance(value, str):
         raise ValueError("a timestamp is not a string")
-    return datetime.fromisoformat(value.replace("Z", "+00:00"))
+    moment = datetime.fromisoformat(value.replace("Z", "+00:00"))
+    return moment if moment.tzinfo else moment.replace(tzinfo=UTC)  # a hand-edited time without a zone is UTC
 
 
 def _iso(moment: datetime) -> str:
