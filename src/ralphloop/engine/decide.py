@@ -157,11 +157,11 @@ ROWS: tuple[Row, ...] = (
     ),
     Row(
         "the circuit breaker opened (no progress, the same error, failures, permission denials)",
-        "halt: circuit_open (1); with `cooldown_minutes`: wait, then one probing iteration",
+        "halt: circuit_open (1); with `cooldown_minutes` and iterations left: wait, then one probing iteration",
         lambda obs: obs.circuit_open is not None,
         lambda obs: (
             Decision(Action.HALT, ExitReason.CIRCUIT_OPEN, f"circuit breaker open: {obs.circuit_open}")
-            if obs.circuit_cooldown_s is None
+            if obs.circuit_cooldown_s is None or _max_reached(obs)
             else Decision(Action.CONTINUE, None, f"circuit breaker open: {obs.circuit_open}; cooling down")
         ),
     ),

@@ -236,7 +236,8 @@ class Loop:
                 view, decision = self._iteration(self.counted + 1, view)
                 if decision.wait_s > 0 and decision.action in (Action.WAIT, Action.RETRY):
                     kind = "usage limit" if decision.action is Action.WAIT else "model backoff"
-                    if not self._wait(decision.wait_s, kind, decision.message):
+                    # never wait past the runtime budget: the next guard check then stops the run
+                    if not self._wait(self._within_budget(decision.wait_s), kind, decision.message):
                         decision = Decision(Action.HALT, ExitReason.INTERRUPTED, "interrupted")
         except RalphError as exc:
             decision = Decision(Action.HALT, ExitReason.ERROR, str(exc))
@@ -258,22 +259,29 @@ class Loop:
                 return Decision(Action.HALT, ExitReason.CIRCUIT_OPEN, f"circuit breaker open: {self.breaker.reason}")
             if not self._wait(left, "circuit cooldown", f"circuit open ({self.breaker.reason}); cooling down"):
                 return Decision(Action.HALT, ExitReason.INTERRUPTED, "interrupted")
-        over = self._over_budget()
-        if over:
-            return Decision(Action.HALT, ExitReason.BUDGET, over)
         while True:
+            over = self._over_budget()  # again after every wait: waiting spends the runtime budget too
+            if over:
+                return Decision(Action.HALT, ExitReason.BUDGET, over)
             now = self.clock.now()
             slot = self.ledger.take(now, self.config.rate_limit_per_hour)
             self.status.record_slot(slot)
             if slot.granted:
                 return None
             message = f"rate limit reached: {slot.used}/{slot.limit} agent calls in the last hour"
-            if not self._wait(max(slot.wait_s(now), 1.0), "rate limit", message):
+            if not self._wait(self._within_budget(max(slot.wait_s(now), 1.0)), "rate limit", message):
                 return Decision(Action.HALT, ExitReason.INTERRUPTED, "interrupted")
 
     def _over_budget(self) -> str | None:
         spent = replace(self.spent, runtime_s=self.clock.monotonic() - self.run_started)
         return exceeded(self.config.budget, spent)
+
+    def _within_budget(self, seconds: float) -> float:
+        """`seconds`, cut to what is left of the runtime budget."""
+        limit = self.config.budget.max_runtime_s
+        if limit is None:
+            return seconds
+        return max(0.0, min(seconds, limit - (self.clock.monotonic() - self.run_started)))
 
     def _wait(self, seconds: float, kind: str, message: str) -> bool:
         """Wait with a countdown (events every second); False when interrupted."""
