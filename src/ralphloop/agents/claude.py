@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import json
 import shutil
+from dataclasses import replace
 from datetime import UTC, datetime
 from typing import Any
 
@@ -104,7 +105,7 @@ class StreamJsonParser:
         if kind in ("rate_limit_event", "assistant", "result"):
             found = usage.from_claude_event(event, self._now, self._local)
             if isinstance(found, usage.UsageLimit):
-                self.usage_limit = found
+                self.usage_limit = _merge_limits(self.usage_limit, found)
             elif isinstance(found, usage.LimitWarning):
                 self.limit_warning = found
         if kind == "result":
@@ -161,6 +162,14 @@ class StreamJsonParser:
             usage_limit=limit,
             limit_warning=self.limit_warning,
         )
+
+
+def _merge_limits(known: usage.UsageLimit | None, new: usage.UsageLimit) -> usage.UsageLimit:
+    """The exact reset time and window of a `rate_limit_event` win over a later sentence (cut to the
+    minute); the sentence, which the CLI wrote for people, becomes the message."""
+    if known is None or known.source != "rate_limit_event" or new.source == "rate_limit_event":
+        return new
+    return replace(known, message=new.message)
 
 
 def _mapping(value: Any) -> dict[str, Any]:

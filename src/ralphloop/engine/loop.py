@@ -33,7 +33,7 @@ from ralphloop.events import (
 )
 from ralphloop.exitcodes import ExitReason
 from ralphloop.guards.backoff import Backoff, model_matches
-from ralphloop.guards.breaker import BreakerConfig, CircuitState, IterationFacts, Transition, guidance
+from ralphloop.guards.breaker import Breaker, BreakerConfig, CircuitState, IterationFacts, Transition, guidance
 from ralphloop.guards.budget import Budget, Spent, exceeded
 from ralphloop.guards.usage import UsageLimit
 from ralphloop.paths import FeaturePaths, display_path
@@ -163,7 +163,12 @@ class Loop:
             self.state.retry_count = 0  # the human stepped in: the task gets its attempts again
         self.streaks = Streaks.from_counts(self.state.streaks)
         self.exit_signals = ExitSignals.load(paths.exit_signals)
-        self.breaker = load_breaker(paths.circuit_state, display_path(paths.circuit_state, paths.project_root))
+        try:
+            self.breaker = load_breaker(paths.circuit_state, display_path(paths.circuit_state, paths.project_root))
+        except RalphError:
+            if not config.reset_circuit:
+                raise
+            self.breaker = Breaker()  # a damaged file is what --reset-circuit is for
         self.git_root = git.toplevel(paths.project_root)
         self.scratch_index = git.scratch_index(paths.project_root, paths.name) if self.git_root else None
         self.spent = Spent()
@@ -565,12 +570,14 @@ class Loop:
         return None
 
     def _count_in_breaker(self, number: int, result: AgentResult, progress: bool) -> None:
+        # A bare "exit code 1" says nothing about which error it was: then the output's error lines decide.
+        detailed = result.failed and result.error is not None and ": " in result.error
         error = iteration_error(
-            # the reply's tail: errors end a reply, and a hostile reply must not cost seconds here
-            failed=result.error if result.failed else None,
+            failed=result.error if detailed else None,
             tool_errors=result.tool_errors,
+            # the reply's tail: errors end a reply, and a hostile reply must not cost seconds here
             text=result.final_text[-_ERROR_SCAN:],
-        )
+        ) or (result.error if result.failed else None)
         facts = IterationFacts(
             iteration=number,
             progress=progress,
