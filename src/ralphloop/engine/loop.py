@@ -591,6 +591,7 @@ class Loop:
             self._circuit(transition)
         else:
             save_breaker(self.paths.circuit_state, self.breaker, number)
+            self.status.circuit_reason = self.breaker.reason or None
 
     def _model_mismatch(self, result: AgentResult) -> str | None:
         want = self.config.model
