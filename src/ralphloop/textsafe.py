@@ -31,3 +31,9 @@ def strip_escapes(text: str) -> str:
 def strip_terminal_controls(text: str) -> str:
     """`text` without terminal escape sequences and control characters (tabs and newlines stay)."""
     return _CONTROLS.sub("", _ESCAPES.sub("", text.replace("\r\n", "\n")))
+
+
+def one_line(text: str, limit: int = 300) -> str:
+    """`text` on one line (whitespace runs collapsed), cut to `limit` characters with an ellipsis."""
+    line = " ".join(text.split())
+    return line if len(line) <= limit else line[: limit - 1] + "…"

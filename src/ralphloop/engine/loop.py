@@ -59,6 +59,7 @@ from ralphloop.state.calls import CallLedger
 from ralphloop.state.circuit import append_history, load_breaker, save_breaker
 from ralphloop.state.runstate import LastOutcome, RunState
 from ralphloop.state.store import atomic_write_bytes
+from ralphloop.textsafe import one_line
 
 
 @dataclass(frozen=True, slots=True)
@@ -431,7 +432,7 @@ class Loop:
         self.state.next_prompt_notes = next_prompt_notes(analysis, reading, decision, self.config.blocked_threshold)
         if decision.action is Action.RETRY and judged.task_failed:
             self.state.next_prompt_notes.append(
-                f"your previous attempt at {task.id} failed ({_one_line(judged.task_failed)}) and was undone; "
+                f"your previous attempt at {task.id} failed ({one_line(judged.task_failed)}) and was undone; "
                 f"this is attempt {self.state.retry_count + 1} of {self.config.max_retries}: try another way"
             )
         self._record_analysis(number, analysis, reading, decision, interrupted)
@@ -556,7 +557,7 @@ class Loop:
         if not judged.task_failed:
             return []
         return [
-            f"[FAIL] {task.id} - {_one_line(judged.task_failed)} - {iso(self.clock.now())} "
+            f"[FAIL] {task.id} - {one_line(judged.task_failed)} - {iso(self.clock.now())} "
             f"(attempt {self.state.retry_count}/{self.config.max_retries})"
         ]
 
@@ -838,11 +839,6 @@ class Loop:
 
     def _set_counts(self, view: TaskView) -> None:
         self.status.stories_complete, self.status.stories_total = view.done_count, view.total
-
-
-def _one_line(text: str, limit: int = 300) -> str:
-    line = " ".join(text.split())
-    return line if len(line) <= limit else line[: limit - 1] + "…"
 
 
 def _read_bytes(path: str) -> bytes | None:

@@ -21,6 +21,7 @@ from enum import Enum
 from typing import Any
 
 from ralphloop.protocols import iso
+from ralphloop.textsafe import one_line
 
 HISTORY_KEEP = 200
 
@@ -249,10 +250,7 @@ def guidance(breaker: Breaker, feature: str) -> str:
 
 
 def _cut(text: str | None, limit: int = 200) -> str:
-    if not text:
-        return "(no error text)"
-    line = " ".join(text.split())
-    return line if len(line) <= limit else line[: limit - 1] + "…"
+    return one_line(text, limit) if text else "(no error text)"
 
 
 def _count(data: Mapping[str, Any], key: str) -> int:
