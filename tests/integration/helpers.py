@@ -110,3 +110,11 @@ def assert_one_line_error(done: subprocess.CompletedProcess[str], *needles: str)
 
 def git(project: Path, env: dict[str, str], *args: str) -> str:
     return subprocess.run(["git", *args], cwd=project, env=env, check=True, capture_output=True, text=True).stdout
+
+
+def set_config(project: Path, old: str, new: str) -> None:
+    """Change one line `ralph init` wrote in .ralph/config.yaml (the test fails if the line is not there)."""
+    config = project / ".ralph" / "config.yaml"
+    text = config.read_text()
+    assert old in text, text
+    config.write_text(text.replace(old, new))

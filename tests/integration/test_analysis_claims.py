@@ -9,7 +9,7 @@ from typing import Any
 import pytest
 
 from tests.conftest import RalphRunner, agent_cmd, read_json
-from tests.integration.helpers import entry_fields, progress_entries
+from tests.integration.helpers import entry_fields, progress_entries, set_config
 
 PROMISE = "<promise>COMPLETE</promise>"
 COMPLETE_BLOCK = """Everything is implemented.
@@ -36,13 +36,6 @@ def plan_agent(tmp_path: Path, plan: dict[str, Any]) -> str:
     path = tmp_path / "plan.json"
     path.write_text(json.dumps(plan))
     return agent_cmd("plan_agent.py", str(path))
-
-
-def set_config(project: Path, old: str, new: str) -> None:
-    config = project / ".ralph" / "config.yaml"
-    text = config.read_text()
-    assert old in text, text  # `ralph init` wrote the line this test changes
-    config.write_text(text.replace(old, new))
 
 
 @pytest.mark.parametrize("kind", sorted(CLAIMS))

@@ -17,7 +17,7 @@ import pytest
 
 from tests.conftest import RalphRunner, agent_cmd, read_json
 from tests.integration.conftest import Background
-from tests.integration.helpers import entry_fields, git, progress_entries, read_pid, wait_dead
+from tests.integration.helpers import entry_fields, git, progress_entries, read_pid, set_config, wait_dead
 
 STAGNANT = {"*": {"say": "Looked at the code; nothing to change yet."}}
 GUIDANCE = "ralph reset-circuit -f feat"
@@ -35,13 +35,6 @@ def steps(tmp_path: Path, plan: dict[str, Any]) -> str:
     path = tmp_path / "plan.json"
     path.write_text(json.dumps(plan))
     return agent_cmd("step_agent.py", str(path))
-
-
-def set_config(project: Path, old: str, new: str) -> None:
-    config = project / ".ralph" / "config.yaml"
-    text = config.read_text()
-    assert old in text, text  # `ralph init` wrote the line this test changes
-    config.write_text(text.replace(old, new))
 
 
 def history(feature: Path) -> list[tuple[int, str, str, str]]:

@@ -21,7 +21,7 @@ import pytest
 
 from tests.conftest import AGENTS, PYTHON, RalphRunner, agent_cmd, read_json
 from tests.integration.conftest import Background
-from tests.integration.helpers import entry_fields, git, progress_entries, wait_until
+from tests.integration.helpers import entry_fields, git, progress_entries, set_config, wait_until
 
 FIXTURES = Path(__file__).parent.parent / "fixtures"
 IN_AN_HOUR = int((datetime.now(UTC) + timedelta(hours=1)).timestamp())
@@ -42,13 +42,6 @@ def limited(text: str) -> dict[str, Any]:
 
 def entries(feature: Path) -> list[dict[str, str]]:
     return [entry_fields(entry) for entry in progress_entries((feature / "progress.txt").read_text())]
-
-
-def set_config(project: Path, old: str, new: str) -> None:
-    config = project / ".ralph" / "config.yaml"
-    text = config.read_text()
-    assert old in text, text
-    config.write_text(text.replace(old, new))
 
 
 def parse_z(text: str) -> datetime:

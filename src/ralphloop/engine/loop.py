@@ -100,7 +100,6 @@ class LoopOutcome:
 @dataclass(frozen=True, slots=True)
 class _Judged:
     counted: bool  # counts toward max_iterations, the breaker and the retries
-    progress: bool
     limit: UsageLimit | None
     usage_action: str
     usage_wait_s: float
@@ -418,9 +417,9 @@ class Loop:
         reading = read_iteration(analysis, task, after_view, changed, view_valid=broken is None)
         passed = task.id in after_view.done_ids and broken is None
         judged = self._judge(result, analysis, reading, passed, interrupted)
-        judged = replace(judged, progress=judged.progress and self._progress(start, end, changed, view, after_view))
         if judged.counted:
-            self._count_in_breaker(number, result, judged.progress and not reading.question_only)
+            progress = self._progress(start, end, changed, view, after_view) and not reading.question_only
+            self._count_in_breaker(number, result, progress)
         decision = decide(self._observation(after_view, broken, analysis, judged, result))
         streaks = self.streaks
         notes += iteration_notes(analysis, reading, streaks, decision.refused_claim, self.config.blocked_threshold)
@@ -510,7 +509,6 @@ class Loop:
             notes.append(f"model check: {mismatch}")
         return _Judged(
             counted=counted,
-            progress=True,  # narrowed by the workspace comparison
             limit=limit,
             usage_action=usage_action,
             usage_wait_s=usage_wait,
