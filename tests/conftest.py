@@ -31,7 +31,12 @@ def agent_cmd(script: str, *args: str) -> str:
 @pytest.fixture
 def ralph_env(tmp_path: Path) -> dict[str, str]:
     """An environment with a private RALPH_HOME, a fixed git identity, and no colour."""
-    env = {key: value for key, value in os.environ.items() if not key.startswith(("RALPH_", "GIT_"))}
+    # IS_SANDBOX would let Claude Code skip permissions as root: a test that wants it sets it itself.
+    env = {
+        key: value
+        for key, value in os.environ.items()
+        if not key.startswith(("RALPH_", "GIT_")) and key != "IS_SANDBOX"
+    }
     env.update(
         RALPH_HOME=str(tmp_path / "ralph-home"),
         NO_COLOR="1",

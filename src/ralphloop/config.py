@@ -54,6 +54,15 @@ class Settings:
     model: str | None
     poorman: bool
     rate_account: str | None
+    claude_command: str | None
+    skip_permissions: bool
+    allowed_tools: tuple[str, ...]
+    max_turns: int | None
+    append_system_prompt: str | None
+    resume: bool
+    backoff_initial_s: float
+    backoff_max_s: float
+    backoff_attempts: int
     sources: Mapping[str, str]
 
     def source(self, key: str) -> str:
@@ -151,6 +160,31 @@ def _flag(value: Any) -> bool:
     raise ValueError("expected true or false")
 
 
+def _tools(value: Any) -> tuple[str, ...]:
+    """`allowed_tools` as a list, or as the CLI spells it: "Write,Bash(git *),Read". A comma inside
+    parentheses belongs to the rule (`Bash(git commit -m a,b)`), not to the list."""
+    if isinstance(value, str):
+        items, depth, current = [], 0, ""
+        for char in value:
+            depth += (char == "(") - (char == ")")
+            if char == "," and depth <= 0:
+                items.append(current)
+                current = ""
+            else:
+                current += char
+        items.append(current)
+    elif isinstance(value, list):
+        if not all(isinstance(item, str) for item in value):
+            raise ValueError('expected tool names, such as [Read, Write, "Bash(git *)"]')
+        items = value
+    else:
+        raise ValueError('expected a list of tools or a string such as "Write,Bash(git *),Read"')
+    tools = tuple(item.strip() for item in items if item.strip())
+    if not tools:
+        raise ValueError("expected at least one tool")
+    return tools
+
+
 def _megabytes(value: Any) -> int:
     return _positive_int(value) * 1024 * 1024
 
@@ -194,6 +228,17 @@ _FIELDS: dict[str, tuple[tuple[str, ...], str | None, Converter, Any]] = {
     "model": (("agent", "model"), "RALPH_MODEL", _text, None),
     "poorman": (("agent", "poorman"), None, _flag, False),
     "rate_account": (("rate_limit", "account"), None, _text, None),
+    # Claude Code (agents/claude.py): the executable and the flags ralph adds to `claude -p`.
+    "claude_command": (("claude", "command"), "RALPH_CLAUDE_COMMAND", _text, None),
+    "skip_permissions": (("claude", "dangerously_skip_permissions"), None, _flag, False),
+    "allowed_tools": (("claude", "allowed_tools"), None, _tools, ()),
+    "max_turns": (("claude", "max_turns"), None, _positive_int, None),
+    "append_system_prompt": (("claude", "append_system_prompt"), None, _text, None),
+    "resume": (("claude", "resume"), None, _flag, False),
+    # Retries of transient API errors (overloaded, network) and of a wrong model: seed 004's backoff.
+    "backoff_initial_s": (("backoff", "initial_seconds"), None, _seconds, 5.0),
+    "backoff_max_s": (("backoff", "max_seconds"), None, _seconds, 600.0),
+    "backoff_attempts": (("backoff", "attempts"), None, _positive_int, 10),
 }
 
 # Sections other issues give meaning to; accepted now so that a seed's config loads without warnings.
@@ -223,6 +268,7 @@ _KNOWN_SECTIONS = frozenset(
         "rate_limit",
         "monitor",
         "git",
+        "backoff",
     }
 )
 _USED_KEYS: dict[str, frozenset[str]] = {
@@ -240,6 +286,10 @@ _USED_KEYS: dict[str, frozenset[str]] = {
     "usage_limit": frozenset({"policy", "pause_at", "margin_seconds", "fallback_wait_minutes"}),
     "budget": frozenset({"max_cost_usd", "max_tokens", "max_runtime"}),
     "rate_limit": frozenset({"account"}),
+    "claude": frozenset(
+        {"command", "dangerously_skip_permissions", "allowed_tools", "max_turns", "append_system_prompt", "resume"}
+    ),
+    "backoff": frozenset({"initial_seconds", "max_seconds", "attempts"}),
     "scripted": frozenset({"script"}),
     "context": frozenset({"progress_bytes"}),
     "process": frozenset({"kill_grace_seconds", "log_max_mb"}),
@@ -384,6 +434,20 @@ circuit_breaker:
 usage_limit:
   policy: ask               # wait | exit | ask (asks on a terminal, waits otherwise)
   margin_seconds: 60        # extra wait after the reset time the vendor gives
+
+# Claude Code, the default agent (run as `claude -p --output-format stream-json --verbose`).
+# claude:
+#   command: claude                       # or a path to the executable
+#   allowed_tools: "Write,Edit,Read,Bash(git *),Bash(pytest *)"
+#   max_turns: 50
+#   append_system_prompt: "Keep commits small."
+#   dangerously_skip_permissions: false   # only inside a sandbox you can throw away
+#   resume: false                         # a fresh context each iteration is the point
+
+# backoff:                  # retries of overloaded / unreachable APIs (not counted as iterations)
+#   initial_seconds: 5      # doubling each time
+#   max_seconds: 600
+#   attempts: 10
 
 # budget:                   # for one `ralph run`
 #   max_cost_usd: 10

@@ -2,8 +2,10 @@
 
 from __future__ import annotations
 
+from collections.abc import Mapping
 from dataclasses import dataclass
 from datetime import datetime
+from typing import Any
 
 from ralphloop.exitcodes import ExitReason
 from ralphloop.protocols import AgentResult
@@ -38,6 +40,13 @@ class AgentOutput:
 
 
 @dataclass(frozen=True, slots=True)
+class AgentActivity:
+    """What the agent is doing now, when its output says (a tool use, an API retry)."""
+
+    text: str
+
+
+@dataclass(frozen=True, slots=True)
 class IterationFinished:
     iteration: int
     number: int
@@ -51,6 +60,7 @@ class IterationFinished:
     notes: tuple[str, ...]
     wall_s: float
     signals: tuple[str, ...] = ()  # the protocols the agent used (analysis.signals)
+    metrics: Mapping[str, Any] | None = None  # the ralph_metrics.jsonl line of this iteration
 
     @property
     def overhead_s(self) -> float:
@@ -76,7 +86,7 @@ class CircuitChanged:
 class Waiting:
     """Emitted when a wait starts and about once a second while it lasts (a countdown)."""
 
-    kind: str  # rate limit | usage limit | model backoff | usage pause | circuit cooldown
+    kind: str  # rate limit | usage limit | model backoff | API backoff | usage pause | circuit cooldown
     message: str
     until: datetime
     seconds_left: float

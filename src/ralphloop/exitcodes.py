@@ -16,6 +16,7 @@ class ExitReason(enum.Enum):
     BLOCKED = "blocked"
     BUDGET = "budget"
     MODEL_MISMATCH = "model_mismatch"
+    AGENT_ERROR = "agent_error"  # the agent cannot work (auth, billing, model) or its API stayed down
     ERROR = "error"
     USAGE_LIMIT = "usage_limit"
     INTERRUPTED = "interrupted"
@@ -31,7 +32,7 @@ class ExitReason(enum.Enum):
             return "complete"
         if self is ExitReason.INTERRUPTED:
             return "interrupted"
-        if self is ExitReason.ERROR:
+        if self in (ExitReason.ERROR, ExitReason.AGENT_ERROR):
             return "failed"
         if self is ExitReason.CIRCUIT_OPEN:
             return "circuit_open"  # seed 000's status word, which its monitor looks for
@@ -47,6 +48,7 @@ _EXIT_CODES: dict[ExitReason, int] = {
     ExitReason.BLOCKED: 1,
     ExitReason.BUDGET: 1,
     ExitReason.MODEL_MISMATCH: 1,
+    ExitReason.AGENT_ERROR: 1,
     ExitReason.ERROR: 1,
     ExitReason.USAGE_LIMIT: 2,
     ExitReason.INTERRUPTED: 130,

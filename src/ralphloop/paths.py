@@ -26,11 +26,12 @@ RUNTIME_NAMES = (
     "signals.jsonl",
     ".circuit_breaker_state",
     ".circuit_breaker_history",
+    "ralph_metrics.jsonl",
 )
 GITIGNORE_TEXT = (
     "# ralph's runtime files: per-run state, locks and agent logs (kept out of commits)\n"
     "logs/\nstatus.json\nstate.json\n.lock\n.tmp-*\n.exit_signals\n.response_analysis\n"
-    ".circuit_breaker_state\n.circuit_breaker_history\nsignals.jsonl\n"
+    ".circuit_breaker_state\n.circuit_breaker_history\nsignals.jsonl\nralph_metrics.jsonl\n"
 )
 
 
@@ -116,6 +117,10 @@ class FeaturePaths:
     @property
     def circuit_history(self) -> str:
         return self.file(".circuit_breaker_history")
+
+    @property
+    def metrics(self) -> str:
+        return self.file("ralph_metrics.jsonl")
 
     @property
     def logs(self) -> str:

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import enum
 import time
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
@@ -85,6 +86,7 @@ class AgentRequest:
     task_id: str
     started_at: datetime | None = None  # relative reset times ("resets 8pm") are read against this
     model: str | None = None  # --model, for backends that can choose one
+    resume_session: str | None = None  # the previous run's session id, for backends set to resume it
 
 
 @dataclass(frozen=True, slots=True)
@@ -110,6 +112,52 @@ class ProcessOutcome:
 
 
 @dataclass(frozen=True, slots=True)
+class TokenUsage:
+    """Tokens one agent run used, as the vendor counted them (Anthropic's four kinds)."""
+
+    input_tokens: int = 0  # not served from the cache
+    output_tokens: int = 0
+    cache_creation_tokens: int = 0
+    cache_read_tokens: int = 0
+
+    @property
+    def total(self) -> int:
+        """Input + output: seed 004's `total_tokens`."""
+        return self.input_tokens + self.output_tokens
+
+    @property
+    def all(self) -> int:
+        """Every token billed, cache reads and writes included: what a token budget counts."""
+        return self.input_tokens + self.output_tokens + self.cache_creation_tokens + self.cache_read_tokens
+
+
+class ErrorKind(enum.Enum):
+    """Why an agent run failed, when the backend can tell; the kind decides what the loop does."""
+
+    AUTH = "auth"  # not logged in, invalid key: stop at once
+    BILLING = "billing"  # no credit left: stop at once
+    BAD_MODEL = "bad_model"  # the model does not exist or is not available: stop at once
+    REFUSED = "refused"  # the CLI refused its own invocation (a flag it does not allow here): stop at once
+    OVERLOADED = "overloaded"  # 529, 5xx: retry after a backoff
+    NETWORK = "network"  # the API cannot be reached: retry after a backoff
+    RATE_LIMITED = "rate_limited"  # a per-minute API rate limit (not a usage limit): retry after a backoff
+    USAGE_LIMIT = "usage_limit"  # the plan's usage limit: the usage-limit policy
+    MAX_TURNS = "max_turns"  # the turn limit ran out: a failed attempt
+    BUDGET = "budget"  # the CLI's own cost limit ran out: a failed attempt
+    RESUME = "resume"  # the session to resume is gone: run fresh once
+
+    @property
+    def fatal(self) -> bool:
+        """Nothing will change by trying again: the user must act."""
+        return self in (ErrorKind.AUTH, ErrorKind.BILLING, ErrorKind.BAD_MODEL, ErrorKind.REFUSED)
+
+    @property
+    def transient(self) -> bool:
+        """The service, not the task, failed: try again after a backoff, without counting the iteration."""
+        return self in (ErrorKind.OVERLOADED, ErrorKind.NETWORK, ErrorKind.RATE_LIMITED)
+
+
+@dataclass(frozen=True, slots=True)
 class AgentResult:
     """What one agent run produced, normalised across backends."""
 
@@ -128,12 +176,21 @@ class AgentResult:
     tool_errors: tuple[str, ...] = ()  # tool results the CLI marked as errors
     usage_limit: UsageLimit | None = None  # the vendor's usage limit was hit: not a failure of the task
     limit_warning: LimitWarning | None = None
+    usage: TokenUsage | None = None  # per kind, when reported (`tokens` is their sum)
+    num_turns: int | None = None
+    session_id: str | None = None
+    stop_reason: str | None = None  # the model's last stop reason (end_turn, max_tokens, tool_use ...)
+    error_kind: ErrorKind | None = None
 
 
 class OutputParser(Protocol):
     """Consumes the agent's stdout as it streams, once, and produces the result at the end."""
 
     def feed(self, data: bytes) -> None: ...
+
+    def activity(self) -> str | None:
+        """What the agent is doing now (e.g. "Bash: pytest -q"), when its output says; else None."""
+        ...
 
     def finish(self, outcome: ProcessOutcome) -> AgentResult: ...
 

@@ -10,7 +10,7 @@ from hypothesis import given
 from hypothesis import strategies as st
 
 from ralphloop.agents.claude import StreamJsonParser
-from ralphloop.protocols import AgentResult, ProcessOutcome
+from ralphloop.protocols import AgentResult, ErrorKind, ProcessOutcome
 
 FIXTURES = Path(__file__).resolve().parent.parent / "fixtures" / "claude"
 OK = (FIXTURES / "claude_mock_ok_streamjson.jsonl").read_bytes()
@@ -71,7 +71,9 @@ def test_auth_401_is_failed_although_subtype_is_success(sizes: list[int]) -> Non
 def test_auth_401_is_failed_even_with_exit_code_zero() -> None:
     result = run(AUTH_401, [61], outcome(0))
     assert result.failed
-    assert result.error == f"Claude Code reported an error: {AUTH_TEXT}"
+    assert result.error_kind is ErrorKind.AUTH
+    assert result.error is not None
+    assert result.error.startswith(f"Claude Code cannot authenticate ({AUTH_TEXT}). Fix: ")
 
 
 @pytest.mark.parametrize("sizes", ODD_SIZES, ids=lambda sizes: "-".join(map(str, sizes[:3])))

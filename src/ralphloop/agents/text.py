@@ -23,6 +23,9 @@ class TextOutputParser:
         self._keep = keep
         self._tail = bytearray()
 
+    def activity(self) -> str | None:
+        return None  # plain text says nothing structured about what the agent is doing
+
     def feed(self, data: bytes) -> None:
         self._tail += data
         if len(self._tail) > 2 * self._keep:

@@ -40,6 +40,11 @@ def build_parser() -> argparse.ArgumentParser:
     status.add_argument("--json", action="store_true", help="machine-readable output")
     status.set_defaults(handler="status")
 
+    report = commands.add_parser("report", help="show the metrics summary of a feature's iterations")
+    report.add_argument("-f", "--feature", help="feature name or folder")
+    report.add_argument("--json", action="store_true", help="machine-readable output")
+    report.set_defaults(handler="report")
+
     reset = commands.add_parser("reset-circuit", help="close an open circuit breaker, zeroing its counters")
     reset.add_argument("-f", "--feature", help="feature name or folder")
     reset.add_argument("--reason", metavar="TEXT", default="manual reset by user", help="why (kept in the history)")
@@ -88,7 +93,7 @@ def _add_run(run: argparse.ArgumentParser) -> None:
     run.add_argument("-v", "--verbose", action="store_true", help="show the agent's output as it runs")
     run.add_argument("--dry-run", action="store_true", help="print the prompt and agent command; run nothing")
     run.add_argument("--no-archive", action="store_true", help="do not archive the feature on completion")
-    run.add_argument("--agent", metavar="NAME", help="agent backend: claude, command, scripted")
+    run.add_argument("--agent", metavar="NAME", help="agent backend: claude (default), command, scripted")
     run.add_argument("--agent-cmd", metavar="CMD", help="run CMD as the agent (prompt on stdin)")
     run.add_argument("-s", "--story", metavar="ID", help="work on this story only, until it passes")
     run.add_argument("-r", "--rate-limit", metavar="N", help="agent calls per hour, per account (default 100)")
@@ -104,6 +109,11 @@ def _add_run(run: argparse.ArgumentParser) -> None:
     run.add_argument("--max-tokens", metavar="N", help="stop once this run has used this many tokens")
     run.add_argument("--max-runtime", metavar="T", help="stop once this run has lasted this long: 90m, 8h")
     run.add_argument("--reset-circuit", action="store_true", help="reset the circuit breaker, then run")
+    run.add_argument(
+        "--dangerously-skip-permissions",
+        action="store_true",
+        help="pass this to Claude Code: no permission checks (only in a sandbox you can throw away)",
+    )
     run.set_defaults(handler="run")
 
 

@@ -1,7 +1,9 @@
-"""The loop's own terminal: one header per iteration, one result line, a summary at the end.
+"""The loop's own terminal: one header per iteration, one result line and seed 004's
+"Iteration Metrics" block, and the "FINAL SUMMARY" at the end (also after Ctrl+C).
 
-Plain lines only (the live view arrives with the monitor); colour only on a terminal
-without NO_COLOR. Agent output shown with -v is stripped of escape sequences first.
+Plain lines, except on a terminal, where the agent's current tool and countdowns are one line
+redrawn in place; colour only on a terminal without NO_COLOR. Agent output shown with -v is
+stripped of escape sequences first.
 """
 
 from __future__ import annotations
@@ -13,6 +15,7 @@ from typing import TextIO
 
 from ralphloop.durations import format_duration
 from ralphloop.events import (
+    AgentActivity,
     AgentOutput,
     CircuitChanged,
     IterationFinished,
@@ -23,7 +26,8 @@ from ralphloop.events import (
     Waiting,
 )
 from ralphloop.exitcodes import ExitReason
-from ralphloop.textsafe import strip_terminal_controls
+from ralphloop.records.metrics import METRICS_NAME, format_iteration, format_summary, summarize
+from ralphloop.textsafe import one_line, strip_terminal_controls
 
 _COLOURS = {"ok": "32", "fail": "31", "warn": "33", "info": "36", "dim": "2", "bold": "1"}
 
@@ -37,6 +41,9 @@ class TerminalRenderer:
     colour: bool = False
     live: bool = False  # a terminal: countdowns redraw one line instead of printing a line per change
     finished: list[IterationFinished] = field(default_factory=list)
+    max_iterations: int | None = None
+    metrics_file: str | None = None
+    redrawn: bool = False  # a line redrawn in place (activity, countdown) is on screen
 
     @classmethod
     def for_terminal(cls, verbose: bool) -> TerminalRenderer:
@@ -47,7 +54,14 @@ class TerminalRenderer:
         return f"\x1b[{_COLOURS[kind]}m{text}\x1b[0m" if self.colour else text
 
     def line(self, text: str = "") -> None:
-        self.out.write(text + "\n")
+        self.out.write(("\r\x1b[2K" if self.redrawn else "") + text + "\n")
+        self.redrawn = False
+        self.out.flush()
+
+    def redraw(self, text: str) -> None:
+        """One line, drawn over the last redrawn one (terminals only)."""
+        self.out.write("\r\x1b[2K" + text)
+        self.redrawn = bool(text)
         self.out.flush()
 
     def __call__(self, event: object) -> None:
@@ -56,7 +70,12 @@ class TerminalRenderer:
                 text = strip_terminal_controls(event.data.decode("utf-8", "replace"))
                 self.out.write(self.paint("dim", text) if event.stream == "stderr" else text)
                 self.out.flush()
+        elif isinstance(event, AgentActivity):
+            if self.live and not self.verbose:
+                self.redraw(self.paint("dim", f"    ⚙ {one_line(strip_terminal_controls(event.text), 100)}"))
         elif isinstance(event, RunStarted):
+            self.max_iterations = event.max_iterations
+            self.metrics_file = os.path.join(event.feature_dir, METRICS_NAME)
             limit = f"up to {event.max_iterations} iterations" if event.max_iterations else "until complete"
             self.line(
                 self.paint("bold", f"ralph · {event.feature}")
@@ -94,8 +113,7 @@ class TerminalRenderer:
             f"⏳ {strip_terminal_controls(event.message)} · waiting {clock} (until {event.until.astimezone():%H:%M:%S})"
         )
         if self.live:
-            self.out.write("\r\x1b[2K" + ("" if event.done else self.paint("warn", text)))
-            self.out.flush()
+            self.redraw("" if event.done else self.paint("warn", text))
         elif event.first:
             self.line(text)
 
@@ -122,6 +140,8 @@ class TerminalRenderer:
         self.line(f"{head} · " + " · ".join(facts))
         for note in event.notes:
             self.line(self.paint("warn", f"    ⚠ {strip_terminal_controls(note)}"))
+        if event.metrics is not None:
+            self.line(self.paint("dim", format_iteration(event.metrics)))
 
     def _ended(self, event: LoopEnded) -> None:
         if event.reason is ExitReason.COMPLETE:
@@ -135,6 +155,10 @@ class TerminalRenderer:
             self.line(strip_terminal_controls(line))
         if event.archived_to:
             self.line(f"ℹ Archived a copy to {os.path.relpath(event.archived_to)}")
+        lines = [item.metrics for item in self.finished if item.metrics is not None]
+        if lines:
+            report = summarize(lines, max_iterations=self.max_iterations)
+            self.line(format_summary(report, metrics_path=self.metrics_file))
         self.line(self.summary(event))
 
     def summary(self, event: LoopEnded) -> str:

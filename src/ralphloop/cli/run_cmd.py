@@ -19,6 +19,7 @@ from ralphloop.config import Settings, load_settings
 from ralphloop.engine.loop import Loop, LoopConfig
 from ralphloop.errors import RalphError
 from ralphloop.exitcodes import ExitReason
+from ralphloop.guards.backoff import Backoff
 from ralphloop.guards.breaker import BreakerConfig
 from ralphloop.guards.budget import Budget
 from ralphloop.paths import (
@@ -121,6 +122,7 @@ def _loop_config(settings: Settings, template: str, args: argparse.Namespace, te
         budget=Budget(settings.max_cost_usd, settings.max_tokens, settings.max_runtime_s),
         model=settings.model,
         poorman=settings.poorman,
+        backoff=Backoff(settings.backoff_initial_s, settings.backoff_max_s, settings.backoff_attempts),
         reset_circuit="requested with ralph run --reset-circuit" if args.reset_circuit else None,
     )
 
@@ -169,6 +171,7 @@ _GUARD_FLAGS = (
     ("max_cost_usd", "max_cost", "--max-cost"),
     ("max_tokens", "max_tokens", "--max-tokens"),
     ("max_runtime_s", "max_runtime", "--max-runtime"),
+    ("skip_permissions", "dangerously_skip_permissions", "--dangerously-skip-permissions"),
 )
 
 

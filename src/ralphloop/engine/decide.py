@@ -42,6 +42,11 @@ class Observation:
     usage_limit: str | None = None  # the vendor's limit message, when the agent hit one
     usage_action: str = "wait"  # the policy's answer for this limit: wait or exit
     usage_wait_s: float = 0.0
+    agent_fatal: str | None = None  # the agent cannot work at all (auth, billing, model): the message with the fix
+    transient_error: str | None = None  # the agent's API failed, not the task (overloaded, unreachable)
+    transient_retry: int = 0  # which backoff retry this would be (1-based)
+    transient_retries: int = 10
+    transient_wait_s: float = 0.0
     model_mismatch: str | None = None  # "got sonnet instead of opus"
     model_retry: int = 0  # which backoff retry this would be (1-based)
     model_retries: int = 10
@@ -117,6 +122,34 @@ ROWS: tuple[Row, ...] = (
         "wait until the reset (+ margin), then the same task",
         lambda obs: obs.usage_limit is not None,
         lambda obs: Decision(Action.WAIT, None, f"usage limit: {obs.usage_limit}", wait_s=obs.usage_wait_s),
+    ),
+    Row(
+        "the agent cannot work at all: not logged in, invalid key, no credit, unknown model, a refused flag",
+        "halt: agent_error (1), with the fix",
+        lambda obs: obs.agent_fatal is not None,
+        lambda obs: Decision(Action.HALT, ExitReason.AGENT_ERROR, obs.agent_fatal or ""),
+    ),
+    Row(
+        "the agent's API failed (overloaded, 5xx, unreachable, rate-limited) and the backoff retries are used up",
+        "halt: agent_error (1)",
+        lambda obs: obs.transient_error is not None and obs.transient_retry > obs.transient_retries,
+        lambda obs: Decision(
+            Action.HALT,
+            ExitReason.AGENT_ERROR,
+            f"{obs.transient_error} (still failing after {obs.transient_retries} retries)",
+        ),
+    ),
+    Row(
+        "the agent's API failed (overloaded, 5xx, unreachable, rate-limited; not counted)",
+        "retry after a backoff (5 s doubling, cap 600 s); the attempt is saved and undone",
+        lambda obs: obs.transient_error is not None,
+        lambda obs: Decision(
+            Action.RETRY,
+            None,
+            f"{obs.transient_error}; retrying in {obs.transient_wait_s:g}s "
+            f"(attempt {obs.transient_retry}/{obs.transient_retries})",
+            wait_s=obs.transient_wait_s,
+        ),
     ),
     Row(
         "`--model` given, another model answered, and the backoff retries are used up",

@@ -11,6 +11,7 @@ import os
 from collections.abc import Callable
 from dataclasses import dataclass, field, replace
 from datetime import timedelta
+from typing import Any
 
 from ralphloop import git
 from ralphloop.analysis.fingerprint import fingerprint, iteration_error
@@ -22,6 +23,7 @@ from ralphloop.engine.decide import Action, Decision, Observation, Streaks, deci
 from ralphloop.engine.reading import IterationReading, iteration_notes, next_prompt_notes, read_iteration
 from ralphloop.errors import RalphError
 from ralphloop.events import (
+    AgentActivity,
     AgentOutput,
     CircuitChanged,
     IterationFinished,
@@ -45,6 +47,7 @@ from ralphloop.protocols import (
     AgentRequest,
     AgentResult,
     Clock,
+    ErrorKind,
     EventSink,
     Task,
     TaskSource,
@@ -53,6 +56,7 @@ from ralphloop.protocols import (
 )
 from ralphloop.records import signal_log
 from ralphloop.records.exit_signals import ExitSignals, write_response_analysis
+from ralphloop.records.metrics import append_metrics, metrics_line
 from ralphloop.records.progress import ProgressEntry, append_entry, ensure_header
 from ralphloop.records.status import LiveStatus
 from ralphloop.state.calls import CallLedger
@@ -100,6 +104,8 @@ class LoopOutcome:
 @dataclass(frozen=True, slots=True)
 class _Judged:
     counted: bool  # counts toward max_iterations, the breaker and the retries
+    fatal: str | None  # the agent cannot work at all: stop with this message
+    transient: str | None  # the agent's API failed: retry after a backoff
     limit: UsageLimit | None
     usage_action: str
     usage_wait_s: float
@@ -115,6 +121,8 @@ def _status_word(
         return "interrupted"
     if judged.limit:
         return "usage-limit"
+    if judged.transient:
+        return "api-error"
     if passed:
         return "complete"
     if result.failed or reading.failed_here or judged.mismatch:
@@ -174,7 +182,10 @@ class Loop:
         self.spent = Spent()
         self.counted = 0  # iterations that count toward max_iterations (not usage-limited, not a wrong model)
         self.model_retry = 0
+        self.transient_retry = 0  # backoff retries of an API that is down, since the last counted iteration
+        self.backoff_kind = "model backoff"  # what the last backoff waits for (a countdown's label)
         self.model_unknown_told = False
+        self.activity_written = 0.0  # when status.json last got the agent's activity (written at most 1/s)
         self.run_started = 0.0
         self.status = LiveStatus(
             path=paths.status,
@@ -240,7 +251,7 @@ class Loop:
                 iterations += 1
                 view, decision = self._iteration(self.counted + 1, view)
                 if decision.wait_s > 0 and decision.action in (Action.WAIT, Action.RETRY):
-                    kind = "usage limit" if decision.action is Action.WAIT else "model backoff"
+                    kind = "usage limit" if decision.action is Action.WAIT else self.backoff_kind
                     # never wait past the runtime budget: the next guard check then stops the run
                     if not self._wait(self._within_budget(decision.wait_s), kind, decision.message):
                         decision = Decision(Action.HALT, ExitReason.INTERRUPTED, "interrupted")
@@ -382,6 +393,8 @@ class Loop:
             return f"Raise the budget ({how}), then: ralph run -f {name}"
         if decision.reason is ExitReason.MODEL_MISMATCH:
             return "Request another model (--model), or accept any model with --poorman"
+        if decision.reason is ExitReason.AGENT_ERROR:
+            return f"Fix what the message says, then run: ralph run -f {name}"
         return ""
 
     # ------------------------------------------------------------------ one iteration
@@ -441,6 +454,7 @@ class Loop:
         self._record(
             number, task, status, result, changed, commit, signals + notes, after_view, analysis.learnings, marks
         )
+        metrics = self._metrics(number, task, status, result, len(changed))
         self.emit(
             IterationFinished(
                 iteration=iteration,
@@ -455,6 +469,7 @@ class Loop:
                 notes=tuple(notes),
                 wall_s=self.clock.monotonic() - began,
                 signals=analysis.signals,
+                metrics=metrics,
             )
         )
         return after_view, decision
@@ -486,8 +501,11 @@ class Loop:
     ) -> _Judged:
         """What the guards make of the iteration: counted or not, a failed attempt, a limit, a wrong model."""
         limit = None if interrupted else result.usage_limit
-        mismatch = None if interrupted or limit else self._model_mismatch(result)
-        counted = not interrupted and limit is None and mismatch is None
+        kind = None if interrupted or limit else result.error_kind
+        fatal = result.error if kind is not None and kind.fatal else None
+        transient = result.error if kind is not None and kind.transient else None
+        mismatch = None if interrupted or limit or fatal or transient else self._model_mismatch(result)
+        counted = not interrupted and limit is None and mismatch is None and fatal is None and transient is None
         self.streaks = self.streaks.after(  # an interrupted iteration leaves the counts alone
             counted=counted,
             blocked=analysis.blocked,
@@ -500,6 +518,8 @@ class Loop:
         if counted:
             self.counted += 1
         self.model_retry = self.model_retry + 1 if mismatch else 0 if counted else self.model_retry
+        self.transient_retry = self.transient_retry + 1 if transient else 0 if counted else self.transient_retry
+        self.backoff_kind = "API backoff" if transient else "model backoff"
         self.spent = self.spent.plus(result.cost_usd, result.tokens)
         usage_action, usage_wait = self._usage_answer(limit) if limit else ("wait", 0.0)
         notes = []
@@ -507,8 +527,16 @@ class Loop:
             notes.append(f"usage limit ({limit.vendor}): {limit.message}; not counted as an iteration")
         if mismatch:
             notes.append(f"model check: {mismatch}")
+        if transient and not self.config.backoff.exhausted(self.transient_retry):
+            delay = self.config.backoff.delay(self.transient_retry)
+            notes.append(
+                f"the agent's API failed, not the task: not counted as an iteration; retrying in {delay:g}s "
+                f"(attempt {self.transient_retry}/{self.config.backoff.attempts})"
+            )
         return _Judged(
             counted=counted,
+            fatal=fatal,
+            transient=transient,
             limit=limit,
             usage_action=usage_action,
             usage_wait_s=usage_wait,
@@ -538,6 +566,11 @@ class Loop:
             usage_limit=judged.limit.message if judged.limit else None,
             usage_action=judged.usage_action,
             usage_wait_s=judged.usage_wait_s,
+            agent_fatal=judged.fatal,
+            transient_error=judged.transient,
+            transient_retry=self.transient_retry,
+            transient_retries=self.config.backoff.attempts,
+            transient_wait_s=self.config.backoff.delay(self.transient_retry) if judged.transient else 0.0,
             model_mismatch=judged.mismatch,
             model_retry=self.model_retry,
             model_retries=self.config.backoff.attempts,
@@ -773,22 +806,56 @@ class Loop:
             task_id=task.id,
             started_at=self.clock.now(),
             model=self.config.model,
+            resume_session=self.state.session_id or None,
         )
 
     def _run_agent(self, prompt: str, number: int, task: Task, log_path: str) -> AgentResult:
         request = self._request(prompt, number, task)
+        result = self._run_once(request, log_path)
+        if result.error_kind is ErrorKind.RESUME and request.resume_session:
+            # The session is gone (expired, another machine): forget it and run this iteration fresh, once.
+            self.emit(Notice("warning", f"{result.error}; running this iteration in a fresh session"))
+            self.state.session_id = ""
+            with open(log_path, "ab") as log:
+                log.write(b"\n[ralph: the session to resume is gone; running again in a fresh session]\n")
+            result = self._run_once(replace(request, resume_session=None), log_path)
+        if result.session_id:
+            self.state.session_id = self.status.session_id = result.session_id
+        return result
+
+    def _run_once(self, request: AgentRequest, log_path: str) -> AgentResult:
         command = self.agent.command(request)
         parser = self.agent.parser(request)
+        shown: list[str | None] = [None]
+
+        def on_stdout(data: bytes) -> None:
+            parser.feed(data)
+            doing = parser.activity()
+            if doing != shown[0]:
+                shown[0] = doing
+                if doing:
+                    self.emit(AgentActivity(doing))
+                self._show_activity(doing)
+
         outcome = run_agent_process(
             command,
             cwd=self.paths.project_root,
             log_path=log_path,
             limits=self.config.limits,
             cancel=self.cancel,
-            on_stdout=parser.feed,
+            on_stdout=on_stdout,
             on_output=lambda stream, data: self.emit(AgentOutput(stream, data)),
         )
+        self.status.activity = None
         return parser.finish(outcome)
+
+    def _show_activity(self, doing: str | None) -> None:
+        """status.json's `activity`, rewritten at most once a second (an agent can use tools fast)."""
+        self.status.activity = doing
+        now = self.clock.monotonic()
+        if now - self.activity_written >= 1.0:
+            self.activity_written = now
+            self.status.write(self.clock.now())
 
     def _record(
         self,
@@ -834,6 +901,20 @@ class Loop:
         self._set_counts(view)
         self.status.last_outcome = f"iteration {number}: {status} ({task.id})"
         self.status.write(self.clock.now())
+
+    def _metrics(self, number: int, task: Task, status: str, result: AgentResult, files: int) -> dict[str, Any]:
+        """Append this iteration's line to ralph_metrics.jsonl (seed 004's schema, plus cost and outcome)."""
+        line = metrics_line(
+            iteration=number,
+            timestamp=iso(self.clock.now()),
+            task_id=task.id,
+            outcome=status,
+            agent=self.agent.name,
+            result=result,
+            files_changed=files,
+        )
+        append_metrics(self.paths.metrics, line)
+        return line
 
     def _set_counts(self, view: TaskView) -> None:
         self.status.stories_complete, self.status.stories_total = view.done_count, view.total

@@ -52,6 +52,8 @@ class LiveStatus:
     model: str | None = None  # the model the agent last reported
     cost_usd: float | None = None  # this run so far, when the agent reports cost
     tokens: int | None = None
+    activity: str | None = None  # what the agent is doing now ("Bash: pytest -q"), when it says
+    session_id: str | None = None  # the agent's last session id (Claude Code), for `claude --resume`
 
     def record_slot(self, slot: Slot) -> None:
         self.api_calls_used = slot.used
@@ -96,6 +98,8 @@ class LiveStatus:
             "model": self.model,
             "costUsd": round(self.cost_usd, 6) if self.cost_usd is not None else None,
             "tokensUsed": self.tokens,
+            "activity": self.activity,
+            "sessionId": self.session_id,
         }
 
     def write(self, now: datetime) -> None:

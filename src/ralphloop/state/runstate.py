@@ -37,6 +37,7 @@ class RunState:
     # Consecutive iterations (decide.Streaks): blocked, test_only, question_only.
     streaks: dict[str, int] = field(default_factory=dict)
     last_exit_reason: str = ""
+    session_id: str = ""  # the agent's last session (Claude Code), resumed when claude.resume is on
     updated_at: str = ""
 
     @classmethod
@@ -56,6 +57,7 @@ class RunState:
                 next_prompt_notes=_strings(data.get("next_prompt_notes")),
                 streaks=_counts(data.get("streaks")),
                 last_exit_reason=str(data.get("last_exit_reason") or ""),
+                session_id=str(data.get("session_id") or ""),
                 updated_at=str(data.get("updated_at", "")),
             )
         except (TypeError, ValueError, OverflowError):

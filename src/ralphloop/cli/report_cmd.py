@@ -1,0 +1,40 @@
+"""`ralph report [-f F] [--json]`: the summary of a feature's ralph_metrics.jsonl, seed 004's FINAL SUMMARY.
+
+Read-only, and light like `ralph status` (json, os, dataclasses): no rich, YAML, msgspec or engine.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import sys
+
+from ralphloop.paths import display_path, find_project_root, resolve_feature
+from ralphloop.records.metrics import METRICS_NAME, SCHEMA_VERSION, format_summary, read_metrics, summarize
+
+TYPE_CHECKING = False
+if TYPE_CHECKING:
+    import argparse
+
+
+def command(args: argparse.Namespace, argv: list[str]) -> int:
+    paths = resolve_feature(find_project_root(), args.feature)
+    metrics_file = paths.file(METRICS_NAME)
+    shown = display_path(metrics_file, os.getcwd())
+    read = read_metrics(shown)  # errors name the file as the user sees it
+    for number, reason in read.skipped:
+        print(f"ralph: warning: {shown}:{number}: skipped {reason}", file=sys.stderr)
+    # The file spans every run of the feature: no single run's max_iterations applies to it.
+    summary = summarize(read.lines)
+    if args.json:
+        body = {
+            "schema_version": SCHEMA_VERSION,
+            "feature": paths.name,
+            "metrics_file": metrics_file,
+            "summary": summary.to_json(),
+            "skipped": [{"line": number, "reason": reason} for number, reason in read.skipped],
+        }
+        print(json.dumps(body, indent=2, ensure_ascii=False))
+    else:
+        print(format_summary(summary, metrics_path=shown))
+    return 0

@@ -1,0 +1,363 @@
+"""A loopback fake of the Anthropic Messages API, scripted turn by turn, for driving the real `claude` CLI.
+
+Point the CLI at it with `ANTHROPIC_BASE_URL=fake.url`. Each request of the *main conversation* consumes the
+next scripted turn; when the script runs out the fake answers `default` (a plain text reply), so a test never hangs.
+To make every further request fail, pass an `HttpError` as `default`.
+
+Main conversation versus side requests: every main-conversation request of Claude Code 2.1.329 carries the
+agent's tool list (`"tools": [...]`, non-empty), whereas side requests (a one-token quota probe, title or topic
+generation, which other modes send) carry none. So a POST to `/v1/messages` (the CLI adds `?beta=true`) with a
+non-empty `tools` list consumes a turn; any other `/v1/messages` request gets `side_reply`, a short text reply,
+without touching the script. `/v1/messages/count_tokens` answers a rough token count, and any other path answers
+`{}` with status 200 (in `-p` mode the CLI sends `HEAD /api/hello` unless CLAUDE_CODE_DISABLE_NONESSENTIAL_TRAFFIC
+is set). With that variable set, a `-p` run sent only main-conversation requests.
+
+One turn is one HTTP request, and the CLI retries some errors by itself, each retry taking the next turn:
+- with CLAUDE_CODE_MAX_RETRIES=N > 0, a 401, 429 or 5xx is sent again up to N times;
+- a 404 on a streaming request is always retried once without streaming (`"stream": false`), whatever N is;
+- a 400 with an unrecognised message is retried several times with beta features stripped.
+"""
+
+from __future__ import annotations
+
+import itertools
+import json
+import threading
+from collections.abc import Callable, Iterator, Mapping, Sequence
+from dataclasses import dataclass, field
+from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+from types import TracebackType
+from typing import Any, TypeAlias
+
+__all__ = [
+    "FakeAnthropic",
+    "HttpError",
+    "Request",
+    "Text",
+    "ToolUse",
+    "Turn",
+    "Usage",
+    "bash",
+    "write",
+]
+
+
+@dataclass(frozen=True, slots=True)
+class Usage:
+    """Token counts reported for one reply; the CLI prices them and sums them into its `result` event."""
+
+    input_tokens: int = 100
+    output_tokens: int = 20
+    cache_creation_input_tokens: int = 0
+    cache_read_input_tokens: int = 0
+
+    def as_dict(self) -> dict[str, int]:
+        return {
+            "input_tokens": self.input_tokens,
+            "output_tokens": self.output_tokens,
+            "cache_creation_input_tokens": self.cache_creation_input_tokens,
+            "cache_read_input_tokens": self.cache_read_input_tokens,
+        }
+
+
+@dataclass(frozen=True, slots=True)
+class Text:
+    """A plain text reply; with the default `end_turn` it ends the CLI's run."""
+
+    text: str
+    usage: Usage = field(default_factory=Usage)
+    stop_reason: str = "end_turn"
+
+
+@dataclass(frozen=True, slots=True)
+class ToolUse:
+    """A reply asking the CLI to run one tool (optionally after some text); the CLI answers with a tool_result."""
+
+    name: str
+    input: Mapping[str, Any]
+    text: str | None = None
+    usage: Usage = field(default_factory=Usage)
+
+
+@dataclass(frozen=True, slots=True)
+class HttpError:
+    """An HTTP error with an Anthropic-shaped body: `{"type": "error", "error": {"type": ..., "message": ...}}`."""
+
+    status: int
+    error_type: str
+    message: str
+    headers: Mapping[str, str] = field(default_factory=dict)
+
+    @classmethod
+    def authentication(cls) -> HttpError:
+        return cls(401, "authentication_error", "invalid x-api-key")
+
+    @classmethod
+    def overloaded(cls) -> HttpError:
+        return cls(529, "overloaded_error", "Overloaded")
+
+    @classmethod
+    def model_not_found(cls, model: str = "claude-nope") -> HttpError:
+        return cls(404, "not_found_error", f"model: {model}")
+
+    @classmethod
+    def rate_limited(cls, retry_after: int = 1, headers: Mapping[str, str] | None = None) -> HttpError:
+        return cls(
+            429,
+            "rate_limit_error",
+            "This request would exceed the rate limit for your organization of 50,000 input tokens per minute.",
+            {"retry-after": str(retry_after), **(headers or {})},
+        )
+
+
+@dataclass(frozen=True, slots=True)
+class Request:
+    """One request the fake received; `body` is the parsed JSON body, or None when there was none."""
+
+    method: str
+    path: str
+    headers: Mapping[str, str]
+    body: Any
+
+    @property
+    def is_main(self) -> bool:
+        """True for a main-conversation `/v1/messages` call: only those carry the agent's tools."""
+        return (
+            self.method == "POST"
+            and self.path.split("?")[0] == "/v1/messages"
+            and isinstance(self.body, dict)
+            and bool(self.body.get("tools"))
+        )
+
+
+Reply: TypeAlias = Text | ToolUse | HttpError
+Turn: TypeAlias = Reply | Callable[[Request], Reply]
+
+
+def bash(command: str, text: str | None = None, usage: Usage | None = None) -> ToolUse:
+    """A turn that makes the CLI run `command` with its Bash tool."""
+    return ToolUse("Bash", {"command": command, "description": "Run a command"}, text, usage or Usage())
+
+
+def write(file_path: str, content: str, text: str | None = None, usage: Usage | None = None) -> ToolUse:
+    """A turn that makes the CLI write `content` to `file_path` with its Write tool."""
+    return ToolUse("Write", {"file_path": file_path, "content": content}, text, usage or Usage())
+
+
+_ids = itertools.count(1)
+
+
+def _new_id(prefix: str) -> str:
+    return f"{prefix}_fake{next(_ids):012d}"
+
+
+def _content_blocks(reply: Text | ToolUse) -> list[dict[str, Any]]:
+    if isinstance(reply, Text):
+        return [{"type": "text", "text": reply.text}]
+    blocks: list[dict[str, Any]] = [{"type": "text", "text": reply.text}] if reply.text else []
+    blocks.append({"type": "tool_use", "id": _new_id("toolu"), "name": reply.name, "input": dict(reply.input)})
+    return blocks
+
+
+def _stop_reason(reply: Text | ToolUse) -> str:
+    return reply.stop_reason if isinstance(reply, Text) else "tool_use"
+
+
+def message_json(reply: Text | ToolUse, model: str) -> dict[str, Any]:
+    """The non-streaming answer: one complete message object."""
+    return {
+        "id": _new_id("msg"),
+        "type": "message",
+        "role": "assistant",
+        "model": model,
+        "content": _content_blocks(reply),
+        "stop_reason": _stop_reason(reply),
+        "stop_sequence": None,
+        "usage": reply.usage.as_dict(),
+    }
+
+
+def message_events(reply: Text | ToolUse, model: str) -> Iterator[dict[str, Any]]:
+    """The streaming answer as the data of each server-sent event, in the order the real API sends them."""
+    whole = message_json(reply, model)
+    start_usage = {**reply.usage.as_dict(), "output_tokens": 1}
+    yield {"type": "message_start", "message": {**whole, "content": [], "stop_reason": None, "usage": start_usage}}
+    for index, block in enumerate(whole["content"]):
+        if block["type"] == "text":
+            empty: dict[str, Any] = {"type": "text", "text": ""}
+            delta: dict[str, Any] = {"type": "text_delta", "text": block["text"]}
+        else:
+            empty = {**block, "input": {}}
+            delta = {"type": "input_json_delta", "partial_json": json.dumps(block["input"])}
+        yield {"type": "content_block_start", "index": index, "content_block": empty}
+        yield {"type": "content_block_delta", "index": index, "delta": delta}
+        yield {"type": "content_block_stop", "index": index}
+    stop = {"stop_reason": whole["stop_reason"], "stop_sequence": None}
+    yield {"type": "message_delta", "delta": stop, "usage": reply.usage.as_dict()}
+    yield {"type": "message_stop"}
+
+
+class FakeAnthropic:
+    """The fake server: a ThreadingHTTPServer on 127.0.0.1 (free port) in a background thread.
+
+    `turns` are consumed in order by main-conversation requests; a turn may be a callable that receives the
+    `Request` and returns the reply. `headers` are added to every answer (e.g. the subscription-mode
+    `anthropic-ratelimit-unified-*` headers); it is a plain dict, so a test may change it between runs.
+    """
+
+    def __init__(
+        self,
+        turns: Sequence[Turn] = (),
+        *,
+        default: Reply | None = None,
+        side_reply: str = "Fake title",
+        headers: Mapping[str, str] | None = None,
+    ) -> None:
+        self.default: Reply = default or Text("Done.")
+        self.side_reply = side_reply
+        self.headers: dict[str, str] = dict(headers or {})
+        self._turns: list[Turn] = list(turns)
+        self._requests: list[Request] = []
+        self._lock = threading.Lock()
+        self._server: ThreadingHTTPServer | None = None
+        self._thread: threading.Thread | None = None
+
+    # -- script and record -------------------------------------------------------------------------
+
+    def add_turns(self, *turns: Turn) -> None:
+        """Append turns to the script."""
+        with self._lock:
+            self._turns.extend(turns)
+
+    @property
+    def pending(self) -> int:
+        """How many scripted turns have not been consumed yet."""
+        with self._lock:
+            return len(self._turns)
+
+    @property
+    def requests(self) -> list[Request]:
+        """A snapshot of every request received so far, in order."""
+        with self._lock:
+            return list(self._requests)
+
+    @property
+    def main_requests(self) -> list[Request]:
+        """Only the main-conversation requests (those that consumed, or would consume, a turn)."""
+        return [request for request in self.requests if request.is_main]
+
+    def _record(self, request: Request) -> Reply | None:
+        """Store the request and, for a main-conversation request, take its turn."""
+        with self._lock:
+            self._requests.append(request)
+            if not request.is_main:
+                return None
+            turn = self._turns.pop(0) if self._turns else self.default
+        return turn(request) if callable(turn) else turn
+
+    # -- lifecycle ---------------------------------------------------------------------------------
+
+    @property
+    def url(self) -> str:
+        """The base URL for ANTHROPIC_BASE_URL."""
+        if self._server is None:
+            raise RuntimeError("FakeAnthropic is not started")
+        host, port = self._server.server_address[:2]
+        return f"http://{host!s}:{port}"
+
+    def start(self) -> FakeAnthropic:
+        """Bind 127.0.0.1 on a free port and serve in a daemon thread."""
+        handler = type("Handler", (_Handler,), {"fake": self})
+        self._server = ThreadingHTTPServer(("127.0.0.1", 0), handler)
+        self._server.daemon_threads = True
+        self._thread = threading.Thread(target=self._server.serve_forever, name="fake-anthropic", daemon=True)
+        self._thread.start()
+        return self
+
+    def stop(self) -> None:
+        """Stop serving and close the socket."""
+        if self._server is not None:
+            self._server.shutdown()
+            self._server.server_close()
+        if self._thread is not None:
+            self._thread.join(timeout=5)
+        self._server = self._thread = None
+
+    def __enter__(self) -> FakeAnthropic:
+        return self.start()
+
+    def __exit__(self, kind: type[BaseException] | None, exc: BaseException | None, tb: TracebackType | None) -> None:
+        self.stop()
+
+
+class _Handler(BaseHTTPRequestHandler):
+    """Turns each HTTP request into a `Request`, asks the fake for the reply, and writes it."""
+
+    fake: FakeAnthropic
+    protocol_version = "HTTP/1.1"
+
+    def log_message(self, format: str, *args: Any) -> None:  # quiet: the recorded requests tell the story
+        pass
+
+    def do_GET(self) -> None:
+        self._handle()
+
+    def do_POST(self) -> None:
+        self._handle()
+
+    def do_HEAD(self) -> None:
+        self._handle()
+
+    def _read_body(self) -> bytes:
+        if self.headers.get("Transfer-Encoding", "").lower() == "chunked":
+            chunks = []
+            while size := int(self.rfile.readline().split(b";")[0].strip() or b"0", 16):
+                chunks.append(self.rfile.read(size))
+                self.rfile.readline()
+            self.rfile.readline()
+            return b"".join(chunks)
+        return self.rfile.read(int(self.headers.get("Content-Length") or 0))
+
+    def _handle(self) -> None:
+        raw = self._read_body()
+        try:
+            body = json.loads(raw) if raw else None
+        except ValueError:
+            body = None
+        headers = {key.lower(): value for key, value in self.headers.items()}
+        request = Request(self.command, self.path, headers, body)
+        reply = self.fake._record(request)
+        path = self.path.split("?")[0]
+        model = str(body.get("model", "claude-fake")) if isinstance(body, dict) else "claude-fake"
+        if path == "/v1/messages/count_tokens":
+            self._send_json(200, {"input_tokens": max(1, len(raw) // 4)})
+        elif path != "/v1/messages" or self.command != "POST":
+            self._send_json(200, {})
+        elif isinstance(reply, HttpError):
+            error = {"type": "error", "error": {"type": reply.error_type, "message": reply.message}}
+            self._send_json(reply.status, error, reply.headers)
+        else:
+            answer = reply if reply is not None else Text(self.fake.side_reply, Usage(10, 5))
+            if isinstance(body, dict) and body.get("stream"):
+                self._send_events(answer, model)
+            else:
+                self._send_json(200, message_json(answer, model))
+
+    def _send(self, status: int, content_type: str, payload: bytes, extra: Mapping[str, str] | None = None) -> None:
+        self.send_response(status)
+        self.send_header("Content-Type", content_type)
+        self.send_header("Content-Length", str(len(payload)))
+        self.send_header("request-id", _new_id("req"))
+        for key, value in {**self.fake.headers, **(extra or {})}.items():
+            self.send_header(key, value)
+        self.end_headers()
+        if self.command != "HEAD":
+            self.wfile.write(payload)
+
+    def _send_json(self, status: int, data: Any, extra: Mapping[str, str] | None = None) -> None:
+        self._send(status, "application/json", json.dumps(data).encode(), extra)
+
+    def _send_events(self, reply: Text | ToolUse, model: str) -> None:
+        events = message_events(reply, model)
+        stream = "".join(f"event: {data['type']}\ndata: {json.dumps(data)}\n\n" for data in events)
+        self._send(200, "text/event-stream", stream.encode())
