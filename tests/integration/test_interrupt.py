@@ -38,6 +38,9 @@ def test_signal_stops_the_run_and_saves_records(feature, background, tmp_path, s
     words = shlex.split(resume.removeprefix("To continue, run: "))
     assert words[:2] == ["ralph", "run"], resume
     assert "feat" in words[2:], resume
+    # seed 004: the final summary of what was done so far, before the command to continue
+    assert "FINAL SUMMARY" in stdout and stdout.index("FINAL SUMMARY") < stdout.index("To continue, run:")
+    assert "Outcomes:        1 interrupted" in stdout
     for pid in descendants:
         assert wait_dead(pid), f"process {pid} of the agent's tree survived the {signum.name}"
 

@@ -90,6 +90,8 @@ def gather(paths: FeaturePaths) -> dict[str, Any]:
         "usageLimit": status.get("usageLimit"),
         "costUsd": status.get("costUsd"),
         "tokensUsed": status.get("tokensUsed"),
+        "model": status.get("model"),
+        "activity": status.get("activity") if alive else None,
         "guidance": None if reset_since else status.get("guidance"),
         "note": note,
     }
@@ -111,6 +113,8 @@ def render(report: dict[str, Any]) -> str:
     ]
     if report["currentStory"]:
         lines.append(f"Current:    {report['currentStory']}")
+    if report["activity"]:
+        lines.append(f"Doing:      {strip_terminal_controls(str(report['activity']))}")
     last = report["lastOutcome"]
     if isinstance(last, dict):
         error = f" - {last.get('error')}" if last.get("error") else ""
@@ -147,7 +151,10 @@ def render(report: dict[str, Any]) -> str:
         message = strip_terminal_controls(str(limit_hit.get("message")))
         lines.append(f"Usage:      {message} (resets {limit_hit.get('resetsAt') or 'at an unknown time'})")
     if report["costUsd"] is not None or report["tokensUsed"] is not None:
-        lines.append(f"Spent:      ${report['costUsd'] or 0:.2f}, {report['tokensUsed'] or 0:,} tokens (last run)")
+        model = f" ({strip_terminal_controls(str(report['model']))})" if report["model"] else ""
+        lines.append(
+            f"Spent:      ${report['costUsd'] or 0:.2f}, {report['tokensUsed'] or 0:,} tokens (last run){model}"
+        )
     if report["exitMessage"]:
         lines.append(f"Ended:      {strip_terminal_controls(str(report['exitMessage']))}")
     if report["lastUpdated"]:
