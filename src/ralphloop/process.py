@@ -19,6 +19,7 @@ from dataclasses import dataclass
 
 from ralphloop.cancel import CancelToken
 from ralphloop.protocols import AgentCommand, ProcessOutcome
+from ralphloop.redact import StreamRedactor, redact, secret_values
 
 _CHUNK = 64 * 1024
 _STDERR_TAIL = 4096
@@ -39,10 +40,13 @@ class ProcessLimits:
 
 
 class _Log:
-    """The iteration log: stdout as it comes, stderr line by line behind a `[stderr] ` mark, bounded."""
+    """The iteration log: stdout as it comes, stderr line by line behind a `[stderr] ` mark, bounded,
+    with secrets (API keys, tokens) masked before anything reaches the file."""
 
-    def __init__(self, path: str, limit: int) -> None:
+    def __init__(self, path: str, limit: int, secrets: list[bytes] | None = None) -> None:
         self._fd = os.open(path, os.O_WRONLY | os.O_CREAT | os.O_APPEND, 0o644)
+        self._secrets = secret_values([os.environ]) if secrets is None else secrets
+        self._redactor = StreamRedactor(self._secrets)
         self._limit = limit
         self._written = 0
         self._stderr_partial = b""
@@ -50,6 +54,7 @@ class _Log:
         self._mid_line = False  # stdout's last byte was not a newline
 
     def stdout(self, data: bytes) -> None:
+        data = self._redactor.feed(data)
         if data:
             self._mid_line = not data.endswith(b"\n")
         self._write(data)
@@ -63,10 +68,14 @@ class _Log:
                 lines.append(self._stderr_partial)
             self._stderr_partial = b""
         if lines:
+            held = self._redactor.flush()  # stdout's unfinished line goes first: the order stays as it came
+            if held:
+                self._mid_line = not held.endswith(b"\n")
+                self._write(held)
             # A stderr line always starts a line of its own, so that it is never read as stdout.
             start = b"\n" if self._mid_line else b""
             self._mid_line = False
-            self._write(start + b"".join(b"[stderr] " + line + b"\n" for line in lines))
+            self._write(start + redact(b"".join(b"[stderr] " + line + b"\n" for line in lines), self._secrets))
 
     def _write(self, data: bytes) -> None:
         if self._full:
@@ -78,6 +87,10 @@ class _Log:
         self._written += len(data)
 
     def close(self) -> None:
+        rest = self._redactor.flush()
+        if rest:
+            self._mid_line = not rest.endswith(b"\n")
+            self._write(rest)
         self.stderr(b"", final=True)
         with contextlib.suppress(OSError):
             os.fsync(self._fd)
@@ -97,7 +110,7 @@ def run_agent_process(
 ) -> ProcessOutcome:
     """Run one agent to the end (or to its timeout or a cancellation) and say how it ended."""
     started = monotonic()
-    log = _Log(log_path, limits.log_max_bytes)
+    log = _Log(log_path, limits.log_max_bytes, secret_values([os.environ, command.env]))
     try:
         proc = subprocess.Popen(
             command.argv,

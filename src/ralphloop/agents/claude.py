@@ -140,12 +140,17 @@ class StreamJsonParser:
             self._skipping = False
             self._partial.clear()
             return
-        line = bytes(self._partial) + piece if self._partial else piece
-        self._partial.clear()
+        if self._partial:  # the line's start came in earlier chunks: complete it in place, never copy it
+            self._partial += piece
+            line: bytes | bytearray = self._partial
+        else:
+            line = piece
         try:
             event = json.loads(line)
         except ValueError:
-            return
+            event = None
+        finally:
+            self._partial.clear()
         if isinstance(event, dict):
             self._event(event)
 
