@@ -54,6 +54,8 @@ class _Log:
         self._mid_line = False  # stdout's last byte was not a newline
 
     def stdout(self, data: bytes) -> None:
+        if self._full:
+            return  # nothing more is written: no need to mask it
         data = self._redactor.feed(data)
         if data:
             self._mid_line = not data.endswith(b"\n")

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import json
 from pathlib import Path
 
 import pytest
@@ -149,3 +150,33 @@ def test_the_agents_own_words_never_classify_a_failure() -> None:
 def test_classify_reads_structured_fields_first(facts: Facts, kind: ErrorKind | None) -> None:
     found = classify(facts)
     assert (found[0] if found else None) is kind
+
+
+def big_line(event: dict[str, object]) -> bytes:
+    return json.dumps(event, separators=(",", ":")).encode() + b"\n"
+
+
+def test_huge_tool_events_are_skimmed_but_tool_errors_and_results_are_read() -> None:
+    parser = StreamJsonParser()
+    write = {
+        "type": "assistant",
+        "message": {
+            "model": "claude-x",
+            "content": [{"type": "tool_use", "id": "toolu_1", "name": "Write", "input": {"content": "é" * 1_500_000}}],
+        },
+    }
+    parser.feed(big_line(write))
+    assert parser.activity() == "Write"
+    ok = {"type": "user", "message": {"content": [{"type": "tool_result", "content": "x" * 2_000_000}]}}
+    parser.feed(big_line(ok))
+    assert parser.activity() is None and parser.tool_errors == []
+    failed = {
+        "type": "user",
+        "message": {"content": [{"type": "tool_result", "is_error": True, "content": "boom " * 400_000}]},
+    }
+    parser.feed(big_line(failed))
+    assert len(parser.tool_errors) == 1 and parser.tool_errors[0].startswith("boom boom")
+    result = {"type": "result", "subtype": "success", "is_error": False, "result": "done " * 300_000, "num_turns": 3}
+    parser.feed(big_line(result))
+    final = parser.finish(ProcessOutcome(exit_code=0, duration_s=1.0))
+    assert not final.failed and final.num_turns == 3 and final.final_text.startswith("done done")

@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import json
 import os
+import re
 import shutil
 from dataclasses import replace
 from datetime import UTC, datetime
@@ -33,6 +34,11 @@ from ralphloop.textsafe import one_line
 
 # One event line can be a large tool result; beyond this it is skipped, not buffered.
 MAX_LINE_BYTES = 16 * 1024 * 1024
+# Above this, a tool event is skimmed (see StreamJsonParser._skimmed), not parsed.
+SKIM_BYTES = 1024 * 1024
+_USER = re.compile(rb'"type"\s*:\s*"user"')
+_ASSISTANT = re.compile(rb'"type"\s*:\s*"assistant"')
+_TOOL_NAME = re.compile(rb'"type"\s*:\s*"tool_use"\s*,\s*"id"\s*:\s*"[^"]*"\s*,\s*"name"\s*:\s*"([^"]{1,100})"')
 
 
 class ClaudeAgent:
@@ -145,6 +151,9 @@ class StreamJsonParser:
             line: bytes | bytearray = self._partial
         else:
             line = piece
+        if len(line) > SKIM_BYTES and self._skimmed(line):
+            self._partial.clear()
+            return
         try:
             event = json.loads(line)
         except ValueError:
@@ -153,6 +162,21 @@ class StreamJsonParser:
             self._partial.clear()
         if isinstance(event, dict):
             self._event(event)
+
+    def _skimmed(self, line: bytes | bytearray) -> bool:
+        """Read what matters from a huge tool event without parsing it: json.loads of a line costs 3 to 9
+        times its size in memory (text, then the decoded tool output), so a 10 MB tool result would cost
+        90 MB. The `result` event and tool errors are always parsed whole."""
+        head = bytes(line[:512])
+        if _USER.search(head) and b'"is_error":true' not in line:
+            self._activity = None  # a tool answered; its (successful) output is not needed
+            return True
+        if _ASSISTANT.search(head):
+            found = _TOOL_NAME.search(line, 0, 65536)
+            if found:
+                self._activity = found.group(1).decode("utf-8", "replace")
+            return True
+        return False
 
     def _event(self, event: dict[str, Any]) -> None:
         kind = event.get("type")
