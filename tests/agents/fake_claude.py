@@ -13,6 +13,8 @@ import json
 import os
 import sys
 
+from _story import finish_story  # tests/agents/_story.py (this folder is on sys.path)
+
 FIXTURES = os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "fixtures", "claude")
 
 config_path, args = sys.argv[1], sys.argv[2:]
@@ -23,17 +25,7 @@ with open(config["calls"], "a", encoding="utf-8") as handle:
     handle.write(json.dumps({"args": args}) + "\n")
 
 if config.get("work"):
-    task = os.environ["RALPH_TASK_ID"]
-    with open(f"work-{task}.txt", "w", encoding="utf-8") as handle:
-        handle.write(f"done {task}\n")
-    prd_path = os.path.join(os.environ["RALPH_FEATURE_DIR"], "prd.json")
-    with open(prd_path, encoding="utf-8") as handle:
-        prd = json.load(handle)
-    for story in prd["userStories"]:
-        if story["id"] == task:
-            story["passes"] = True
-    with open(prd_path, "w", encoding="utf-8") as handle:
-        json.dump(prd, handle, indent=2)
+    finish_story(os.environ["RALPH_TASK_ID"], os.environ["RALPH_FEATURE_DIR"])
 
 model = config["model"]
 with open(os.path.join(FIXTURES, "gleam_result_success.json"), encoding="utf-8") as handle:

@@ -14,6 +14,8 @@ import json
 import os
 import sys
 
+from _story import finish_story  # tests/agents/_story.py (this folder is on sys.path)
+
 RUNS = os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "fixtures", "claude", "runs")
 
 plan_path, args = sys.argv[1], sys.argv[2:]
@@ -32,17 +34,7 @@ with open(plan["counter"], "w", encoding="utf-8") as handle:
 name = plan["runs"][min(count, len(plan["runs"]) - 1)]
 
 if name == "work":
-    task = os.environ["RALPH_TASK_ID"]
-    with open(f"work-{task}.txt", "w", encoding="utf-8") as handle:
-        handle.write(f"done {task}\n")
-    prd_path = os.path.join(os.environ["RALPH_FEATURE_DIR"], "prd.json")
-    with open(prd_path, encoding="utf-8") as handle:
-        prd = json.load(handle)
-    for story in prd["userStories"]:
-        if story["id"] == task:
-            story["passes"] = True
-    with open(prd_path, "w", encoding="utf-8") as handle:
-        json.dump(prd, handle, indent=2)
+    finish_story(os.environ["RALPH_TASK_ID"], os.environ["RALPH_FEATURE_DIR"])
     name = "claude_mock_tool_streamjson"
 
 folder = os.path.join(RUNS, name)

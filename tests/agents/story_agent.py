@@ -13,6 +13,8 @@ import os
 import subprocess
 import sys
 
+from _story import finish_story  # tests/agents/_story.py (this folder is on sys.path)
+
 parser = argparse.ArgumentParser()
 parser.add_argument("--promise", action="store_true")
 parser.add_argument("--no-commit", action="store_true")
@@ -40,16 +42,7 @@ if task == options.fail_on:
     print(f"cannot do {task}", file=sys.stderr)
     sys.exit(1)
 
-with open(f"work-{task}.txt", "w", encoding="utf-8") as handle:
-    handle.write(f"done {task}\n")
-prd_path = os.path.join(feature_dir, "prd.json")
-with open(prd_path, encoding="utf-8") as handle:
-    prd = json.load(handle)
-for story in prd["userStories"]:
-    if story["id"] == task:
-        story["passes"] = True
-with open(prd_path, "w", encoding="utf-8") as handle:
-    json.dump(prd, handle, indent=2)
+prd = finish_story(task, feature_dir)
 if not options.no_commit:
     subprocess.run(["git", "add", "-A"], check=True)
     subprocess.run(["git", "commit", "-q", "-m", f"feat: {task}"], check=True)
