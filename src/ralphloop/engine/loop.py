@@ -826,13 +826,14 @@ class Loop:
     def _run_once(self, request: AgentRequest, log_path: str) -> AgentResult:
         command = self.agent.command(request)
         parser = self.agent.parser(request)
-        shown: list[str | None] = [None]
+        shown: str | None = None
 
         def on_stdout(data: bytes) -> None:
+            nonlocal shown
             parser.feed(data)
             doing = parser.activity()
-            if doing != shown[0]:
-                shown[0] = doing
+            if doing != shown:
+                shown = doing
                 if doing:
                     self.emit(AgentActivity(doing))
                 self._show_activity(doing)
