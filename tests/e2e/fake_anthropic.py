@@ -38,6 +38,7 @@ __all__ = [
     "Turn",
     "Usage",
     "bash",
+    "unified_headers",
     "write",
 ]
 
@@ -132,6 +133,19 @@ class Request:
 
 Reply: TypeAlias = Text | ToolUse | HttpError
 Turn: TypeAlias = Reply | Callable[[Request], Reply]
+
+
+def unified_headers(status: str, reset: int, utilization: float = 1.0) -> dict[str, str]:
+    """The subscription rate-limit headers of the real API for a five-hour window: `status` is allowed,
+    allowed_warning or rejected; `reset` is unix seconds. Sent with an OAuth token, the CLI honours them."""
+    return {
+        "anthropic-ratelimit-unified-status": status,
+        "anthropic-ratelimit-unified-reset": str(reset),
+        "anthropic-ratelimit-unified-representative-claim": "five_hour",
+        "anthropic-ratelimit-unified-5h-status": status,
+        "anthropic-ratelimit-unified-5h-reset": str(reset),
+        "anthropic-ratelimit-unified-5h-utilization": f"{utilization:g}",
+    }
 
 
 def bash(command: str, text: str | None = None, usage: Usage | None = None) -> ToolUse:

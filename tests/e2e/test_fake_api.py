@@ -15,7 +15,17 @@ from typing import Any
 import pytest
 
 from tests.e2e.conftest import claude_env, run_claude
-from tests.e2e.fake_anthropic import FakeAnthropic, HttpError, Request, Text, Turn, Usage, bash, write
+from tests.e2e.fake_anthropic import (
+    FakeAnthropic,
+    HttpError,
+    Request,
+    Text,
+    Turn,
+    Usage,
+    bash,
+    unified_headers,
+    write,
+)
 
 MODEL = "claude-sonnet-4-5-20250929"
 GIT_IDENTITY = {
@@ -165,16 +175,7 @@ def next_hour_plus(hours: int) -> int:
 
 def test_subscription_five_hour_limit(claude_bin: str, fake_api: FakeAnthropic, repo: Path) -> None:
     reset = next_hour_plus(2)
-    fake_api.headers.update(
-        {
-            "anthropic-ratelimit-unified-status": "rejected",
-            "anthropic-ratelimit-unified-reset": str(reset),
-            "anthropic-ratelimit-unified-representative-claim": "five_hour",
-            "anthropic-ratelimit-unified-5h-status": "rejected",
-            "anthropic-ratelimit-unified-5h-reset": str(reset),
-            "anthropic-ratelimit-unified-5h-utilization": "1.0",
-        }
-    )
+    fake_api.headers.update(unified_headers("rejected", reset))
     fake_api.add_turns(HttpError(429, "rate_limit_error", "Number of requests has exceeded your rate limit"))
     env = {**env_for(repo.parent, fake_api, oauth=True), "TZ": "UTC"}
     run = run_claude(claude_bin, repo, env, "hello")
@@ -196,16 +197,7 @@ def test_subscription_five_hour_limit(claude_bin: str, fake_api: FakeAnthropic, 
 
 def test_subscription_near_limit_warning(claude_bin: str, fake_api: FakeAnthropic, repo: Path) -> None:
     reset = next_hour_plus(3)
-    fake_api.headers.update(
-        {
-            "anthropic-ratelimit-unified-status": "allowed_warning",
-            "anthropic-ratelimit-unified-reset": str(reset),
-            "anthropic-ratelimit-unified-representative-claim": "five_hour",
-            "anthropic-ratelimit-unified-5h-status": "allowed_warning",
-            "anthropic-ratelimit-unified-5h-reset": str(reset),
-            "anthropic-ratelimit-unified-5h-utilization": "0.92",
-        }
-    )
+    fake_api.headers.update(unified_headers("allowed_warning", reset, 0.92))
     fake_api.add_turns(Text("Still going."))
     run = run_claude(claude_bin, repo, env_for(repo.parent, fake_api, oauth=True), "hello")
 

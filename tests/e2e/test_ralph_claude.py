@@ -18,7 +18,7 @@ import pytest
 
 from tests.conftest import RalphRunner, read_json
 from tests.e2e.conftest import claude_env
-from tests.e2e.fake_anthropic import FakeAnthropic, HttpError, Text, Usage, bash
+from tests.e2e.fake_anthropic import FakeAnthropic, HttpError, Text, Usage, bash, unified_headers
 from tests.integration.helpers import entry_fields, git, progress_entries
 
 DEFAULT_MODEL = "claude-opus-5-5"  # what 2.1.329 asks for with an API key and no --model
@@ -256,15 +256,3 @@ def test_skip_permissions_when_asked_lets_the_cli_run_any_tool(
     assert done.returncode == 1, done.stdout + done.stderr  # max_iterations with two stories left
     assert (project / "S-1.txt").exists()
     assert read_json(feature / "status.json")["storiesComplete"] == 1
-
-
-def unified_headers(state: str, reset: int) -> dict[str, str]:
-    """The subscription rate-limit headers the real API sends, for a five-hour window."""
-    return {
-        "anthropic-ratelimit-unified-status": state,
-        "anthropic-ratelimit-unified-reset": str(reset),
-        "anthropic-ratelimit-unified-representative-claim": "five_hour",
-        "anthropic-ratelimit-unified-5h-status": state,
-        "anthropic-ratelimit-unified-5h-reset": str(reset),
-        "anthropic-ratelimit-unified-5h-utilization": "1.0",
-    }

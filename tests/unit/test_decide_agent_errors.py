@@ -2,22 +2,9 @@
 
 from __future__ import annotations
 
-from dataclasses import replace
-
-from ralphloop.engine.decide import Action, Observation, decide
+from ralphloop.engine.decide import Action, decide
 from ralphloop.exitcodes import ExitReason
-
-
-def base(**changes: object) -> Observation:
-    observation = Observation(
-        all_done=False,
-        open_ids=("S-1",),
-        claimed_complete=False,
-        interrupted=False,
-        iterations_run=0,
-        max_iterations=10,
-    )
-    return replace(observation, **changes)  # type: ignore[arg-type]
+from tests.unit.test_decide_rows import base
 
 
 def test_a_fatal_agent_error_halts_at_once_with_its_fix() -> None:
