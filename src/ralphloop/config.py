@@ -63,6 +63,11 @@ class Settings:
     backoff_initial_s: float
     backoff_max_s: float
     backoff_attempts: int
+    git_required: bool
+    auto_commit: bool | None  # None: on for TODO.md plan folders (seed 004), off for the rest
+    branch_auto_create: bool | None  # None: switch to prd.json's branchName when it has one
+    branch_prefix: str
+    story_order: tuple[str, ...] | None
     sources: Mapping[str, str]
 
     def source(self, key: str) -> str:
@@ -185,6 +190,28 @@ def _tools(value: Any) -> tuple[str, ...]:
     return tools
 
 
+def _story_ids(value: Any) -> tuple[str, ...]:
+    if not isinstance(value, list) or not value:
+        raise ValueError('expected a list of story ids, such as ["1.1", "1.2", "2.1"]')
+    for item in value:
+        if isinstance(item, float | int) and not isinstance(item, bool):
+            # YAML reads 1.10 as the number 1.1: the id as written is lost, so it must be quoted.
+            raise ValueError(f'write story ids as quoted strings ("{item}"): a bare 1.10 reads as the number 1.1')
+        if not isinstance(item, str) or not item.strip():
+            raise ValueError('expected a list of story ids, such as ["1.1", "1.2", "2.1"]')
+    ids = tuple(item.strip() for item in value)
+    twice = sorted({item for item in ids if ids.count(item) > 1})
+    if twice:
+        raise ValueError(f"{', '.join(twice)} listed twice")
+    return ids
+
+
+def _branch_prefix(value: Any) -> str:
+    if not isinstance(value, str) or any(char in value for char in " ~^:?*[\\") or ".." in value:
+        raise ValueError('expected a branch-name prefix such as "feature/"')
+    return value
+
+
 def _megabytes(value: Any) -> int:
     return _positive_int(value) * 1024 * 1024
 
@@ -239,6 +266,13 @@ _FIELDS: dict[str, tuple[tuple[str, ...], str | None, Converter, Any]] = {
     "backoff_initial_s": (("backoff", "initial_seconds"), None, _seconds, 5.0),
     "backoff_max_s": (("backoff", "max_seconds"), None, _seconds, 600.0),
     "backoff_attempts": (("backoff", "attempts"), None, _positive_int, 10),
+    # git (seeds 003, 004): preflight before the first iteration, the branch, commits after iterations.
+    "git_required": (("git", "require"), None, _flag, True),
+    "auto_commit": (("git", "auto_commit"), "RALPH_AUTO_COMMIT", _flag, None),
+    "branch_auto_create": (("branch", "auto_create"), None, _flag, None),
+    "branch_prefix": (("branch", "prefix"), None, _branch_prefix, "feature/"),
+    # Seed 002: the order stories are worked in (default: every spec, sorted naturally).
+    "story_order": (("story_order",), None, _story_ids, None),
 }
 
 # Sections other issues give meaning to; accepted now so that a seed's config loads without warnings.
@@ -293,6 +327,8 @@ _USED_KEYS: dict[str, frozenset[str]] = {
     "scripted": frozenset({"script"}),
     "context": frozenset({"progress_bytes"}),
     "process": frozenset({"kill_grace_seconds", "log_max_mb"}),
+    "git": frozenset({"require", "auto_commit"}),
+    "branch": frozenset({"auto_create", "prefix"}),
 }
 
 
@@ -448,6 +484,14 @@ usage_limit:
 #   initial_seconds: 5      # doubling each time
 #   max_seconds: 600
 #   attempts: 10
+
+# git:
+#   require: true           # stop unless this is a git repository on a branch, with user.name/email set
+#   auto_commit: false      # commit each iteration's changes (default: on for TODO.md plan folders)
+# branch:
+#   auto_create: true       # work on a branch: prd.json's branchName, else PREFIX + the feature name
+#   prefix: "feature/"
+# story_order: ["1.1", "1.2", "2.1"]   # story specs (specs/epic-N/): default every spec, sorted naturally
 
 # budget:                   # for one `ralph run`
 #   max_cost_usd: 10

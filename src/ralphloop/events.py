@@ -21,6 +21,7 @@ class RunStarted:
     timeout_s: float
     done: int
     total: int
+    metrics_file: str = ""  # where ralph_metrics.jsonl is, as shown to the user
 
 
 @dataclass(frozen=True, slots=True)

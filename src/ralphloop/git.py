@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import os
 import subprocess
+from collections.abc import Sequence
 from dataclasses import dataclass
 
 _GIT_ENV = {**os.environ, "GIT_OPTIONAL_LOCKS": "0", "LC_ALL": "C"}
@@ -256,3 +257,112 @@ def _checked(root: str, *args: str, allow_failure: bool = False) -> None:
     if done.returncode != 0 and not allow_failure:
         detail = done.stderr.decode(errors="replace").strip().splitlines()
         raise OSError(f"git {args[0]} failed: {detail[-1] if detail else f'exit {done.returncode}'}")
+
+
+# ---------------------------------------------------------------- preflight, branch, auto-commit (seeds 003, 004)
+
+
+@dataclass(frozen=True, slots=True)
+class Preflight:
+    """What the checks before the first iteration found: an error stops the run, warnings do not."""
+
+    error: str | None
+    warnings: tuple[str, ...] = ()
+    branch: str | None = None  # the branch checked out (None when detached or not a repository)
+
+
+_SHOWN = 5  # paths named in a warning
+
+
+def preflight(root: str, runtime: Sequence[str]) -> Preflight:
+    """Seed 004's checks: a repository, on a branch, with an identity to commit as; uncommitted or
+    untracked files are a warning. `runtime` holds paths (relative to the repository) of ralph's
+    own files, which are never the user's uncommitted work."""
+    if not is_repo(root):
+        return Preflight(
+            f"{root}: not a git repository. Make it one: git init && git add -A && git commit -m 'initial' "
+            "(or set git.require: false in .ralph/config.yaml to run without git: no commits, no undo)"
+        )
+    head = _git(root, "symbolic-ref", "-q", "--short", "HEAD")
+    if head.returncode != 0:
+        return Preflight(
+            "the repository is in detached HEAD state: check out a branch first (git switch -c NAME or git switch main)"
+        )
+    branch = head.stdout.decode().strip()
+    for key, env_name in (("user.name", "GIT_AUTHOR_NAME"), ("user.email", "GIT_AUTHOR_EMAIL")):
+        if not os.environ.get(env_name, "").strip() and not config_value(root, key):
+            example = "Your Name" if key == "user.name" else "you@example.com"
+            return Preflight(f'git {key} is not configured: run git config --global {key} "{example}"', branch=branch)
+    snap = snapshot(root)
+    dirty = sorted(path for path in (snap.entries if snap else {}) if not _is_under(path, runtime))
+    untracked = [path for path in dirty if snap and snap.entries[path].startswith("?")]
+    changed = [path for path in dirty if path not in set(untracked)]
+    warnings = []
+    if changed:
+        warnings.append(f"{_count(changed, 'uncommitted change')} in the working tree: {_names(changed)}")
+    if untracked:
+        warnings.append(f"{_count(untracked, 'untracked file')}: {_names(untracked)}")
+    return Preflight(None, tuple(warnings), branch)
+
+
+def _count(items: list[str], noun: str) -> str:
+    return f"{len(items)} {noun}{'' if len(items) == 1 else 's'}"
+
+
+def _names(paths: list[str]) -> str:
+    more = f" and {len(paths) - _SHOWN} more" if len(paths) > _SHOWN else ""
+    return ", ".join(paths[:_SHOWN]) + more
+
+
+def _is_under(path: str, prefixes: Sequence[str]) -> bool:
+    return any(path == prefix or path.startswith(prefix.rstrip("/") + "/") for prefix in prefixes)
+
+
+def config_value(root: str, key: str) -> str:
+    done = _git(root, "config", "--get", key)
+    return done.stdout.decode(errors="replace").strip() if done.returncode == 0 else ""
+
+
+def current_branch(root: str) -> str | None:
+    done = _git(root, "symbolic-ref", "-q", "--short", "HEAD")
+    return done.stdout.decode().strip() or None if done.returncode == 0 else None
+
+
+def valid_branch_name(root: str, name: str) -> bool:
+    return _git(root, "check-ref-format", "--branch", name).returncode == 0 and not name.startswith("-")
+
+
+def switch_branch(root: str, name: str) -> str:
+    """Work on branch `name`: switch to it, or create it from HEAD. Never with --force: git refuses
+    to switch when that would overwrite uncommitted work, and then nothing has changed.
+
+    Returns what was done, for the user; raises OSError with git's reason when it cannot be done."""
+    if current_branch(root) == name:
+        return f"on branch {name}"
+    exists = _git(root, "rev-parse", "--verify", "-q", f"refs/heads/{name}").returncode == 0
+    done = _git(root, "switch", name) if exists else _git(root, "switch", "-c", name)
+    if done.returncode != 0:
+        lines = [line.strip() for line in done.stderr.decode(errors="replace").splitlines() if line.strip()]
+        reason = "; ".join(lines[:3]) or f"exit {done.returncode}"
+        raise OSError(f"cannot switch to branch {name}: {reason}")
+    return f"switched to branch {name}" if exists else f"created branch {name}"
+
+
+def commit_all(root: str, message: str, exclude: list[str]) -> str | None:
+    """Stage every change except the paths in `exclude` (ralph's runtime files) and commit it with
+    the user's identity and hooks. Returns the new commit, or None when there was nothing to commit.
+    Raises OSError when git refuses (a failing pre-commit hook, say)."""
+    # Ignored paths are left out by `add -A` anyway, and naming them (even to exclude them) makes git fail.
+    ignored = set(_git(root, "check-ignore", "--", *exclude).stdout.decode(errors="replace").splitlines())
+    pathspec = [".", *(f":(exclude,top){path}" for path in exclude if path not in ignored)]
+    _checked(root, "add", "-A", "--", *pathspec)
+    if _git(root, "diff", "--cached", "--quiet").returncode == 0:
+        return None
+    done = subprocess.run(
+        ["git", "commit", "-q", "-m", message], cwd=root, env=_GIT_ENV, capture_output=True, check=False
+    )
+    if done.returncode != 0:
+        detail = (done.stderr or done.stdout).decode(errors="replace").strip().splitlines()
+        raise OSError(f"git commit failed: {detail[-1] if detail else f'exit {done.returncode}'}")
+    head = _git(root, "rev-parse", "HEAD")
+    return head.stdout.decode().strip() or None

@@ -9,10 +9,12 @@ from __future__ import annotations
 import os
 
 from ralphloop.errors import RalphError
+from ralphloop.tasks import detect as _detect
+from ralphloop.tasks.detect import detect, detect_root, missing_message
 
-RALPH_DIR = ".ralph"
+RALPH_DIR = _detect.RALPH_DIR  # every module finds it here
+
 ARCHIVE_DIR = "archive"
-TASK_FILES = ("prd.json",)
 
 # ralph's runtime files inside a feature folder: kept out of the user's commits,
 # out of "files changed", and out of archives where they make no sense.
@@ -62,25 +64,39 @@ def find_project_root(start: str | None = None) -> str:
 
 
 class FeaturePaths:
-    """Every path of one feature folder; build it with `resolve_feature`."""
+    """Every path of one feature folder; build it with `resolve_feature`.
 
-    __slots__ = ("dir", "name", "project_root")
+    The task files, progress.txt and prompt.md live in `dir`. ralph's runtime files (state, status,
+    logs, breaker, metrics) live in `state_dir`: the same folder, except when the workspace is the
+    project root itself (seed 000's and seed 002's layouts), where they go to `.ralph/` rather than
+    scatter a dozen files over the user's root.
+    """
+
+    __slots__ = ("dir", "name", "project_root", "state_dir")
 
     def __init__(self, project_root: str, folder: str) -> None:
         self.project_root = project_root
         self.dir = os.path.abspath(folder)
         self.name = os.path.basename(self.dir.rstrip(os.sep))
+        at_root = os.path.abspath(project_root) == self.dir
+        self.state_dir = os.path.join(self.dir, RALPH_DIR) if at_root else self.dir
 
     def file(self, name: str) -> str:
-        return os.path.join(self.dir, name)
+        """A runtime file of ralph's."""
+        return os.path.join(self.state_dir, name)
+
+    @property
+    def is_feature_folder(self) -> bool:
+        """A folder of its own under .ralph/ (one `ralph archive` may move away)."""
+        return os.path.dirname(self.dir) == os.path.abspath(self.ralph_dir)
 
     @property
     def prd(self) -> str:
-        return self.file("prd.json")
+        return os.path.join(self.dir, "prd.json")
 
     @property
     def progress(self) -> str:
-        return self.file("progress.txt")
+        return os.path.join(self.dir, "progress.txt")
 
     @property
     def status(self) -> str:
@@ -96,7 +112,7 @@ class FeaturePaths:
 
     @property
     def prompt(self) -> str:
-        return self.file("prompt.md")
+        return os.path.join(self.dir, "prompt.md")
 
     @property
     def signals(self) -> str:
@@ -146,7 +162,9 @@ class FeaturePaths:
 
     def is_runtime(self, path: str) -> bool:
         """Whether `path` (absolute) is one of ralph's own runtime files in this feature."""
-        rel = os.path.relpath(path, self.dir)
+        rel = os.path.relpath(path, self.state_dir)
+        if rel.startswith(".."):
+            return False
         return rel.split(os.sep, 1)[0] in RUNTIME_NAMES or os.path.basename(rel).startswith(".tmp-")
 
 
@@ -157,7 +175,7 @@ def display_path(path: str, root: str) -> str:
 
 
 def list_features(project_root: str) -> list[str]:
-    """Names of the feature folders in `.ralph/` (those holding a task file), sorted."""
+    """Names of the feature folders in `.ralph/` (those holding a task source), sorted."""
     base = os.path.join(project_root, RALPH_DIR)
     try:
         names = sorted(os.listdir(base))
@@ -166,14 +184,15 @@ def list_features(project_root: str) -> list[str]:
     return [
         name
         for name in names
-        if not name.startswith(".")
-        and name != ARCHIVE_DIR
-        and any(os.path.isfile(os.path.join(base, name, task)) for task in TASK_FILES)
+        if not name.startswith(".") and name != ARCHIVE_DIR and detect(os.path.join(base, name)) is not None
     ]
 
 
 def resolve_feature(project_root: str, selector: str | None, *, flag: str = "-f") -> FeaturePaths:
-    """The feature named by `selector` (a name in `.ralph/`, or a folder path), or the only one there is."""
+    """The feature named by `selector` (a name in `.ralph/`, or a folder path), or the only one there is.
+
+    With no selector and no feature in `.ralph/`, a project root laid out as seed 000 (fix_plan.md)
+    or seed 002 (specs/epic-N/) is the workspace."""
     if selector:
         named = os.path.join(project_root, RALPH_DIR, selector)
         if os.sep not in selector.rstrip(os.sep) and os.path.isdir(named):
@@ -188,12 +207,16 @@ def resolve_feature(project_root: str, selector: str | None, *, flag: str = "-f"
         return FeaturePaths(project_root, os.path.join(project_root, RALPH_DIR, features[0]))
     where = display_path(os.path.join(project_root, RALPH_DIR), os.getcwd())
     if not features:
+        if detect_root(project_root):
+            return FeaturePaths(project_root, project_root)
         raise RalphError(f"no feature in {where}/: create one with: ralph init NAME")
     raise RalphError(f"several features in {where}/ ({', '.join(features)}): choose one with {flag} NAME")
 
 
 def _checked(project_root: str, folder: str) -> FeaturePaths:
     paths = FeaturePaths(project_root, folder)
-    if not any(os.path.isfile(paths.file(task)) for task in TASK_FILES):
-        raise RalphError(f"{paths.display()}: no prd.json in this folder (create a feature with: ralph init NAME)")
+    if detect(paths.dir) is None:
+        if paths.is_feature_folder:
+            raise RalphError(f"{paths.display()}: no prd.json in this folder (create a feature with: ralph init NAME)")
+        raise RalphError(missing_message(paths.display()))
     return paths

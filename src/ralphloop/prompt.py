@@ -14,6 +14,7 @@ from importlib import resources
 from ralphloop.errors import RalphError
 
 ENTRY_SEPARATOR = "\n---\n"
+TASK_PLACEHOLDER = "{{task}}"
 CUT_MARKER = "[... older text cut ...]\n"
 
 
@@ -32,14 +33,24 @@ class PromptParts:
     notes: tuple[str, ...] = ()
 
 
-def default_template() -> str:
-    return resources.files("ralphloop.templates").joinpath("prompt.md").read_text(encoding="utf-8")
+# The built-in template of each kind of task source.
+_TEMPLATES = {
+    "prd": "prompt.md",
+    "todo": "prompt-todo.md",
+    "fix-plan": "prompt-fix-plan.md",
+    "stories": "prompt-story.md",
+}
 
 
-def load_template(path: str | None, label: str) -> str:
-    """The template at `path` (a -p file or the feature's prompt.md), or the built-in one."""
+def default_template(kind: str = "prd") -> str:
+    name = _TEMPLATES.get(kind, "prompt.md")
+    return resources.files("ralphloop.templates").joinpath(name).read_text(encoding="utf-8")
+
+
+def load_template(path: str | None, label: str, kind: str = "prd") -> str:
+    """The template at `path` (a -p file or the feature's prompt.md), or the built-in one for `kind`."""
     if path is None:
-        return default_template()
+        return default_template(kind)
     try:
         with open(path, encoding="utf-8") as handle:
             return handle.read()
@@ -86,10 +97,15 @@ def build_prompt(template: str, parts: PromptParts, progress_bytes: int) -> str:
         "{{iteration}}": str(parts.iteration),
         "{{task_id}}": parts.task_id,
     }
+    values["{{tasks_file}}"] = parts.prd
     body = template
     for placeholder, value in values.items():
         body = body.replace(placeholder, value)
-    sections = [body.rstrip("\n"), "", "---", "", parts.task_section]
+    if TASK_PLACEHOLDER in body:  # the template places the task itself (seed 002: the spec between role and workflow)
+        head, _, tail = body.partition(TASK_PLACEHOLDER)
+        sections = [head + parts.task_section + tail.replace(TASK_PLACEHOLDER, "").rstrip("\n")]
+    else:
+        sections = [body.rstrip("\n"), "", "---", "", parts.task_section]
     for note in parts.notes:
         sections += ["", f"Note from ralph: {note}"]
     recent, size = recent_progress(parts.progress_file, progress_bytes)

@@ -26,6 +26,8 @@ class Task:
     description: str = ""
     acceptance_criteria: tuple[str, ...] = ()
     notes: str = ""
+    depends_on: tuple[str, ...] = ()  # ids that must be done before this task may start
+    line: int = 0  # where the task is written in its file (1-based; 0 when it has no single line)
 
 
 @dataclass(frozen=True, slots=True)
@@ -59,15 +61,25 @@ class TaskView:
 class TaskSource(Protocol):
     """A task file the loop works through; re-read at every iteration because the agent edits it."""
 
-    kind: str
-    path: str
+    kind: str  # prd | todo | fix-plan | stories
+    path: str  # the task file (or folder) as shown to the user and the agent
+    # True when ralph itself records a task as done once the agent signals DONE for it (story specs):
+    # the agent is not asked to edit the task file.
+    marks_done: bool
 
     def load(self) -> TaskView:
-        """Read and validate the file; raise RalphError naming it when it is invalid."""
+        """Read and validate the file; raise RalphError naming it when it is invalid.
+
+        `tasks` are in the order they are worked on; `next_task` is the first that is not done and
+        whose `depends_on` are all done."""
         ...
 
     def describe(self, task: Task) -> str:
         """The prompt section that tells the agent what the task is."""
+        ...
+
+    def mark_done(self, task: Task, when: str) -> list[str]:
+        """Record `task` as done (only called when `marks_done`); returns notes for the progress entry."""
         ...
 
 

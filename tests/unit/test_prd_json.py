@@ -187,15 +187,16 @@ def test_load_invalid_file_names_its_display_path(tmp_path: Path) -> None:
     assert str(caught.value).startswith(f"{LABEL}: invalid JSON")
 
 
-def test_load_gives_tasks_and_the_next_one(tmp_path: Path) -> None:
+def test_load_gives_tasks_in_work_order_and_the_next_one(tmp_path: Path) -> None:
     path = tmp_path / "prd.json"
     path.write_bytes(raw({"userStories": [story("A", 2), story("B", 1, passes=True), story("C", 1)]}))
     view = PrdSource(str(path)).load()
-    assert [task.id for task in view.tasks] == ["A", "B", "C"]
+    # priority first (1 = highest), file order among equals: --resume-from skips by this order
+    assert [task.id for task in view.tasks] == ["B", "C", "A"]
     assert view.next_task is not None
     assert view.next_task.id == "C"
     assert view.done_ids == frozenset({"B"})
-    assert view.open_ids == ("A", "C")
+    assert view.open_ids == ("C", "A")
     assert not view.all_done
 
 

@@ -1,4 +1,6 @@
-"""`ralph init FEATURE`: a new feature folder with prd.json, progress.txt, prompt.md and specs/."""
+"""`ralph init FEATURE [--format F]`: a new feature folder with its task file (prd.json by default;
+TODO.md, fix_plan.md + PROMPT.md, or a story spec), progress.txt and the prompt; plus Claude Code's
+/ralph-plan and /ralph-prd commands in the project's .claude/commands/."""
 
 from __future__ import annotations
 
@@ -9,6 +11,7 @@ import re
 import shutil
 import tempfile
 
+from ralphloop.claude_commands import write_claude_commands
 from ralphloop.config import CONFIG_NAME, DEFAULT_PROJECT_CONFIG
 from ralphloop.errors import RalphError
 from ralphloop.paths import ARCHIVE_DIR, GITIGNORE_TEXT, RALPH_DIR, display_path, find_project_root
@@ -16,7 +19,10 @@ from ralphloop.prompt import default_template
 from ralphloop.protocols import SystemClock, iso
 from ralphloop.records.progress import header
 from ralphloop.state.store import atomic_write_text
+from ralphloop.tasks.fix_plan import new_fix_plan, new_prompt_md
 from ralphloop.tasks.prd_json import new_prd
+from ralphloop.tasks.stories import new_story_spec
+from ralphloop.tasks.todo_md import new_todo
 
 _NAME = re.compile(r"^[A-Za-z0-9][A-Za-z0-9._-]{0,99}$")
 
@@ -39,11 +45,10 @@ def command(args: argparse.Namespace, argv: list[str]) -> int:
     # Build the folder beside its final place and rename it in: never half a feature.
     staging = tempfile.mkdtemp(prefix=f".init-{name}-", dir=ralph_dir)
     try:
-        _write(os.path.join(staging, "prd.json"), json.dumps(new_prd(name, created), indent=2) + "\n")
-        _write(os.path.join(staging, "progress.txt"), header(name, created))
-        _write(os.path.join(staging, "prompt.md"), default_template())
-        os.makedirs(os.path.join(staging, "specs"))
-        _write(os.path.join(staging, "specs", ".gitkeep"), "")
+        files = _starter_files(args.format, name, created)
+        for rel, text in files.items():
+            os.makedirs(os.path.dirname(os.path.join(staging, rel)), exist_ok=True)
+            _write(os.path.join(staging, rel), text)
         os.chmod(staging, 0o755)
         if os.path.exists(target):
             raise RalphError(f"{shown} already exists")
@@ -51,16 +56,48 @@ def command(args: argparse.Namespace, argv: list[str]) -> int:
     except BaseException:
         shutil.rmtree(staging, ignore_errors=True)
         raise
-    made = [f"{shown}/ (prd.json, progress.txt, prompt.md, specs/)"]
+    listed = sorted({rel.split("/")[0] + ("/" if "/" in rel else "") for rel in files})
+    made = [f"{shown}/ ({', '.join(listed)})"]
     config = os.path.join(ralph_dir, CONFIG_NAME)
     if not os.path.exists(config):
         atomic_write_text(config, DEFAULT_PROJECT_CONFIG)
         made.append(display_path(config, os.getcwd()))
     if ensure_gitignore(ralph_dir):
         made.append(display_path(os.path.join(ralph_dir, ".gitignore"), os.getcwd()))
+    made += [display_path(path, os.getcwd()) for path in write_claude_commands(root)]
     print("Created " + ", ".join(made))
-    print(f"Next: write the stories in {shown}/prd.json, then: ralph run -f {name}")
+    print(f"Next: {_NEXT[args.format].format(shown=shown)}, then: ralph run -f {name}")
     return 0
+
+
+_NEXT = {
+    "prd": "write the stories in {shown}/prd.json (or plan them with /ralph-plan in Claude Code)",
+    "todo": "write the tasks in {shown}/TODO.md",
+    "fix-plan": "write the items in {shown}/fix_plan.md and the instructions in {shown}/PROMPT.md",
+    "stories": "write the story specs in {shown}/specs/epic-N/story-N.M-slug.md",
+}
+
+
+def _starter_files(kind: str, name: str, created: str) -> dict[str, str]:
+    """The files a new feature of `kind` starts with (paths relative to its folder)."""
+    files = {"progress.txt": header(name, created)}
+    if kind == "todo":
+        files.update({"TODO.md": new_todo(name), "prompt.md": default_template("todo")})
+    elif kind == "fix-plan":
+        files.update({"fix_plan.md": new_fix_plan(name), "PROMPT.md": new_prompt_md(name)})
+    elif kind == "stories":
+        files.update(
+            {"specs/epic-1/story-1.1-first-story.md": new_story_spec(), "prompt.md": default_template("stories")}
+        )
+    else:
+        files.update(
+            {
+                "prd.json": json.dumps(new_prd(name, created), indent=2) + "\n",
+                "prompt.md": default_template(),
+                "specs/.gitkeep": "",
+            }
+        )
+    return files
 
 
 def ensure_gitignore(ralph_dir: str) -> bool:

@@ -31,6 +31,12 @@ def build_parser() -> argparse.ArgumentParser:
 
     init = commands.add_parser("init", help="create a feature folder in .ralph/")
     init.add_argument("feature", metavar="FEATURE", help="feature name (letters, digits, . _ -)")
+    init.add_argument(
+        "--format",
+        default="prd",
+        choices=("prd", "todo", "fix-plan", "stories"),
+        help="task file to start with: prd.json (default), TODO.md, fix_plan.md + PROMPT.md, or story specs",
+    )
     init.set_defaults(handler="init")
 
     _add_run(commands.add_parser("run", help="run the loop over a feature until done"))
@@ -77,6 +83,15 @@ def build_parser() -> argparse.ArgumentParser:
     signal.add_argument("-f", "--feature", help="feature name or folder (default: $RALPH_FEATURE_DIR)")
     signal.set_defaults(handler="signal")
 
+    prd = commands.add_parser("prd", help="turn a spec.md into prd.json (deterministic)")
+    prd.add_argument("spec", nargs="?", metavar="SPEC", help="the spec.md (default: the feature's spec.md)")
+    prd.add_argument("-f", "--feature", help="feature name or folder to write prd.json into")
+    prd.set_defaults(handler="prd")
+
+    validate = commands.add_parser("validate", help="check a feature's task files and config; list every problem")
+    validate.add_argument("-f", "--feature", help="feature name or folder (default: the only one)")
+    validate.set_defaults(handler="validate")
+
     helper = commands.add_parser("help", help="show help for a command")
     helper.add_argument("topic", nargs="?", metavar="COMMAND")
     helper.set_defaults(handler="help")
@@ -84,8 +99,12 @@ def build_parser() -> argparse.ArgumentParser:
 
 
 def _add_run(run: argparse.ArgumentParser) -> None:
-    run.add_argument("target", nargs="?", metavar="FEATURE", help="feature name in .ralph/, or a folder")
-    run.add_argument("iterations", nargs="?", metavar="ITERATIONS", help="same as -n")
+    run.add_argument(
+        "target", nargs="?", metavar="FEATURE|PLAN_DIR", help="feature name in .ralph/, or a folder (e.g. plans/x/)"
+    )
+    run.add_argument(
+        "iterations", nargs="?", metavar="ITERATIONS", help="same as -n (a plan folder runs until complete without)"
+    )
     run.add_argument("-f", "--feature", help="feature name in .ralph/, or a folder (default: the only one)")
     run.add_argument("-n", "--max-iterations", metavar="N", help="iterations in this run (default 20; 0 = unlimited)")
     run.add_argument("-t", "--timeout", metavar="T", help="per-iteration timeout: 15 (minutes), 90s, 15m, 1h")
@@ -96,6 +115,8 @@ def _add_run(run: argparse.ArgumentParser) -> None:
     run.add_argument("--agent", metavar="NAME", help="agent backend: claude (default), command, scripted")
     run.add_argument("--agent-cmd", metavar="CMD", help="run CMD as the agent (prompt on stdin)")
     run.add_argument("-s", "--story", metavar="ID", help="work on this story only, until it passes")
+    run.add_argument("--resume-from", metavar="ID", help="skip the stories before this one (in work order)")
+    run.add_argument("--log-file", metavar="FILE", help="also append the run's lines, timestamped, to FILE")
     run.add_argument("-r", "--rate-limit", metavar="N", help="agent calls per hour, per account (default 100)")
     run.add_argument("--model", metavar="NAME", help="haiku, sonnet, opus or a full model name; verified")
     run.add_argument("--poorman", action="store_true", help="accept whatever model answers (no model retries)")

@@ -29,6 +29,7 @@ from ralphloop.exitcodes import ExitReason
 from ralphloop.records.metrics import METRICS_NAME, format_iteration, format_summary, summarize
 from ralphloop.textsafe import one_line, strip_terminal_controls
 
+_TASKS_WORD = {"prd": "stories pass", "stories": "stories done", "todo": "tasks done", "fix-plan": "tasks done"}
 _COLOURS = {"ok": "32", "fail": "31", "warn": "33", "info": "36", "dim": "2", "bold": "1"}
 
 
@@ -44,6 +45,7 @@ class TerminalRenderer:
     max_iterations: int | None = None
     metrics_file: str | None = None
     redrawn: bool = False  # a line redrawn in place (activity, countdown) is on screen
+    tasks_word: str = "stories pass"  # how done tasks are counted: "stories pass", "tasks done"
 
     @classmethod
     def for_terminal(cls, verbose: bool) -> TerminalRenderer:
@@ -75,11 +77,12 @@ class TerminalRenderer:
                 self.redraw(self.paint("dim", f"    ⚙ {one_line(strip_terminal_controls(event.text), 100)}"))
         elif isinstance(event, RunStarted):
             self.max_iterations = event.max_iterations
-            self.metrics_file = os.path.join(event.feature_dir, METRICS_NAME)
+            self.metrics_file = event.metrics_file or os.path.join(event.feature_dir, METRICS_NAME)
+            self.tasks_word = _TASKS_WORD.get(event.source_kind, "tasks done")
             limit = f"up to {event.max_iterations} iterations" if event.max_iterations else "until complete"
             self.line(
                 self.paint("bold", f"ralph · {event.feature}")
-                + f" ({event.feature_dir}) · {event.done}/{event.total} stories pass · agent {event.agent}"
+                + f" ({event.feature_dir}) · {event.done}/{event.total} {self.tasks_word} · agent {event.agent}"
                 f" · {limit} · timeout {format_duration(event.timeout_s)}"
             )
         elif isinstance(event, IterationStarted):
@@ -119,7 +122,7 @@ class TerminalRenderer:
 
     def _finished(self, event: IterationFinished) -> None:
         self.finished.append(event)
-        facts = [f"{event.done}/{event.total} stories pass"]
+        facts = [f"{event.done}/{event.total} {self.tasks_word}"]
         if event.files_changed:
             facts.append(f"{len(event.files_changed)} file{'s' if len(event.files_changed) != 1 else ''} changed")
         if event.commit:
@@ -128,7 +131,7 @@ class TerminalRenderer:
         if event.signals:
             facts.append(f"signals: {', '.join(event.signals)}")
         if event.status == "complete":
-            head = self.paint("ok", f"  ✓ {event.task_id} passes")
+            head = self.paint("ok", f"  ✓ {event.task_id} {'passes' if self.tasks_word == 'stories pass' else 'done'}")
         elif event.status == "failed":
             head = self.paint("fail", "  ✗ agent failed")
         elif event.status == "interrupted":
@@ -145,7 +148,9 @@ class TerminalRenderer:
 
     def _ended(self, event: LoopEnded) -> None:
         if event.reason is ExitReason.COMPLETE:
-            self.line(self.paint("ok", f"✓ Complete: all {event.total} stories pass ({event.message})"))
+            self.line(
+                self.paint("ok", f"✓ ALL COMPLETE! {event.done}/{event.total} {self.tasks_word} ({event.message})")
+            )
         elif event.reason is ExitReason.INTERRUPTED:
             self.line(self.paint("warn", "⚠ Interrupted: the agent was stopped and the records are saved"))
         else:
@@ -169,7 +174,7 @@ class TerminalRenderer:
         parts = [
             f"{event.iterations} iteration{'s' if event.iterations != 1 else ''}",
             f"{len(runs) - failed} ok, {failed} failed",
-            f"{event.done}/{event.total} stories",
+            f"{event.done}/{event.total} {self.tasks_word.split()[0]}",
             f"{format_duration(event.duration_s)} in all",
             f"agent {format_duration(agent)}",
             f"ralph {overhead * 1000 / len(runs):.0f} ms/iteration" if runs else "",

@@ -8,16 +8,19 @@ import select
 import shlex
 import signal
 import sys
-from typing import Any
+from dataclasses import replace
+from typing import Any, TextIO, cast
 
 from ralphloop import git
 from ralphloop.agents.registry import make_agent
 from ralphloop.cancel import CancelToken
 from ralphloop.cli.init_cmd import ensure_gitignore
+from ralphloop.cli.logfile import StampedLines, fan_out
 from ralphloop.cli.render import TerminalRenderer
 from ralphloop.config import Settings, load_settings
 from ralphloop.engine.loop import Loop, LoopConfig
 from ralphloop.errors import RalphError
+from ralphloop.events import Notice
 from ralphloop.exitcodes import ExitReason
 from ralphloop.guards.backoff import Backoff
 from ralphloop.guards.breaker import BreakerConfig
@@ -36,64 +39,166 @@ from ralphloop.prompt import load_template
 from ralphloop.protocols import SystemClock, TaskSource
 from ralphloop.state.calls import CallLedger, ledger_path
 from ralphloop.state.store import RunLock
-from ralphloop.tasks.focus import OneTask
+from ralphloop.tasks.fix_plan import find_prompt
 from ralphloop.tasks.prd_json import PrdSource
+from ralphloop.tasks.sources import open_source, source_kind
 
 
 def command(args: argparse.Namespace, argv: list[str]) -> int:
-    if args.target and args.feature:
-        raise RalphError(f"give the feature once: either FEATURE ({args.target}) or -f/--feature ({args.feature})")
-    if args.iterations is not None and args.max_iterations is not None:
+    target, iterations = _positionals(args)
+    _check_flags(args, target, iterations)
+    root = find_project_root()
+    paths = resolve_feature(root, target or args.feature, flag="FEATURE" if target else "-f")
+    kind = source_kind(paths)
+    warnings: list[str] = []
+    settings = load_settings(root, _flags(args, iterations), warn=warnings.append)
+    if kind == "todo" and settings.source("max_iterations") == "default":
+        settings = replace(settings, max_iterations=None)  # seed 004: a plan folder runs until it is complete
+    for message in warnings:
+        print(f"ralph: warning: {message}", file=sys.stderr)
+    template = _template(args.prompt, paths, kind)
+    source = open_source(paths, kind, story_order=settings.story_order, story=args.story, resume_from=args.resume_from)
+    view = source.load()  # invalid input stops here, before any file is touched
+    agent = make_agent(settings, paths)
+    checked, git_warnings = _git_preflight(paths, settings)
+    branch = _branch(paths, settings, source) if checked else None
+    terminal = sys.stdin.isatty() and sys.stdout.isatty()
+    auto_commit = checked and (settings.auto_commit if settings.auto_commit is not None else kind == "todo")
+    config = _loop_config(settings, template, args, terminal, auto_commit, _runtime_paths(paths))
+    ledger = CallLedger(ledger_path(ralph_home(), settings.rate_account or agent.name))
+    cancel = CancelToken()
+    if args.dry_run:
+        return _dry_run(paths, source, agent, config, settings, view.all_done, cancel, ledger, branch)
+    os.makedirs(paths.state_dir, exist_ok=True)  # .ralph/ for a workspace at the project root
+    _keep_runtime_files_out_of_git(paths)
+    renderer = TerminalRenderer.for_terminal(args.verbose)
+    log_file = _open_log_file(args.log_file)
+    sink = fan_out(renderer, TerminalRenderer(out=cast(TextIO, log_file))) if log_file else renderer
+    try:
+        with RunLock(paths.lock, f"ralph run for {paths.name}"):
+            for warning in git_warnings:  # on the run's screen, once it is sure to start
+                sink(Notice("warning", warning))
+            if branch:
+                _switch(paths, branch, sink)
+            loop = Loop(
+                paths=paths,
+                source=source,
+                agent=agent,
+                config=config,
+                clock=SystemClock(),
+                sink=sink,
+                cancel=cancel,
+                ledger=ledger,
+                ask=(lambda question, timeout: ask_on_terminal(question, timeout, cancel.fileno()))
+                if config.usage_policy == "ask"
+                else None,
+            )
+            previous = _install_signal_handlers(cancel)
+            try:
+                outcome = loop.run()
+            finally:
+                _restore_signal_handlers(previous)
+    finally:
+        if log_file:
+            log_file.close()
+    if outcome.reason is ExitReason.INTERRUPTED:
+        print(f"To continue, run: {resume_command(argv, paths, named=bool(args.feature or target))}")
+    return outcome.reason.exit_code
+
+
+def _check_flags(args: argparse.Namespace, target: str | None, iterations: str | None) -> None:
+    """Flags that contradict each other, before anything is read."""
+    if target and args.feature:
+        raise RalphError(f"give the feature once: either FEATURE ({target}) or -f/--feature ({args.feature})")
+    if iterations is not None and args.max_iterations is not None:
         raise RalphError("give the iteration count once: either ITERATIONS or -n/--max-iterations")
     if args.agent and args.agent_cmd and args.agent != "command":
         raise RalphError(
             f"--agent {args.agent} and --agent-cmd contradict each other (--agent-cmd means --agent command)"
         )
-    root = find_project_root()
-    paths = resolve_feature(root, args.target or args.feature, flag="FEATURE" if args.target else "-f")
-    warnings: list[str] = []
-    settings = load_settings(root, _flags(args), warn=warnings.append)
-    for message in warnings:
-        print(f"ralph: warning: {message}", file=sys.stderr)
-    template = _template(args.prompt, paths)
-    source: TaskSource = PrdSource(paths.prd, display_path(paths.prd, os.getcwd()))
-    if args.story:
-        source = OneTask(source, args.story)
-    view = source.load()  # invalid input stops here, before any file is touched
-    agent = make_agent(settings, paths)
-    terminal = sys.stdin.isatty() and sys.stdout.isatty()
-    config = _loop_config(settings, template, args, terminal)
-    ledger = CallLedger(ledger_path(ralph_home(), settings.rate_account or agent.name))
-    cancel = CancelToken()
-    if args.dry_run:
-        return _dry_run(paths, source, agent, config, settings, view.all_done, cancel, ledger)
-    _keep_runtime_files_out_of_git(paths)
-    renderer = TerminalRenderer.for_terminal(args.verbose)
-    with RunLock(paths.lock, f"ralph run for {paths.name}"):
-        loop = Loop(
-            paths=paths,
-            source=source,
-            agent=agent,
-            config=config,
-            clock=SystemClock(),
-            sink=renderer,
-            cancel=cancel,
-            ledger=ledger,
-            ask=(lambda question, timeout: ask_on_terminal(question, timeout, cancel.fileno()))
-            if config.usage_policy == "ask"
-            else None,
-        )
-        previous = _install_signal_handlers(cancel)
-        try:
-            outcome = loop.run()
-        finally:
-            _restore_signal_handlers(previous)
-    if outcome.reason is ExitReason.INTERRUPTED:
-        print(f"To continue, run: {resume_command(argv, paths, named=bool(args.feature or args.target))}")
-    return outcome.reason.exit_code
+    if args.story and args.resume_from:
+        raise RalphError("give either -s/--story (one story) or --resume-from (from a story on), not both")
 
 
-def _loop_config(settings: Settings, template: str, args: argparse.Namespace, terminal: bool) -> LoopConfig:
+def _positionals(args: argparse.Namespace) -> tuple[str | None, str | None]:
+    """FEATURE|PLAN_DIR and ITERATIONS (seed 004: `ralph run plans/x/ 10`). A lone number that names
+    no folder is the iteration count (`ralph run 5`)."""
+    target, iterations = args.target, args.iterations
+    if target and iterations is None and target.isdigit() and not os.path.isdir(target):
+        target, iterations = None, target
+    if iterations is not None:
+        text = iterations.strip()
+        if not text.isdigit() or int(text) < 1:
+            raise RalphError(
+                f"ITERATIONS {iterations!r}: must be a positive integer (1 or more); leave it out to run until complete"
+            )
+    return target, iterations
+
+
+def _git_preflight(paths: FeaturePaths, settings: Settings) -> tuple[bool, tuple[str, ...]]:
+    """Seed 004's checks before the first iteration: whether the loop works in a git repository, and
+    the warnings to show (uncommitted or untracked files). An error stops the run here."""
+    if not settings.git_required:
+        return git.toplevel(paths.project_root) is not None, ()
+    found = git.preflight(paths.project_root, _runtime_paths(paths))
+    if found.error:
+        raise RalphError(found.error)
+    return True, found.warnings
+
+
+def _runtime_paths(paths: FeaturePaths) -> tuple[str, ...]:
+    """ralph's runtime files as paths in the repository (for the dirty check and auto-commit)."""
+    top = git.toplevel(paths.project_root) or paths.project_root
+    rel = os.path.relpath(paths.state_dir, top)
+    prefix = "" if rel == "." else rel + "/"
+    return tuple(f"{prefix}{name}" for name in RUNTIME_NAMES)
+
+
+def _branch(paths: FeaturePaths, settings: Settings, source: TaskSource) -> str | None:
+    """The branch to work on (seed 003): prd.json's branchName, or with branch.auto_create the prefix
+    and the feature's name; None to stay where the user is."""
+    if settings.branch_auto_create is False:
+        return None
+    wanted = ""
+    if source.kind == "prd":
+        wanted = PrdSource(paths.prd, display_path(paths.prd, os.getcwd())).read().branch_name.strip()
+    if not wanted and settings.branch_auto_create:
+        wanted = settings.branch_prefix + paths.name
+    if not wanted:
+        return None
+    if not git.valid_branch_name(paths.project_root, wanted):
+        where = "prd.json branchName" if source.kind == "prd" and not settings.branch_auto_create else "branch"
+        raise RalphError(f"{where} {wanted!r}: not a valid git branch name")
+    return wanted
+
+
+def _switch(paths: FeaturePaths, branch: str, sink: Any) -> None:
+    try:
+        done = git.switch_branch(paths.project_root, branch)
+    except OSError as exc:
+        raise RalphError(f"{exc} (commit or stash your changes, or set branch.auto_create: false)") from None
+    if not done.startswith("on branch"):
+        sink(Notice("info", done))
+
+
+def _open_log_file(path: str | None) -> StampedLines | None:
+    if not path:
+        return None
+    try:
+        handle = open(path, "a", encoding="utf-8")  # noqa: SIM115 - closed when the run ends
+    except OSError as exc:
+        raise RalphError(f"--log-file {path}: cannot open: {exc.strerror}") from None
+    return StampedLines(handle)
+
+
+def _loop_config(
+    settings: Settings,
+    template: str,
+    args: argparse.Namespace,
+    terminal: bool,
+    auto_commit: bool = False,
+    runtime: tuple[str, ...] = (),
+) -> LoopConfig:
     policy = settings.usage_policy or ("ask" if terminal else "wait")
     if policy == "ask" and not terminal:
         policy = "wait"  # nobody to ask: the documented default without a terminal
@@ -124,6 +229,8 @@ def _loop_config(settings: Settings, template: str, args: argparse.Namespace, te
         poorman=settings.poorman,
         backoff=Backoff(settings.backoff_initial_s, settings.backoff_max_s, settings.backoff_attempts),
         reset_circuit="requested with ralph run --reset-circuit" if args.reset_circuit else None,
+        auto_commit=auto_commit,
+        commit_exclude=runtime,
     )
 
 
@@ -143,14 +250,14 @@ def ask_on_terminal(question: str, timeout: float, wake_fd: int | None = None) -
     return "exit" if answer[:1] in ("e", "n", "q") else "wait"
 
 
-def _flags(args: argparse.Namespace) -> dict[str, tuple[Any, str]]:
+def _flags(args: argparse.Namespace, iterations: str | None) -> dict[str, tuple[Any, str]]:
     flags: dict[str, tuple[Any, str]] = {}
     for key, attribute, label in _GUARD_FLAGS:
         value = getattr(args, attribute)
         if value is not None and value is not False:
             flags[key] = (value, label)
-    if args.iterations is not None:
-        flags["max_iterations"] = (args.iterations, "ITERATIONS")
+    if iterations is not None:
+        flags["max_iterations"] = (iterations, "ITERATIONS")
     if args.max_iterations is not None:
         flags["max_iterations"] = (args.max_iterations, "-n/--max-iterations")
     if args.timeout is not None:
@@ -175,12 +282,18 @@ _GUARD_FLAGS = (
 )
 
 
-def _template(prompt_flag: str | None, paths: FeaturePaths) -> str:
+def _template(prompt_flag: str | None, paths: FeaturePaths, kind: str) -> str:
+    """-p FILE, else the workspace's prompt.md (seed 000: PROMPT.md beside the fix plan), else the
+    built-in template for the kind of task source."""
     if prompt_flag:
         return load_template(prompt_flag, f"-p/--prompt {prompt_flag}")
-    if os.path.exists(paths.prompt):
-        return load_template(paths.prompt, display_path(paths.prompt, os.getcwd()))
-    return load_template(None, "")
+    candidates = [paths.prompt]
+    if kind == "fix-plan":
+        candidates.append(find_prompt(paths.dir) or "")  # PROMPT.md, beside the fix plan first
+    for path in candidates:
+        if os.path.isfile(path):
+            return load_template(path, display_path(path, os.getcwd()))
+    return load_template(None, "", kind)
 
 
 def _dry_run(
@@ -192,9 +305,10 @@ def _dry_run(
     all_done: bool,
     cancel: CancelToken,
     ledger: CallLedger,
+    branch: str | None = None,
 ) -> int:
     if all_done:
-        print(f"Nothing to do: every story in {display_path(source.path, os.getcwd())} passes.")
+        print(f"Nothing to do: every task in {display_path(source.path, os.getcwd())} is done.")
         return 0
     loop = Loop(
         paths=paths,
@@ -229,6 +343,10 @@ def _dry_run(
             f"# Budget: cost {budget.max_cost_usd or '-'} USD, tokens {budget.max_tokens or '-'}, runtime "
             f"{budget.max_runtime_s or '-'} s; model {config.model or 'any'}{' (poorman)' if config.poorman else ''}"
         )
+    if branch:
+        print(f"# Branch: would work on {branch} (now on {git.current_branch(paths.project_root) or 'no branch'})")
+    if config.auto_commit:
+        print("# Auto-commit: each iteration's changes are committed (git.auto_commit)")
     print(f"# Prompt ({len(prompt.encode())} bytes):")
     print(prompt, end="")
     return 0
@@ -236,10 +354,10 @@ def _dry_run(
 
 def _keep_runtime_files_out_of_git(paths: FeaturePaths) -> None:
     ralph_dir = os.path.join(paths.project_root, RALPH_DIR)
-    if os.path.commonpath([paths.dir, ralph_dir]) == ralph_dir:
+    if os.path.commonpath([paths.state_dir, ralph_dir]) == ralph_dir:
         ensure_gitignore(ralph_dir)
         return
-    rel = os.path.relpath(paths.dir, paths.project_root)
+    rel = os.path.relpath(paths.state_dir, paths.project_root)
     git.exclude_paths(paths.project_root, [f"/{rel}/{name}" for name in RUNTIME_NAMES])
 
 

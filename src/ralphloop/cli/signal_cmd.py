@@ -11,9 +11,10 @@ import os
 
 from ralphloop.analysis.signals import SignalRecord
 from ralphloop.errors import RalphError
-from ralphloop.paths import TASK_FILES, FeaturePaths, display_path, find_project_root, resolve_feature
+from ralphloop.paths import FeaturePaths, display_path, find_project_root, resolve_feature
 from ralphloop.protocols import SystemClock, iso
 from ralphloop.records.signal_log import append_signal, clean
+from ralphloop.tasks.detect import detect
 
 USAGE = {
     "complete": "ralph signal complete [NOTE]",
@@ -62,7 +63,7 @@ def _feature(selector: str | None) -> FeaturePaths:
         if not os.path.isdir(folder):
             raise RalphError(f"$RALPH_FEATURE_DIR: {folder}: no such folder")
         root = os.environ.get("RALPH_PROJECT_ROOT", "").strip() or find_project_root(folder)
-        if not any(os.path.isfile(os.path.join(folder, name)) for name in TASK_FILES):
-            raise RalphError(f"$RALPH_FEATURE_DIR: {folder}: not a feature folder (no {' or '.join(TASK_FILES)})")
+        if detect(folder) is None:
+            raise RalphError(f"$RALPH_FEATURE_DIR: {folder}: not a feature folder (no task file in it)")
         return FeaturePaths(root, folder)
     return resolve_feature(find_project_root(), None)

@@ -68,7 +68,7 @@ def gather(paths: FeaturePaths) -> dict[str, Any]:
         "totalIterations": state.get("iteration", status.get("totalIterations", 0)),
         "storiesComplete": done,
         "storiesTotal": total,
-        "currentStory": status.get("currentStory") or state.get("current_task") or None,
+        "currentStory": status.get("currentStory") or state.get("current_story") or state.get("current_task") or None,
         "lastOutcome": state.get("last_outcome"),
         "lastUpdated": status.get("lastUpdated"),
         "logFile": status.get("logFile") or None,

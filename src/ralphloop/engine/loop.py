@@ -89,6 +89,8 @@ class LoopConfig:
     poorman: bool = False
     backoff: Backoff = field(default_factory=Backoff)
     reset_circuit: str | None = None  # reset the breaker before the first iteration, for this reason
+    auto_commit: bool = False  # commit each iteration's changes (seed 004)
+    commit_exclude: tuple[str, ...] = ()  # ralph's runtime files (paths in the repository): never committed
 
 
 @dataclass(frozen=True, slots=True)
@@ -125,7 +127,7 @@ def _status_word(
         return "api-error"
     if passed:
         return "complete"
-    if result.failed or reading.failed_here or judged.mismatch:
+    if result.failed or reading.failed_here or judged.mismatch or judged.task_failed:
         return "failed"
     return "blocked" if analysis.blocked else "in-progress"
 
@@ -206,6 +208,8 @@ class Loop:
         """Iterate until complete, halted or interrupted; records are final when this returns."""
         started = self.run_started = self.clock.monotonic()
         view = self.source.load()
+        # seed 002: state.json's completed list is rebuilt from the task source (and progress.txt) when lost
+        self.state.completed_ids = _completed(self.state.completed_ids, view)
         os.makedirs(self.paths.logs, exist_ok=True)
         ensure_header(self.paths.progress, self.paths.name, iso(self.clock.now()))
         self._set_counts(view)
@@ -223,6 +227,7 @@ class Loop:
                 timeout_s=self.config.limits.timeout_s,
                 done=view.done_count,
                 total=view.total,
+                metrics_file=display_path(self.paths.metrics, self.paths.project_root),
             )
         )
         if self.config.reset_circuit:
@@ -350,7 +355,12 @@ class Loop:
         self.state.updated_at = iso(now)
         self.state.save(self.paths.state)
         archived = None
-        if decision.reason is ExitReason.COMPLETE and self.config.archive and iterations > 0:
+        if (
+            decision.reason is ExitReason.COMPLETE
+            and self.config.archive
+            and iterations > 0
+            and self.paths.is_feature_folder
+        ):
             try:
                 archived = archive_copy(self.paths, now)
             except OSError as exc:  # the work is done and recorded; a failed copy must not hide that
@@ -413,12 +423,7 @@ class Loop:
         result = self._run_agent(prompt, number, task, log_path)
 
         notes = [f"agent failed: {result.error}"] if result.error and not result.interrupted else []
-        broken: RalphError | None = None
-        try:
-            after_view = self.source.load()
-        except RalphError as exc:  # the agent left the task file invalid: record it, then stop
-            broken, after_view = exc, view
-            notes.append(f"task file invalid after this iteration: {exc}")
+        after_view, broken = self._reread(view, notes)
         end = self._capture()
         changed = self._changed(start, end)
         commit = end.head[:12] if end and end.head and (start is None or end.head != start.head) else None
@@ -427,9 +432,12 @@ class Loop:
         new = signal_log.read_new(self.paths.signals, signals_offset, number)
         analysis = with_records(analyze(result.final_text, prompt), new.records)
         notes += new.problems
+        if self.source.marks_done and broken is None and not interrupted and _says_done(task, result, analysis):
+            notes += self.source.mark_done(task, iso(self.clock.now()))
+            after_view = self.source.load()
         reading = read_iteration(analysis, task, after_view, changed, view_valid=broken is None)
         passed = task.id in after_view.done_ids and broken is None
-        judged = self._judge(result, analysis, reading, passed, interrupted)
+        judged = self._judge(task, result, analysis, reading, passed, interrupted)
         if judged.counted:
             progress = self._progress(start, end, changed, view, after_view) and not reading.question_only
             self._count_in_breaker(number, result, progress)
@@ -437,23 +445,23 @@ class Loop:
         streaks = self.streaks
         notes += iteration_notes(analysis, reading, streaks, decision.refused_claim, self.config.blocked_threshold)
         notes += judged.notes
-        marks = self._marks(task, judged)
+        marks = self._marks(task, judged, analysis.learnings)
         if decision.action is Action.RETRY:
             notes.append(self._undo_attempt(start, end, number, task))
         status = _status_word(result, judged, passed, reading, analysis)
-        self.state.next_prompt_notes = next_prompt_notes(analysis, reading, decision, self.config.blocked_threshold)
-        if decision.action is Action.RETRY and judged.task_failed:
-            self.state.next_prompt_notes.append(
-                f"your previous attempt at {task.id} failed ({one_line(judged.task_failed)}) and was undone; "
-                f"this is attempt {self.state.retry_count + 1} of {self.config.max_retries}: try another way"
-            )
+        self.state.next_prompt_notes = self._next_prompt_notes(task, analysis, reading, decision, judged)
         self._record_analysis(number, analysis, reading, decision, interrupted)
         self._record_guards(result, judged.limit, judged.usage_action)
 
         signals = [f"signals: {', '.join(analysis.signals)}"] if analysis.signals else []
+        committing = self._should_commit(decision, changed, interrupted)
+        if committing:
+            notes.append("changes committed by ralph (git.auto_commit)")
         self._record(
             number, task, status, result, changed, commit, signals + notes, after_view, analysis.learnings, marks
         )
+        if committing:
+            commit = self._auto_commit(task) or commit
         metrics = self._metrics(number, task, status, result, len(changed))
         self.emit(
             IterationFinished(
@@ -474,6 +482,25 @@ class Loop:
         )
         return after_view, decision
 
+    def _reread(self, view: TaskView, notes: list[str]) -> tuple[TaskView, RalphError | None]:
+        """The task source after the agent; when the agent left it invalid, the old view and the error."""
+        try:
+            return self.source.load(), None
+        except RalphError as exc:  # recorded, then the decision table stops the loop
+            notes.append(f"task file invalid after this iteration: {exc}")
+            return view, exc
+
+    def _next_prompt_notes(
+        self, task: Task, analysis: Analysis, reading: IterationReading, decision: Decision, judged: _Judged
+    ) -> list[str]:
+        notes = next_prompt_notes(analysis, reading, decision, self.config.blocked_threshold)
+        if decision.action is Action.RETRY and judged.task_failed:
+            notes.append(
+                f"your previous attempt at {task.id} failed ({one_line(judged.task_failed)}) and was undone; "
+                f"this is attempt {self.state.retry_count + 1} of {self.config.max_retries}: try another way"
+            )
+        return notes
+
     def _begin(self, iteration: int, number: int, task: Task, prompt: str, log_path: str) -> None:
         """Everything written before the agent starts: its prompt, state.json, status.json."""
         with open(self.paths.iteration_prompt(number), "w", encoding="utf-8") as handle:
@@ -493,6 +520,7 @@ class Loop:
 
     def _judge(
         self,
+        task: Task,
         result: AgentResult,
         analysis: Analysis,
         reading: IterationReading,
@@ -512,7 +540,7 @@ class Loop:
             test_only=reading.test_only,
             question_only=reading.question_only,
         )
-        task_failed = self._task_failure(result, analysis, reading) if counted and not passed else None
+        task_failed = self._task_failure(task, result, analysis, reading) if counted and not passed else None
         if task_failed:
             self.state.retry_count += 1
         if counted:
@@ -584,22 +612,51 @@ class Loop:
             pause_s=self._pause(result) if counted else 0.0,
         )
 
-    def _marks(self, task: Task, judged: _Judged) -> list[str]:
-        if not judged.task_failed:
-            return []
-        return [
-            f"[FAIL] {task.id} - {one_line(judged.task_failed)} - {iso(self.clock.now())} "
-            f"(attempt {self.state.retry_count}/{self.config.max_retries})"
-        ]
+    def _marks(self, task: Task, judged: _Judged, learnings: tuple[str, ...]) -> list[str]:
+        """Seed 002's one-line records: [FAIL] for a failed attempt; [LEARN] lines in story mode."""
+        name = f"Story {task.id}" if self.source.kind == "stories" else task.id
+        marks = [f"[LEARN] {one_line(text)}" for text in learnings] if self.source.kind == "stories" else []
+        if judged.task_failed:
+            marks.append(
+                f"[FAIL] {name} - {one_line(judged.task_failed)} - {iso(self.clock.now())} "
+                f"(attempt {self.state.retry_count}/{self.config.max_retries})"
+            )
+        return marks
 
-    def _task_failure(self, result: AgentResult, analysis: Analysis, reading: IterationReading) -> str | None:
-        """Why this attempt at the task failed (seed 002: FAIL, crash, timeout), or None."""
+    def _task_failure(
+        self, task: Task, result: AgentResult, analysis: Analysis, reading: IterationReading
+    ) -> str | None:
+        """Why this attempt at the task failed (seed 002: FAIL, crash, timeout, no or another DONE), or None."""
         if result.failed:
             return result.error or "the agent failed"
         if reading.failed_here:
             reasons = [failure.reason for failure in analysis.failed if failure.reason]
             return f"the agent signalled FAIL: {reasons[-1]}" if reasons else "the agent signalled FAIL"
+        if self.source.marks_done:  # the DONE tag is how a story gets done: without it, the attempt failed
+            if reading.mismatched_done and task.id not in analysis.done_ids:
+                return f"mismatched: the agent signalled DONE {', '.join(reading.mismatched_done)}, not {task.id}"
+            return "no completion signal in output"
         return None
+
+    def _should_commit(self, decision: Decision, changed: list[str], interrupted: bool) -> bool:
+        """seed 004: commit after an iteration that changed files, unless its work is being undone."""
+        if not self.config.auto_commit or interrupted or decision.action is Action.RETRY or not self.git_root:
+            return False
+        log = os.path.relpath(self.paths.progress, self.git_root)
+        return any(name != log for name in changed)
+
+    def _auto_commit(self, task: Task) -> str | None:
+        """Commit everything but ralph's runtime files, with the task as the message; the new commit."""
+        message = task.title if self.source.kind in ("todo", "fix-plan") else f"{task.id}: {task.title}"
+        try:
+            assert self.git_root is not None
+            made = git.commit_all(self.git_root, one_line(message, 200), list(self.config.commit_exclude))
+        except OSError as exc:
+            self.emit(Notice("warning", f"auto-commit failed, the changes stay uncommitted: {exc}"))
+            return None
+        if made:
+            self.emit(Notice("info", f"committed {made[:12]}: {one_line(message, 72)}"))
+        return made[:12] if made else None
 
     def _count_in_breaker(self, number: int, result: AgentResult, progress: bool) -> None:
         # A bare "exit code 1" says nothing about which error it was: then the output's error lines decide.
@@ -891,7 +948,7 @@ class Loop:
                 marks=tuple(marks or ()),
             ),
         )
-        self.state.completed_ids = sorted(view.done_ids)
+        self.state.completed_ids = _completed(self.state.completed_ids, view)
         if status == "complete":
             self.state.retry_count = 0
             self.status.retry_count = 0
@@ -919,6 +976,24 @@ class Loop:
 
     def _set_counts(self, view: TaskView) -> None:
         self.status.stories_complete, self.status.stories_total = view.done_count, view.total
+
+
+def _completed(before: list[str], view: TaskView) -> list[str]:
+    """The completed ids to keep in state.json: those the view shows done, and earlier ones it does not
+    show at all (a run narrowed with -s or --resume-from sees only part of the tasks)."""
+    return sorted((set(before) - set(view.open_ids)) | view.done_ids)
+
+
+def _says_done(task: Task, result: AgentResult, analysis: Analysis) -> bool:
+    """The agent ended cleanly and signalled DONE for exactly this task (seed 002; a bare legacy
+    [DONE] counts when no <ralph> tag names a task), and not FAIL."""
+    if result.failed or result.usage_limit is not None or result.error_kind is not None:
+        return False
+    if analysis.failed or analysis.legacy == "fail":
+        return False
+    if analysis.done_ids:
+        return task.id in analysis.done_ids
+    return analysis.legacy == "done"
 
 
 def _read_bytes(path: str) -> bytes | None:

@@ -44,15 +44,16 @@ class RunState:
     def load(cls, path: str, logs_dir: str) -> RunState:
         """The saved state; a missing or unreadable file starts afresh, numbered after existing logs."""
         data = read_json_object(path)
-        if data is None or data.get("schema_version") != SCHEMA_VERSION:
+        # seed 002's own state.json has no schema_version: its fields are read all the same
+        if data is None or data.get("schema_version", SCHEMA_VERSION) != SCHEMA_VERSION:
             return cls(iteration=highest_log_number(logs_dir))
         outcome = data.get("last_outcome")
         try:
             state = cls(
                 iteration=int(data.get("iteration", 0)),
-                current_task=str(data.get("current_task", "")),
+                current_task=str(data.get("current_story", data.get("current_task")) or ""),
                 retry_count=int(data.get("retry_count", 0)),
-                completed_ids=[str(item) for item in data.get("completed_ids", [])],
+                completed_ids=[str(item) for item in data.get("completed_stories", data.get("completed_ids", []))],
                 last_outcome=LastOutcome(**outcome) if isinstance(outcome, dict) else None,
                 next_prompt_notes=_strings(data.get("next_prompt_notes")),
                 streaks=_counts(data.get("streaks")),
@@ -70,7 +71,14 @@ class RunState:
         atomic_write_json(path, self.to_json())
 
     def to_json(self) -> dict[str, Any]:
-        return asdict(self)
+        """Seed 002's schema first ({completed_stories, current_story, retry_count}), then ralph's own fields."""
+        body = asdict(self)
+        seed = {
+            "completed_stories": body.pop("completed_ids"),
+            "current_story": body.pop("current_task") or None,
+            "retry_count": body.pop("retry_count"),
+        }
+        return {**seed, **body}
 
 
 def _strings(value: Any) -> list[str]:

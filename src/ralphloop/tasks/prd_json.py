@@ -9,6 +9,7 @@ import msgspec
 
 from ralphloop.errors import RalphError
 from ralphloop.protocols import Task, TaskView
+from ralphloop.tasks.problems import Problem
 
 
 class PrdStory(msgspec.Struct, rename="camel"):
@@ -94,12 +95,23 @@ class PrdSource:
     """The prd.json task source."""
 
     kind = "prd"
+    marks_done = False  # the agent sets "passes": true itself
 
     def __init__(self, path: str, display: str | None = None) -> None:
         self.path = path
         self.display = display or path
 
     def load(self) -> TaskView:
+        prd = self.read()
+        upcoming = pick_next(prd.user_stories)
+        ordered = sorted(prd.user_stories, key=lambda story: story.priority)  # work order; stable for ties
+        return TaskView(
+            tasks=tuple(to_task(story) for story in ordered),
+            next_task=to_task(upcoming) if upcoming else None,
+        )
+
+    def read(self) -> Prd:
+        """The whole file, validated (its branchName is read before the loop starts)."""
         try:
             with open(self.path, "rb") as handle:
                 raw = handle.read()
@@ -107,12 +119,10 @@ class PrdSource:
             raise RalphError(f"{self.display}: file not found") from None
         except OSError as exc:
             raise RalphError(f"{self.display}: cannot read: {exc.strerror}") from None
-        prd = parse_prd(raw, self.display)
-        upcoming = pick_next(prd.user_stories)
-        return TaskView(
-            tasks=tuple(to_task(story) for story in prd.user_stories),
-            next_task=to_task(upcoming) if upcoming else None,
-        )
+        return parse_prd(raw, self.display)
+
+    def mark_done(self, task: Task, when: str) -> list[str]:
+        return []
 
     def describe(self, task: Task) -> str:
         lines = [
@@ -154,3 +164,74 @@ def new_prd(feature: str, created_at: str) -> dict[str, object]:
             }
         ],
     }
+
+
+# ---------------------------------------------------------------- every problem at once (ralph validate)
+
+_STORY_FIELDS: tuple[tuple[str, type | tuple[type, ...], bool], ...] = (
+    ("id", str, True),
+    ("title", str, True),
+    ("priority", int, True),
+    ("passes", bool, True),
+    ("acceptanceCriteria", list, False),
+    ("description", str, False),
+    ("notes", str, False),
+)
+
+
+def prd_problems(raw: bytes, label: str) -> list[Problem]:
+    """Every problem of a prd.json, each with its place (a JSON path; a line for syntax errors)."""
+    try:
+        data = json.loads(raw)
+    except UnicodeDecodeError:
+        return [Problem(label, "not UTF-8 text")]
+    except json.JSONDecodeError as exc:
+        return [Problem(label, f"invalid JSON at column {exc.colno}: {exc.msg}", exc.lineno)]
+    if not isinstance(data, dict):
+        return [Problem(label, "expected a JSON object with userStories at the top level")]
+    stories = data.get("userStories")
+    if not isinstance(stories, list):
+        return [Problem(label, "userStories: " + ("missing" if stories is None else "expected an array"))]
+    if not stories:
+        return [Problem(label, "userStories is empty (add at least one story)")]
+    problems = [
+        Problem(label, f"{key}: expected a string")
+        for key in _TOP_TEXT
+        if key in data and not isinstance(data[key], str)
+    ]
+    seen: dict[str, int] = {}
+    for index, story in enumerate(stories):
+        where = f"userStories[{index}]"
+        if not isinstance(story, dict):
+            problems.append(Problem(label, f"{where}: expected an object"))
+            continue
+        for key, kind, required in _STORY_FIELDS:
+            value = story.get(key)
+            if value is None:
+                if required:
+                    problems.append(Problem(label, f"{where}: object missing required field {key}"))
+                continue
+            wrong = (isinstance(value, bool) and kind is int) or not isinstance(value, kind)
+            if wrong:
+                problems.append(Problem(label, f"{where}.{key}: expected {_TYPE_NAMES[kind]}"))
+        criteria = story.get("acceptanceCriteria")
+        if isinstance(criteria, list) and not all(isinstance(item, str) for item in criteria):
+            problems.append(Problem(label, f"{where}.acceptanceCriteria: expected an array of strings"))
+        sid = story.get("id")
+        if isinstance(sid, str):
+            if not sid.strip():
+                problems.append(Problem(label, f"{where}.id is empty"))
+            elif sid in seen:
+                problems.append(Problem(label, f"{where}.id {sid!r} is used twice (also userStories[{seen[sid]}])"))
+            else:
+                seen[sid] = index
+    return problems
+
+
+_TOP_TEXT = ("feature", "branchName", "description", "createdAt")
+_TYPE_NAMES: dict[type | tuple[type, ...], str] = {
+    str: "a string",
+    int: "an integer",
+    bool: "true or false",
+    list: "an array",
+}

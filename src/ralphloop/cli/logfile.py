@@ -1,0 +1,46 @@
+"""`ralph run --log-file FILE` (seed 002's ralph.log): the run's screen lines, each with a timestamp,
+appended to a file, alongside the terminal."""
+
+from __future__ import annotations
+
+import io
+from collections.abc import Callable
+from datetime import datetime
+
+from ralphloop.textsafe import strip_terminal_controls
+
+
+class StampedLines(io.TextIOBase):
+    """A text stream that writes whole lines to `handle`, each prefixed with the local time.
+    Lines redrawn in place on a terminal (a carriage return) keep only their final text."""
+
+    def __init__(self, handle: io.TextIOBase, now: Callable[[], datetime] = datetime.now) -> None:
+        self.handle = handle
+        self.now = now
+        self.pending = ""
+
+    def write(self, text: str) -> int:
+        self.pending += text
+        *lines, self.pending = self.pending.split("\n")
+        for line in lines:
+            shown = strip_terminal_controls(line.rsplit("\r", 1)[-1])
+            self.handle.write(f"[{self.now():%Y-%m-%d %H:%M:%S}] {shown}\n")
+        return len(text)
+
+    def flush(self) -> None:
+        self.handle.flush()
+
+    def close(self) -> None:
+        if self.pending.strip():
+            self.write("\n")
+        self.handle.close()
+
+
+def fan_out(*sinks: Callable[[object], None]) -> Callable[[object], None]:
+    """One event sink that hands every event to each of `sinks` in turn."""
+
+    def sink(event: object) -> None:
+        for each in sinks:
+            each(event)
+
+    return sink

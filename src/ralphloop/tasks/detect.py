@@ -1,0 +1,77 @@
+"""Which task source a folder holds, by the files in it (ARCHITECTURE.md, "Workspace").
+
+Only file names are looked at, nothing is parsed: `ralph status` resolves features through this,
+and it must stay cheap (plain `os`, no YAML, no JSON).
+"""
+
+from __future__ import annotations
+
+import os
+import re
+
+RALPH_DIR = ".ralph"
+# In the order they win when a folder holds more than one (a feature made by `ralph init` has
+# prd.json and an empty specs/ folder: it is a prd feature).
+KINDS = ("prd", "todo", "fix-plan", "stories")
+FIX_PLAN_NAMES = ("fix_plan.md", "@fix_plan.md")
+_EPIC = re.compile(r"^epic-\d+$")
+_STORY = re.compile(r"^story-\d+\.\d+(?:-.+)?\.md$")
+
+
+def fix_plan_file(folder: str) -> str | None:
+    """seed 000's plan: fix_plan.md or @fix_plan.md, in `folder` or in its .ralph/ subfolder."""
+    for where in (folder, os.path.join(folder, RALPH_DIR)):
+        for name in FIX_PLAN_NAMES:
+            path = os.path.join(where, name)
+            if os.path.isfile(path):
+                return path
+    return None
+
+
+def has_story_specs(folder: str) -> bool:
+    """Whether `folder/specs/epic-N/story-N.M-*.md` holds at least one spec (seed 002)."""
+    specs = os.path.join(folder, "specs")
+    try:
+        epics = [name for name in os.listdir(specs) if _EPIC.match(name)]
+    except OSError:
+        return False
+    for epic in epics:
+        try:
+            if any(_STORY.match(name) for name in os.listdir(os.path.join(specs, epic))):
+                return True
+        except OSError:
+            continue
+    return False
+
+
+def detect(folder: str) -> str | None:
+    """The kind of task source `folder` holds (one of KINDS), or None."""
+    if os.path.isfile(os.path.join(folder, "prd.json")):
+        return "prd"
+    if os.path.isfile(os.path.join(folder, "TODO.md")):
+        return "todo"
+    if fix_plan_file(folder):
+        return "fix-plan"
+    if has_story_specs(folder):
+        return "stories"
+    return None
+
+
+def detect_root(project_root: str) -> str | None:
+    """The kind of workspace the project root itself is, for `ralph run` with no folder named.
+
+    Only the layouts made to live at a project's root count (seed 000's fix plan, seed 002's
+    specs/): a TODO.md or prd.json at the root may well be somebody else's and must be named."""
+    if fix_plan_file(project_root):
+        return "fix-plan"
+    if has_story_specs(project_root):
+        return "stories"
+    return None
+
+
+def missing_message(display: str) -> str:
+    """The error for a folder that holds no task source at all."""
+    return (
+        f"{display}: TODO.md not found in plan directory (nor prd.json, fix_plan.md, @fix_plan.md or "
+        f"specs/epic-N/story-N.M-*.md)"
+    )

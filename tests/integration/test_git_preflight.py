@@ -1,0 +1,130 @@
+"""Git before the first iteration (seeds 003, 004): the preflight checks, the branch, and that a
+refusal leaves every file as it was."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+from tests.conftest import RalphRunner, agent_cmd
+from tests.integration.helpers import assert_one_line_error, git, snapshot
+
+FINISH = agent_cmd("story_agent.py")
+
+
+def test_not_a_repository_is_an_error(tmp_path: Path, ralph: RalphRunner, ralph_env: dict[str, str]) -> None:
+    plain = tmp_path / "plain"
+    (plain / "plans" / "x").mkdir(parents=True)
+    (plain / "plans" / "x" / "TODO.md").write_text("- [ ] one\n")
+    before = snapshot(plain)
+    done = ralph("run", "plans/x", "--agent-cmd", FINISH, cwd=plain)
+    assert_one_line_error(done, "not a git repository", "git init")
+    assert snapshot(plain) == before
+
+
+def test_not_a_repository_runs_when_git_is_not_required(
+    tmp_path: Path, ralph: RalphRunner, ralph_env: dict[str, str]
+) -> None:
+    plain = tmp_path / "plain"
+    (plain / ".ralph").mkdir(parents=True)
+    (plain / ".ralph" / "config.yaml").write_text("git:\n  require: false\n")
+    (plain / "plans" / "x").mkdir(parents=True)
+    (plain / "plans" / "x" / "TODO.md").write_text("- [ ] one\n")
+    done = ralph("run", "plans/x", "--agent-cmd", agent_cmd("checklist_agent.py", "TODO.md"), cwd=plain)
+    assert done.returncode == 0, done.stdout + done.stderr
+    assert (plain / "plans" / "x" / "TODO.md").read_text() == "- [x] one\n"
+
+
+def test_detached_head_is_an_error(project: Path, feature: Path, ralph: RalphRunner, ralph_env: dict[str, str]) -> None:
+    git(project, ralph_env, "add", "-A")
+    git(project, ralph_env, "commit", "-q", "-m", "feature")
+    git(project, ralph_env, "checkout", "-q", "--detach")
+    before = snapshot(project)
+    done = ralph("run", "--agent-cmd", FINISH)
+    assert_one_line_error(done, "detached HEAD", "git switch")
+    assert snapshot(project) == before
+
+
+def test_missing_identity_names_the_fix(project: Path, feature: Path, ralph: RalphRunner) -> None:
+    no_identity = {
+        "GIT_AUTHOR_NAME": "",
+        "GIT_AUTHOR_EMAIL": "",
+        "GIT_COMMITTER_NAME": "",
+        "GIT_COMMITTER_EMAIL": "",
+    }
+    before = snapshot(project)
+    done = ralph("run", "--agent-cmd", FINISH, env=no_identity)
+    line = assert_one_line_error(done, "user.name", "git config --global user.name")
+    assert "is not configured" in line
+    assert snapshot(project) == before
+
+
+def test_uncommitted_and_untracked_files_are_a_warning(
+    project: Path, feature: Path, ralph: RalphRunner, ralph_env: dict[str, str]
+) -> None:
+    (project / "tracked.txt").write_text("one\n")
+    git(project, ralph_env, "add", "-A")
+    git(project, ralph_env, "commit", "-q", "-m", "base")
+    (project / "tracked.txt").write_text("two\n")
+    (project / "loose.txt").write_text("new\n")
+    done = ralph("run", "-n", "1", "--agent-cmd", FINISH)
+    assert done.returncode in (0, 1), done.stderr
+    assert "⚠ 1 uncommitted change in the working tree: tracked.txt" in done.stdout
+    assert "⚠ 1 untracked file: loose.txt" in done.stdout
+    # the user's work is untouched
+    assert (project / "tracked.txt").read_text() == "two\n"
+    assert (project / "loose.txt").read_text() == "new\n"
+
+
+def current_branch(project: Path, env: dict[str, str]) -> str:
+    return git(project, env, "branch", "--show-current").strip()
+
+
+def test_prd_branch_name_is_created_then_reused(
+    project: Path, feature: Path, ralph: RalphRunner, ralph_env: dict[str, str]
+) -> None:
+    git(project, ralph_env, "add", "-A")
+    git(project, ralph_env, "commit", "-q", "-m", "feature")
+    done = ralph("run", "-n", "1", "--agent-cmd", FINISH)
+    assert "created branch feature/feat" in done.stdout, done.stdout + done.stderr
+    assert current_branch(project, ralph_env) == "feature/feat"
+    git(project, ralph_env, "switch", "-q", "main")
+    again = ralph("run", "-n", "1", "--agent-cmd", FINISH)
+    assert "switched to branch feature/feat" in again.stdout, again.stdout + again.stderr
+    assert current_branch(project, ralph_env) == "feature/feat"
+
+
+def test_switch_that_would_overwrite_user_work_is_refused(
+    project: Path, feature: Path, ralph: RalphRunner, ralph_env: dict[str, str]
+) -> None:
+    (project / "shared.txt").write_text("main version\n")
+    git(project, ralph_env, "add", "-A")
+    git(project, ralph_env, "commit", "-q", "-m", "base")
+    git(project, ralph_env, "switch", "-q", "-c", "feature/feat")
+    (project / "shared.txt").write_text("branch version\n")
+    git(project, ralph_env, "commit", "-q", "-am", "on the branch")
+    git(project, ralph_env, "switch", "-q", "main")
+    (project / "shared.txt").write_text("uncommitted user work\n")
+    before = snapshot(project)
+    done = ralph("run", "-n", "1", "--agent-cmd", FINISH)
+    assert_one_line_error(done, "cannot switch to branch feature/feat", "commit or stash")
+    after = snapshot(project)
+    after.pop(".ralph/feat/.lock")  # the run lock, taken before the switch so that no other run is disturbed
+    assert after == before
+    assert current_branch(project, ralph_env) == "main"
+
+
+def test_auto_create_uses_the_prefix_without_a_branch_name(
+    project: Path, ralph: RalphRunner, ralph_env: dict[str, str]
+) -> None:
+    plan = project / "plans" / "tidy"
+    plan.mkdir(parents=True)
+    (plan / "TODO.md").write_text("- [ ] one\n")
+    (project / ".ralph").mkdir()
+    (project / ".ralph" / "config.yaml").write_text('branch:\n  auto_create: true\n  prefix: "ralph/"\n')
+    git(project, ralph_env, "add", "-A")
+    git(project, ralph_env, "commit", "-q", "-m", "plan")
+    done = ralph("run", "plans/tidy", "--agent-cmd", agent_cmd("checklist_agent.py", "TODO.md"))
+    assert done.returncode == 0, done.stdout + done.stderr
+    assert current_branch(project, ralph_env) == "ralph/tidy"
+    # the task's commit is on that branch, not on main
+    assert git(project, ralph_env, "log", "--format=%s", "main..ralph/tidy").splitlines() == ["one"]
