@@ -348,21 +348,35 @@ def switch_branch(root: str, name: str) -> str:
     return f"switched to branch {name}" if exists else f"created branch {name}"
 
 
-def commit_all(root: str, message: str, exclude: list[str]) -> str | None:
-    """Stage every change except the paths in `exclude` (ralph's runtime files) and commit it with
-    the user's identity and hooks. Returns the new commit, or None when there was nothing to commit.
-    Raises OSError when git refuses (a failing pre-commit hook, say)."""
-    # Ignored paths are left out by `add -A` anyway, and naming them (even to exclude them) makes git fail.
-    ignored = set(_git(root, "check-ignore", "--", *exclude).stdout.decode(errors="replace").splitlines())
-    pathspec = [".", *(f":(exclude,top){path}" for path in exclude if path not in ignored)]
-    _checked(root, "add", "-A", "--", *pathspec)
-    if _git(root, "diff", "--cached", "--quiet").returncode == 0:
+def commit_paths(top: str, names: Sequence[str], message: str) -> str | None:
+    """Stage exactly `names` (paths from the repository's top `top`: changed, new or deleted) and commit
+    them with the user's identity and hooks; the user's other uncommitted work stays as it was.
+
+    Returns the new commit, or None when there was nothing to commit. Raises OSError when git refuses
+    (a failing pre-commit hook, say); the paths are unstaged again then."""
+    if not names:
         return None
-    done = subprocess.run(
-        ["git", "commit", "-q", "-m", message], cwd=root, env=_GIT_ENV, capture_output=True, check=False
-    )
+    listed = "".join(f"{name}\0" for name in names).encode("utf-8", "surrogateescape")
+
+    def run(*args: str, stdin: bytes | None = None) -> subprocess.CompletedProcess[bytes]:
+        return subprocess.run(["git", *args], cwd=top, env=_GIT_ENV, input=stdin, capture_output=True, check=False)
+
+    # literal pathspecs from stdin: no glob, no magic, no argv length limit
+    literal = ("--pathspec-from-file=-", "--pathspec-file-nul")
+    staged = run("-c", "core.literalPathspecs=true", "add", "-A", *literal, stdin=listed)
+    if staged.returncode != 0:
+        raise OSError(f"git add failed: {_last_line(staged)}")
+    if run("diff", "--cached", "--quiet").returncode == 0:
+        return None
+    done = run("commit", "-q", "-m", message)
     if done.returncode != 0:
-        detail = (done.stderr or done.stdout).decode(errors="replace").strip().splitlines()
-        raise OSError(f"git commit failed: {detail[-1] if detail else f'exit {done.returncode}'}")
-    head = _git(root, "rev-parse", "HEAD")
+        if run("rev-parse", "--verify", "-q", "HEAD").returncode == 0:
+            run("-c", "core.literalPathspecs=true", "reset", "-q", *literal, stdin=listed)
+        raise OSError(f"git commit failed: {_last_line(done)}")
+    head = run("rev-parse", "HEAD")
     return head.stdout.decode().strip() or None
+
+
+def _last_line(done: subprocess.CompletedProcess[bytes]) -> str:
+    lines = (done.stderr or done.stdout).decode(errors="replace").strip().splitlines()
+    return lines[-1] if lines else f"exit {done.returncode}"

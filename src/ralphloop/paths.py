@@ -188,6 +188,12 @@ def list_features(project_root: str) -> list[str]:
     ]
 
 
+def is_feature_name(selector: str) -> bool:
+    """A bare name (`auth`), looked up in .ralph/; `.`, `..` and anything with a slash are folders."""
+    name = selector.rstrip(os.sep)
+    return bool(name) and os.sep not in name and name not in (".", "..")
+
+
 def resolve_feature(project_root: str, selector: str | None, *, flag: str = "-f") -> FeaturePaths:
     """The feature named by `selector` (a name in `.ralph/`, or a folder path), or the only one there is.
 
@@ -195,7 +201,7 @@ def resolve_feature(project_root: str, selector: str | None, *, flag: str = "-f"
     or seed 002 (specs/epic-N/) is the workspace."""
     if selector:
         named = os.path.join(project_root, RALPH_DIR, selector)
-        if os.sep not in selector.rstrip(os.sep) and os.path.isdir(named):
+        if is_feature_name(selector) and os.path.isdir(named):
             return _checked(project_root, named)
         if os.path.isdir(selector):
             return _checked(project_root, selector)

@@ -82,6 +82,12 @@ def test_natural_order_dependencies_and_marking_done(
         assert f"[LEARN] story {story} needed care" in progress
     # ralph's runtime files went to .ralph/, not the project root
     assert not (project / "status.json").exists() and (project / ".ralph" / "status.json").exists()
+    # ralph status finds the root workspace on its own
+    status = ralph("status", "--json")
+    assert status.returncode == 0, status.stderr
+    report = json.loads(status.stdout)
+    assert (report["format"], report["storiesComplete"], report["storiesTotal"]) == ("stories", 4, 4)
+    assert "Stories:    4 / 4 done" in ralph("status").stdout
 
 
 def test_missing_signal_and_mismatched_done_are_failures_retried(

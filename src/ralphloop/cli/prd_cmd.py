@@ -10,7 +10,7 @@ import json
 import os
 
 from ralphloop.errors import RalphError
-from ralphloop.paths import RALPH_DIR, display_path, find_project_root
+from ralphloop.paths import RALPH_DIR, display_path, find_project_root, is_feature_name
 from ralphloop.state.store import atomic_write_text
 from ralphloop.tasks.spec_md import merge_passes, render_prd, spec_to_prd
 
@@ -67,7 +67,7 @@ def _feature_name(root: str, folder: str) -> str:
 
 def _folder(root: str, selector: str) -> str:
     named = os.path.join(root, RALPH_DIR, selector)
-    if os.sep not in selector.rstrip(os.sep) and os.path.isdir(named):
+    if is_feature_name(selector) and os.path.isdir(named):
         return named
     if os.path.isdir(selector):
         return os.path.abspath(selector)

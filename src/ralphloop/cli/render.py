@@ -133,7 +133,7 @@ class TerminalRenderer:
         if event.status == "complete":
             head = self.paint("ok", f"  ✓ {event.task_id} {'passes' if self.tasks_word == 'stories pass' else 'done'}")
         elif event.status == "failed":
-            head = self.paint("fail", "  ✗ agent failed")
+            head = self.paint("fail", "  ✗ agent failed" if event.result.failed else f"  ✗ {event.task_id} failed")
         elif event.status == "interrupted":
             head = self.paint("warn", "  ⚠ interrupted")
         elif event.status == "blocked":

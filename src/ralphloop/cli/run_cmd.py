@@ -64,13 +64,13 @@ def command(args: argparse.Namespace, argv: list[str]) -> int:
     branch = _branch(paths, settings, source) if checked else None
     terminal = sys.stdin.isatty() and sys.stdout.isatty()
     auto_commit = checked and (settings.auto_commit if settings.auto_commit is not None else kind == "todo")
-    config = _loop_config(settings, template, args, terminal, auto_commit, _runtime_paths(paths))
+    config = _loop_config(settings, template, args, terminal, auto_commit)
     ledger = CallLedger(ledger_path(ralph_home(), settings.rate_account or agent.name))
     cancel = CancelToken()
     if args.dry_run:
         return _dry_run(paths, source, agent, config, settings, view.all_done, cancel, ledger, branch)
     os.makedirs(paths.state_dir, exist_ok=True)  # .ralph/ for a workspace at the project root
-    _keep_runtime_files_out_of_git(paths)
+    _keep_runtime_files_out_of_git(paths, args.log_file)
     renderer = TerminalRenderer.for_terminal(args.verbose)
     log_file = _open_log_file(args.log_file)
     sink = fan_out(renderer, TerminalRenderer(out=cast(TextIO, log_file))) if log_file else renderer
@@ -197,7 +197,6 @@ def _loop_config(
     args: argparse.Namespace,
     terminal: bool,
     auto_commit: bool = False,
-    runtime: tuple[str, ...] = (),
 ) -> LoopConfig:
     policy = settings.usage_policy or ("ask" if terminal else "wait")
     if policy == "ask" and not terminal:
@@ -230,7 +229,6 @@ def _loop_config(
         backoff=Backoff(settings.backoff_initial_s, settings.backoff_max_s, settings.backoff_attempts),
         reset_circuit="requested with ralph run --reset-circuit" if args.reset_circuit else None,
         auto_commit=auto_commit,
-        commit_exclude=runtime,
     )
 
 
@@ -352,13 +350,28 @@ def _dry_run(
     return 0
 
 
-def _keep_runtime_files_out_of_git(paths: FeaturePaths) -> None:
+def _keep_runtime_files_out_of_git(paths: FeaturePaths, log_file: str | None) -> None:
+    """Runtime files never reach a commit, a capture or an undo: .ralph/.gitignore covers those in
+    .ralph/; elsewhere (a plan folder, --log-file) their paths go to .git/info/exclude."""
     ralph_dir = os.path.join(paths.project_root, RALPH_DIR)
+    patterns = []
     if os.path.commonpath([paths.state_dir, ralph_dir]) == ralph_dir:
         ensure_gitignore(ralph_dir)
+    else:
+        patterns += [os.path.join(paths.state_dir, name) for name in RUNTIME_NAMES]
+    if log_file:
+        patterns.append(os.path.abspath(log_file))
+    top = git.toplevel(paths.project_root)
+    if top is None or not patterns:
         return
-    rel = os.path.relpath(paths.state_dir, paths.project_root)
-    git.exclude_paths(paths.project_root, [f"/{rel}/{name}" for name in RUNTIME_NAMES])
+    # .git/info/exclude patterns are read against the repository's top, not the project root
+    inside = [os.path.relpath(path, top) for path in patterns]
+    git.exclude_paths(top, ["/" + _glob_escape(rel) for rel in inside if not rel.startswith("..")])
+
+
+def _glob_escape(path: str) -> str:
+    """A path as a literal gitignore pattern (a plan folder may be called `[draft]`)."""
+    return "".join("\\" + char if char in "*?[\\" else char for char in path)
 
 
 def _install_signal_handlers(cancel: CancelToken) -> dict[int, Any]:
@@ -385,6 +398,6 @@ def _restore_signal_handlers(previous: dict[int, Any]) -> None:
 def resume_command(argv: list[str], paths: FeaturePaths, *, named: bool) -> str:
     """The command that picks up where an interrupted run stopped: the same one, naming the feature."""
     words = ["ralph", *argv]
-    if not named:
+    if not named and paths.is_feature_folder:  # a root workspace is found again without naming it
         words += ["-f", paths.name]
     return shlex.join(words)

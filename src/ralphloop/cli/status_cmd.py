@@ -10,12 +10,16 @@ import json
 from ralphloop.errors import RalphError
 from ralphloop.paths import FeaturePaths, find_project_root, resolve_feature
 from ralphloop.state.read import lock_holder_alive, read_json_object
+from ralphloop.tasks.detect import detect
 from ralphloop.textsafe import strip_terminal_controls
 
 TYPE_CHECKING = False
 if TYPE_CHECKING:
     import argparse
     from typing import Any
+
+
+_COUNTED = {"prd": "Stories:    {} / {} pass", "stories": "Stories:    {} / {} done"}
 
 
 def command(args: argparse.Namespace, argv: list[str]) -> int:
@@ -41,9 +45,19 @@ def story_counts(paths: FeaturePaths) -> tuple[int, int]:
         raise RalphError(f"{paths.display()}/prd.json: not a valid prd.json ({type(exc).__name__})") from None
 
 
+def task_counts(paths: FeaturePaths, kind: str | None, status: dict[str, Any]) -> tuple[int, int]:
+    """Tasks done and in total: prd.json read afresh; the other formats as the last iteration counted them
+    (reading Markdown or YAML here would cost `ralph status` its speed)."""
+    if kind == "prd":
+        return story_counts(paths)
+    done, total = status.get("storiesComplete", 0), status.get("storiesTotal", 0)
+    return (done, total) if isinstance(done, int) and isinstance(total, int) else (0, 0)
+
+
 def gather(paths: FeaturePaths) -> dict[str, Any]:
-    done, total = story_counts(paths)
     status = read_json_object(paths.status) or {}
+    kind = detect(paths.dir)
+    done, total = task_counts(paths, kind, status)
     state = read_json_object(paths.state) or {}
     # The breaker's own file is the truth: `ralph reset-circuit` rewrites it without touching status.json.
     circuit = read_json_object(paths.circuit_state) or {}
@@ -58,6 +72,7 @@ def gather(paths: FeaturePaths) -> dict[str, Any]:
     return {
         "feature": paths.name,
         "featureDir": paths.dir,
+        "format": kind,
         "alive": alive,
         "pid": holder or status.get("pid") if alive else None,
         "status": word,
@@ -109,7 +124,8 @@ def render(report: dict[str, Any]) -> str:
         + (f" ({report['exitReason']})" if report["exitReason"] not in (None, report["status"]) else ""),
         f"Iteration:  {report['iteration']} / {limit if limit else 'unlimited'}"
         f"  ({report['totalIterations']} in all runs)",
-        f"Stories:    {done} / {total} pass  [{'#' * filled}{'-' * (10 - filled)}]",
+        f"{_COUNTED.get(report.get('format') or 'prd', 'Tasks:      {} / {} done')}".format(done, total)
+        + f"  [{'#' * filled}{'-' * (10 - filled)}]",
     ]
     if report["currentStory"]:
         lines.append(f"Current:    {report['currentStory']}")

@@ -90,7 +90,6 @@ class LoopConfig:
     backoff: Backoff = field(default_factory=Backoff)
     reset_circuit: str | None = None  # reset the breaker before the first iteration, for this reason
     auto_commit: bool = False  # commit each iteration's changes (seed 004)
-    commit_exclude: tuple[str, ...] = ()  # ralph's runtime files (paths in the repository): never committed
 
 
 @dataclass(frozen=True, slots=True)
@@ -461,7 +460,7 @@ class Loop:
             number, task, status, result, changed, commit, signals + notes, after_view, analysis.learnings, marks
         )
         if committing:
-            commit = self._auto_commit(task) or commit
+            commit = self._auto_commit(task, start) or commit
         metrics = self._metrics(number, task, status, result, len(changed))
         self.emit(
             IterationFinished(
@@ -645,12 +644,15 @@ class Loop:
         log = os.path.relpath(self.paths.progress, self.git_root)
         return any(name != log for name in changed)
 
-    def _auto_commit(self, task: Task) -> str | None:
-        """Commit everything but ralph's runtime files, with the task as the message; the new commit."""
+    def _auto_commit(self, task: Task, start: git.WorkTree | None) -> str | None:
+        """Commit what this iteration changed (the agent's work, and ralph's records of it: progress.txt,
+        a story's status) with the task as the message; never ralph's runtime files, never the user's
+        other uncommitted work. Returns the new commit."""
         message = task.title if self.source.kind in ("todo", "fix-plan") else f"{task.id}: {task.title}"
+        names = self._changed(start, self._capture())
         try:
             assert self.git_root is not None
-            made = git.commit_all(self.git_root, one_line(message, 200), list(self.config.commit_exclude))
+            made = git.commit_paths(self.git_root, names, one_line(message, 200))
         except OSError as exc:
             self.emit(Notice("warning", f"auto-commit failed, the changes stay uncommitted: {exc}"))
             return None

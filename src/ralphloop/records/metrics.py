@@ -104,7 +104,7 @@ def metrics_line(
         "stop_reason": result.stop_reason,
         "usage": tokens,
         "files_changed": files_changed,
-        "success": is_success(result),
+        "success": is_success(result) and outcome != "failed",  # a story attempt without its DONE failed too
         "exit_code": result.exit_code,
         "cost_usd": result.cost_usd,
         "num_turns": result.num_turns,
