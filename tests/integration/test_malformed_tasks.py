@@ -189,17 +189,7 @@ NARROWING = [
     pytest.param(prd_feature, ("-s", "S-9"), ("-s/--story S-9", ".ralph/feat/prd.json"), id="story-prd"),
     pytest.param(_stories_workspace, ("-s", "7.7"), ("-s/--story 7.7", "specs"), id="story-specs"),
     pytest.param(prd_feature, ("--resume-from", "S-9"), ("--resume-from S-9", ".ralph/feat/prd.json"), id="resume-prd"),
-    pytest.param(
-        _stories_workspace,
-        ("--resume-from", "7.7"),
-        ("--resume-from 7.7", "specs"),
-        id="resume-specs",
-        marks=pytest.mark.xfail(
-            strict=True,
-            reason="StorySource.load's --resume-from error names no file or folder: "
-            "'--resume-from 7.7: no such story (stories: 1.1, 1.2)' (OneTask's -s error says 'in specs')",
-        ),
-    ),
+    pytest.param(_stories_workspace, ("--resume-from", "7.7"), ("--resume-from 7.7", "specs"), id="resume-specs"),
 ]
 
 

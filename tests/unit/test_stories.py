@@ -299,7 +299,10 @@ def test_resume_from_leaves_the_earlier_stories_out(tmp_path: Path) -> None:
 def test_resume_from_an_unknown_story(tmp_path: Path) -> None:
     story(tmp_path, "1.1")
     story(tmp_path, "1.2")
-    assert load_error(source(tmp_path, resume_from="9.9")) == "--resume-from 9.9: no such story (stories: 1.1, 1.2)"
+    assert (
+        load_error(source(tmp_path, resume_from="9.9"))
+        == "--resume-from 9.9: no such story in ws/specs (stories: 1.1, 1.2)"
+    )
 
 
 def test_resume_from_skipping_an_unfinished_dependency(tmp_path: Path) -> None:

@@ -8,6 +8,7 @@ so they are not tasks at all. Ids are positions among the counted boxes (F1, F2,
 
 from __future__ import annotations
 
+import functools
 import os
 import re
 
@@ -42,6 +43,7 @@ def find_prompt(folder: str) -> str | None:
     return None
 
 
+@functools.lru_cache(maxsize=1024)  # called for every item, with the few headings a plan has
 def ignored_section(heading: str) -> bool:
     """Whether items under `heading` are optional ("## 🔮 Future Enhancements (later)" is)."""
     # "## (Optional)" is all remark: then the remark is the name

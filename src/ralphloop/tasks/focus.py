@@ -3,7 +3,10 @@
 
 from __future__ import annotations
 
+import os
+
 from ralphloop.errors import RalphError
+from ralphloop.paths import display_path
 from ralphloop.protocols import Task, TaskSource, TaskView
 from ralphloop.tasks.order import pick_next, waiting_on
 
@@ -19,6 +22,8 @@ class _Narrowed:
         self.source = source
         self.kind = source.kind
         self.path = source.path
+        # prd.json's source keeps its path absolute: show it as the user would type it
+        self.shown = display_path(source.path, os.getcwd()) if os.path.isabs(source.path) else source.path
         self.marks_done = source.marks_done
 
     def describe(self, task: Task) -> str:
@@ -41,7 +46,7 @@ class OneTask(_Narrowed):
         for task in view.tasks:
             if task.id == self.task_id:
                 return TaskView(tasks=(task,), next_task=None if task.done else task)
-        raise RalphError(f"{self.label} {self.task_id}: no such story in {self.path} (stories: {_known(view)})")
+        raise RalphError(f"{self.label} {self.task_id}: no such story in {self.shown} (stories: {_known(view)})")
 
 
 class ResumeFrom(_Narrowed):
@@ -56,7 +61,7 @@ class ResumeFrom(_Narrowed):
         view = self.source.load()
         ids = [task.id for task in view.tasks]
         if self.task_id not in ids:
-            raise RalphError(f"{self.label} {self.task_id}: no such story in {self.path} (stories: {_known(view)})")
+            raise RalphError(f"{self.label} {self.task_id}: no such story in {self.shown} (stories: {_known(view)})")
         kept = view.tasks[ids.index(self.task_id) :]
         upcoming = pick_next(kept, view.done_ids)
         if upcoming is None and not all(task.done for task in kept):

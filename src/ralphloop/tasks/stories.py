@@ -154,6 +154,9 @@ def _slug_title(story_id: str, slug: str) -> str:
     return text[:1].upper() + text[1:] if text else f"Story {story_id}"
 
 
+_TITLE_ID = re.compile(r"Story[ \t]+(?P<id>\d+\.\d+)(?![\d.]*\w)[ \t]*[:.\-—–]?[ \t]*", re.IGNORECASE)
+
+
 def heading_title(body: str, story_id: str) -> str | None:
     """The first `# ` heading outside code blocks, without a leading "Story 8.3:" (the id is shown anyway)."""
     fenced = False
@@ -164,8 +167,9 @@ def heading_title(body: str, story_id: str) -> str | None:
         match = None if fenced else _HEADING.fullmatch(line)
         if match:
             title = match.group("title")
-            prefix = re.match(rf"Story[ \t]+{re.escape(story_id)}\b[ \t]*[:.\-—–]?[ \t]*", title, re.IGNORECASE)
-            title = title[prefix.end() :] if prefix else title
+            # one pattern for every id: a pattern per id overflows re's cache of 512 past that many specs
+            prefix = _TITLE_ID.match(title)
+            title = title[prefix.end() :] if prefix and prefix.group("id") == story_id else title
             if title:
                 return title
     return None
@@ -499,7 +503,9 @@ class StorySource:
             ids = [spec.id for spec in ordered]
             if self.resume_from not in ids:
                 known = ", ".join(ids[:LISTED_IN_ERRORS]) + (", ..." if len(ids) > LISTED_IN_ERRORS else "")
-                raise RalphError(f"--resume-from {self.resume_from}: no such story (stories: {known or 'none'})")
+                raise RalphError(
+                    f"--resume-from {self.resume_from}: no such story in {self.path} (stories: {known or 'none'})"
+                )
             skipped = ordered[: ids.index(self.resume_from)]
             outside |= {spec.id: f"--resume-from {self.resume_from} skips" for spec in skipped}
             ordered = ordered[len(skipped) :]
