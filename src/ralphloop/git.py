@@ -268,7 +268,6 @@ class Preflight:
 
     error: str | None
     warnings: tuple[str, ...] = ()
-    branch: str | None = None  # the branch checked out (None when detached or not a repository)
 
 
 _SHOWN = 5  # paths named in a warning
@@ -288,11 +287,10 @@ def preflight(root: str, runtime: Sequence[str]) -> Preflight:
         return Preflight(
             "the repository is in detached HEAD state: check out a branch first (git switch -c NAME or git switch main)"
         )
-    branch = head.stdout.decode().strip()
     for key, env_name in (("user.name", "GIT_AUTHOR_NAME"), ("user.email", "GIT_AUTHOR_EMAIL")):
         if not os.environ.get(env_name, "").strip() and not config_value(root, key):
             example = "Your Name" if key == "user.name" else "you@example.com"
-            return Preflight(f'git {key} is not configured: run git config --global {key} "{example}"', branch=branch)
+            return Preflight(f'git {key} is not configured: run git config --global {key} "{example}"')
     snap = snapshot(root)
     dirty = sorted(path for path in (snap.entries if snap else {}) if not _is_under(path, runtime))
     untracked = [path for path in dirty if snap and snap.entries[path].startswith("?")]
@@ -302,7 +300,7 @@ def preflight(root: str, runtime: Sequence[str]) -> Preflight:
         warnings.append(f"{_count(changed, 'uncommitted change')} in the working tree: {_names(changed)}")
     if untracked:
         warnings.append(f"{_count(untracked, 'untracked file')}: {_names(untracked)}")
-    return Preflight(None, tuple(warnings), branch)
+    return Preflight(None, tuple(warnings))
 
 
 def _count(items: list[str], noun: str) -> str:

@@ -133,6 +133,7 @@ def test_init_keeps_an_edited_claude_command(project: Path, ralph: RalphRunner) 
     done = ralph("init", "feat")
     assert done.returncode == 0, done.stderr
     assert (commands / "ralph-plan.md").read_text() == "my own version\n"
+    assert "Kept your edited .claude/commands/ralph-plan.md" in done.stdout
     assert (commands / "ralph-prd.md").exists()
 
 

@@ -11,7 +11,7 @@ import re
 import shutil
 import tempfile
 
-from ralphloop.claude_commands import write_claude_commands
+from ralphloop.claude_commands import edited_claude_commands, write_claude_commands
 from ralphloop.config import CONFIG_NAME, DEFAULT_PROJECT_CONFIG
 from ralphloop.errors import RalphError
 from ralphloop.paths import ARCHIVE_DIR, GITIGNORE_TEXT, RALPH_DIR, display_path, find_project_root
@@ -66,6 +66,8 @@ def command(args: argparse.Namespace, argv: list[str]) -> int:
         made.append(display_path(os.path.join(ralph_dir, ".gitignore"), os.getcwd()))
     made += [display_path(path, os.getcwd()) for path in write_claude_commands(root)]
     print("Created " + ", ".join(made))
+    for path in edited_claude_commands(root):  # the user's own version wins; say so, so an update is not a mystery
+        print(f"Kept your edited {display_path(path, os.getcwd())} (ralph's version was not written)")
     print(f"Next: {_NEXT[args.format].format(shown=shown)}, then: ralph run -f {name}")
     return 0
 
