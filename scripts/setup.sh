@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
 # Make .venv with ralphloop and its test tools installed; sourced by demo.sh and test.sh.
-# Needs only Python 3.11+ and git; everything else comes from PyPI.
+# Needs only Python 3.11+ and git; everything else comes from PyPI (and tmux from Debian's packages).
 set -euo pipefail
 cd "$(dirname "${BASH_SOURCE[0]}")/.."
 
@@ -12,6 +12,16 @@ fi
 if ! command -v git >/dev/null; then
     echo "setup: ralphloop needs git on PATH" >&2
     exit 1
+fi
+# tmux: for `ralph run --monitor` and its tests. Debian's package, when it is missing and we may install it.
+if ! command -v tmux >/dev/null; then
+    if [ "$(id -u)" = 0 ] && command -v apt-get >/dev/null; then
+        echo "setup: installing tmux (apt-get)" >&2
+        { apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq tmux; } >/dev/null 2>&1 \
+            || echo "setup: could not install tmux: ralph run --monitor and its tests need it (they are skipped)" >&2
+    else
+        echo "setup: tmux not found: ralph run --monitor needs it, its tests are skipped (apt-get install tmux)" >&2
+    fi
 fi
 if [ ! -x .venv/bin/python ]; then
     "$PYTHON" -m venv .venv

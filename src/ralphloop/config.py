@@ -13,6 +13,7 @@ from typing import Any
 
 from ralphloop.durations import parse_duration
 from ralphloop.errors import RalphError
+from ralphloop.notify import DEFAULT_EVENTS, NOTIFY_EVENTS, check_webhook_url
 from ralphloop.paths import RALPH_DIR, display_path, ralph_home
 
 CONFIG_NAME = "config.yaml"
@@ -68,6 +69,9 @@ class Settings:
     branch_auto_create: bool | None  # None: switch to prd.json's branchName when it has one
     branch_prefix: str
     story_order: tuple[str, ...] | None
+    notify_desktop: bool | None  # None: notify when a desktop notifier is on PATH
+    notify_webhook: str | None
+    notify_on: tuple[str, ...]
     sources: Mapping[str, str]
 
     def source(self, key: str) -> str:
@@ -212,6 +216,33 @@ def _branch_prefix(value: Any) -> str:
     return value
 
 
+def _desktop(value: Any) -> bool | None:
+    if isinstance(value, str) and value.strip().lower() == "auto":
+        return None
+    try:
+        return _flag(value)
+    except ValueError:
+        raise ValueError("expected true, false or auto") from None
+
+
+def _webhook(value: Any) -> str:
+    if not isinstance(value, str):
+        raise ValueError("expected an http:// or https:// URL")
+    return check_webhook_url(value)
+
+
+def _notify_on(value: Any) -> tuple[str, ...]:
+    """`on: [complete, halt]` or "complete,halt"; an empty list turns notifications off."""
+    items = value.split(",") if isinstance(value, str) else value
+    if not isinstance(items, list) or not all(isinstance(item, str) for item in items):
+        raise ValueError(f"expected a list from {', '.join(NOTIFY_EVENTS)}")
+    events = tuple(dict.fromkeys(item.strip().lower() for item in items if item.strip()))
+    unknown = [item for item in events if item not in NOTIFY_EVENTS]
+    if unknown:
+        raise ValueError(f"{unknown[0]!r} is not one of {', '.join(NOTIFY_EVENTS)}")
+    return events
+
+
 def _megabytes(value: Any) -> int:
     return _positive_int(value) * 1024 * 1024
 
@@ -273,6 +304,10 @@ _FIELDS: dict[str, tuple[tuple[str, ...], str | None, Converter, Any]] = {
     "branch_prefix": (("branch", "prefix"), None, _branch_prefix, "feature/"),
     # Seed 002: the order stories are worked in (default: every spec, sorted naturally).
     "story_order": (("story_order",), None, _story_ids, None),
+    # When a run ends: a desktop notification and a JSON POST (notify.py).
+    "notify_desktop": (("notify", "desktop"), None, _desktop, None),
+    "notify_webhook": (("notify", "webhook"), "RALPH_NOTIFY_WEBHOOK", _webhook, None),
+    "notify_on": (("notify", "on"), None, _notify_on, DEFAULT_EVENTS),
 }
 
 # Sections other issues give meaning to; accepted now so that a seed's config loads without warnings.
@@ -329,6 +364,7 @@ _USED_KEYS: dict[str, frozenset[str]] = {
     "process": frozenset({"kill_grace_seconds", "log_max_mb"}),
     "git": frozenset({"require", "auto_commit"}),
     "branch": frozenset({"auto_create", "prefix"}),
+    "notify": frozenset({"desktop", "webhook", "on"}),
 }
 
 
@@ -384,6 +420,9 @@ def _file_layer(path: str, label: str, warn: Callable[[str], None]) -> dict[str,
     # `agent: claude` is shorthand for `agent: {name: claude}`.
     if isinstance(data.get("agent"), str):
         data["agent"] = {"name": data["agent"]}
+    # YAML 1.1 reads a bare `on:` key as the boolean true.
+    if isinstance(data.get("notify"), dict) and True in data["notify"]:
+        data["notify"]["on"] = data["notify"].pop(True)
     found: dict[str, tuple[Any, str]] = {}
     for section, keys in _USED_KEYS.items():
         body = data.get(section)
@@ -497,4 +536,9 @@ usage_limit:
 #   max_cost_usd: 10
 #   max_tokens: 5000000
 #   max_runtime: 8h
+
+# notify:                   # when a run ends; a failed notification is only a warning
+#   desktop: auto           # notify-send, osascript or tt notify, whichever is on PATH; true, false or auto
+#   webhook: "https://example.com/hook"   # gets a JSON POST (or set $RALPH_NOTIFY_WEBHOOK)
+#   on: [complete, halt]    # also: interrupt
 """

@@ -29,11 +29,14 @@ RUNTIME_NAMES = (
     ".circuit_breaker_state",
     ".circuit_breaker_history",
     "ralph_metrics.jsonl",
+    "events.jsonl",
+    "events.jsonl.1",
 )
 GITIGNORE_TEXT = (
     "# ralph's runtime files: per-run state, locks and agent logs (kept out of commits)\n"
     "logs/\nstatus.json\nstate.json\n.lock\n.tmp-*\n.exit_signals\n.response_analysis\n"
     ".circuit_breaker_state\n.circuit_breaker_history\nsignals.jsonl\nralph_metrics.jsonl\n"
+    "events.jsonl\nevents.jsonl.1\n"
 )
 
 
@@ -137,6 +140,10 @@ class FeaturePaths:
     @property
     def metrics(self) -> str:
         return self.file("ralph_metrics.jsonl")
+
+    @property
+    def events(self) -> str:
+        return self.file("events.jsonl")
 
     @property
     def logs(self) -> str:

@@ -18,6 +18,7 @@ from datetime import UTC, datetime
 from typing import Any
 
 from ralphloop.agents.claude_errors import Facts, classify
+from ralphloop.agents.claude_stream import tool_activity
 from ralphloop.agents.text import agent_env, describe_failure, limit_in_text, local_zone
 from ralphloop.config import Settings
 from ralphloop.errors import RalphError
@@ -218,7 +219,7 @@ class StreamJsonParser:
             if block.get("type") == "text":
                 texts.append(str(block.get("text", "")))
             elif block.get("type") == "tool_use":
-                self._activity = _tool_activity(block)
+                self._activity = tool_activity(block)
         if texts:
             self.last_text = "\n".join(texts)
 
@@ -296,21 +297,6 @@ class StreamJsonParser:
         )
         found = classify(facts)
         return (found[0], found[1]) if found else (None, error)
-
-
-def _tool_activity(block: dict[str, Any]) -> str:
-    """ "Bash: pytest -q", "Write: src/app.py": the tool and what it is given, on one line."""
-    name = str(block.get("name") or "tool")
-    given = _mapping(block.get("input"))
-    detail = next(
-        (
-            given[key]
-            for key in ("command", "file_path", "path", "pattern", "url", "description", "prompt")
-            if isinstance(given.get(key), str) and given[key].strip()
-        ),
-        "",
-    )
-    return f"{name}: {one_line(detail, 100)}" if detail else name
 
 
 def _merge_limits(known: usage.UsageLimit | None, new: usage.UsageLimit) -> usage.UsageLimit:

@@ -46,6 +46,14 @@ def build_parser() -> argparse.ArgumentParser:
     status.add_argument("--json", action="store_true", help="machine-readable output")
     status.set_defaults(handler="status")
 
+    monitor = commands.add_parser("monitor", help="watch a feature's loop live (exits when the run ends)")
+    monitor.add_argument("-f", "--feature", help="feature name or folder")
+    monitor.add_argument(
+        "--wait", action="store_true", help="when no run is going on, wait for the next one (not the last one's end)"
+    )
+    monitor.add_argument("--skip-run", help=argparse.SUPPRESS)  # `ralph run --monitor`: the run before its own
+    monitor.set_defaults(handler="monitor")
+
     report = commands.add_parser("report", help="show the metrics summary of a feature's iterations")
     report.add_argument("-f", "--feature", help="feature name or folder")
     report.add_argument("--json", action="store_true", help="machine-readable output")
@@ -130,6 +138,9 @@ def _add_run(run: argparse.ArgumentParser) -> None:
     run.add_argument("--max-tokens", metavar="N", help="stop once this run has used this many tokens")
     run.add_argument("--max-runtime", metavar="T", help="stop once this run has lasted this long: 90m, 8h")
     run.add_argument("--reset-circuit", action="store_true", help="reset the circuit breaker, then run")
+    run.add_argument(
+        "--monitor", action="store_true", help="run in a tmux session 'ralph', the live monitor beside the loop"
+    )
     run.add_argument(
         "--dangerously-skip-permissions",
         action="store_true",

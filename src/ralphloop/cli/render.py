@@ -1,18 +1,27 @@
 """The loop's own terminal: one header per iteration, one result line and seed 004's
 "Iteration Metrics" block, and the "FINAL SUMMARY" at the end (also after Ctrl+C).
 
-Plain lines, except on a terminal, where the agent's current tool and countdowns are one line
-redrawn in place; colour only on a terminal without NO_COLOR. Agent output shown with -v is
-stripped of escape sequences first.
+Plain lines, except on a terminal, where one line is redrawn in place: while the agent works, a
+spinner with the elapsed time and the tool the agent is using (seed 004's "Real-Time Timer"; not
+with -v, which shows the agent's output instead), and countdowns while the loop waits. The cursor
+is hidden while the spinner turns. Colour only on a terminal without NO_COLOR (which turns off
+colour, not the spinner). Agent output shown with -v is stripped of escape sequences first.
+
+Every write goes through one lock: the engine's events and the spinner's thread never interleave.
 """
 
 from __future__ import annotations
 
+import contextlib
 import os
 import sys
+import threading
+import time
+from collections.abc import Callable, Iterator
 from dataclasses import dataclass, field
 from typing import TextIO
 
+from ralphloop.cli.spinner import HIDE_CURSOR, INTERVAL_S, SHOW_CURSOR, Ticker, running_frame, waiting_frame
 from ralphloop.durations import format_duration
 from ralphloop.events import (
     AgentActivity,
@@ -27,7 +36,7 @@ from ralphloop.events import (
 )
 from ralphloop.exitcodes import ExitReason
 from ralphloop.records.metrics import METRICS_NAME, format_iteration, format_summary, summarize
-from ralphloop.textsafe import one_line, strip_terminal_controls
+from ralphloop.textsafe import clean_text, one_line, strip_terminal_controls
 
 _TASKS_WORD = {"prd": "stories pass", "stories": "stories done", "todo": "tasks done", "fix-plan": "tasks done"}
 _COLOURS = {"ok": "32", "fail": "31", "warn": "33", "info": "36", "dim": "2", "bold": "1"}
@@ -40,12 +49,22 @@ class TerminalRenderer:
     out: TextIO = field(default_factory=lambda: sys.stdout)
     verbose: bool = False
     colour: bool = False
-    live: bool = False  # a terminal: countdowns redraw one line instead of printing a line per change
+    live: bool = False  # a terminal: a spinner, and countdowns redrawn on one line instead of a line per change
     finished: list[IterationFinished] = field(default_factory=list)
     max_iterations: int | None = None
     metrics_file: str | None = None
-    redrawn: bool = False  # a line redrawn in place (activity, countdown) is on screen
+    redrawn: bool = False  # a line redrawn in place (spinner, activity, countdown) is on screen
     tasks_word: str = "stories pass"  # how done tasks are counted: "stories pass", "tasks done"
+    clock: Callable[[], float] = time.monotonic  # for the spinner's elapsed time
+    width: Callable[[], int] | None = None  # the terminal's columns; None: asked of `out`
+    spin_interval: float | None = INTERVAL_S  # None: no thread; whoever drives the renderer calls tick()
+    lock: threading.RLock = field(default_factory=threading.RLock)  # every write to `out` holds it
+    _began: float | None = field(default=None, init=False, repr=False)  # the spinner turns (since then)
+    _activity: str = field(default="", init=False, repr=False)  # the agent's current tool, for the spinner
+    _frame: int = field(default=0, init=False, repr=False)
+    _held: bool = field(default=False, init=False, repr=False)  # a countdown or a question has the line
+    _ticker: Ticker | None = field(default=None, init=False, repr=False)
+    _cursor_hidden: bool = field(default=False, init=False, repr=False)
 
     @classmethod
     def for_terminal(cls, verbose: bool) -> TerminalRenderer:
@@ -58,6 +77,8 @@ class TerminalRenderer:
     def line(self, text: str = "") -> None:
         self.out.write(("\r\x1b[2K" if self.redrawn else "") + text + "\n")
         self.redrawn = False
+        if self._began is not None and not self._held:
+            self._draw_spinner()  # the spinner stays below the lines printed while it turns
         self.out.flush()
 
     def redraw(self, text: str) -> None:
@@ -67,13 +88,21 @@ class TerminalRenderer:
         self.out.flush()
 
     def __call__(self, event: object) -> None:
+        with self.lock:
+            self._render(event)
+
+    def _render(self, event: object) -> None:
         if isinstance(event, AgentOutput):
             if self.verbose:
                 text = strip_terminal_controls(event.data.decode("utf-8", "replace"))
                 self.out.write(self.paint("dim", text) if event.stream == "stderr" else text)
                 self.out.flush()
         elif isinstance(event, AgentActivity):
-            if self.live and not self.verbose:
+            if self._began is not None:
+                self._activity = clean_text(event.text)
+                if not self._held:
+                    self._draw_spinner()
+            elif self.live and not self.verbose:
                 self.redraw(self.paint("dim", f"    ⚙ {one_line(strip_terminal_controls(event.text), 100)}"))
         elif isinstance(event, RunStarted):
             self.max_iterations = event.max_iterations
@@ -91,7 +120,9 @@ class TerminalRenderer:
             self.line(
                 self.paint("info", f"── Iteration {event.iteration} {of}{number} · {event.task_id}: {event.task_title}")
             )
+            self._start_spinner()
         elif isinstance(event, IterationFinished):
+            self._stop_spinner()
             self._finished(event)
         elif isinstance(event, Notice):
             self.line(
@@ -106,19 +137,110 @@ class TerminalRenderer:
             kind = "fail" if event.to_state == "OPEN" else "ok" if event.to_state == "CLOSED" else "warn"
             self.line(self.paint(kind, f"⚡ Circuit {event.from_state} → {event.to_state}: {event.reason}"))
         elif isinstance(event, LoopEnded):
+            self._stop_spinner()
             self._ended(event)
 
+    # ------------------------------------------------------------------ the live line (terminals only)
+
+    def tick(self) -> bool:
+        """The next frame of the spinner (its thread calls this a few times a second); False once the
+        spinner has stopped, which ends the thread."""
+        with self.lock:
+            if self._began is None:
+                self._ticker = None
+                return False
+            if not self._held:
+                self._frame += 1
+                try:
+                    self._draw_spinner()
+                except (OSError, ValueError):  # the terminal is gone: nothing more to draw on
+                    self._ticker = None
+                    return False
+            return True
+
+    @contextlib.contextmanager
+    def suspended(self) -> Iterator[None]:
+        """The live line off (cleared, cursor shown) while something else uses the terminal: a question."""
+        with self.lock:
+            held, self._held = self._held, True
+            if self.redrawn:
+                self.redraw("")
+            self._cursor(show=True)
+        try:
+            yield
+        finally:
+            with self.lock:
+                self._held = held
+                if self._began is not None and not held:
+                    self._cursor(show=False)
+                    self._draw_spinner()
+                    self.out.flush()
+
+    def stop(self) -> None:
+        """The spinner off and the cursor shown (the run ended, even by an error)."""
+        with self.lock:
+            self._stop_spinner()
+
+    def _start_spinner(self) -> None:
+        if not self.live or self.verbose:
+            return
+        self._began, self._activity, self._frame, self._held = self.clock(), "", 0, False
+        self._cursor(show=False)
+        self._draw_spinner()
+        self.out.flush()
+        if self.spin_interval is not None and self._ticker is None:
+            self._ticker = Ticker(self.tick, self.spin_interval)
+            self._ticker.start()
+
+    def _stop_spinner(self) -> None:
+        if self._began is None:
+            return
+        self._began = None
+        if self.redrawn:
+            self.redraw("")
+        self._cursor(show=True)
+        self.out.flush()
+
+    def _draw_spinner(self) -> None:
+        assert self._began is not None
+        text = running_frame(self._frame, self.clock() - self._began, self._activity, self._columns())
+        self.redraw(self.paint("info", text[:1]) + text[1:])
+
+    def _cursor(self, *, show: bool) -> None:
+        if self._cursor_hidden == show:
+            self.out.write(SHOW_CURSOR if show else HIDE_CURSOR)
+            self._cursor_hidden = not show
+
+    def _columns(self) -> int:
+        if self.width is not None:
+            return self.width()
+        try:
+            found = os.get_terminal_size(self.out.fileno()).columns
+        except (OSError, ValueError):  # not a terminal (io.UnsupportedOperation is both)
+            found = 0
+        return found if found > 0 else 80  # a pty nobody sized says 0
+
     def _waiting(self, event: Waiting) -> None:
-        """A countdown: redrawn in place on a terminal; on a pipe, one line when the wait starts."""
-        left = int(event.seconds_left + 0.999)
-        clock = f"{left // 3600:02d}:{left % 3600 // 60:02d}:{left % 60:02d}"
-        text = (
-            f"⏳ {strip_terminal_controls(event.message)} · waiting {clock} (until {event.until.astimezone():%H:%M:%S})"
-        )
-        if self.live:
-            self.redraw("" if event.done else self.paint("warn", text))
-        elif event.first:
-            self.line(text)
+        """A countdown: redrawn in place on a terminal (the spinner waits meanwhile); on a pipe, one
+        line when the wait starts."""
+        until = f"{event.until.astimezone():%H:%M:%S}"
+        if not self.live:
+            if event.first:
+                left = int(event.seconds_left + 0.999)
+                clock = f"{left // 3600:02d}:{left % 3600 // 60:02d}:{left % 60:02d}"
+                self.line(f"⏳ {strip_terminal_controls(event.message)} · waiting {clock} (until {until})")
+            return
+        if event.done:
+            self._held = False
+            self.redraw("")
+            if self._began is not None:
+                self._draw_spinner()
+                self.out.flush()
+            return
+        self._held = True
+        self._frame = 0 if event.first else self._frame + 1
+        text = waiting_frame(self._frame, event.seconds_left, clean_text(event.message), until, self._columns())
+        self.redraw(self.paint("warn", text))
 
     def _finished(self, event: IterationFinished) -> None:
         self.finished.append(event)

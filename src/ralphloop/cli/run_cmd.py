@@ -8,6 +8,7 @@ import select
 import shlex
 import signal
 import sys
+from collections.abc import Callable
 from dataclasses import replace
 from typing import Any, TextIO, cast
 
@@ -17,14 +18,16 @@ from ralphloop.cancel import CancelToken
 from ralphloop.cli.init_cmd import ensure_gitignore
 from ralphloop.cli.logfile import StampedLines, fan_out
 from ralphloop.cli.render import TerminalRenderer
+from ralphloop.cli.terminal import TerminalGuard
 from ralphloop.config import Settings, load_settings
 from ralphloop.engine.loop import Loop, LoopConfig
 from ralphloop.errors import RalphError
-from ralphloop.events import Notice
+from ralphloop.events import LoopEnded, Notice
 from ralphloop.exitcodes import ExitReason
 from ralphloop.guards.backoff import Backoff
 from ralphloop.guards.breaker import BreakerConfig
 from ralphloop.guards.budget import Budget
+from ralphloop.notify import NotifySettings, notify_end
 from ralphloop.paths import (
     RALPH_DIR,
     RUNTIME_NAMES,
@@ -37,7 +40,9 @@ from ralphloop.paths import (
 from ralphloop.process import ProcessLimits, kill_group_now
 from ralphloop.prompt import load_template
 from ralphloop.protocols import SystemClock, TaskSource
+from ralphloop.records.events import EventLog
 from ralphloop.state.calls import CallLedger, ledger_path
+from ralphloop.state.read import lock_holder_alive
 from ralphloop.state.store import RunLock
 from ralphloop.tasks.fix_plan import find_prompt
 from ralphloop.tasks.prd_json import PrdSource
@@ -69,13 +74,17 @@ def command(args: argparse.Namespace, argv: list[str]) -> int:
     cancel = CancelToken()
     if args.dry_run:
         return _dry_run(paths, source, agent, config, settings, view.all_done, cancel, ledger, branch)
+    if args.monitor and _monitor_in_tmux(argv, paths, terminal):
+        return 0  # the loop runs in tmux now; this process only launched (and showed) it
     os.makedirs(paths.state_dir, exist_ok=True)  # .ralph/ for a workspace at the project root
     _keep_runtime_files_out_of_git(paths, args.log_file)
     renderer = TerminalRenderer.for_terminal(args.verbose)
     log_file = _open_log_file(args.log_file)
-    sink = fan_out(renderer, TerminalRenderer(out=cast(TextIO, log_file))) if log_file else renderer
+    events = EventLog(paths.events, SystemClock().now)  # the monitor's "recent events"
+    sink = fan_out(renderer, events, *([TerminalRenderer(out=cast(TextIO, log_file))] if log_file else []))
+    sink, ended = _keep_end(sink)  # the run's last event, for the notifications
     try:
-        with RunLock(paths.lock, f"ralph run for {paths.name}"):
+        with TerminalGuard() as screen, RunLock(paths.lock, f"ralph run for {paths.name}"):
             for warning in git_warnings:  # on the run's screen, once it is sure to start
                 sink(Notice("warning", warning))
             if branch:
@@ -89,18 +98,20 @@ def command(args: argparse.Namespace, argv: list[str]) -> int:
                 sink=sink,
                 cancel=cancel,
                 ledger=ledger,
-                ask=(lambda question, timeout: ask_on_terminal(question, timeout, cancel.fileno()))
+                ask=(lambda question, timeout: _ask_over_spinner(renderer, question, timeout, cancel.fileno()))
                 if config.usage_policy == "ask"
                 else None,
             )
-            previous = _install_signal_handlers(cancel)
+            previous = _install_signal_handlers(cancel, screen)
             try:
                 outcome = loop.run()
             finally:
+                renderer.stop()  # the spinner off and the cursor back, even after an error
                 _restore_signal_handlers(previous)
     finally:
         if log_file:
             log_file.close()
+    _notify(settings, ended, paths, kind)  # after the final summary, outside the lock
     if outcome.reason is ExitReason.INTERRUPTED:
         print(f"To continue, run: {resume_command(argv, paths, named=bool(args.feature or target))}")
     return outcome.reason.exit_code
@@ -230,6 +241,12 @@ def _loop_config(
         reset_circuit="requested with ralph run --reset-circuit" if args.reset_circuit else None,
         auto_commit=auto_commit,
     )
+
+
+def _ask_over_spinner(renderer: TerminalRenderer, question: str, timeout: float, wake_fd: int) -> str | None:
+    """ask_on_terminal with the spinner's line held, so that the question is not drawn over."""
+    with renderer.suspended():
+        return ask_on_terminal(question, timeout, wake_fd)
 
 
 def ask_on_terminal(question: str, timeout: float, wake_fd: int | None = None) -> str | None:
@@ -374,12 +391,14 @@ def _glob_escape(path: str) -> str:
     return "".join("\\" + char if char in "*?[\\" else char for char in path)
 
 
-def _install_signal_handlers(cancel: CancelToken) -> dict[int, Any]:
+def _install_signal_handlers(cancel: CancelToken, screen: TerminalGuard | None = None) -> dict[int, Any]:
     def handler(signum: int, frame: object) -> None:
         if cancel.is_set():  # the second Ctrl+C: no more waiting for anything
             if cancel.active_pgid:
                 kill_group_now(cancel.active_pgid)
             os.write(2, b"\nralph: stopped at once\n")
+            if screen is not None:
+                screen.restore()  # os._exit skips every `finally`: the terminal's modes and cursor back here
             os._exit(130)
         cancel.set()
         os.write(2, b"\nralph: stopping the agent and saving the records (Ctrl+C again to quit at once)\n")
@@ -401,3 +420,59 @@ def resume_command(argv: list[str], paths: FeaturePaths, *, named: bool) -> str:
     if not named and paths.is_feature_folder:  # a root workspace is found again without naming it
         words += ["-f", paths.name]
     return shlex.join(words)
+
+
+def _keep_end(sink: Callable[[object], None]) -> tuple[Callable[[object], None], list[LoopEnded]]:
+    """`sink`, and also a list that receives the LoopEnded event when the loop ends."""
+    ended: list[LoopEnded] = []
+    return fan_out(sink, lambda event: ended.append(event) if isinstance(event, LoopEnded) else None), ended
+
+
+def _notify(settings: Settings, ended: list[LoopEnded], paths: FeaturePaths, kind: str) -> None:
+    """The notifications the run's end calls for (config `notify`); a failure is only a warning."""
+    if not ended:
+        return
+    wanted = NotifySettings(settings.notify_desktop, settings.notify_webhook, settings.notify_on)
+    for warning in notify_end(wanted, ended[-1], paths.name, paths.dir, source_kind=kind):
+        print(f"ralph: warning: {warning}", file=sys.stderr)
+
+
+def _monitor_in_tmux(argv: list[str], paths: FeaturePaths, terminal: bool) -> bool:
+    """`--monitor`: the same run in a tmux session `ralph`, beside `ralph monitor`; attached when on a
+    terminal. False, with a warning, when there is no tmux: the loop then runs here."""
+    from ralphloop.monitor import tmux
+    from ralphloop.monitor.snapshot import ended_run
+
+    if tmux.available() is None:
+        print(
+            "ralph: warning: tmux not found: --monitor ignored, the loop runs here "
+            "(watch it from another terminal with: ralph monitor)",
+            file=sys.stderr,
+        )
+        return False
+    holder = lock_holder_alive(paths.lock)
+    if holder is not None:
+        raise RalphError(
+            f"ralph run for {paths.name} is already running (PID {holder}); watch it with: "
+            + shlex.join(["ralph", "monitor", "-f", paths.display()])
+        )
+    loop = [sys.executable, "-m", "ralphloop", *without_flag(argv, "--monitor")]
+    monitor = [sys.executable, "-m", "ralphloop", "monitor", "-f", paths.dir]
+    before = ended_run(paths)  # the monitor waits past the last run's final state for this one's
+    if before:
+        monitor += ["--skip-run", before]
+    try:
+        launched = tmux.launch(loop, monitor, cwd=os.getcwd(), env=os.environ, window=paths.name)
+    except OSError as exc:
+        raise RalphError(f"--monitor: {exc}") from None
+    attach = f"tmux attach -t {launched.session}"
+    if terminal and tmux.attach(launched.session, os.environ) == 0:
+        print(f"ralph: detached; the loop goes on in tmux session {launched.session} (back with: {attach})")
+    else:
+        print(f"ralph: the loop runs in tmux session {launched.session}, beside its monitor; watch with: {attach}")
+    return True
+
+
+def without_flag(argv: list[str], flag: str) -> list[str]:
+    """`argv` less `flag` and its abbreviations (argparse takes `--moni` for `--monitor`)."""
+    return [word for word in argv if not (len(word) > 3 and flag.startswith(word) and word.startswith("--"))]

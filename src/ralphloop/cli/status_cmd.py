@@ -54,10 +54,17 @@ def task_counts(paths: FeaturePaths, kind: str | None, status: dict[str, Any]) -
     return (done, total) if isinstance(done, int) and isinstance(total, int) else (0, 0)
 
 
-def gather(paths: FeaturePaths) -> dict[str, Any]:
+def gather(paths: FeaturePaths, *, strict: bool = True) -> dict[str, Any]:
+    """The report of `ralph status --json`. Not `strict` (the monitor): a prd.json missing or broken
+    mid-run gives the counts status.json last wrote instead of an error."""
     status = read_json_object(paths.status) or {}
     kind = detect(paths.dir)
-    done, total = task_counts(paths, kind, status)
+    try:
+        done, total = task_counts(paths, kind, status)
+    except RalphError:
+        if strict:
+            raise
+        done, total = task_counts(paths, None, status)
     state = read_json_object(paths.state) or {}
     # The breaker's own file is the truth: `ralph reset-circuit` rewrites it without touching status.json.
     circuit = read_json_object(paths.circuit_state) or {}

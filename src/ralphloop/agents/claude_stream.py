@@ -1,0 +1,80 @@
+"""Claude Code's stream-json lines as a person reads them: the agent's words, the tools it uses, the result.
+
+Kept free of the backend's imports (config, usage windows) so the monitor can turn a log's tail into
+lines cheaply.
+"""
+
+from __future__ import annotations
+
+import json
+from typing import Any
+
+from ralphloop.textsafe import one_line
+
+
+def tool_activity(block: dict[str, Any]) -> str:
+    """ "Bash: pytest -q", "Write: src/app.py": the tool and what it is given, on one line."""
+    name = str(block.get("name") or "tool")
+    given = _mapping(block.get("input"))
+    detail = next(
+        (
+            given[key]
+            for key in ("command", "file_path", "path", "pattern", "url", "description", "prompt")
+            if isinstance(given.get(key), str) and given[key].strip()
+        ),
+        "",
+    )
+    return f"{name}: {one_line(detail, 100)}" if detail else name
+
+
+def readable_lines(line: str) -> list[str] | None:
+    """What one stream-json line says, as zero or more lines of text; None when it is not stream-json
+    (plain output, a `[stderr]` line), so the caller shows it as it is."""
+    if not line.startswith("{"):
+        return None
+    try:
+        event = json.loads(line)
+    except ValueError:
+        return None
+    if not isinstance(event, dict) or not isinstance(event.get("type"), str):
+        return None
+    kind = event["type"]
+    if kind == "assistant":
+        shown = []
+        content = _mapping(event.get("message")).get("content")
+        for block in content if isinstance(content, list) else ():
+            if not isinstance(block, dict):
+                continue
+            if block.get("type") == "text" and isinstance(block.get("text"), str):
+                shown += [part for part in block["text"].splitlines() if part.strip()]
+            elif block.get("type") == "tool_use":
+                shown.append(f"⚙ {tool_activity(block)}")
+        return shown
+    if kind == "user":
+        content = _mapping(event.get("message")).get("content")
+        errors = [
+            block
+            for block in (content if isinstance(content, list) else ())
+            if isinstance(block, dict) and block.get("type") == "tool_result" and block.get("is_error")
+        ]
+        return [f"✗ tool error: {one_line(_text(block.get('content')), 200)}" for block in errors]
+    if kind == "result":
+        cost = event.get("total_cost_usd")
+        money = f" · ${cost:.2f}" if isinstance(cost, int | float) and not isinstance(cost, bool) else ""
+        word = "error" if event.get("is_error") else str(event.get("subtype") or "done")
+        return [f"■ result: {word}{money}"]
+    if kind == "system" and event.get("subtype") == "api_retry":
+        return [f"⚠ API retry {event.get('attempt')}/{event.get('max_retries')}"]
+    return []
+
+
+def _mapping(value: Any) -> dict[str, Any]:
+    return value if isinstance(value, dict) else {}
+
+
+def _text(content: Any) -> str:
+    if isinstance(content, str):
+        return content
+    if isinstance(content, list):
+        return "\n".join(str(part.get("text", "")) for part in content if isinstance(part, dict))
+    return ""

@@ -1,0 +1,23 @@
+"""`ralph monitor [-f F] [--wait]`: a live dashboard of a feature's loop, from its state files alone."""
+
+from __future__ import annotations
+
+import os
+import sys
+
+from ralphloop.monitor.live import Watch, follow
+from ralphloop.monitor.snapshot import ended_run
+from ralphloop.paths import find_project_root, resolve_feature
+
+TYPE_CHECKING = False
+if TYPE_CHECKING:
+    import argparse
+
+
+def command(args: argparse.Namespace, argv: list[str]) -> int:
+    paths = resolve_feature(find_project_root(), args.feature)
+    # --wait: a run that has already ended is not shown; the monitor waits for the next one.
+    # --skip-run (from `ralph run --monitor`): the run that had ended when the loop was launched.
+    skip = args.skip_run or (ended_run(paths) if args.wait else None)
+    terminal = sys.stdout.isatty() and os.environ.get("TERM") != "dumb"
+    return follow(Watch(paths, skip=skip), sys.stdout, terminal=terminal)

@@ -1,0 +1,153 @@
+"""The monitor's loop: notice a change in the state files, read them, draw; exit once the run is over.
+
+Changes are found by polling the files' (mtime, size) every POLL_S: a handful of stat calls, cheap
+enough to do ten times a second, so an update shows within about 0.1 s plus the time to draw. The
+screen is also redrawn every second for its countdowns. On a terminal the dashboard is a rich Live
+view on the alternate screen (left, cursor and all, however the monitor ends); elsewhere it prints
+one line per change.
+"""
+
+from __future__ import annotations
+
+import os
+import signal
+import time
+from collections.abc import Callable
+from dataclasses import dataclass, field
+from datetime import UTC, datetime
+from typing import Any, TextIO
+
+from ralphloop.monitor.snapshot import Snapshot, read_snapshot
+from ralphloop.monitor.views import WAITING_TEXT, dashboard, plain_line, summary_lines, summary_view
+from ralphloop.paths import FeaturePaths
+
+POLL_S = 0.1
+REDRAW_S = 1.0  # countdowns and "updated N s ago" move even when no file changes
+
+
+@dataclass(slots=True)
+class Watch:
+    """Which run the monitor follows, and when the files it reads last changed."""
+
+    paths: FeaturePaths
+    skip: str | None = None  # an ended run (Snapshot.run_id) not to show: wait for the next one instead
+    stamps: tuple[object, ...] = ()
+    log_file: str = ""
+    _files: tuple[str, ...] = field(default=())
+
+    def __post_init__(self) -> None:
+        paths = self.paths
+        self._files = (paths.status, paths.state, paths.circuit_state, paths.exit_signals, paths.events, paths.lock)
+
+    def changed(self) -> bool:
+        stamps = tuple(_stamp(path) for path in (*self._files, self.log_file))
+        if stamps == self.stamps:
+            return False
+        self.stamps = stamps
+        return True
+
+    def snapshot(self, now: datetime, height: int = 40) -> Snapshot:
+        events = max(2, min(8, (height - 16) // 3))
+        found = read_snapshot(self.paths, now, events=events, log_lines=max(2, height - 17 - events))
+        report = found.report
+        self.log_file = str(report.get("logFile") or "") if report else ""
+        if report is not None and self.skip is not None and not report["alive"] and found.run_id == self.skip:
+            return Snapshot(now=now, report=None)  # an earlier run's leftovers: wait for the next one
+        return found
+
+
+def _stamp(path: str) -> object:
+    if not path:
+        return None
+    try:
+        info = os.stat(path)
+    except OSError:
+        return None
+    return (info.st_mtime_ns, info.st_size)
+
+
+def follow(
+    watch: Watch,
+    out: TextIO,
+    *,
+    terminal: bool,
+    now: Callable[[], datetime] = lambda: datetime.now(UTC),
+    sleep: Callable[[float], None] = time.sleep,
+    monotonic: Callable[[], float] = time.monotonic,
+) -> int:
+    """Show the run until it ends (0) or the user stops the monitor (130)."""
+    previous = _stop_on_signals()
+    try:
+        if terminal:
+            return _live(watch, out, now, sleep, monotonic)
+        return _plain(watch, out, now, sleep, monotonic)
+    except KeyboardInterrupt:
+        out.write("ralph monitor: stopped (the loop, if running, goes on)\n")
+        out.flush()
+        return 130
+    finally:
+        for signum, handler in previous.items():
+            signal.signal(signum, handler)
+
+
+def _live(
+    watch: Watch,
+    out: TextIO,
+    now: Callable[[], datetime],
+    sleep: Callable[[float], None],
+    monotonic: Callable[[], float],
+) -> int:
+    from rich.console import Console
+    from rich.live import Live
+
+    console = Console(file=out, highlight=False)
+    snapshot = watch.snapshot(now(), console.height)
+    # screen=True: the alternate screen, left on exit (normal or not) with the cursor shown again
+    with Live(dashboard(snapshot), console=console, screen=True, auto_refresh=False) as live:
+        drawn = monotonic()
+        while not snapshot.ended:
+            sleep(POLL_S)
+            if watch.changed() or monotonic() - drawn >= REDRAW_S:
+                snapshot = watch.snapshot(now(), console.height)
+                live.update(dashboard(snapshot), refresh=True)
+                drawn = monotonic()
+    console.print(summary_view(snapshot))
+    return 0
+
+
+def _plain(
+    watch: Watch,
+    out: TextIO,
+    now: Callable[[], datetime],
+    sleep: Callable[[float], None],
+    monotonic: Callable[[], float],
+) -> int:
+    shown = ""
+    snapshot = watch.snapshot(now())
+    read = monotonic()
+    while True:
+        line = plain_line(snapshot)
+        if line != shown:
+            stamp = "" if line == WAITING_TEXT else f"[{snapshot.now.astimezone():%H:%M:%S}] "
+            out.write(stamp + line + "\n")
+            out.flush()
+            shown = line
+        if snapshot.ended:
+            break
+        sleep(POLL_S)
+        # also re-read now and then: the lock's release, which ends the run, changes no file's stamp
+        if watch.changed() or monotonic() - read >= REDRAW_S:
+            snapshot = watch.snapshot(now())
+            read = monotonic()
+    out.write("\n".join(summary_lines(snapshot.report or {})) + "\n")
+    out.flush()
+    return 0
+
+
+def _stop_on_signals() -> dict[int, Any]:
+    """SIGTERM and SIGHUP (a closed tmux pane) end the monitor like Ctrl+C does, so the screen is restored."""
+
+    def stop(signum: int, frame: object) -> None:
+        raise KeyboardInterrupt
+
+    return {signum: signal.signal(signum, stop) for signum in (signal.SIGTERM, signal.SIGHUP)}

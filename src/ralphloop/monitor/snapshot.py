@@ -1,0 +1,128 @@
+"""Everything the monitor shows, read from a feature's state files in one pass (never from the engine).
+
+Every reader tolerates a missing, half-written or hostile file: the monitor shows what it can and
+waits for the next change. Agent-written text is cleaned of escapes when it is drawn (views.py).
+"""
+
+from __future__ import annotations
+
+import os
+from dataclasses import dataclass, field
+from datetime import UTC, datetime
+from typing import Any
+
+from ralphloop.agents.claude_stream import readable_lines
+from ralphloop.cli.status_cmd import gather
+from ralphloop.paths import FeaturePaths
+from ralphloop.records.events import read_recent
+from ralphloop.state.read import lock_holder_alive, read_json_object
+
+LOG_TAIL_BYTES = 32 * 1024  # enough for a screenful of lines; a huge log is never read whole
+_SIGNAL_ARRAYS = (
+    ("done_signals", "done"),
+    ("completion_indicators", "completion"),
+    ("test_only_loops", "test-only"),
+    ("blocked_loops", "blocked"),
+    ("question_loops", "questions"),
+)
+
+
+@dataclass(frozen=True, slots=True)
+class Snapshot:
+    """The monitor's view of one feature at one moment."""
+
+    now: datetime
+    report: dict[str, Any] | None  # `ralph status --json`'s report; None before any run wrote status.json
+    signals: dict[str, int] = field(default_factory=dict)  # exit-signal counts over the recent iterations
+    events: list[dict[str, str]] = field(default_factory=list)  # {time, level, text}, oldest first
+    log_name: str = ""
+    log_lines: list[str] = field(default_factory=list)
+
+    @property
+    def started(self) -> bool:
+        return self.report is not None
+
+    @property
+    def ended(self) -> bool:
+        """The run is over: no process holds the lock and status.json says how it ended."""
+        return self.report is not None and not self.report["alive"] and self.report["status"] != "not started"
+
+    @property
+    def run_id(self) -> str | None:
+        """Which run status.json describes (its PID and start), to tell an earlier run's leftovers apart."""
+        return run_id(self.report) if self.report is not None else None
+
+
+def run_id(status: dict[str, Any]) -> str:
+    return f"{status.get('runPid')}@{status.get('startedAt')}"
+
+
+def read_snapshot(paths: FeaturePaths, now: datetime, *, events: int = 8, log_lines: int = 12) -> Snapshot:
+    status = read_json_object(paths.status)
+    if status is None:
+        return Snapshot(now=now, report=None)
+    report = gather(paths, strict=False)
+    report["startedAt"] = status.get("startedAt")
+    report["runPid"] = status.get("pid")
+    report["agent"] = status.get("agent")
+    log_path = report.get("logFile") or ""
+    return Snapshot(
+        now=now,
+        report=report,
+        signals=signal_counts(read_json_object(paths.exit_signals) or {}),
+        events=read_recent(paths.events, events),
+        log_name=os.path.basename(log_path) if isinstance(log_path, str) else "",
+        log_lines=log_tail(log_path, log_lines) if isinstance(log_path, str) and log_path else [],
+    )
+
+
+def signal_counts(data: dict[str, Any]) -> dict[str, int]:
+    """How many recent iterations gave each kind of exit evidence (.exit_signals arrays)."""
+    counts = {label: len(data[name]) for name, label in _SIGNAL_ARRAYS if isinstance(data.get(name), list)}
+    if isinstance(data.get("refused_claims"), list):
+        counts["refused"] = len(data["refused_claims"])
+    return counts
+
+
+def log_tail(path: str, count: int) -> list[str]:
+    """The last `count` readable lines of an iteration log: stream-json turned into text, blank lines
+    dropped. Only the file's last LOG_TAIL_BYTES are read."""
+    try:
+        with open(path, "rb") as handle:
+            handle.seek(0, os.SEEK_END)
+            size = handle.tell()
+            handle.seek(max(0, size - LOG_TAIL_BYTES))
+            data = handle.read()
+    except OSError:
+        return []
+    raw = data.decode("utf-8", "replace").splitlines()
+    if size > LOG_TAIL_BYTES and raw:
+        raw = raw[1:]  # cut mid-line
+    shown: list[str] = []
+    for line in reversed(raw):
+        if len(shown) >= count:
+            break
+        readable = readable_lines(line)
+        for part in reversed(readable if readable is not None else [line]):
+            if part.strip():
+                shown.append(part)
+    return shown[:count][::-1]
+
+
+def parse_time(value: object) -> datetime | None:
+    """A record's ISO time (`2026-01-09T12:00:00Z`) as an aware datetime; None when absent or malformed."""
+    if not isinstance(value, str) or not value:
+        return None
+    try:
+        moment = datetime.fromisoformat(value.replace("Z", "+00:00"))
+    except ValueError:
+        return None
+    return moment if moment.tzinfo else moment.replace(tzinfo=UTC)
+
+
+def ended_run(paths: FeaturePaths) -> str | None:
+    """The id of the run status.json describes when that run is over (no process holds the lock)."""
+    status = read_json_object(paths.status)
+    if status is None or lock_holder_alive(paths.lock) is not None:
+        return None
+    return run_id({"runPid": status.get("pid"), "startedAt": status.get("startedAt")})

@@ -1,0 +1,239 @@
+"""Snapshot → what the monitor draws: pure functions, so they render to text in tests.
+
+Agent-written text (task titles, activity, reasons, log lines) is stripped of escape sequences and
+always wrapped in `rich.text.Text`, never parsed as markup: `[bold]` or an escape in an agent's output
+cannot restyle or repaint the screen.
+"""
+
+from __future__ import annotations
+
+from datetime import datetime
+from typing import Any
+
+from rich.console import Group, RenderableType
+from rich.panel import Panel
+from rich.progress_bar import ProgressBar
+from rich.table import Table
+from rich.text import Text
+
+from ralphloop.durations import format_duration
+from ralphloop.monitor.snapshot import Snapshot, parse_time
+from ralphloop.textsafe import one_line, strip_terminal_controls
+
+WAITING_TEXT = "Waiting for Ralph to start..."
+_STATUS_STYLES = {
+    "running": "bold green",
+    "starting": "green",
+    "waiting": "yellow",
+    "complete": "bold green",
+    "interrupted": "yellow",
+    "halted": "bold red",
+    "failed": "bold red",
+    "circuit_open": "bold red",
+    "stopped": "red",
+}
+_CIRCUIT_STYLES = {"CLOSED": "green", "HALF_OPEN": "yellow", "OPEN": "bold red"}
+_LEVEL_STYLES = {"ok": "green", "fail": "red", "warn": "yellow", "info": "cyan"}
+_TASK_WORDS = {"prd": "stories pass", "stories": "stories done"}
+
+
+def safe(value: object, limit: int = 300) -> str:
+    """Untrusted text as one clean line."""
+    return one_line(strip_terminal_controls(str(value)), limit)
+
+
+def countdown(seconds: float) -> str:
+    """`MM:SS`, or `H:MM:SS` from an hour on."""
+    left = max(0, int(seconds + 0.999))
+    hours, rest = divmod(left, 3600)
+    return f"{hours}:{rest // 60:02d}:{rest % 60:02d}" if hours else f"{rest // 60:02d}:{rest % 60:02d}"
+
+
+def until(value: object, now: datetime) -> str | None:
+    """How long until an ISO time, as a countdown; None when it is unknown."""
+    moment = parse_time(value)
+    return countdown((moment - now).total_seconds()) if moment else None
+
+
+def iteration_text(report: dict[str, Any]) -> str:
+    limit = report.get("maxIterations")
+    text = f"{report.get('iteration', 0)} / {limit if limit else 'unlimited'}"
+    total = report.get("totalIterations")
+    if isinstance(total, int) and total != report.get("iteration"):
+        text += f" ({total} in all runs)"
+    return text
+
+
+def circuit_text(report: dict[str, Any]) -> Text:
+    state = str(report.get("circuitState") or "CLOSED")
+    text = Text(state, style=_CIRCUIT_STYLES.get(state, "yellow"))
+    if report.get("circuitReason"):
+        text.append(f" - {safe(report['circuitReason'], 200)}")
+    if state == "OPEN":
+        text.append("  Execution halted", style="bold red")
+    return text
+
+
+def calls_text(report: dict[str, Any], now: datetime) -> str | None:
+    if not report.get("apiCallsLimit"):
+        return None
+    text = f"{report.get('apiCallsUsed', 0)}/{report['apiCallsLimit']} this hour"
+    resets = parse_time(report.get("rateLimitResetsAt"))
+    if resets is None or resets <= now:
+        return text
+    return text + f" (a slot frees in {countdown((resets - now).total_seconds())})"
+
+
+def signals_text(counts: dict[str, int]) -> str | None:
+    shown = [f"{label} {count}" for label, count in counts.items() if count]
+    return " · ".join(shown) if shown else None
+
+
+def spent_text(report: dict[str, Any]) -> str | None:
+    cost, tokens = report.get("costUsd"), report.get("tokensUsed")
+    if cost is None and tokens is None:
+        return None
+    text = f"${cost or 0:.2f} · {tokens or 0:,} tokens"
+    return text + (f" · {safe(report['model'], 60)}" if report.get("model") else "")
+
+
+def doing_text(report: dict[str, Any], now: datetime) -> Text | None:
+    waiting = report.get("waiting")
+    if isinstance(waiting, dict):
+        left = until(waiting.get("until"), now)
+        return Text(f"⏳ {safe(waiting.get('message'), 200)}" + (f" · {left} left" if left else ""), style="yellow")
+    if report.get("activity"):
+        return Text(f"⚙ {safe(report['activity'], 200)}")
+    return None
+
+
+def progress_row(report: dict[str, Any]) -> RenderableType:
+    done, total = report.get("storiesComplete") or 0, report.get("storiesTotal") or 0
+    word = _TASK_WORDS.get(str(report.get("format")), "tasks done")
+    grid = Table.grid(padding=(0, 1))
+    grid.add_row(ProgressBar(total=max(total, 1), completed=done if total else 0, width=20), f"{done}/{total} {word}")
+    return grid
+
+
+def facts(snapshot: Snapshot) -> Table:
+    """The key/value block: iteration, status, task, progress, calls, circuit, signals, spend."""
+    report = snapshot.report or {}
+    now = snapshot.now
+    table = Table.grid(padding=(0, 2))
+    table.add_column(style="bold", no_wrap=True)
+    table.add_column()
+    status = str(report.get("status") or "not started")
+    reason = report.get("exitReason")
+    status_text = Text(status, style=_STATUS_STYLES.get(status, ""))
+    if reason and reason != status:
+        status_text.append(f" ({safe(reason, 40)})")
+    rows: list[tuple[str, RenderableType | str | None]] = [
+        ("Iteration", iteration_text(report)),
+        ("Status", status_text),
+        ("Task", Text(safe(report["currentStory"], 200)) if report.get("currentStory") else None),
+        ("Progress", progress_row(report)),
+        ("Doing", doing_text(report, now)),
+        ("Calls", calls_text(report, now)),
+        ("Circuit", circuit_text(report)),
+        ("Signals", signals_text(snapshot.signals)),
+        ("Spent", spent_text(report)),
+    ]
+    if isinstance(report.get("retryCount"), int) and report["retryCount"] > 0:
+        rows.append(("Retries", f"{report['retryCount']} of {report.get('maxRetries')} at this task"))
+    updated = parse_time(report.get("lastUpdated"))
+    if updated:
+        rows.append(("Updated", f"{format_duration(max(0, int((now - updated).total_seconds())))} ago"))
+    for label, value in rows:
+        if value is not None:
+            table.add_row(label, value)
+    return table
+
+
+def events_panel(snapshot: Snapshot) -> Panel:
+    lines = Text()
+    for item in snapshot.events:
+        moment = parse_time(item.get("time"))
+        if lines:
+            lines.append("\n")
+        lines.append(f"[{moment.astimezone():%H:%M:%S}] " if moment else "", style="dim")
+        lines.append(safe(item.get("text"), 200), style=_LEVEL_STYLES.get(item.get("level", ""), ""))
+    return Panel(lines or Text("none yet", style="dim"), title="Recent events", title_align="left")
+
+
+def log_panel(snapshot: Snapshot) -> Panel:
+    body = Text("\n".join(safe(line, 400) for line in snapshot.log_lines) or "no output yet", no_wrap=True)
+    if not snapshot.log_lines:
+        body.stylize("dim")
+    title = f"Log · {safe(snapshot.log_name, 60)}" if snapshot.log_name else "Log"
+    return Panel(body, title=title, title_align="left")
+
+
+def dashboard(snapshot: Snapshot) -> RenderableType:
+    """The live view of a run."""
+    if snapshot.report is None:
+        return waiting_view()
+    report = snapshot.report
+    agent = f" · {safe(report['agent'], 40)}" if report.get("agent") else ""
+    title = Text(f"ralph monitor · {safe(report.get('feature'), 60)}{agent}", style="bold")
+    parts: list[RenderableType] = [title, facts(snapshot)]
+    if report.get("guidance") and report.get("circuitState") == "OPEN":
+        parts.append(Text(strip_terminal_controls(str(report["guidance"])), style="red"))
+    parts += [events_panel(snapshot), log_panel(snapshot)]
+    return Group(*parts)
+
+
+def waiting_view() -> RenderableType:
+    return Text(WAITING_TEXT, style="dim")
+
+
+def summary_lines(report: dict[str, Any]) -> list[str]:
+    """The completion summary (seed 000 UC-5 7a): total iterations, duration, exit reason; plain text."""
+    started, ended = parse_time(report.get("startedAt")), parse_time(report.get("lastUpdated"))
+    duration = format_duration(max(0, round((ended - started).total_seconds()))) if started and ended else "unknown"
+    done, total = report.get("storiesComplete") or 0, report.get("storiesTotal") or 0
+    word = _TASK_WORDS.get(str(report.get("format")), "tasks done")
+    reason = safe(report.get("exitReason") or report.get("status"), 60)
+    lines = [
+        f"Ralph has exited: {safe(report.get('status'), 40)}",
+        f"Iterations: {report.get('iteration', 0)} in this run ({report.get('totalIterations', 0)} in all runs)",
+        f"Duration:   {duration}",
+        f"Exit:       {reason}" + (f" - {safe(report['exitMessage'], 300)}" if report.get("exitMessage") else ""),
+        f"Progress:   {done}/{total} {word}",
+    ]
+    spent = spent_text(report)
+    if spent:
+        lines.append(f"Spent:      {spent}")
+    if report.get("guidance"):
+        lines += [safe(line, 300) for line in str(report["guidance"]).splitlines() if line.strip()]
+    return lines
+
+
+def summary_view(snapshot: Snapshot) -> RenderableType:
+    report = snapshot.report or {}
+    status = str(report.get("status"))
+    lines = summary_lines(report)
+    style = "green" if status == "complete" else "yellow" if status == "interrupted" else "red"
+    return Panel(Text("\n".join(lines[1:])), title=Text(lines[0], style=f"bold {style}"), title_align="left")
+
+
+def plain_line(snapshot: Snapshot) -> str:
+    """The run in one line, for a monitor writing to a pipe or a file (printed when it changes)."""
+    report = snapshot.report
+    if report is None:
+        return WAITING_TEXT
+    parts = [
+        f"iteration {iteration_text(report)}",
+        safe(report.get("status"), 40),
+        safe(report["currentStory"], 120) if report.get("currentStory") else "",
+        f"{report.get('storiesComplete') or 0}/{report.get('storiesTotal') or 0} done",
+    ]
+    calls = calls_text(report, snapshot.now)
+    if calls:
+        parts.append("calls " + calls.split(" (", 1)[0])
+    parts.append(f"circuit {report.get('circuitState') or 'CLOSED'}")
+    doing = doing_text(report, snapshot.now)
+    if doing is not None and not isinstance(report.get("waiting"), dict):
+        parts.append(doing.plain)  # a countdown would change the line every second
+    elif isinstance(report.get("waiting"), dict):
+        parts.append(f"waiting: {safe(report['waiting'].get('message'), 120)}")
+    return " · ".join(part for part in parts if part)

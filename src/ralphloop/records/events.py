@@ -1,0 +1,129 @@
+"""events.jsonl: the run's notable moments, one JSON line each, for the monitor's "recent events".
+
+A sink beside the terminal renderer: it writes what the screen shows in one line per event
+(never the agent's raw output), cleaned of escapes and secrets, appended and flushed at once so
+a monitor in another process sees it within its polling interval. The file is bounded: past
+MAX_BYTES it is moved to events.jsonl.1 when a run starts (one generation kept).
+"""
+
+from __future__ import annotations
+
+import json
+import os
+from collections.abc import Callable
+from datetime import datetime
+
+from ralphloop.events import (
+    CircuitChanged,
+    IterationFinished,
+    IterationStarted,
+    LoopEnded,
+    Notice,
+    RunStarted,
+    Waiting,
+)
+from ralphloop.exitcodes import ExitReason
+from ralphloop.protocols import iso
+from ralphloop.redact import redact, secret_values
+from ralphloop.textsafe import clean_text, one_line
+
+MAX_BYTES = 1024 * 1024
+_LEVELS = {"complete": "ok", "failed": "fail", "interrupted": "warn", "blocked": "warn"}
+
+
+def describe(event: object) -> tuple[str, str] | None:
+    """(level, text) for an event worth a line in the log, or None. Levels: ok, fail, warn, info."""
+    if isinstance(event, RunStarted):
+        limit = f"up to {event.max_iterations} iterations" if event.max_iterations else "until complete"
+        return "info", f"run started: {event.agent}, {limit}, {event.done}/{event.total} done"
+    if isinstance(event, IterationStarted):
+        of = f"{event.iteration}/{event.max_iterations}" if event.max_iterations else f"{event.iteration}"
+        return "info", f"iteration {of} started: {event.task_id} {event.task_title}"
+    if isinstance(event, IterationFinished):
+        return _finished(event)
+    if isinstance(event, Notice):
+        return ("warn" if event.level == "warning" else "info"), event.message
+    if isinstance(event, CircuitChanged):
+        level = "fail" if event.to_state == "OPEN" else "ok" if event.to_state == "CLOSED" else "warn"
+        return level, f"circuit {event.from_state} → {event.to_state}: {event.reason}"
+    if isinstance(event, Waiting) and event.first:
+        return "warn", f"waiting until {event.until.astimezone():%H:%M:%S} ({event.kind}): {event.message}"
+    if isinstance(event, LoopEnded):
+        level = "ok" if event.reason is ExitReason.COMPLETE else "warn" if event.reason.exit_code == 130 else "fail"
+        return level, f"run ended ({event.reason.value}): {event.message}"
+    return None
+
+
+def _finished(event: IterationFinished) -> tuple[str, str]:
+    if event.status == "failed" and event.result.failed:
+        what = f"{event.task_id}: agent failed" + (f": {event.result.error}" if event.result.error else "")
+    elif event.status == "complete":
+        what = f"{event.task_id} done"
+    elif event.status == "in-progress":
+        what = f"{event.task_id} still open"
+    else:
+        what = f"{event.task_id} {event.status}"
+    changed = len(event.files_changed)
+    facts = f" · {changed} file{'s' if changed != 1 else ''} changed" if changed else ""
+    return _LEVELS.get(event.status, "info"), f"{what}{facts} · {event.done}/{event.total} done"
+
+
+class EventLog:
+    """Subscribes to engine events and appends the notable ones to `path`."""
+
+    def __init__(
+        self, path: str, now: Callable[[], datetime], secrets: list[bytes] | None = None, max_bytes: int = MAX_BYTES
+    ) -> None:
+        self.path = path
+        self.max_bytes = max_bytes
+        self.now = now
+        self.secrets = secret_values([os.environ]) if secrets is None else secrets
+        self.failed = False  # a full disk must not stop the loop: the log is a view, not a record
+
+    def __call__(self, event: object) -> None:
+        found = describe(event)
+        if found is None or self.failed:
+            return
+        if isinstance(event, RunStarted):
+            self._rotate()
+        level, text = found
+        clean = redact(one_line(clean_text(text), 500).encode(), self.secrets).decode("utf-8", "replace")
+        line = json.dumps({"time": iso(self.now()), "level": level, "text": clean}, ensure_ascii=False) + "\n"
+        try:
+            with open(self.path, "a", encoding="utf-8") as handle:
+                handle.write(line)
+        except OSError:
+            self.failed = True
+
+    def _rotate(self) -> None:
+        try:
+            if os.path.getsize(self.path) > self.max_bytes:
+                os.replace(self.path, self.path + ".1")
+        except OSError:
+            pass
+
+
+def read_recent(path: str, count: int, *, tail_bytes: int = 64 * 1024) -> list[dict[str, str]]:
+    """The last `count` events of the log, oldest first; malformed lines are skipped."""
+    try:
+        with open(path, "rb") as handle:
+            handle.seek(0, os.SEEK_END)
+            size = handle.tell()
+            handle.seek(max(0, size - tail_bytes))
+            data = handle.read()
+    except OSError:
+        return []
+    lines = data.split(b"\n")
+    if size > tail_bytes:
+        lines = lines[1:]  # the first line may be cut
+    found: list[dict[str, str]] = []
+    for raw in reversed(lines):
+        if len(found) >= count:
+            break
+        try:
+            item = json.loads(raw)
+        except ValueError:
+            continue
+        if isinstance(item, dict) and isinstance(item.get("text"), str):
+            found.append({key: str(item.get(key) or "") for key in ("time", "level", "text")})
+    return found[::-1]

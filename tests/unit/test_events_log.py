@@ -1,0 +1,126 @@
+"""events.jsonl: the monitor's recent events, written by a sink and read back by its tail."""
+
+from __future__ import annotations
+
+import json
+from datetime import UTC, datetime
+from pathlib import Path
+
+from ralphloop.agents.claude_stream import readable_lines
+from ralphloop.events import (
+    AgentOutput,
+    CircuitChanged,
+    IterationFinished,
+    IterationStarted,
+    LoopEnded,
+    Notice,
+    RunStarted,
+    Waiting,
+)
+from ralphloop.exitcodes import ExitReason
+from ralphloop.protocols import AgentResult
+from ralphloop.records.events import EventLog, describe, read_recent
+
+NOW = datetime(2026, 11, 21, 2, 0, 0, tzinfo=UTC)
+
+
+def finished(status: str, *, failed: bool = False, error: str | None = None, files: int = 2) -> IterationFinished:
+    result = AgentResult(final_text="", exit_code=1 if failed else 0, duration_s=3.0, failed=failed, error=error)
+    return IterationFinished(
+        iteration=2,
+        number=5,
+        task_id="S-2",
+        status=status,
+        result=result,
+        files_changed=tuple(f"f{n}.py" for n in range(files)),
+        commit=None,
+        done=1,
+        total=3,
+        notes=(),
+        wall_s=3.1,
+    )
+
+
+def test_describe_names_each_notable_event() -> None:
+    run = RunStarted("feat", "/p/.ralph/feat", "prd", "claude", 20, 900, 1, 3)
+    assert describe(run) == ("info", "run started: claude, up to 20 iterations, 1/3 done")
+    started = IterationStarted(2, 5, None, "S-2", "Add the flag", "/log")
+    assert describe(started) == ("info", "iteration 2 started: S-2 Add the flag")
+    assert describe(finished("complete")) == ("ok", "S-2 done · 2 files changed · 1/3 done")
+    assert describe(finished("in-progress", files=1)) == ("info", "S-2 still open · 1 file changed · 1/3 done")
+    assert describe(finished("failed", failed=True, error="exit code 1", files=0)) == (
+        "fail",
+        "S-2: agent failed: exit code 1 · 1/3 done",
+    )
+    assert describe(Notice("warning", "dirty tree")) == ("warn", "dirty tree")
+    assert describe(CircuitChanged("CLOSED", "OPEN", "no progress")) == ("fail", "circuit CLOSED → OPEN: no progress")
+    ended = LoopEnded(ExitReason.MAX_ITERATIONS, "20 iterations done", 20, 60.0, 1, 3, None)
+    assert describe(ended) == ("fail", "run ended (max_iterations): 20 iterations done")
+    interrupted = LoopEnded(ExitReason.INTERRUPTED, "interrupted", 1, 6.0, 1, 3, None)
+    assert describe(interrupted)[0] == "warn"  # type: ignore[index]
+
+
+def test_only_the_first_tick_of_a_wait_and_no_agent_output_are_logged() -> None:
+    first = Waiting("rate limit", "100 calls", NOW, 60.0, first=True)
+    assert describe(first) is not None and "rate limit" in describe(first)[1]  # type: ignore[index]
+    assert describe(Waiting("rate limit", "100 calls", NOW, 59.0)) is None
+    assert describe(AgentOutput("stdout", b"hello")) is None
+
+
+def test_the_log_is_appended_cleaned_and_redacted(tmp_path: Path) -> None:
+    path = tmp_path / "events.jsonl"
+    log = EventLog(str(path), lambda: NOW, secrets=[b"hunter2-secret-value"])
+    log(Notice("warning", "token hunter2-secret-value and \x1b[2Jsk-ant-api03-abcdefghijklmnop\nnext line"))
+    log(AgentOutput("stdout", b"not logged"))
+    log(Notice("info", "second"))
+    lines = [json.loads(line) for line in path.read_text().splitlines()]
+    assert lines[0] == {
+        "time": "2026-11-21T02:00:00Z",
+        "level": "warn",
+        "text": "token [REDACTED] and [REDACTED] next line",
+    }
+    assert [item["text"] for item in read_recent(str(path), 10)] == [lines[0]["text"], "second"]
+    assert read_recent(str(path), 1) == [{"time": "2026-11-21T02:00:00Z", "level": "info", "text": "second"}]
+
+
+def test_a_big_log_is_rotated_when_a_run_starts(tmp_path: Path) -> None:
+    path = tmp_path / "events.jsonl"
+    path.write_text("x" * 100 + "\n")
+    EventLog(str(path), lambda: NOW, max_bytes=50)(RunStarted("feat", "/f", "prd", "claude", 20, 900, 0, 3))
+    assert (tmp_path / "events.jsonl.1").read_text() == "x" * 100 + "\n"
+    assert "run started" in path.read_text()
+
+
+def test_an_unwritable_log_never_stops_the_loop(tmp_path: Path) -> None:
+    log = EventLog(str(tmp_path / "missing" / "events.jsonl"), lambda: NOW)
+    log(Notice("info", "hello"))
+    assert log.failed
+
+
+def test_read_recent_skips_junk_and_a_cut_first_line(tmp_path: Path) -> None:
+    path = tmp_path / "events.jsonl"
+    good = [json.dumps({"time": "t", "level": "ok", "text": f"event {n}"}) for n in range(3)]
+    path.write_text("\n".join(["{broken", "[]", '{"text": 5}', *good]) + "\n")
+    assert [item["text"] for item in read_recent(str(path), 10)] == ["event 0", "event 1", "event 2"]
+    assert [item["text"] for item in read_recent(str(path), 10, tail_bytes=60)] == ["event 2"]
+    assert read_recent(str(tmp_path / "none.jsonl"), 5) == []
+
+
+def test_stream_json_lines_read_as_words_and_tools() -> None:
+    assistant = {
+        "type": "assistant",
+        "message": {
+            "content": [
+                {"type": "text", "text": "Plan:\n\nstep one"},
+                {"type": "tool_use", "name": "Write", "input": {"file_path": "a.py"}},
+                {"type": "tool_use", "name": "TodoWrite", "input": {}},
+            ]
+        },
+    }
+    assert readable_lines(json.dumps(assistant)) == ["Plan:", "step one", "⚙ Write: a.py", "⚙ TodoWrite"]
+    result = {"type": "result", "subtype": "success", "total_cost_usd": 0.5}
+    assert readable_lines(json.dumps(result)) == ["■ result: success · $0.50"]
+    assert readable_lines(json.dumps({"type": "system", "subtype": "init"})) == []
+    assert readable_lines("plain text") is None
+    assert readable_lines("{not json") is None
+    assert readable_lines('{"no": "type"}') is None

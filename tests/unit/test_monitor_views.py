@@ -1,0 +1,226 @@
+"""The monitor's views, rendered to text from fixture state files (tests/fixtures/monitor/)."""
+
+from __future__ import annotations
+
+import fcntl
+import io
+import json
+import os
+import shutil
+from collections.abc import Iterator
+from datetime import UTC, datetime
+from pathlib import Path
+from typing import Any
+
+import pytest
+from rich.console import Console
+
+from ralphloop.monitor.snapshot import Snapshot, log_tail, read_snapshot, signal_counts
+from ralphloop.monitor.views import (
+    WAITING_TEXT,
+    countdown,
+    dashboard,
+    plain_line,
+    summary_lines,
+    summary_view,
+)
+from ralphloop.paths import FeaturePaths
+
+FIXTURE = Path(__file__).parent.parent / "fixtures" / "monitor" / "running"
+NOW = datetime(2026, 11, 21, 2, 37, 0, tzinfo=UTC)
+
+
+@pytest.fixture
+def feature(tmp_path: Path) -> Path:
+    """A copy of the fixture feature inside a project, status.json pointing at the copy's log."""
+    folder = tmp_path / "project" / ".ralph" / "feat2"
+    shutil.copytree(FIXTURE, folder)
+    edit(folder / "status.json", featureDir=str(folder), logFile=str(folder / "logs" / "iteration-2.log"))
+    return folder
+
+
+@pytest.fixture
+def running(feature: Path) -> Iterator[Path]:
+    """The feature's lock held, as by a live `ralph run` (a real flock, by this process)."""
+    with open(feature / ".lock", "w") as handle:
+        handle.write(f"{os.getpid()}\n")
+        handle.flush()
+        fcntl.flock(handle, fcntl.LOCK_EX)
+        yield feature
+
+
+def edit(path: Path, **changes: Any) -> None:
+    data = json.loads(path.read_text())
+    data.update(changes)
+    path.write_text(json.dumps(data))
+
+
+def snapshot_of(folder: Path, now: datetime = NOW) -> Snapshot:
+    return read_snapshot(FeaturePaths(str(folder.parent.parent), str(folder)), now)
+
+
+def render(renderable: Any, *, colour: bool = False, width: int = 100) -> str:
+    console = Console(
+        width=width,
+        record=True,
+        force_terminal=colour,
+        color_system="standard" if colour else None,
+        file=io.StringIO(),
+    )
+    console.print(renderable)
+    return console.export_text(styles=colour)
+
+
+def test_running_dashboard_shows_every_fact(running: Path) -> None:
+    text = render(dashboard(snapshot_of(running)))
+    assert "ralph monitor · feat2 · claude" in text
+    assert "Iteration  2 / 5" in text
+    assert "Status     running" in text
+    assert "STORY-002 - Add the CLI flag" in text
+    assert "1/3 stories pass" in text
+    assert "Calls      45/100 this hour (a slot frees in 23:00)" in text
+    assert "Circuit    CLOSED" in text
+    assert "Signals    done 2 · completion 1 · test-only 1 · refused 1" in text
+    assert "$1.23 · 123,456 tokens · claude-sonnet-4-5-20250929" in text
+    assert "⚙ Bash: pytest -q tests/red" in text
+    assert "Updated    5s ago" in text
+    # recent events with their (local) times; the malformed line is skipped
+    first = datetime(2026, 11, 21, 2, 0, 0, tzinfo=UTC).astimezone()
+    assert f"[{first:%H:%M:%S}] run started: claude, up to 5 iterations, 0/3 done" in text
+    assert "STORY-001 done · 3 files changed · 1/3 done" in text
+    assert "not json" not in text
+    # the log's tail, stream-json turned into words and tools
+    assert "Log · iteration-2.log" in text
+    assert "I will add the --verbose flag." in text
+    assert "⚙ Edit: src/cli.py" in text
+    assert "✗ tool error: 1 failed" in text
+    assert "[stderr] warning: slow test" in text
+
+
+def test_hostile_text_never_reaches_the_screen_as_controls_or_markup(running: Path) -> None:
+    text = render(dashboard(snapshot_of(running)), colour=True)
+    assert "\x1b[2J" not in text and "\x1b]0;" not in text and "\x07" not in text and "pwned" not in text
+    assert "\x1b[31mred" not in text  # the activity's own colour codes are gone
+    assert "[bold red]markup[/]" in render(dashboard(snapshot_of(running)))  # shown, not obeyed
+    assert "[bold red]not markup[/]" in render(dashboard(snapshot_of(running)))
+
+
+@pytest.mark.parametrize(
+    ("state", "reason", "code"),
+    [("CLOSED", "", "\x1b[32mCLOSED"), ("HALF_OPEN", "no progress in 2 iterations", "\x1b[33mHALF_OPEN")],
+)
+def test_circuit_state_is_coloured(running: Path, state: str, reason: str, code: str) -> None:
+    edit(running / ".circuit_breaker_state", state=state, reason=reason)
+    text = render(dashboard(snapshot_of(running)), colour=True)
+    assert code in text
+    assert "Execution halted" not in text
+    if reason:
+        assert reason in text
+
+
+def test_open_circuit_is_red_with_its_reason_and_execution_halted(running: Path) -> None:
+    edit(running / ".circuit_breaker_state", state="OPEN", reason="no progress in 3 iterations")
+    edit(
+        running / "status.json",
+        status="circuit_open",
+        exitReason="circuit_open",
+        guidance="Check the last logs.\nThen run: ralph reset-circuit -f feat2",
+    )
+    coloured = render(dashboard(snapshot_of(running)), colour=True)
+    assert "\x1b[1;31mOPEN" in coloured
+    text = render(dashboard(snapshot_of(running)))
+    assert "Circuit    OPEN - no progress in 3 iterations  Execution halted" in text
+    assert "Then run: ralph reset-circuit -f feat2" in text
+
+
+def test_waiting_for_a_limit_shows_a_countdown(running: Path) -> None:
+    edit(
+        running / "status.json",
+        waiting={"kind": "rate limit", "message": "100 calls this hour", "until": "2026-11-21T02:42:30Z"},
+    )
+    text = render(dashboard(snapshot_of(running)))
+    assert "⏳ 100 calls this hour · 05:30 left" in text
+    assert "waiting: 100 calls this hour" in plain_line(snapshot_of(running))
+
+
+def test_before_any_run_it_waits_for_ralph(tmp_path: Path) -> None:
+    folder = tmp_path / "project" / ".ralph" / "feat2"
+    folder.mkdir(parents=True)
+    shutil.copy(FIXTURE / "prd.json", folder)
+    found = snapshot_of(folder)
+    assert not found.started and not found.ended
+    assert render(dashboard(found)).strip() == WAITING_TEXT == "Waiting for Ralph to start..."
+    assert plain_line(found) == WAITING_TEXT
+
+
+def test_a_finished_run_gets_the_completion_summary(feature: Path) -> None:
+    edit(
+        feature / "status.json",
+        status="complete",
+        exitReason="complete",
+        exitMessage="every task passes",
+        iteration=3,
+        lastUpdated="2026-11-21T03:15:30Z",
+    )
+    edit(feature / "state.json", iteration=7)  # every run of the feature
+    found = snapshot_of(feature)
+    assert found.ended  # no lock held: the run is over
+    lines = summary_lines(found.report or {})
+    assert lines[0] == "Ralph has exited: complete"
+    assert "Iterations: 3 in this run (7 in all runs)" in lines
+    assert "Duration:   1h15m30s" in lines
+    assert "Exit:       complete - every task passes" in lines
+    text = render(summary_view(found), colour=True)
+    assert "\x1b[1;32m Ralph has exited: complete" in text
+
+
+def test_a_run_killed_without_its_final_state_is_over_too(feature: Path) -> None:
+    found = snapshot_of(feature)  # status says running, but nobody holds the lock
+    assert found.ended
+    assert found.report is not None and found.report["status"] == "stopped"
+
+
+def test_plain_line_is_one_line_per_state(running: Path) -> None:
+    line = plain_line(snapshot_of(running))
+    assert line.startswith("iteration 2 / 5 · running · STORY-002 - Add the CLI flag")
+    assert "1/3 done · calls 45/100 this hour · circuit CLOSED · ⚙ Bash: pytest -q tests/red" in line
+    assert "\n" not in line and "\x1b" not in line
+
+
+def test_broken_and_half_written_files_do_not_stop_the_monitor(running: Path) -> None:
+    (running / ".exit_signals").write_text('{"done_signals": [1,')
+    (running / "events.jsonl").write_bytes(b"\xff\xfe garbage\n{}\n[1]\n")
+    (running / ".circuit_breaker_state").write_text("[]")
+    (running / "prd.json").write_text("{")
+    found = snapshot_of(running)
+    assert found.signals == {}
+    assert found.events == []
+    text = render(dashboard(found))
+    assert "Circuit    CLOSED" in text and "Status     running" in text
+    assert "1/3 stories pass" in text  # the counts status.json last wrote
+
+
+def test_an_unreadable_status_file_reads_as_no_run_yet(running: Path) -> None:
+    (running / "status.json").write_text("not json")
+    assert render(dashboard(snapshot_of(running))).strip() == WAITING_TEXT
+
+
+def test_log_tail_reads_only_the_end_of_a_huge_log(tmp_path: Path) -> None:
+    log = tmp_path / "iteration-1.log"
+    with open(log, "w") as handle:
+        handle.write("old line\n" * 200_000)
+        handle.write("\n".join(f"line {n}" for n in range(30)) + "\n")
+    assert log_tail(str(log), 3) == ["line 27", "line 28", "line 29"]
+    assert log_tail(str(tmp_path / "missing.log"), 3) == []
+
+
+def test_signal_counts_ignore_what_is_not_a_list() -> None:
+    assert signal_counts({"done_signals": [1, 2], "blocked_loops": "x", "refused_claims": [{}]}) == {
+        "done": 2,
+        "refused": 1,
+    }
+
+
+@pytest.mark.parametrize(("seconds", "text"), [(0, "00:00"), (59.2, "01:00"), (330, "05:30"), (3600, "1:00:00")])
+def test_countdown(seconds: float, text: str) -> None:
+    assert countdown(seconds) == text
