@@ -172,7 +172,12 @@ def main() -> int:
     sh("git", "for-each-ref", "refs/ralph", show=True)  # the failed attempt, kept after it was undone
     print()
     sh(*ralph, "status", show=True)
-    print(f"\nEverything is in {project} (progress: .ralph/textkit/progress.txt, logs: .ralph/textkit/logs/).")
+    print()
+    sh(*ralph, "monitor", show=True)  # the live monitor, after the fact: its completion summary
+    print(
+        f"\nEverything is in {project} (progress: .ralph/textkit/progress.txt, logs: .ralph/textkit/logs/).\n"
+        "Watch a run live: ralph run --monitor (tmux), or ralph monitor in a second terminal."
+    )
     return done.returncode
 
 

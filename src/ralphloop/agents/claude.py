@@ -18,7 +18,7 @@ from datetime import UTC, datetime
 from typing import Any
 
 from ralphloop.agents.claude_errors import Facts, classify
-from ralphloop.agents.claude_stream import tool_activity
+from ralphloop.agents.claude_stream import block_text, mapping, tool_activity
 from ralphloop.agents.text import agent_env, describe_failure, limit_in_text, local_zone
 from ralphloop.config import Settings
 from ralphloop.errors import RalphError
@@ -202,7 +202,7 @@ class StreamJsonParser:
             self._activity = f"API retry {attempt}/{most} ({what})"
 
     def _assistant(self, event: dict[str, Any]) -> None:
-        message = _mapping(event.get("message"))
+        message = mapping(event.get("message"))
         model = message.get("model")
         if isinstance(model, str) and model and model != "<synthetic>":
             self.model = model
@@ -224,10 +224,10 @@ class StreamJsonParser:
             self.last_text = "\n".join(texts)
 
     def _tool_errors(self, event: dict[str, Any]) -> None:
-        content = _mapping(event.get("message")).get("content")
+        content = mapping(event.get("message")).get("content")
         for block in content if isinstance(content, list) else ():
             if isinstance(block, dict) and block.get("type") == "tool_result" and block.get("is_error"):
-                self.tool_errors.append(_block_text(block.get("content"))[:2000])
+                self.tool_errors.append(block_text(block.get("content"))[:2000])
         del self.tool_errors[:-_KEEP_TOOL_ERRORS]
 
     def finish(self, outcome: ProcessOutcome) -> AgentResult:
@@ -307,18 +307,6 @@ def _merge_limits(known: usage.UsageLimit | None, new: usage.UsageLimit) -> usag
     return replace(known, message=new.message)
 
 
-def _mapping(value: Any) -> dict[str, Any]:
-    return value if isinstance(value, dict) else {}
-
-
-def _block_text(content: Any) -> str:
-    if isinstance(content, str):
-        return content
-    if isinstance(content, list):
-        return "\n".join(str(part.get("text", "")) for part in content if isinstance(part, dict))
-    return ""
-
-
 def _model_used(result: dict[str, Any]) -> str | None:
     """The model that did most of the work: of `modelUsage`, the one with the most output tokens."""
     usage_by_model = result.get("modelUsage")
@@ -367,7 +355,7 @@ def _denials(value: Any) -> tuple[str, ...]:
         if not isinstance(item, dict):
             continue
         tool = str(item.get("tool_name") or "tool")
-        given = _mapping(item.get("tool_input"))
+        given = mapping(item.get("tool_input"))
         detail = given.get("command") or given.get("file_path") or given.get("path") or ""
         names.append(f"{tool}({str(detail)[:120]})" if detail else tool)
     return tuple(dict.fromkeys(names))

@@ -15,7 +15,7 @@ from ralphloop.textsafe import one_line
 def tool_activity(block: dict[str, Any]) -> str:
     """ "Bash: pytest -q", "Write: src/app.py": the tool and what it is given, on one line."""
     name = str(block.get("name") or "tool")
-    given = _mapping(block.get("input"))
+    given = mapping(block.get("input"))
     detail = next(
         (
             given[key]
@@ -41,7 +41,7 @@ def readable_lines(line: str) -> list[str] | None:
     kind = event["type"]
     if kind == "assistant":
         shown = []
-        content = _mapping(event.get("message")).get("content")
+        content = mapping(event.get("message")).get("content")
         for block in content if isinstance(content, list) else ():
             if not isinstance(block, dict):
                 continue
@@ -51,13 +51,13 @@ def readable_lines(line: str) -> list[str] | None:
                 shown.append(f"⚙ {tool_activity(block)}")
         return shown
     if kind == "user":
-        content = _mapping(event.get("message")).get("content")
+        content = mapping(event.get("message")).get("content")
         errors = [
             block
             for block in (content if isinstance(content, list) else ())
             if isinstance(block, dict) and block.get("type") == "tool_result" and block.get("is_error")
         ]
-        return [f"✗ tool error: {one_line(_text(block.get('content')), 200)}" for block in errors]
+        return [f"✗ tool error: {one_line(block_text(block.get('content')), 200)}" for block in errors]
     if kind == "result":
         cost = event.get("total_cost_usd")
         money = f" · ${cost:.2f}" if isinstance(cost, int | float) and not isinstance(cost, bool) else ""
@@ -68,11 +68,13 @@ def readable_lines(line: str) -> list[str] | None:
     return []
 
 
-def _mapping(value: Any) -> dict[str, Any]:
+def mapping(value: Any) -> dict[str, Any]:
+    """`value` when it is a JSON object, else an empty one: stream events are read defensively."""
     return value if isinstance(value, dict) else {}
 
 
-def _text(content: Any) -> str:
+def block_text(content: Any) -> str:
+    """The text of a message block's content: a string, or a list of text parts."""
     if isinstance(content, str):
         return content
     if isinstance(content, list):

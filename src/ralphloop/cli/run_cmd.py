@@ -80,9 +80,7 @@ def command(args: argparse.Namespace, argv: list[str]) -> int:
     _keep_runtime_files_out_of_git(paths, args.log_file)
     renderer = TerminalRenderer.for_terminal(args.verbose)
     log_file = _open_log_file(args.log_file)
-    events = EventLog(paths.events, SystemClock().now)  # the monitor's "recent events"
-    sink = fan_out(renderer, events, *([TerminalRenderer(out=cast(TextIO, log_file))] if log_file else []))
-    sink, ended = _keep_end(sink)  # the run's last event, for the notifications
+    sink, ended = _subscribers(paths, renderer, log_file)
     try:
         with TerminalGuard() as screen, RunLock(paths.lock, f"ralph run for {paths.name}"):
             for warning in git_warnings:  # on the run's screen, once it is sure to start
@@ -422,10 +420,17 @@ def resume_command(argv: list[str], paths: FeaturePaths, *, named: bool) -> str:
     return shlex.join(words)
 
 
-def _keep_end(sink: Callable[[object], None]) -> tuple[Callable[[object], None], list[LoopEnded]]:
-    """`sink`, and also a list that receives the LoopEnded event when the loop ends."""
+def _subscribers(
+    paths: FeaturePaths, renderer: TerminalRenderer, log_file: StampedLines | None
+) -> tuple[Callable[[object], None], list[LoopEnded]]:
+    """The run's event sink: the screen, the monitor's event log (events.jsonl), the --log-file; and a
+    list that receives the LoopEnded event, for the notifications."""
     ended: list[LoopEnded] = []
-    return fan_out(sink, lambda event: ended.append(event) if isinstance(event, LoopEnded) else None), ended
+    sinks: list[Callable[[object], None]] = [renderer, EventLog(paths.events, SystemClock().now)]
+    if log_file:
+        sinks.append(TerminalRenderer(out=cast(TextIO, log_file)))
+    sinks.append(lambda event: ended.append(event) if isinstance(event, LoopEnded) else None)
+    return fan_out(*sinks), ended
 
 
 def _notify(settings: Settings, ended: list[LoopEnded], paths: FeaturePaths, kind: str) -> None:

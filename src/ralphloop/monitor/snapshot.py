@@ -15,7 +15,7 @@ from ralphloop.agents.claude_stream import readable_lines
 from ralphloop.cli.status_cmd import gather
 from ralphloop.paths import FeaturePaths
 from ralphloop.records.events import read_recent
-from ralphloop.state.read import lock_holder_alive, read_json_object
+from ralphloop.state.read import lock_holder_alive, read_json_object, read_tail_lines
 
 LOG_TAIL_BYTES = 32 * 1024  # enough for a screenful of lines; a huge log is never read whole
 _SIGNAL_ARRAYS = (
@@ -87,17 +87,7 @@ def signal_counts(data: dict[str, Any]) -> dict[str, int]:
 def log_tail(path: str, count: int) -> list[str]:
     """The last `count` readable lines of an iteration log: stream-json turned into text, blank lines
     dropped. Only the file's last LOG_TAIL_BYTES are read."""
-    try:
-        with open(path, "rb") as handle:
-            handle.seek(0, os.SEEK_END)
-            size = handle.tell()
-            handle.seek(max(0, size - LOG_TAIL_BYTES))
-            data = handle.read()
-    except OSError:
-        return []
-    raw = data.decode("utf-8", "replace").splitlines()
-    if size > LOG_TAIL_BYTES and raw:
-        raw = raw[1:]  # cut mid-line
+    raw = [line.decode("utf-8", "replace").rstrip("\r") for line in read_tail_lines(path, LOG_TAIL_BYTES) or []]
     shown: list[str] = []
     for line in reversed(raw):
         if len(shown) >= count:

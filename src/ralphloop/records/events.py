@@ -25,6 +25,7 @@ from ralphloop.events import (
 from ralphloop.exitcodes import ExitReason
 from ralphloop.protocols import iso
 from ralphloop.redact import redact, secret_values
+from ralphloop.state.read import read_tail_lines
 from ralphloop.textsafe import clean_text, one_line
 
 MAX_BYTES = 1024 * 1024
@@ -105,17 +106,7 @@ class EventLog:
 
 def read_recent(path: str, count: int, *, tail_bytes: int = 64 * 1024) -> list[dict[str, str]]:
     """The last `count` events of the log, oldest first; malformed lines are skipped."""
-    try:
-        with open(path, "rb") as handle:
-            handle.seek(0, os.SEEK_END)
-            size = handle.tell()
-            handle.seek(max(0, size - tail_bytes))
-            data = handle.read()
-    except OSError:
-        return []
-    lines = data.split(b"\n")
-    if size > tail_bytes:
-        lines = lines[1:]  # the first line may be cut
+    lines = read_tail_lines(path, tail_bytes) or []
     found: list[dict[str, str]] = []
     for raw in reversed(lines):
         if len(found) >= count:

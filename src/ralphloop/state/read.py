@@ -52,3 +52,18 @@ def lock_holder_alive(path: str | os.PathLike[str]) -> int | None:
         return None
     finally:
         os.close(fd)
+
+
+def read_tail_lines(path: str | os.PathLike[str], max_bytes: int) -> list[bytes] | None:
+    """The whole lines in the last `max_bytes` of a file (a line cut by the start is dropped); None
+    when the file cannot be read. A huge log is never read whole."""
+    try:
+        with open(path, "rb") as handle:
+            handle.seek(0, os.SEEK_END)
+            size = handle.tell()
+            handle.seek(max(0, size - max_bytes))
+            data = handle.read()
+    except OSError:
+        return None
+    lines = data.split(b"\n")
+    return lines[1:] if size > max_bytes else lines
