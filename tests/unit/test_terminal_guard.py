@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import os
 import pty
+import select
 import termios
 from collections.abc import Iterator
 
@@ -25,11 +26,21 @@ def terminal(monkeypatch: pytest.MonkeyPatch) -> Iterator[tuple[int, int]]:
         os.close(master)
 
 
-def written(master: int) -> bytes:
-    try:
-        return os.read(master, 4096)
-    except BlockingIOError:
-        return b""
+def written(master: int, expected: bytes = b"") -> bytes:
+    """What reached the terminal. A pty passes bytes on asynchronously, so when something is expected
+    it waits (bounded) until that many bytes have arrived; no timing is asserted."""
+    data = b""
+    while True:
+        ready, _, _ = select.select([master], [], [], 5.0 if len(data) < len(expected) else 0)
+        if not ready:
+            return data
+        try:
+            chunk = os.read(master, 4096)
+        except (BlockingIOError, OSError):
+            return data
+        if not chunk:
+            return data
+        data += chunk
 
 
 def test_the_modes_come_back_and_the_cursor_is_shown(terminal: tuple[int, int]) -> None:
@@ -40,14 +51,14 @@ def test_the_modes_come_back_and_the_cursor_is_shown(terminal: tuple[int, int]) 
         changed[3] &= ~(termios.ECHO | termios.ICANON)  # what a crashed full-screen program leaves
         termios.tcsetattr(slave, termios.TCSANOW, changed)
     assert termios.tcgetattr(slave) == before
-    assert written(master) == b"\x1b[?25h"
+    assert written(master, b"\x1b[?25h") == b"\x1b[?25h"
 
 
 def test_the_alternate_screen_is_left_only_when_ralph_entered_it(terminal: tuple[int, int]) -> None:
     master, slave = terminal
     with TerminalGuard(slave, slave) as guard:
         guard.alternate_screen = True
-    assert written(master) == b"\x1b[?1049l\x1b[?25h"
+    assert written(master, b"\x1b[?1049l\x1b[?25h") == b"\x1b[?1049l\x1b[?25h"
 
 
 def test_restore_may_run_twice_from_a_signal_handler_and_then_the_exit(terminal: tuple[int, int]) -> None:
@@ -59,7 +70,7 @@ def test_restore_may_run_twice_from_a_signal_handler_and_then_the_exit(terminal:
         termios.tcsetattr(slave, termios.TCSANOW, changed)
         guard.restore()
         assert termios.tcgetattr(slave) == before
-    assert written(master) == b"\x1b[?25h\x1b[?25h"
+    assert written(master, b"\x1b[?25h\x1b[?25h") == b"\x1b[?25h\x1b[?25h"
 
 
 def test_nothing_is_written_to_a_pipe_or_a_dumb_terminal(
