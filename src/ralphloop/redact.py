@@ -22,7 +22,10 @@ _KEY_SHAPES = re.compile(
     rb"|xox[abposr]-[A-Za-z0-9\-]{10,}"
     rb"|AIza[0-9A-Za-z_\-]{35}"
 )
-_SECRET_NAME = re.compile(r"(?:^|_)(?:API_?KEY|TOKEN|SECRET|PASSWORD|PASSWD|CREDENTIALS?|AUTH)(?:$|_)", re.IGNORECASE)
+# A webhook URL is a credential too: whoever has it can post (Slack's carry their token in the path).
+_SECRET_NAME = re.compile(
+    r"(?:^|_)(?:API_?KEY|TOKEN|SECRET|PASSWORD|PASSWD|CREDENTIALS?|AUTH|WEBHOOK(?:_URL)?)(?:$|_)", re.IGNORECASE
+)
 _MIN_SECRET = 8  # shorter values ("1", "true") would mask ordinary words
 # A held-back tail longer than this is written out, all but the last _OVERLAP bytes (a secret is shorter).
 _HOLD_LIMIT = 64 * 1024
@@ -30,7 +33,7 @@ _OVERLAP = 512
 
 
 def secret_values(environments: Iterable[Mapping[str, str]]) -> list[bytes]:
-    """The values of variables whose names say they are secret (…_API_KEY, …_TOKEN, …_SECRET …), longest first."""
+    """The values of variables whose names say they are secret (…_API_KEY, …_TOKEN, …_WEBHOOK …), longest first."""
     found = {
         value.encode("utf-8", "surrogateescape")
         for env in environments

@@ -3,7 +3,9 @@
 from __future__ import annotations
 
 import contextlib
+import shutil
 import subprocess
+import tempfile
 from collections.abc import Iterator
 from pathlib import Path
 
@@ -67,3 +69,20 @@ def background(project: Path, ralph_env: dict[str, str]) -> Iterator[Background]
         yield runner
     finally:
         runner.cleanup()
+
+
+@pytest.fixture
+def tmux_env(ralph_env: dict[str, str], tmp_path: Path) -> Iterator[dict[str, str]]:
+    """A private tmux server (TMUX_TMPDIR, killed afterwards) and a HOME whose .tmux.conf sets base-index
+    and pane-base-index to 1, as many users do: ralph addresses panes by id, so it must not matter."""
+    home = tmp_path / "home"
+    home.mkdir()
+    (home / ".tmux.conf").write_text("set -g base-index 1\nsetw -g pane-base-index 1\n")
+    sockets = tempfile.mkdtemp(prefix="rt-", dir="/tmp")  # a socket path must stay short
+    env = {key: value for key, value in ralph_env.items() if key not in ("TMUX", "TMUX_PANE")}
+    env.update(HOME=str(home), TMUX_TMPDIR=sockets, TERM="xterm-256color")
+    try:
+        yield env
+    finally:
+        subprocess.run(["tmux", "kill-server"], env=env, capture_output=True, check=False)
+        shutil.rmtree(sockets, ignore_errors=True)

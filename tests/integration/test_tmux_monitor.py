@@ -10,9 +10,7 @@ import os
 import pty
 import shutil
 import subprocess
-import tempfile
 import threading
-from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
@@ -23,21 +21,6 @@ from tests.integration.helpers import pid_alive, read_pid, wait_dead, wait_until
 pytestmark = pytest.mark.skipif(
     shutil.which("tmux") is None, reason="tmux is not installed (scripts/setup.sh installs it)"
 )
-
-
-@pytest.fixture
-def tmux_env(ralph_env: dict[str, str], tmp_path: Path) -> Iterator[dict[str, str]]:
-    home = tmp_path / "home"
-    home.mkdir()
-    (home / ".tmux.conf").write_text("set -g base-index 1\nsetw -g pane-base-index 1\n")
-    sockets = tempfile.mkdtemp(prefix="rt-", dir="/tmp")  # a socket path must stay short
-    env = {key: value for key, value in ralph_env.items() if key not in ("TMUX", "TMUX_PANE")}
-    env.update(HOME=str(home), TMUX_TMPDIR=sockets, TERM="xterm-256color")
-    try:
-        yield env
-    finally:
-        subprocess.run(["tmux", "kill-server"], env=env, capture_output=True, check=False)
-        shutil.rmtree(sockets, ignore_errors=True)
 
 
 def tmux(env: dict[str, str], *args: str) -> str:

@@ -157,7 +157,7 @@ class StreamJsonParser:
             return
         try:
             event = json.loads(line)
-        except ValueError:
+        except (ValueError, RecursionError):
             event = None
         finally:
             self._partial.clear()

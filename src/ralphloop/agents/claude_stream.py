@@ -34,7 +34,7 @@ def readable_lines(line: str) -> list[str] | None:
         return None
     try:
         event = json.loads(line)
-    except ValueError:
+    except (ValueError, RecursionError):
         return None
     if not isinstance(event, dict) or not isinstance(event.get("type"), str):
         return None

@@ -31,7 +31,7 @@ def detect(head: bytes) -> str:
             continue
         try:
             value = json.loads(line)
-        except ValueError:
+        except (ValueError, RecursionError):
             break
         if isinstance(value, dict):
             events.append(value)
@@ -74,13 +74,13 @@ def _claude_json(data: bytes) -> str:
             continue
         try:
             value = json.loads(line)
-        except ValueError:
+        except (ValueError, RecursionError):
             continue
         if isinstance(value, dict) and isinstance(value.get("result"), str):
             return str(value["result"])
     try:
         value = json.loads(data)
-    except ValueError:
+    except (ValueError, RecursionError):
         return ""
     result = value.get("result") if isinstance(value, dict) else None
     return result if isinstance(result, str) else ""
@@ -94,7 +94,7 @@ def _codex_json(chunks: Iterable[bytes]) -> str:
             continue
         try:
             event = json.loads(line)
-        except ValueError:
+        except (ValueError, RecursionError):
             continue
         item = event.get("item") if isinstance(event, dict) else None
         if (

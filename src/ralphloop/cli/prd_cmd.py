@@ -101,6 +101,8 @@ def _existing(path: str, shown: str) -> dict[str, object] | None:
         raise RalphError(
             f"{shown}: the existing file is invalid JSON (line {exc.lineno}): fix or remove it, then run ralph prd"
         ) from None
+    except RecursionError:
+        raise RalphError(f"{shown}: the existing file is invalid JSON (nested too deeply): fix or remove it") from None
     if not isinstance(data, dict):
         raise RalphError(f"{shown}: the existing file is not a JSON object: fix or remove it first")
     return data

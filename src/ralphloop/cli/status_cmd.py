@@ -41,7 +41,7 @@ def story_counts(paths: FeaturePaths) -> tuple[int, int]:
         return sum(1 for story in stories if story.get("passes") is True), len(stories)
     except FileNotFoundError:
         raise RalphError(f"{paths.display()}/prd.json: file not found") from None
-    except (ValueError, KeyError, TypeError, AttributeError) as exc:
+    except (ValueError, KeyError, TypeError, AttributeError, RecursionError) as exc:
         raise RalphError(f"{paths.display()}/prd.json: not a valid prd.json ({type(exc).__name__})") from None
 
 

@@ -391,7 +391,7 @@ def _candidate_lines(text: str) -> Iterator[str]:
                 continue
             try:
                 value = json.loads(field["value"])
-            except ValueError:
+            except (ValueError, RecursionError):
                 continue
             if isinstance(value, str):
                 yield from value.splitlines()

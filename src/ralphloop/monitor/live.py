@@ -9,6 +9,7 @@ one line per change.
 
 from __future__ import annotations
 
+import contextlib
 import os
 import signal
 import time
@@ -17,7 +18,7 @@ from dataclasses import dataclass, field
 from datetime import UTC, datetime
 from typing import Any, TextIO
 
-from ralphloop.monitor.snapshot import Snapshot, read_snapshot
+from ralphloop.monitor.snapshot import Snapshot, own_log, read_snapshot
 from ralphloop.monitor.views import WAITING_TEXT, dashboard, plain_line, summary_lines, summary_view
 from ralphloop.paths import FeaturePaths
 
@@ -50,7 +51,7 @@ class Watch:
         events = max(2, min(8, (height - 16) // 3))
         found = read_snapshot(self.paths, now, events=events, log_lines=max(2, height - 17 - events))
         report = found.report
-        self.log_file = str(report.get("logFile") or "") if report else ""
+        self.log_file = own_log(self.paths, report.get("logFile")) if report else ""
         if report is not None and self.skip is not None and not report["alive"] and found.run_id == self.skip:
             return Snapshot(now=now, report=None)  # an earlier run's leftovers: wait for the next one
         return found
@@ -82,8 +83,9 @@ def follow(
             return _live(watch, out, now, sleep, monotonic)
         return _plain(watch, out, now, sleep, monotonic)
     except KeyboardInterrupt:
-        out.write("ralph monitor: stopped (the loop, if running, goes on)\n")
-        out.flush()
+        with contextlib.suppress(OSError, ValueError):  # a closed tmux pane has no terminal left to write to
+            out.write("ralph monitor: stopped (the loop, if running, goes on)\n")
+            out.flush()
         return 130
     finally:
         for signum, handler in previous.items():

@@ -14,6 +14,13 @@ import signal
 import subprocess
 import sys
 
+# What describes the pane itself, which tmux sets: copies from the launching shell would be wrong
+# (its TMUX client, its TERM, its COLUMNS and LINES, which rich would draw to).
+PANE_OWN = ("TMUX", "TMUX_PANE", "TERM", "TERM_PROGRAM", "TERM_PROGRAM_VERSION", "COLUMNS", "LINES")
+# tmux never sets these; a server started from a shell that exported them passes them on: the pane's
+# real size is asked of the terminal instead.
+_NEVER = ("COLUMNS", "LINES")
+
 
 def main(argv: list[str]) -> int:
     if len(argv) != 1:
@@ -28,7 +35,8 @@ def main(argv: list[str]) -> int:
     finally:
         with contextlib.suppress(OSError):
             os.unlink(argv[0])
-    env = {**spec["env"], **{key: os.environ[key] for key in ("TMUX", "TMUX_PANE") if key in os.environ}}
+    env = {key: value for key, value in spec["env"].items() if key not in PANE_OWN}
+    env.update({key: os.environ[key] for key in PANE_OWN if key in os.environ and key not in _NEVER})
     # Ctrl+C in the pane goes to the whole foreground group: the command handles it, this launcher waits.
     signal.signal(signal.SIGINT, signal.SIG_IGN)
     try:

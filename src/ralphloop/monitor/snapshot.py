@@ -65,15 +65,25 @@ def read_snapshot(paths: FeaturePaths, now: datetime, *, events: int = 8, log_li
     report["startedAt"] = status.get("startedAt")
     report["runPid"] = status.get("pid")
     report["agent"] = status.get("agent")
-    log_path = report.get("logFile") or ""
+    log_path = own_log(paths, report.get("logFile"))
     return Snapshot(
         now=now,
         report=report,
         signals=signal_counts(read_json_object(paths.exit_signals) or {}),
         events=read_recent(paths.events, events),
-        log_name=os.path.basename(log_path) if isinstance(log_path, str) else "",
-        log_lines=log_tail(log_path, log_lines) if isinstance(log_path, str) and log_path else [],
+        log_name=os.path.basename(log_path),
+        log_lines=log_tail(log_path, log_lines) if log_path else [],
     )
+
+
+def own_log(paths: FeaturePaths, named: object) -> str:
+    """The iteration log status.json names, if it is one of this feature's logs; "" otherwise (the
+    agent can write status.json: the monitor reads no file outside the feature's logs/)."""
+    if not isinstance(named, str) or not named:
+        return ""
+    logs = os.path.realpath(paths.logs)
+    found = os.path.realpath(named)
+    return found if os.path.dirname(found) == logs else ""
 
 
 def signal_counts(data: dict[str, Any]) -> dict[str, int]:

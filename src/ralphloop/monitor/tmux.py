@@ -8,6 +8,7 @@ command line: each pane starts `python -m ralphloop.monitor.pane SPEC`, and SPEC
 
 from __future__ import annotations
 
+import contextlib
 import json
 import os
 import shlex
@@ -18,9 +19,9 @@ import tempfile
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 
+from ralphloop.monitor.pane import PANE_OWN
+
 SESSION = "ralph"
-# Variables tmux sets for a pane itself; a copy from the launching shell would point at the wrong client.
-_PANE_OWN = ("TMUX", "TMUX_PANE")
 
 
 @dataclass(frozen=True, slots=True)
@@ -51,31 +52,41 @@ def launch(
     placeholder = "exec sleep 86400"  # replaced below, once both panes have their final width
     if exists:
         made = _tmux(
-            tmux, env, "new-window", "-P", "-F", "#{pane_id}", "-t", f"={session}:", "-n", window, "-c", cwd,
+            tmux, env, "new-window", "-P", "-F", "#{pane_id}", "-t", f"={session}:", "-n", format_literal(window),
             placeholder,
         )  # fmt: skip
     else:
         made = _tmux(
-            tmux, env, "new-session", "-d", "-P", "-F", "#{pane_id}", "-s", session, "-n", window, "-c", cwd,
+            tmux, env, "new-session", "-d", "-P", "-F", "#{pane_id}", "-s", session, "-n", format_literal(window),
             "-x", "200", "-y", "50", placeholder,
         )  # fmt: skip
     loop_pane = made.stdout.strip()
-    panes = [loop_pane]
+    panes, specs = [loop_pane], []
     try:
         split = _tmux(
-            tmux, env, "split-window", "-h", "-d", "-P", "-F", "#{pane_id}", "-t", loop_pane, "-c", cwd, placeholder
+            tmux, env, "split-window", "-h", "-d", "-P", "-F", "#{pane_id}", "-t", loop_pane, placeholder
         )  # fmt: skip
         monitor_pane = split.stdout.strip()
         panes.append(monitor_pane)
         for pane, title, argv in ((loop_pane, "RALPH LOOP", loop_argv), (monitor_pane, "MONITOR", monitor_argv)):
             _tmux(tmux, env, "select-pane", "-t", pane, "-T", title)
-            _tmux(tmux, env, "respawn-pane", "-k", "-t", pane, "-c", cwd, _pane_command(argv, cwd, env, title))
+            command, spec = _pane_command(argv, cwd, env, title)
+            specs.append(spec)
+            _tmux(tmux, env, "respawn-pane", "-k", "-t", pane, command)
         _tmux(tmux, env, "select-pane", "-t", loop_pane)
     except OSError:
         for pane in panes:  # leave no half-made window behind
             _tmux(tmux, env, "kill-pane", "-t", pane, check=False)
+        for spec in specs:  # nor a copy of the environment (a pane deletes its spec once it has read it)
+            with contextlib.suppress(OSError):
+                os.unlink(spec)
         raise
     return Launched(session=session, loop_pane=loop_pane, monitor_pane=monitor_pane, new_session=not exists)
+
+
+def format_literal(text: str) -> str:
+    """`text` as tmux shows it literally where it expands formats (a window name): `#(cmd)` would run cmd."""
+    return text.replace("#", "##")
 
 
 def attach(session: str, env: Mapping[str, str]) -> int:
@@ -85,12 +96,13 @@ def attach(session: str, env: Mapping[str, str]) -> int:
     return subprocess.run([tmux, *verb], env=dict(env), check=False).returncode
 
 
-def _pane_command(argv: Sequence[str], cwd: str, env: Mapping[str, str], title: str) -> str:
-    spec = {"argv": list(argv), "cwd": cwd, "env": {k: v for k, v in env.items() if k not in _PANE_OWN}, "title": title}
+def _pane_command(argv: Sequence[str], cwd: str, env: Mapping[str, str], title: str) -> tuple[str, str]:
+    """The command a pane runs, and the spec file it reads (private, 0600, deleted by the pane)."""
+    spec = {"argv": list(argv), "cwd": cwd, "env": {k: v for k, v in env.items() if k not in PANE_OWN}, "title": title}
     fd, path = tempfile.mkstemp(prefix="ralph-pane-", suffix=".json")  # created 0600
     with os.fdopen(fd, "w", encoding="utf-8") as handle:
         json.dump(spec, handle)
-    return shlex.join([sys.executable, "-m", "ralphloop.monitor.pane", path])
+    return shlex.join([sys.executable, "-m", "ralphloop.monitor.pane", path]), path
 
 
 def _tmux(tmux: str, env: Mapping[str, str], *args: str, check: bool = True) -> subprocess.CompletedProcess[str]:

@@ -42,6 +42,35 @@ def safe(value: object, limit: int = 300) -> str:
     return one_line(strip_terminal_controls(str(value)), limit)
 
 
+def whole(value: object) -> int:
+    """A count from a state file: an int, or 0 for anything else (a hand-edited or hostile file)."""
+    return value if isinstance(value, int) and not isinstance(value, bool) else 0
+
+
+def number(value: object) -> float | None:
+    return float(value) if isinstance(value, int | float) and not isinstance(value, bool) else None
+
+
+def seconds_until(moment: datetime | None, now: datetime) -> float | None:
+    """Seconds from `now` to `moment`; None when unknown or out of datetime's range."""
+    if moment is None:
+        return None
+    try:
+        return (moment - now).total_seconds()
+    except (OverflowError, ValueError):
+        return None
+
+
+def local_clock(moment: datetime | None) -> str:
+    """HH:MM:SS in the local zone; "" when unknown or out of range."""
+    if moment is None:
+        return ""
+    try:
+        return f"{moment.astimezone():%H:%M:%S}"
+    except (OverflowError, ValueError, OSError):
+        return ""
+
+
 def countdown(seconds: float) -> str:
     """`MM:SS`, or `H:MM:SS` from an hour on."""
     left = max(0, int(seconds + 0.999))
@@ -51,15 +80,15 @@ def countdown(seconds: float) -> str:
 
 def until(value: object, now: datetime) -> str | None:
     """How long until an ISO time, as a countdown; None when it is unknown."""
-    moment = parse_time(value)
-    return countdown((moment - now).total_seconds()) if moment else None
+    seconds = seconds_until(parse_time(value), now)
+    return countdown(seconds) if seconds is not None else None
 
 
 def iteration_text(report: dict[str, Any]) -> str:
-    limit = report.get("maxIterations")
-    text = f"{report.get('iteration', 0)} / {limit if limit else 'unlimited'}"
+    limit, iteration = whole(report.get("maxIterations")), whole(report.get("iteration"))
     total = report.get("totalIterations")
-    if isinstance(total, int) and total != report.get("iteration"):
+    text = f"{iteration} / {limit if limit else 'unlimited'}"
+    if isinstance(total, int) and total != iteration:
         text += f" ({total} in all runs)"
     return text
 
@@ -78,10 +107,8 @@ def calls_text(report: dict[str, Any], now: datetime) -> str | None:
     if not report.get("apiCallsLimit"):
         return None
     text = f"{report.get('apiCallsUsed', 0)}/{report['apiCallsLimit']} this hour"
-    resets = parse_time(report.get("rateLimitResetsAt"))
-    if resets is None or resets <= now:
-        return text
-    return text + f" (a slot frees in {countdown((resets - now).total_seconds())})"
+    seconds = seconds_until(parse_time(report.get("rateLimitResetsAt")), now)
+    return text if seconds is None or seconds <= 0 else text + f" (a slot frees in {countdown(seconds)})"
 
 
 def signals_text(counts: dict[str, int]) -> str | None:
@@ -90,10 +117,10 @@ def signals_text(counts: dict[str, int]) -> str | None:
 
 
 def spent_text(report: dict[str, Any]) -> str | None:
-    cost, tokens = report.get("costUsd"), report.get("tokensUsed")
-    if cost is None and tokens is None:
+    cost, tokens = number(report.get("costUsd")), whole(report.get("tokensUsed"))
+    if cost is None and not tokens:
         return None
-    text = f"${cost or 0:.2f} · {tokens or 0:,} tokens"
+    text = f"${cost or 0:.2f} · {tokens:,} tokens"
     return text + (f" · {safe(report['model'], 60)}" if report.get("model") else "")
 
 
@@ -108,7 +135,7 @@ def doing_text(report: dict[str, Any], now: datetime) -> Text | None:
 
 
 def progress_row(report: dict[str, Any]) -> RenderableType:
-    done, total = report.get("storiesComplete") or 0, report.get("storiesTotal") or 0
+    done, total = whole(report.get("storiesComplete")), whole(report.get("storiesTotal"))
     word = _TASK_WORDS.get(str(report.get("format")), "tasks done")
     grid = Table.grid(padding=(0, 1))
     grid.add_row(ProgressBar(total=max(total, 1), completed=done if total else 0, width=20), f"{done}/{total} {word}")
@@ -140,22 +167,22 @@ def facts(snapshot: Snapshot) -> Table:
     ]
     if isinstance(report.get("retryCount"), int) and report["retryCount"] > 0:
         rows.append(("Retries", f"{report['retryCount']} of {report.get('maxRetries')} at this task"))
-    updated = parse_time(report.get("lastUpdated"))
-    if updated:
-        rows.append(("Updated", f"{format_duration(max(0, int((now - updated).total_seconds())))} ago"))
+    age = seconds_until(now, parse_time(report.get("lastUpdated")) or now)
+    if report.get("lastUpdated") and age is not None:
+        rows.append(("Updated", f"{format_duration(max(0, int(age)))} ago"))
     for label, value in rows:
-        if value is not None:
-            table.add_row(label, value)
+        if value is not None:  # a str cell would be read as rich markup: every cell is Text
+            table.add_row(label, Text(value) if isinstance(value, str) else value)
     return table
 
 
 def events_panel(snapshot: Snapshot) -> Panel:
     lines = Text()
     for item in snapshot.events:
-        moment = parse_time(item.get("time"))
+        clock = local_clock(parse_time(item.get("time")))
         if lines:
             lines.append("\n")
-        lines.append(f"[{moment.astimezone():%H:%M:%S}] " if moment else "", style="dim")
+        lines.append(f"[{clock}] " if clock else "", style="dim")
         lines.append(safe(item.get("text"), 200), style=_LEVEL_STYLES.get(item.get("level", ""), ""))
     return Panel(lines or Text("none yet", style="dim"), title="Recent events", title_align="left")
 
@@ -165,7 +192,7 @@ def log_panel(snapshot: Snapshot) -> Panel:
     if not snapshot.log_lines:
         body.stylize("dim")
     title = f"Log · {safe(snapshot.log_name, 60)}" if snapshot.log_name else "Log"
-    return Panel(body, title=title, title_align="left")
+    return Panel(body, title=Text(title), title_align="left")
 
 
 def dashboard(snapshot: Snapshot) -> RenderableType:
@@ -189,13 +216,15 @@ def waiting_view() -> RenderableType:
 def summary_lines(report: dict[str, Any]) -> list[str]:
     """The completion summary (seed 000 UC-5 7a): total iterations, duration, exit reason; plain text."""
     started, ended = parse_time(report.get("startedAt")), parse_time(report.get("lastUpdated"))
-    duration = format_duration(max(0, round((ended - started).total_seconds()))) if started and ended else "unknown"
-    done, total = report.get("storiesComplete") or 0, report.get("storiesTotal") or 0
+    seconds = seconds_until(ended, started) if started else None
+    duration = format_duration(max(0, round(seconds))) if seconds is not None else "unknown"
+    done, total = whole(report.get("storiesComplete")), whole(report.get("storiesTotal"))
     word = _TASK_WORDS.get(str(report.get("format")), "tasks done")
     reason = safe(report.get("exitReason") or report.get("status"), 60)
     lines = [
         f"Ralph has exited: {safe(report.get('status'), 40)}",
-        f"Iterations: {report.get('iteration', 0)} in this run ({report.get('totalIterations', 0)} in all runs)",
+        f"Iterations: {whole(report.get('iteration'))} in this run "
+        f"({whole(report.get('totalIterations'))} in all runs)",
         f"Duration:   {duration}",
         f"Exit:       {reason}" + (f" - {safe(report['exitMessage'], 300)}" if report.get("exitMessage") else ""),
         f"Progress:   {done}/{total} {word}",
@@ -225,7 +254,7 @@ def plain_line(snapshot: Snapshot) -> str:
         f"iteration {iteration_text(report)}",
         safe(report.get("status"), 40),
         safe(report["currentStory"], 120) if report.get("currentStory") else "",
-        f"{report.get('storiesComplete') or 0}/{report.get('storiesTotal') or 0} done",
+        f"{whole(report.get('storiesComplete'))}/{whole(report.get('storiesTotal'))} done",
     ]
     calls = calls_text(report, snapshot.now)
     if calls:

@@ -113,7 +113,7 @@ def read_recent(path: str, count: int, *, tail_bytes: int = 64 * 1024) -> list[d
             break
         try:
             item = json.loads(raw)
-        except ValueError:
+        except (ValueError, RecursionError):
             continue
         if isinstance(item, dict) and isinstance(item.get("text"), str):
             found.append({key: str(item.get(key) or "") for key in ("time", "level", "text")})

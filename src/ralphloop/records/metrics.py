@@ -257,6 +257,8 @@ def _looks_cut(row: bytes) -> bool:
         return False
     try:
         json.loads(text)
+    except RecursionError:
+        return False
     except json.JSONDecodeError as exc:
         if exc.msg.startswith(("Unterminated string", "Invalid \\uXXXX escape")):
             return True

@@ -82,7 +82,7 @@ def read_new(path: str, offset: int, iteration: int) -> NewRecords:
 def parse_line(raw: bytes) -> SignalRecord | None:
     try:
         value = json.loads(raw)
-    except ValueError:
+    except (ValueError, RecursionError):
         return None
     if not isinstance(value, dict) or value.get("signal") not in KINDS:
         return None

@@ -92,7 +92,7 @@ def _parse(data: bytes) -> list[datetime]:
     """The start times in a ledger file; ValueError (with a short reason) when it is not one."""
     try:
         body = json.loads(data)
-    except ValueError as exc:  # JSONDecodeError and UnicodeDecodeError
+    except (ValueError, RecursionError) as exc:  # JSONDecodeError and UnicodeDecodeError
         raise ValueError(f"bad JSON: {exc}") from None
     if not isinstance(body, dict):
         raise ValueError("not a JSON object")

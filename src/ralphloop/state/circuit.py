@@ -27,7 +27,7 @@ def load_breaker(path: str, label: str) -> Breaker:
         if data.get("schema_version", SCHEMA_VERSION) != SCHEMA_VERSION:
             raise ValueError(f"schema_version {data.get('schema_version')!r} is not {SCHEMA_VERSION}")
         return Breaker.from_json(data)
-    except (ValueError, TypeError, KeyError) as exc:
+    except (ValueError, TypeError, KeyError, RecursionError) as exc:
         raise RalphError(
             f"{label}: not a circuit breaker state ({exc}); `ralph reset-circuit` writes a fresh one"
         ) from None
@@ -42,7 +42,7 @@ def read_history(path: str) -> list[dict[str, Any]]:
     try:
         with open(path, "rb") as handle:
             data = json.loads(handle.read())
-    except (OSError, ValueError):
+    except (OSError, ValueError, RecursionError):
         return []
     if isinstance(data, dict):
         data = data.get("transitions")

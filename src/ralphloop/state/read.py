@@ -5,6 +5,7 @@ from __future__ import annotations
 import fcntl
 import json
 import os
+import stat
 
 TYPE_CHECKING = False  # typing costs ~9 ms of import; status must stay fast
 if TYPE_CHECKING:
@@ -18,7 +19,7 @@ def read_json_object(path: str | os.PathLike[str]) -> dict[str, Any] | None:
             value = json.loads(handle.read())
     except (FileNotFoundError, NotADirectoryError):
         return None
-    except (OSError, ValueError):
+    except (OSError, ValueError, RecursionError):
         return None
     return value if isinstance(value, dict) else None
 
@@ -55,15 +56,22 @@ def lock_holder_alive(path: str | os.PathLike[str]) -> int | None:
 
 
 def read_tail_lines(path: str | os.PathLike[str], max_bytes: int) -> list[bytes] | None:
-    """The whole lines in the last `max_bytes` of a file (a line cut by the start is dropped); None
-    when the file cannot be read. A huge log is never read whole."""
+    """The whole lines in the last `max_bytes` of a regular file (a line cut by the start is dropped,
+    unless it is the only one); None when it cannot be read or is not a regular file (a FIFO or a
+    device named by a hostile status.json must neither block nor flood the reader)."""
     try:
-        with open(path, "rb") as handle:
-            handle.seek(0, os.SEEK_END)
-            size = handle.tell()
-            handle.seek(max(0, size - max_bytes))
-            data = handle.read()
+        fd = os.open(os.fspath(path), os.O_RDONLY | os.O_NONBLOCK)
     except OSError:
         return None
+    try:
+        info = os.fstat(fd)
+        if not stat.S_ISREG(info.st_mode):
+            return None
+        start = max(0, info.st_size - max_bytes)
+        data = os.pread(fd, max_bytes, start)
+    except OSError:
+        return None
+    finally:
+        os.close(fd)
     lines = data.split(b"\n")
-    return lines[1:] if size > max_bytes else lines
+    return lines[1:] if start > 0 and len(lines) > 1 else lines

@@ -14,6 +14,7 @@ import functools
 import json
 import os
 import tempfile
+import time
 from typing import Any
 
 from ralphloop.errors import RalphError
@@ -77,6 +78,9 @@ def append_text(path: str | os.PathLike[str], text: str) -> None:
         os.close(fd)
 
 
+_PROBE_RETRIES = 20  # a refusal with no PID in the file is retried this often, 10 ms apart
+
+
 class RunLock:
     """An exclusive flock on a side file: a crashed holder's lock dies with its process.
 
@@ -91,15 +95,22 @@ class RunLock:
     def acquire(self) -> None:
         """Take the lock or raise RalphError naming the PID that holds it."""
         fd = os.open(self.path, os.O_RDWR | os.O_CREAT, 0o644)
-        try:
-            fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
-        except OSError as exc:
-            os.close(fd)
-            if exc.errno not in (errno.EAGAIN, errno.EACCES):
-                raise
-            holder = read_lock_holder(self.path)
-            who = f"PID {holder}" if holder else "another process"
-            raise RalphError(f"{self.what} is already running ({who} holds {self.path})") from None
+        for attempt in range(_PROBE_RETRIES + 1):
+            try:
+                fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
+                break
+            except OSError as exc:
+                if exc.errno not in (errno.EAGAIN, errno.EACCES):
+                    os.close(fd)
+                    raise
+                holder = read_lock_holder(self.path)
+                # No PID in the file: most likely a reader's probe (`ralph status`, the monitor) holding a
+                # shared lock for a few microseconds. A real holder writes its PID at once.
+                if holder or attempt == _PROBE_RETRIES:
+                    os.close(fd)
+                    who = f"PID {holder}" if holder else "another process"
+                    raise RalphError(f"{self.what} is already running ({who} holds {self.path})") from None
+                time.sleep(0.01)
         os.ftruncate(fd, 0)
         os.write(fd, f"{os.getpid()}\n".encode())
         self._fd = fd

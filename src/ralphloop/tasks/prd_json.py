@@ -46,6 +46,8 @@ def parse_prd(raw: bytes, label: str) -> Prd:
         raise RalphError(f"{label}: not UTF-8 text") from None
     except json.JSONDecodeError as exc:
         raise RalphError(f"{label}: invalid JSON at line {exc.lineno}, column {exc.colno}: {exc.msg}") from None
+    except RecursionError:
+        raise RalphError(f"{label}: invalid JSON: nested too deeply") from None
     try:
         prd = msgspec.convert(data, Prd)
     except msgspec.ValidationError as exc:
@@ -187,6 +189,8 @@ def prd_problems(raw: bytes, label: str) -> list[Problem]:
         return [Problem(label, "not UTF-8 text")]
     except json.JSONDecodeError as exc:
         return [Problem(label, f"invalid JSON at column {exc.colno}: {exc.msg}", exc.lineno)]
+    except RecursionError:
+        return [Problem(label, "invalid JSON: nested too deeply")]
     if not isinstance(data, dict):
         return [Problem(label, "expected a JSON object with userStories at the top level")]
     stories = data.get("userStories")
