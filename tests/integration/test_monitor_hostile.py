@@ -14,7 +14,7 @@ import pytest
 
 from tests.conftest import PYTHON, agent_cmd
 from tests.integration.helpers import wait_until
-from tests.integration.test_tmux_monitor import panes, screen, tmux
+from tests.integration.test_tmux_monitor import panes, run_monitor, screen, tmux
 
 needs_tmux = pytest.mark.skipif(shutil.which("tmux") is None, reason="tmux is not installed")
 
@@ -90,19 +90,11 @@ def test_a_folder_name_is_not_run_as_a_tmux_format_command(project, feature, tmu
     marker = home / "pwned-by-tmux"
     odd = project / "sub#(cd;touch pwned-by-tmux)"
     odd.mkdir()
-    done = subprocess.run(
-        [PYTHON, "-m", "ralphloop", "run", "-n", "1", "--agent-cmd", agent_cmd("say.py", "hi"), "--monitor"],
-        cwd=odd,
-        env=tmux_env,
-        stdin=subprocess.DEVNULL,
-        capture_output=True,
-        text=True,
-        timeout=60,
-        check=False,
-    )
+    done = run_monitor(odd, tmux_env, "-n", "1", "--agent-cmd", agent_cmd("say.py", "hi"))
     assert done.returncode == 0, done.stderr
     loop = panes(tmux_env)[0]["id"]
     assert wait_until(lambda: "press Enter to close this pane" in screen(tmux_env, loop)), screen(tmux_env, loop)
+    # tmux runs #() jobs in the background: give one time to show itself before saying none ran
     assert not wait_until(marker.exists, limit=5), "tmux ran the command in the folder's name"
 
 
@@ -113,26 +105,7 @@ def test_the_monitor_fits_its_pane_whatever_columns_the_launching_shell_exported
     for number in (1, 2, 3):
         (gates / f"go-{number}").touch()
     env = {**tmux_env, "COLUMNS": "250", "LINES": "90"}
-    done = subprocess.run(
-        [
-            PYTHON,
-            "-m",
-            "ralphloop",
-            "run",
-            "-n",
-            "3",
-            "--agent-cmd",
-            agent_cmd("gate_agent.py", str(gates)),
-            "--monitor",
-        ],
-        cwd=project,
-        env=env,
-        stdin=subprocess.DEVNULL,
-        capture_output=True,
-        text=True,
-        timeout=60,
-        check=False,
-    )
+    done = run_monitor(project, env, "-n", "3", "--agent-cmd", agent_cmd("gate_agent.py", str(gates)))
     assert done.returncode == 0, done.stderr
     monitor = panes(tmux_env)[1]["id"]
     assert wait_until(lambda: "Ralph has exited: complete" in screen(tmux_env, monitor)), screen(tmux_env, monitor)
