@@ -47,3 +47,15 @@ def ralph_executable() -> str:
     if not os.path.exists(candidate):
         sys.exit("bench: install the project first (./scripts/test.sh or pip install -e .)")
     return candidate
+
+
+def run_loop(root: str, env: dict[str, str], iterations: int) -> None:
+    """A real `ralph run` whose agent does nothing, so the feature has state, status and logs."""
+    subprocess.run(
+        [sys.executable, "-m", "ralphloop", "run", "-n", str(iterations), "--agent-cmd", "true"],
+        cwd=root,
+        env=env,
+        check=False,
+        stdout=subprocess.DEVNULL,
+        stderr=subprocess.DEVNULL,
+    )

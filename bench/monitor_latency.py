@@ -21,7 +21,7 @@ from datetime import UTC, datetime
 import psutil
 from rich.console import Console
 
-from _project import make_project
+from _project import make_project, run_loop
 from ralphloop.monitor.snapshot import read_snapshot
 from ralphloop.monitor.views import dashboard
 from ralphloop.paths import FeaturePaths
@@ -32,14 +32,7 @@ CHANGES = 30
 
 def main() -> None:
     root, env = make_project()
-    subprocess.run(
-        [sys.executable, "-m", "ralphloop", "run", "-n", "1", "--agent-cmd", "true"],
-        cwd=root,
-        env=env,
-        check=False,
-        stdout=subprocess.DEVNULL,
-        stderr=subprocess.DEVNULL,
-    )
+    run_loop(root, env, 1)
     feature = os.path.join(root, ".ralph", "feat")
     status_path = os.path.join(feature, "status.json")
     with open(status_path, encoding="utf-8") as handle:

@@ -11,20 +11,14 @@ import subprocess
 import sys
 import time
 
-from _project import make_project, ralph_executable
+from _project import make_project, ralph_executable, run_loop
 
 RUNS = 40
 
 
 def main() -> None:
     root, env = make_project()
-    subprocess.run(
-        [sys.executable, "-m", "ralphloop", "run", "-n", "2", "--agent-cmd", "true"],
-        cwd=root,
-        env=env,
-        check=False,
-        stdout=subprocess.DEVNULL,
-    )
+    run_loop(root, env, 2)
     ralph = ralph_executable()
     times = []
     for _ in range(RUNS + 3):

@@ -29,7 +29,6 @@ class Launched:
     session: str
     loop_pane: str
     monitor_pane: str
-    new_session: bool
 
 
 def available(env: Mapping[str, str] | None = None) -> str | None:
@@ -81,7 +80,7 @@ def launch(
             with contextlib.suppress(OSError):
                 os.unlink(spec)
         raise
-    return Launched(session=session, loop_pane=loop_pane, monitor_pane=monitor_pane, new_session=not exists)
+    return Launched(session=session, loop_pane=loop_pane, monitor_pane=monitor_pane)
 
 
 def format_literal(text: str) -> str:
