@@ -8,11 +8,12 @@ from __future__ import annotations
 
 import os
 from collections.abc import Callable, Mapping
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import Any
 
 from ralphloop.durations import parse_duration
 from ralphloop.errors import RalphError
+from ralphloop.hooks import CommandSpec, LifecycleHooks, parse_hooks, parse_quality_checks
 from ralphloop.notify import DEFAULT_EVENTS, NOTIFY_EVENTS, check_webhook_url
 from ralphloop.paths import RALPH_DIR, display_path, ralph_home
 
@@ -73,6 +74,8 @@ class Settings:
     notify_webhook: str | None
     notify_on: tuple[str, ...]
     sources: Mapping[str, str]
+    hooks: LifecycleHooks = field(default_factory=LifecycleHooks)  # config `hooks:` (hooks.py)
+    quality_checks: tuple[CommandSpec, ...] = ()  # config `quality_checks:` (seed 003)
 
     def source(self, key: str) -> str:
         return self.sources.get(key, "default")
@@ -381,11 +384,15 @@ def load_settings(
     sources: dict[str, str] = {}
     layer: dict[str, int] = {}  # which layer set a value: 1 user file, 2 project file, 3 env, 4 flags
     files = (os.path.join(ralph_home(), CONFIG_NAME), os.path.join(project_root, RALPH_DIR, CONFIG_NAME))
+    hooks: LifecycleHooks = LifecycleHooks()
+    gates: tuple[CommandSpec, ...] = ()
     for rank, path in enumerate(files, start=1):
         label = display_path(path, os.getcwd())
-        for key, (raw, where) in _file_layer(path, label, warn).items():
+        data = read_yaml_mapping(path, label)
+        for key, (raw, where) in _file_layer(data, label, warn).items():
             values[key] = _convert(key, raw, f"{label}: {where}")
             sources[key], layer[key] = f"{label} ({where})", rank
+        hooks, gates = _commands(data, label, hooks, gates)
     for key, spec in _FIELDS.items():
         name = spec[1]
         if name and env.get(name, "").strip():
@@ -400,7 +407,27 @@ def load_settings(
         sources["agent"] = sources["agent_command"]
     if values["scripted_script"] and not os.path.isabs(values["scripted_script"]):
         values["scripted_script"] = os.path.join(project_root, values["scripted_script"])
-    return Settings(**values, sources=sources)
+    return Settings(**values, sources=sources, hooks=hooks, quality_checks=gates)
+
+
+def _commands(
+    data: dict[str, Any] | None, label: str, hooks: LifecycleHooks, gates: tuple[CommandSpec, ...]
+) -> tuple[LifecycleHooks, tuple[CommandSpec, ...]]:
+    """`hooks:` and `quality_checks:` of one config file over those of the files before it: an event's
+    commands, or a gate, given again replace the earlier ones; the rest are kept."""
+    if not data:
+        return hooks, gates
+    try:
+        if data.get("hooks") is not None:
+            found = parse_hooks(data["hooks"])
+            hooks = LifecycleHooks({**hooks.commands, **found.commands}, found.timeout_s or hooks.timeout_s)
+        if data.get("quality_checks") is not None:
+            mine = parse_quality_checks(data["quality_checks"])
+            names = {gate.name for gate in mine}
+            gates = tuple(gate for gate in gates if gate.name not in names) + mine
+    except ValueError as exc:
+        raise RalphError(f"{label}: {exc}") from None
+    return hooks, gates
 
 
 def _convert(key: str, raw: Any, where: str) -> Any:
@@ -410,8 +437,7 @@ def _convert(key: str, raw: Any, where: str) -> Any:
         raise RalphError(f"{where}: {exc}") from None
 
 
-def _file_layer(path: str, label: str, warn: Callable[[str], None]) -> dict[str, tuple[Any, str]]:
-    data = read_yaml_mapping(path, label)
+def _file_layer(data: dict[str, Any] | None, label: str, warn: Callable[[str], None]) -> dict[str, tuple[Any, str]]:
     if data is None:
         return {}
     for section in data:

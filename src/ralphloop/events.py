@@ -62,6 +62,7 @@ class IterationFinished:
     wall_s: float
     signals: tuple[str, ...] = ()  # the protocols the agent used (analysis.signals)
     metrics: Mapping[str, Any] | None = None  # the ralph_metrics.jsonl line of this iteration
+    info: tuple[str, ...] = ()  # what the iteration changed besides files (goal mode: steps added, completed)
 
     @property
     def overhead_s(self) -> float:

@@ -39,6 +39,7 @@ _TEMPLATES = {
     "todo": "prompt-todo.md",
     "fix-plan": "prompt-fix-plan.md",
     "stories": "prompt-story.md",
+    "goal": "prompt-goal.md",
 }
 
 

@@ -20,6 +20,7 @@ from ralphloop.protocols import SystemClock, iso
 from ralphloop.records.progress import header
 from ralphloop.state.store import atomic_write_text
 from ralphloop.tasks.fix_plan import new_fix_plan, new_prompt_md
+from ralphloop.tasks.goal import new_sprint
 from ralphloop.tasks.prd_json import new_prd
 from ralphloop.tasks.stories import new_story_spec
 from ralphloop.tasks.todo_md import new_todo
@@ -77,6 +78,7 @@ _NEXT = {
     "todo": "write the tasks in {shown}/TODO.md",
     "fix-plan": "write the items in {shown}/fix_plan.md and the instructions in {shown}/PROMPT.md",
     "stories": "write the story specs in {shown}/specs/epic-N/story-N.M-slug.md",
+    "goal": "write the goal (and its success criteria) in {shown}/SPRINT.yaml",
 }
 
 
@@ -87,6 +89,8 @@ def _starter_files(kind: str, name: str, created: str) -> dict[str, str]:
         files.update({"TODO.md": new_todo(name), "prompt.md": default_template("todo")})
     elif kind == "fix-plan":
         files.update({"fix_plan.md": new_fix_plan(name), "PROMPT.md": new_prompt_md(name)})
+    elif kind == "goal":
+        files.update({"SPRINT.yaml": new_sprint(name), "prompt.md": default_template("goal")})
     elif kind == "stories":
         files.update(
             {"specs/epic-1/story-1.1-first-story.md": new_story_spec(), "prompt.md": default_template("stories")}

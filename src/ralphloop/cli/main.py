@@ -34,8 +34,9 @@ def build_parser() -> argparse.ArgumentParser:
     init.add_argument(
         "--format",
         default="prd",
-        choices=("prd", "todo", "fix-plan", "stories"),
-        help="task file to start with: prd.json (default), TODO.md, fix_plan.md + PROMPT.md, or story specs",
+        choices=("prd", "todo", "fix-plan", "stories", "goal"),
+        help="task file to start with: prd.json (default), TODO.md, fix_plan.md + PROMPT.md, story specs, "
+        "or a goal (SPRINT.yaml)",
     )
     init.set_defaults(handler="init")
 

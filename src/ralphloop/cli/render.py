@@ -265,6 +265,8 @@ class TerminalRenderer:
         self.line(f"{head} · " + " · ".join(facts))
         for note in event.notes:
             self.line(self.paint("warn", f"    ⚠ {strip_terminal_controls(note)}"))
+        for line in event.info:
+            self.line(self.paint("dim", f"    · {strip_terminal_controls(line)}"))
         if event.metrics is not None:
             self.line(self.paint("dim", format_iteration(event.metrics)))
 

@@ -45,6 +45,7 @@ from ralphloop.state.calls import CallLedger, ledger_path
 from ralphloop.state.read import lock_holder_alive
 from ralphloop.state.store import RunLock
 from ralphloop.tasks.fix_plan import find_prompt
+from ralphloop.tasks.goal import GoalSource
 from ralphloop.tasks.prd_json import PrdSource
 from ralphloop.tasks.sources import open_source, source_kind
 
@@ -57,8 +58,9 @@ def command(args: argparse.Namespace, argv: list[str]) -> int:
     kind = source_kind(paths)
     warnings: list[str] = []
     settings = load_settings(root, _flags(args, iterations), warn=warnings.append)
-    if kind == "todo" and settings.source("max_iterations") == "default":
-        settings = replace(settings, max_iterations=None)  # seed 004: a plan folder runs until it is complete
+    if kind in ("todo", "goal") and settings.source("max_iterations") == "default":
+        # seed 004: a plan folder runs until it is complete; seed 001: a goal, until it is reached
+        settings = replace(settings, max_iterations=None)
     for message in warnings:
         print(f"ralph: warning: {message}", file=sys.stderr)
     template = _template(args.prompt, paths, kind)
@@ -99,6 +101,7 @@ def command(args: argparse.Namespace, argv: list[str]) -> int:
                 ask=(lambda question, timeout: _ask_over_spinner(renderer, question, timeout, cancel.fileno()))
                 if config.usage_policy == "ask"
                 else None,
+                goal=source if isinstance(source, GoalSource) else None,
             )
             previous = _install_signal_handlers(cancel, screen)
             try:
@@ -238,6 +241,8 @@ def _loop_config(
         backoff=Backoff(settings.backoff_initial_s, settings.backoff_max_s, settings.backoff_attempts),
         reset_circuit="requested with ralph run --reset-circuit" if args.reset_circuit else None,
         auto_commit=auto_commit,
+        hooks=settings.hooks,
+        gates=settings.quality_checks,
     )
 
 

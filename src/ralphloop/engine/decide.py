@@ -35,6 +35,7 @@ class Observation:
     trust: bool = False  # `completion: trust`: the seeds' rule, a claim is taken at its word
     task_file_error: str | None = None
     gate_failures: tuple[str, ...] = ()  # quality gates that failed; () when none are configured
+    claim_refused: str | None = None  # why a completion claim is refused whatever the tasks say (goal mode)
     needs_human: str | None = None
     blocked_streak: int = 0
     blocked_threshold: int = 3
@@ -101,9 +102,9 @@ ROWS: tuple[Row, ...] = (
         lambda obs: Decision(Action.COMPLETE, ExitReason.COMPLETE, "every task passes"),
     ),
     Row(
-        "`completion: trust` and the agent claimed completion",
+        "`completion: trust` and the agent claimed completion (gates passing, and not refused in goal mode)",
         "complete (0), tasks left open",
-        lambda obs: obs.trust and obs.claimed_complete,
+        lambda obs: obs.trust and obs.claimed_complete and not obs.gate_failures and obs.claim_refused is None,
         lambda obs: Decision(
             Action.COMPLETE,
             ExitReason.COMPLETE,
@@ -250,9 +251,11 @@ ROWS: tuple[Row, ...] = (
 
 def refusal(obs: Observation) -> str | None:
     """Why a completion claim is not believed, or None (no claim, a verified one, or trust mode)."""
-    if not obs.claimed_complete or obs.trust:
+    if not obs.claimed_complete:
         return None
-    if not obs.all_done:
+    if obs.claim_refused:
+        return obs.claim_refused
+    if not obs.all_done and not obs.trust:
         return f"{len(obs.open_ids)} task(s) still do not pass: {', '.join(obs.open_ids)}"
     if obs.gate_failures:
         return f"quality gates fail: {', '.join(obs.gate_failures)}"

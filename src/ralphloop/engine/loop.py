@@ -8,7 +8,7 @@ prints: it emits events (events.py) and writes its records atomically.
 from __future__ import annotations
 
 import os
-from collections.abc import Callable
+from collections.abc import Callable, Hashable
 from dataclasses import dataclass, field, replace
 from datetime import timedelta
 from typing import Any
@@ -19,7 +19,9 @@ from ralphloop.analysis.signals import Analysis, analyze, with_records
 from ralphloop.archive import archive_copy
 from ralphloop.cancel import CancelToken
 from ralphloop.durations import format_duration
+from ralphloop.engine import goal as goals
 from ralphloop.engine.decide import Action, Decision, Observation, Streaks, decide
+from ralphloop.engine.hookrun import GateVerdict, HookContext, HookRunner
 from ralphloop.engine.reading import IterationReading, iteration_notes, next_prompt_notes, read_iteration
 from ralphloop.errors import RalphError
 from ralphloop.events import (
@@ -38,6 +40,7 @@ from ralphloop.guards.backoff import Backoff, model_matches
 from ralphloop.guards.breaker import Breaker, BreakerConfig, CircuitState, IterationFacts, Transition, guidance
 from ralphloop.guards.budget import Budget, Spent, exceeded
 from ralphloop.guards.usage import UsageLimit
+from ralphloop.hooks import CommandRun, CommandSpec, LifecycleHooks
 from ralphloop.paths import FeaturePaths, display_path
 from ralphloop.process import ProcessLimits, run_agent_process
 from ralphloop.prompt import PromptParts, build_prompt
@@ -90,6 +93,8 @@ class LoopConfig:
     backoff: Backoff = field(default_factory=Backoff)
     reset_circuit: str | None = None  # reset the breaker before the first iteration, for this reason
     auto_commit: bool = False  # commit each iteration's changes (seed 004)
+    hooks: LifecycleHooks = field(default_factory=LifecycleHooks)
+    gates: tuple[CommandSpec, ...] = ()  # quality_checks: run after an iteration that claims a task or completion
 
 
 @dataclass(frozen=True, slots=True)
@@ -131,6 +136,44 @@ def _status_word(
     return "blocked" if analysis.blocked else "in-progress"
 
 
+@dataclass(slots=True)
+class Checks:
+    """What the post_iteration hooks, the quality gates and (goal mode) the JSON result made of one iteration."""
+
+    claimed: bool = False  # the iteration says a task, a step or everything is done
+    gates: GateVerdict = field(default_factory=GateVerdict)
+    verify_failed: tuple[str, ...] = ()  # post_iteration hooks that exited 75
+    applied: goals.Applied | None = None
+    claim_refused: str | None = None
+    notes: list[str] = field(default_factory=list)
+    info: list[str] = field(default_factory=list)
+    prompt_notes: list[str] = field(default_factory=list)
+
+    @property
+    def failures(self) -> tuple[str, ...]:
+        return self.gates.failures + self.verify_failed
+
+    @property
+    def progress(self) -> bool:
+        """False when verification failed, or when a goal iteration gave no valid JSON result."""
+        return not self.verify_failed and (self.applied is None or self.applied.valid)
+
+    @property
+    def goal_changed(self) -> bool:
+        return self.applied is not None and self.applied.changed
+
+    @property
+    def refused(self) -> str | None:
+        return self.claim_refused or (self.applied.refused if self.applied else None)
+
+    def failed_claim(self, goal: object) -> str | None:
+        """Why a task claimed done failed its checks: a failed attempt, saved, undone and tried again.
+        In goal mode the claimed steps just stay pending (goal.apply_result)."""
+        if goal is not None or not self.claimed or not self.failures:
+            return None
+        return f"quality checks fail: {', '.join(self.failures)}"
+
+
 # Asks the user a question with a timeout; returns the answer, or None when nobody answered.
 Ask = Callable[[str, float], str | None]
 ASK_TIMEOUT_S = 30.0
@@ -155,8 +198,10 @@ class Loop:
         cancel: CancelToken,
         ledger: CallLedger,
         ask: Ask | None = None,
+        goal: goals.GoalStore | None = None,
     ) -> None:
         self.paths = paths
+        self.goal = goal  # goal mode (seed 001): the store of PROGRESS.yaml, which is also `source`
         self.source = source
         self.agent = agent
         self.config = config
@@ -188,6 +233,16 @@ class Loop:
         self.model_unknown_told = False
         self.activity_written = 0.0  # when status.json last got the agent's activity (written at most 1/s)
         self.run_started = 0.0
+        self.hookrun = HookRunner(
+            paths=paths,
+            agent=agent,
+            hooks=config.hooks,
+            gates=config.gates,
+            limits=config.limits,
+            cancel=cancel,
+            emit=sink,
+            model=config.model,
+        )
         self.status = LiveStatus(
             path=paths.status,
             feature=paths.name,
@@ -239,8 +294,9 @@ class Loop:
         iterations = 0
         decision = Decision(Action.CONTINUE)
         try:
+            self.hookrun.lifecycle("pre_run", self._context(view.next_task.id if view.next_task else ""))
             if view.all_done:
-                decision = Decision(Action.COMPLETE, ExitReason.COMPLETE, "every task already passes")
+                decision = self._already_done()
             elif self.config.max_iterations == 0:
                 decision = Decision(Action.HALT, ExitReason.MAX_ITERATIONS, "no iterations allowed")
             while decision.action in _GOING_ON:
@@ -263,6 +319,34 @@ class Loop:
             decision = Decision(Action.HALT, ExitReason.ERROR, str(exc))
         assert decision.reason is not None
         return self._finish(decision, iterations, started)
+
+    def _already_done(self) -> Decision:
+        """Every task passes before any iteration: complete, once the quality gates agree."""
+        verdict = self.hookrun.run_gates(self._context(""))
+        if not verdict.failures:
+            return Decision(Action.COMPLETE, ExitReason.COMPLETE, "every task already passes")
+        for note in verdict.report(self.paths.project_root):
+            self.emit(Notice("warning", note))
+        return Decision(
+            Action.HALT,
+            ExitReason.ERROR,
+            f"every task is done, but quality gates fail: {', '.join(verdict.failures)}; fix them, or reopen "
+            "the task they concern, and run again",
+        )
+
+    def _context(self, task_id: str, number: int | None = None, transcript: str = "") -> HookContext:
+        """The hook variables: in goal mode the sprint and its phase (the step, or the mode), else the
+        feature and the task."""
+        number = self.state.iteration if number is None else number
+        sprint_id, phase = self.paths.name, task_id
+        if self.goal is not None:
+            try:
+                progress = self.goal.progress()
+            except RalphError:
+                pass  # a damaged PROGRESS.yaml stops the loop elsewhere; the hooks still get the feature's name
+            else:
+                sprint_id, phase = progress.sprint_id, goals.phase_id(progress)
+        return HookContext(number, task_id, transcript or self.paths.iteration_log(number), sprint_id, phase)
 
     def _guards_before(self) -> Decision | None:
         """Before an agent starts: the breaker (and its cooldown), the runtime budget, a rate-limit slot."""
@@ -343,6 +427,7 @@ class Loop:
 
     def _finish(self, decision: Decision, iterations: int, started: float) -> LoopOutcome:
         assert decision.reason is not None
+        self._hooks_ended(self.hookrun.stop(cancel=decision.reason is ExitReason.INTERRUPTED))
         now = self.clock.now()
         advice = self._guidance(decision)
         self.status.status = decision.reason.status
@@ -364,6 +449,8 @@ class Loop:
                 archived = archive_copy(self.paths, now)
             except OSError as exc:  # the work is done and recorded; a failed copy must not hide that
                 self.emit(Notice("warning", f"could not archive {self.paths.display()}: {exc}"))
+        self._end_hooks(decision)
+        self.hookrun.close()
         outcome = LoopOutcome(
             decision.reason, decision.message, iterations, self.clock.monotonic() - started, archived, advice
         )
@@ -380,6 +467,22 @@ class Loop:
             )
         )
         return outcome
+
+    def _end_hooks(self, decision: Decision) -> None:
+        """on_complete, on_error or on_halt, once the records are final; told why through the environment."""
+        assert decision.reason is not None
+        if decision.reason is ExitReason.COMPLETE:
+            event = "on_complete"
+        elif decision.reason in (ExitReason.ERROR, ExitReason.AGENT_ERROR):
+            event = "on_error"
+        else:
+            event = "on_halt"
+        extra = {
+            "RALPH_EXIT_REASON": decision.reason.value,
+            "RALPH_EXIT_CODE": str(decision.reason.exit_code),
+            "RALPH_EXIT_MESSAGE": one_line(decision.message, 1000),
+        }
+        self.hookrun.lifecycle(event, self._context(self.state.current_task), extra)
 
     def _guidance(self, decision: Decision) -> str:
         """What the user should do next, for the halts a guard caused."""
@@ -413,11 +516,13 @@ class Loop:
         task = view.next_task
         assert task is not None
         number = self.state.iteration + 1
+        self._hooks_ended(self.hookrun.collect())
         start = self._capture()
         prompt = self._prompt(number, task)
         log_path = self.paths.iteration_log(number)
+        context = self._context(task.id, number, log_path)
         signals_offset = signal_log.size(self.paths.signals)
-        self._begin(iteration, number, task, prompt, log_path)
+        self._begin(iteration, number, task, prompt, log_path, context)
 
         result = self._run_agent(prompt, number, task, log_path)
 
@@ -434,33 +539,96 @@ class Loop:
         if self.source.marks_done and broken is None and not interrupted and _says_done(task, result, analysis):
             notes += self.source.mark_done(task, iso(self.clock.now()))
             after_view = self.source.load()
+        clean = broken is None and not interrupted and _ran_clean(result)
+        checks = self._checks(context, view, after_view, analysis, clean)
+        if self.goal is not None and clean:
+            after_view, broken = self._apply_goal(analysis, checks, after_view)
         reading = read_iteration(analysis, task, after_view, changed, view_valid=broken is None)
-        passed = task.id in after_view.done_ids and broken is None
-        judged = self._judge(task, result, analysis, reading, passed, interrupted)
+        passed = task.id in after_view.done_ids and broken is None and not checks.failures
+        judged = self._judge(task, result, analysis, reading, passed, interrupted, checks.failed_claim(self.goal))
         if judged.counted:
-            progress = self._progress(start, end, changed, view, after_view) and not reading.question_only
-            self._count_in_breaker(number, result, progress)
-        decision = decide(self._observation(after_view, broken, analysis, judged, result))
+            progress = self._progress(start, end, changed, view, after_view) or checks.goal_changed
+            self._count_in_breaker(number, result, progress and checks.progress and not reading.question_only)
+        decision = decide(self._observation(after_view, broken, analysis, judged, result, checks))
         streaks = self.streaks
         notes += iteration_notes(analysis, reading, streaks, decision.refused_claim, self.config.blocked_threshold)
-        notes += judged.notes
+        notes += [*judged.notes, *checks.notes]
         marks = self._marks(task, judged, analysis.learnings)
         if decision.action is Action.RETRY:
             notes.append(self._undo_attempt(start, end, number, task))
         status = _status_word(result, judged, passed, reading, analysis)
         self.state.next_prompt_notes = self._next_prompt_notes(task, analysis, reading, decision, judged)
+        self.state.next_prompt_notes += checks.prompt_notes
         self._record_analysis(number, analysis, reading, decision, interrupted)
         self._record_guards(result, judged.limit, judged.usage_action)
 
+        commit = self._record_and_commit(
+            number,
+            task,
+            status,
+            result,
+            changed,
+            commit,
+            notes,
+            checks.info,
+            after_view,
+            analysis,
+            marks,
+            decision,
+            start,
+        )
+        self._finished(
+            iteration, number, task, status, result, changed, commit, after_view, notes, began, analysis, checks.info
+        )
+        if self.goal is not None and judged.counted and not interrupted:
+            self._per_iteration_hooks(context)
+        return after_view, decision
+
+    def _record_and_commit(
+        self,
+        number: int,
+        task: Task,
+        status: str,
+        result: AgentResult,
+        changed: list[str],
+        commit: str | None,
+        notes: list[str],
+        info: list[str],
+        view: TaskView,
+        analysis: Analysis,
+        marks: list[str],
+        decision: Decision,
+        start: git.WorkTree | None,
+    ) -> str | None:
+        """The iteration's records; then, with git.auto_commit, its commit. Returns the commit to show."""
         signals = [f"signals: {', '.join(analysis.signals)}"] if analysis.signals else []
+        interrupted = result.interrupted or self.cancel.is_set()
         committing = self._should_commit(decision, changed, interrupted)
         if committing:
             notes.append("changes committed by ralph (git.auto_commit)")
         self._record(
-            number, task, status, result, changed, commit, signals + notes, after_view, analysis.learnings, marks
+            number, task, status, result, changed, commit, signals + notes + info, view, analysis.learnings, marks
         )
         if committing:
             commit = self._auto_commit(task, start) or commit
+        return commit
+
+    def _finished(
+        self,
+        iteration: int,
+        number: int,
+        task: Task,
+        status: str,
+        result: AgentResult,
+        changed: list[str],
+        commit: str | None,
+        view: TaskView,
+        notes: list[str],
+        began: float,
+        analysis: Analysis,
+        info: list[str],
+    ) -> None:
+        """The iteration's metrics line, then its IterationFinished event."""
         metrics = self._metrics(number, task, status, result, len(changed))
         self.emit(
             IterationFinished(
@@ -471,15 +639,114 @@ class Loop:
                 result=result,
                 files_changed=tuple(changed),
                 commit=commit,
-                done=after_view.done_count,
-                total=after_view.total,
+                done=view.done_count,
+                total=view.total,
                 notes=tuple(notes),
                 wall_s=self.clock.monotonic() - began,
                 signals=analysis.signals,
                 metrics=metrics,
+                info=tuple(info),
             )
         )
-        return after_view, decision
+
+    # ------------------------------------------------------------------ hooks, gates and the goal
+
+    def _checks(
+        self, context: HookContext, before: TaskView, after: TaskView, analysis: Analysis, clean: bool
+    ) -> Checks:
+        """post_iteration hooks, then the quality gates when the iteration claims a task or completion."""
+        checks = Checks()
+        if not clean:
+            return checks
+        runs = self.hookrun.lifecycle("post_iteration", context)
+        refused = [run for run in runs if run.verify_failed]
+        if refused:
+            checks.verify_failed = tuple(f"post_iteration hook {run.name}" for run in refused)
+            for run in refused:
+                reason = _tail(run, 10)
+                checks.notes.append(f"verification failed: {run.summary()}; the iteration is not progress")
+                checks.prompt_notes.append(
+                    "the post_iteration check failed (verification failed)" + (f":\n{reason}" if reason else "")
+                )
+        checks.claimed = self._claims(before, after, analysis)
+        if checks.claimed and self.config.gates:
+            checks.gates = self.hookrun.run_gates(context)
+            report = checks.gates.report(self.paths.project_root)
+            checks.prompt_notes += report
+            checks.notes += [note.split("; the end of its output:", 1)[0] for note in report]
+            if report:
+                _append_log(context.transcript, "\n\n".join(report))
+        return checks
+
+    def _claims(self, before: TaskView, after: TaskView, analysis: Analysis) -> bool:
+        """Whether the iteration says something is done: a task newly done, a completion claim, or (goal
+        mode) steps reported complete."""
+        result = analysis.json_result
+        if (
+            self.goal is not None
+            and result is not None
+            and (result.completed_step_ids or result.status == "goal-complete")
+        ):
+            return True
+        return bool(after.done_ids - before.done_ids) or analysis.completion_claimed or after.all_done
+
+    def _apply_goal(self, analysis: Analysis, checks: Checks, view: TaskView) -> tuple[TaskView, RalphError | None]:
+        """The JSON result applied to PROGRESS.yaml; the view re-read."""
+        assert self.goal is not None
+        now = iso(self.clock.now())
+        try:
+            progress, applied = goals.apply_result(
+                self.goal.progress(), analysis.json_result, analysis.json_error, now=now, gate_failures=checks.failures
+            )
+            self.goal.save(progress)
+            checks.applied = applied
+            checks.notes += applied.notes
+            checks.info += applied.info
+            checks.prompt_notes += applied.prompt_notes
+            if analysis.completion_claimed and analysis.json_status != "goal-complete":
+                checks.claim_refused = (
+                    "in goal mode the goal is complete when a JSON result with status goal-complete says so, "
+                    "and ralph accepts it"
+                )
+            return self.source.load(), None
+        except RalphError as exc:
+            checks.notes.append(f"goal progress invalid: {exc}")
+            return view, exc
+
+    def _per_iteration_hooks(self, context: HookContext) -> None:
+        assert self.goal is not None
+        try:
+            hooks = self.goal.progress().hooks
+        except RalphError as exc:
+            self.emit(Notice("warning", f"per-iteration hooks skipped: {exc}"))
+            return
+        self.hookrun.per_iteration(hooks, context, lambda hook, run: self._hook_record(context.number, hook.id, run))
+
+    def _hooks_ended(self, finished: list[tuple[Hashable, CommandRun]]) -> None:
+        for key, run in finished:
+            assert isinstance(key, tuple)
+            hook_id, number = key
+            self._hook_record(number, hook_id, run)
+
+    def _hook_record(self, number: int, hook_id: str, run: CommandRun | None) -> None:
+        """hook-tasks in PROGRESS.yaml: spawned when a hook starts, completed or failed when it ends."""
+        if self.goal is None:
+            return
+        now = iso(self.clock.now())
+        try:
+            progress = self.goal.progress()
+            spawned = next(
+                (t.spawned_at for t in progress.hook_tasks if (t.iteration, t.hook_id) == (number, hook_id)), now
+            )
+            if run is None:
+                task = goals.HookTask(number, hook_id, "spawned", now)
+            else:
+                status = "completed" if run.ok else "failed"
+                task = goals.HookTask(number, hook_id, status, spawned, now, run.exit_code)
+                self.hookrun.tell(f"per-iteration hook {run.summary()}", run.ok)
+            self.goal.save(goals.record_hook(progress, task))
+        except (RalphError, OSError) as exc:  # a hook's record must never stop the loop
+            self.emit(Notice("warning", f"could not record hook {hook_id} of iteration {number}: {exc}"))
 
     def _reread(self, view: TaskView, notes: list[str]) -> tuple[TaskView, RalphError | None]:
         """The task source after the agent; when the agent left it invalid, the old view and the error."""
@@ -500,8 +767,9 @@ class Loop:
             )
         return notes
 
-    def _begin(self, iteration: int, number: int, task: Task, prompt: str, log_path: str) -> None:
-        """Everything written before the agent starts: its prompt, state.json, status.json."""
+    def _begin(self, iteration: int, number: int, task: Task, prompt: str, log_path: str, context: HookContext) -> None:
+        """Everything written before the agent starts: its prompt, state.json, status.json, PROGRESS.yaml's
+        stats; then the pre_iteration hooks."""
         with open(self.paths.iteration_prompt(number), "w", encoding="utf-8") as handle:
             handle.write(prompt)
         if self.state.current_task != task.id:
@@ -514,6 +782,9 @@ class Loop:
         self.status.retry_count = self.state.retry_count
         self.status.write(self.clock.now())
         self.emit(IterationStarted(iteration, number, self.config.max_iterations, task.id, task.title, log_path))
+        if self.goal is not None:
+            self.goal.save(goals.begin(self.goal.progress(), iso(self.clock.now()), self.config.max_iterations))
+        self.hookrun.lifecycle("pre_iteration", context)
 
     # ------------------------------------------------------------------ guards after the agent
 
@@ -525,6 +796,7 @@ class Loop:
         reading: IterationReading,
         passed: bool,
         interrupted: bool,
+        gate_failed: str | None = None,
     ) -> _Judged:
         """What the guards make of the iteration: counted or not, a failed attempt, a limit, a wrong model."""
         limit = None if interrupted else result.usage_limit
@@ -539,7 +811,9 @@ class Loop:
             test_only=reading.test_only,
             question_only=reading.question_only,
         )
-        task_failed = self._task_failure(task, result, analysis, reading) if counted and not passed else None
+        task_failed = (
+            (gate_failed or self._task_failure(task, result, analysis, reading)) if counted and not passed else None
+        )
         if task_failed:
             self.state.retry_count += 1
         if counted:
@@ -573,10 +847,18 @@ class Loop:
         )
 
     def _observation(
-        self, view: TaskView, broken: RalphError | None, analysis: Analysis, judged: _Judged, result: AgentResult
+        self,
+        view: TaskView,
+        broken: RalphError | None,
+        analysis: Analysis,
+        judged: _Judged,
+        result: AgentResult,
+        checks: Checks,
     ) -> Observation:
         counted = judged.counted
         return Observation(
+            gate_failures=checks.failures,
+            claim_refused=checks.refused,
             all_done=view.all_done and broken is None,
             open_ids=view.open_ids,
             claimed_complete=analysis.completion_claimed,
@@ -996,6 +1278,24 @@ def _says_done(task: Task, result: AgentResult, analysis: Analysis) -> bool:
     if analysis.done_ids:
         return task.id in analysis.done_ids
     return analysis.legacy == "done"
+
+
+def _ran_clean(result: AgentResult) -> bool:
+    """The agent ran to its end: its reply is worth reading for results (not failed, limited or cut off)."""
+    return not result.failed and result.usage_limit is None and result.error_kind is None and not result.interrupted
+
+
+def _tail(run: CommandRun, lines: int) -> str:
+    return "\n".join(run.tail.splitlines()[-lines:])
+
+
+def _append_log(path: str, text: str) -> None:
+    """A note of ralph's at the end of an iteration's log (what its checks said)."""
+    try:
+        with open(path, "a", encoding="utf-8") as handle:
+            handle.write(f"\n[ralph: {text}]\n")
+    except OSError:
+        pass  # the same text is in progress.txt and the next prompt
 
 
 def _read_bytes(path: str) -> bytes | None:

@@ -12,10 +12,16 @@ import re
 RALPH_DIR = ".ralph"
 # In the order they win when a folder holds more than one (a feature made by `ralph init` has
 # prd.json and an empty specs/ folder: it is a prd feature).
-KINDS = ("prd", "todo", "fix-plan", "stories")
+KINDS = ("prd", "todo", "fix-plan", "stories", "goal")
 FIX_PLAN_NAMES = ("fix_plan.md", "@fix_plan.md")
 _EPIC = re.compile(r"^epic-\d+$")
 _STORY = re.compile(r"^story-\d+\.\d+(?:-.+)?\.md$")
+# seed 001: `workflow: ralph` in SPRINT.yaml, `mode: ralph` in PROGRESS.yaml, as a top-level line
+_GOAL_MARKS = (
+    ("SPRINT.yaml", re.compile(rb"^workflow:[ \t]*[\"']?ralph[\"']?[ \t]*(?:#.*)?$", re.MULTILINE)),
+    ("PROGRESS.yaml", re.compile(rb"^mode:[ \t]*[\"']?ralph[\"']?[ \t]*(?:#.*)?$", re.MULTILINE)),
+)
+_GOAL_SCAN = 64 * 1024
 
 
 def fix_plan_file(folder: str) -> str | None:
@@ -44,6 +50,19 @@ def has_story_specs(folder: str) -> bool:
     return False
 
 
+def is_goal_workspace(folder: str) -> bool:
+    """Whether `folder` holds a goal workspace (seed 001), by a line of its SPRINT.yaml or PROGRESS.yaml."""
+    for name, mark in _GOAL_MARKS:
+        try:
+            with open(os.path.join(folder, name), "rb") as handle:
+                head = handle.read(_GOAL_SCAN)
+        except OSError:
+            continue
+        if mark.search(head):
+            return True
+    return False
+
+
 def detect(folder: str) -> str | None:
     """The kind of task source `folder` holds (one of KINDS), or None."""
     if os.path.isfile(os.path.join(folder, "prd.json")):
@@ -54,6 +73,8 @@ def detect(folder: str) -> str | None:
         return "fix-plan"
     if has_story_specs(folder):
         return "stories"
+    if is_goal_workspace(folder):
+        return "goal"
     return None
 
 
@@ -72,6 +93,6 @@ def detect_root(project_root: str) -> str | None:
 def missing_message(display: str) -> str:
     """The error for a folder that holds no task source at all."""
     return (
-        f"{display}: TODO.md not found in plan directory (nor prd.json, fix_plan.md, @fix_plan.md or "
-        f"specs/epic-N/story-N.M-*.md)"
+        f"{display}: TODO.md not found in plan directory (nor prd.json, fix_plan.md, @fix_plan.md, "
+        f"specs/epic-N/story-N.M-*.md or a SPRINT.yaml with workflow: ralph)"
     )

@@ -10,6 +10,7 @@ from ralphloop.protocols import TaskSource
 from ralphloop.tasks.detect import detect, fix_plan_file, missing_message
 from ralphloop.tasks.fix_plan import FixPlanSource
 from ralphloop.tasks.focus import OneTask, ResumeFrom
+from ralphloop.tasks.goal import GoalSource
 from ralphloop.tasks.prd_json import PrdSource
 from ralphloop.tasks.stories import StorySource
 from ralphloop.tasks.todo_md import TodoSource
@@ -49,6 +50,12 @@ def open_source(
             paths.dir, folder, paths.state, paths.progress, story_order=story_order, resume_from=resume_from
         )
         resume_from = None
+    elif kind == "goal":
+        if story or resume_from:
+            raise RalphError(
+                f"{folder}: a goal workspace plans its own steps: -s/--story and --resume-from do not apply"
+            )
+        source = GoalSource(paths.dir, folder, paths.project_root)
     else:
         raise RalphError(f"{folder}: unknown task format {kind!r}")
     if story:

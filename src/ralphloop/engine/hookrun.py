@@ -1,0 +1,232 @@
+"""The loop's side of hooks and quality gates: which to run when, with which variables, and where
+their output goes. Running a command is hooks.py's; what the results mean is the loop's.
+
+- lifecycle hooks (config `hooks:`): pre_run, pre_iteration, post_iteration, on_complete, on_error,
+  on_halt; a failure is a warning, except post_iteration's exit 75, "verification failed";
+- quality gates (config `quality_checks:`): run after an iteration that claims a task or completion;
+- per-iteration hooks (goal mode, SPRINT.yaml): `parallel: false` ones run in order before the next
+  iteration, `parallel: true` ones in the background; each run is a hook-tasks record.
+
+Every command gets the variables as environment variables (hooks.HookVars) and runs in the project
+root with its own process group, timeout and log under logs/hooks/.
+"""
+
+from __future__ import annotations
+
+import os
+from collections.abc import Callable, Hashable, Mapping
+from dataclasses import dataclass, replace
+
+from ralphloop.cancel import CancelToken
+from ralphloop.engine.goal import HookSpec
+from ralphloop.events import Notice
+from ralphloop.hooks import (
+    Background,
+    CommandRun,
+    CommandSpec,
+    HookVars,
+    LifecycleHooks,
+    run_command,
+    run_gates,
+    run_shell,
+    safe_name,
+    substitute,
+)
+from ralphloop.paths import FeaturePaths, display_path
+from ralphloop.process import ProcessLimits
+from ralphloop.protocols import Agent, AgentRequest, EventSink
+
+TAIL_LINES = 20  # of a failing gate's output, in the progress log and the next prompt
+
+
+@dataclass(frozen=True, slots=True)
+class HookContext:
+    """The variables of one iteration (or of the run, for pre_run and the end hooks)."""
+
+    number: int
+    task_id: str
+    transcript: str
+    sprint_id: str
+    phase_id: str
+
+    def variables(self) -> HookVars:
+        return HookVars(self.transcript, self.sprint_id, self.number, self.phase_id)
+
+
+@dataclass(frozen=True, slots=True)
+class GateVerdict:
+    """The quality gates after one iteration: () failures when none are configured or all pass."""
+
+    runs: tuple[CommandRun, ...] = ()
+
+    @property
+    def failures(self) -> tuple[str, ...]:
+        return tuple(run.name for run in self.runs if not run.ok)
+
+    def report(self, root: str) -> list[str]:
+        """One note per failing gate: its summary, the last lines of its output and its log."""
+        notes = []
+        for run in self.runs:
+            if run.ok:
+                continue
+            tail = "\n".join(run.tail.splitlines()[-TAIL_LINES:])
+            notes.append(
+                f"quality gate {run.summary()} (log: {display_path(run.log_path, root)})"
+                + (f"; the end of its output:\n{tail}" if tail.strip() else "")
+            )
+        return notes
+
+
+class HookRunner:
+    """Runs one loop's hooks and gates; `stop()` before the run's records are final."""
+
+    def __init__(
+        self,
+        *,
+        paths: FeaturePaths,
+        agent: Agent,
+        hooks: LifecycleHooks,
+        gates: tuple[CommandSpec, ...],
+        limits: ProcessLimits,
+        cancel: CancelToken,
+        emit: EventSink,
+        model: str | None = None,
+    ) -> None:
+        self.paths = paths
+        self.agent = agent
+        self.hooks = hooks
+        self.gates = gates
+        self.limits = replace(limits, timeout_s=hooks.timeout_s) if hooks.timeout_s else limits
+        self.gate_limits = limits
+        self.cancel = cancel
+        self.emit = emit
+        self.model = model
+        self.background = Background()
+        # The end hooks run after a Ctrl+C too (they are what tells the user the run stopped), so they
+        # get a token of their own; a second Ctrl+C still ends ralph at once.
+        self.end_cancel = CancelToken()
+        self.folder = os.path.join(paths.logs, "hooks")
+
+    def _env(self, context: HookContext, event: str) -> dict[str, str]:
+        return {
+            **context.variables().values(),
+            "RALPH_EVENT": event,
+            "RALPH_ITERATION": str(context.number),
+            "RALPH_FEATURE": self.paths.name,
+            "RALPH_FEATURE_DIR": self.paths.dir,
+            "RALPH_TASK_ID": context.task_id,
+        }
+
+    def _log(self, name: str, number: int) -> str:
+        os.makedirs(self.folder, exist_ok=True)
+        return os.path.join(self.folder, f"{safe_name(name)}-{number}.log")
+
+    # -------------------------------------------------------------- lifecycle hooks
+
+    def lifecycle(self, event: str, context: HookContext, extra: Mapping[str, str] | None = None) -> list[CommandRun]:
+        """Run `event`'s commands in order; each result is told as a notice (a failure as a warning)."""
+        runs = []
+        for spec in self.hooks.for_event(event):
+            if self.cancel.is_set() and event not in ("on_halt", "on_error", "on_complete"):
+                break
+            run = run_shell(
+                spec,
+                cwd=self.paths.project_root,
+                env={**self._env(context, event), **(extra or {})},
+                log_path=self._log(spec.name, context.number),
+                limits=self.limits,
+                # the end hooks run after a Ctrl+C too: they are what tells the user the run stopped
+                cancel=self.end_cancel if event.startswith("on_") else self.cancel,
+            )
+            runs.append(run)
+            self.tell(f"hook {run.summary()}", run.ok)
+        return runs
+
+    # -------------------------------------------------------------- quality gates
+
+    def run_gates(self, context: HookContext) -> GateVerdict:
+        if not self.gates:
+            return GateVerdict()
+        runs = run_gates(
+            self.gates,
+            cwd=self.paths.project_root,
+            env=self._env(context, "quality_check"),
+            logs_dir=self.folder,
+            iteration=context.number,
+            limits=self.gate_limits,
+            cancel=self.cancel,
+        )
+        for run in runs:
+            self.tell(f"quality gate {run.summary()}", run.ok)
+        return GateVerdict(runs)
+
+    # -------------------------------------------------------------- per-iteration hooks
+
+    def per_iteration(
+        self,
+        hooks: tuple[HookSpec, ...],
+        context: HookContext,
+        record: Callable[[HookSpec, CommandRun | None], None],
+    ) -> None:
+        """Sequential hooks now, in order; parallel ones started in the background. `record(hook, None)`
+        is called when a hook starts, `record(hook, run)` when it ends (for the background ones, from
+        `collect()` or `stop()`, on the loop's thread)."""
+        for hook in hooks:
+            if not hook.enabled or self.cancel.is_set():
+                continue
+            record(hook, None)
+            job = self._job(hook, context)
+            if hook.parallel:
+                self.background.start((hook.id, context.number), job)
+            else:
+                record(hook, job(self.cancel))
+
+    def _job(self, hook: HookSpec, context: HookContext) -> Callable[[CancelToken], CommandRun]:
+        env = self._env(context, "per_iteration")
+        log = self._log(f"{hook.id}", context.number)
+        name = f"{hook.id} (iteration {context.number})"
+        if hook.kind == "command":
+            spec = CommandSpec(name, hook.body)
+            return lambda cancel: run_shell(
+                spec, cwd=self.paths.project_root, env=env, log_path=log, limits=self.limits, cancel=cancel
+            )
+        # a prompt hook: the agent, with the prompt's variables filled in (it is text, never a shell's)
+        prompt = substitute(hook.body, context.variables().values())
+        prompt_file = log[: -len(".log")] + ".prompt.md"
+        with open(prompt_file, "w", encoding="utf-8") as handle:
+            handle.write(prompt)
+        request = AgentRequest(
+            prompt=prompt,
+            iteration=context.number,
+            project_root=self.paths.project_root,
+            feature_dir=self.paths.dir,
+            prompt_file=prompt_file,
+            task_id=context.task_id,
+            model=self.model,
+        )
+        command = self.agent.command(request)
+        command = replace(command, env={**command.env, **env})
+        return lambda cancel: run_command(
+            name, command, cwd=self.paths.project_root, log_path=log, limits=self.limits, cancel=cancel
+        )
+
+    def collect(self) -> list[tuple[Hashable, CommandRun]]:
+        """Background hooks that ended since the last look."""
+        return self.background.collect()
+
+    @property
+    def running(self) -> int:
+        return self.background.running
+
+    def stop(self, *, cancel: bool) -> list[tuple[Hashable, CommandRun]]:
+        """Wait for the background hooks (or stop them, when the run was interrupted)."""
+        if self.background.running:
+            what = "stopping" if cancel else "waiting for"
+            self.emit(Notice("info", f"{what} {self.background.running} background hook(s)"))
+        return self.background.stop(cancel=cancel)
+
+    def tell(self, message: str, ok: bool) -> None:
+        self.emit(Notice("info" if ok else "warning", message))
+
+    def close(self) -> None:
+        self.end_cancel.close()
