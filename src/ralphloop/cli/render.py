@@ -38,7 +38,13 @@ from ralphloop.exitcodes import ExitReason
 from ralphloop.records.metrics import METRICS_NAME, format_iteration, format_summary, summarize
 from ralphloop.textsafe import clean_text, one_line, strip_terminal_controls
 
-_TASKS_WORD = {"prd": "stories pass", "stories": "stories done", "todo": "tasks done", "fix-plan": "tasks done"}
+_TASKS_WORD = {
+    "prd": "stories pass",
+    "stories": "stories done",
+    "todo": "tasks done",
+    "fix-plan": "tasks done",
+    "goal": "steps done",
+}
 _COLOURS = {"ok": "32", "fail": "31", "warn": "33", "info": "36", "dim": "2", "bold": "1"}
 
 

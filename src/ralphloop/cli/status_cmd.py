@@ -19,7 +19,11 @@ if TYPE_CHECKING:
     from typing import Any
 
 
-_COUNTED = {"prd": "Stories:    {} / {} pass", "stories": "Stories:    {} / {} done"}
+_COUNTED = {
+    "prd": "Stories:    {} / {} pass",
+    "stories": "Stories:    {} / {} done",
+    "goal": "Steps:      {} / {} done (the goal itself included)",
+}
 
 
 def command(args: argparse.Namespace, argv: list[str]) -> int:

@@ -10,8 +10,9 @@ import sys
 from ralphloop.config import load_settings
 from ralphloop.errors import RalphError
 from ralphloop.paths import FeaturePaths, display_path, find_project_root, resolve_feature
-from ralphloop.tasks.detect import fix_plan_file, has_story_specs
+from ralphloop.tasks.detect import fix_plan_file, has_story_specs, is_goal_workspace
 from ralphloop.tasks.fix_plan import fix_plan_problems
+from ralphloop.tasks.goal import goal_problems
 from ralphloop.tasks.prd_json import prd_problems
 from ralphloop.tasks.problems import Problem
 from ralphloop.tasks.spec_md import spec_problems
@@ -67,8 +68,13 @@ def check_workspace(paths: FeaturePaths, story_order: tuple[str, ...] | None) ->
     if has_story_specs(paths.dir) or story_order:
         checked.append("specs/")
         problems += story_problems(paths.dir, display_path(paths.dir, cwd), story_order)
+    if is_goal_workspace(paths.dir) or os.path.isfile(os.path.join(paths.dir, "SPRINT.yaml")):
+        checked.append("SPRINT.yaml")
+        problems += goal_problems(paths.dir, display_path(paths.dir, cwd), paths.project_root)
     if not checked:
-        problems.append(Problem(paths.display(), "no task file (prd.json, TODO.md, fix_plan.md or specs/epic-N/)"))
+        problems.append(
+            Problem(paths.display(), "no task file (prd.json, TODO.md, fix_plan.md, specs/epic-N/ or SPRINT.yaml)")
+        )
     return checked, problems
 
 

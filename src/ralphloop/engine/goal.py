@@ -26,6 +26,9 @@ SPRINT_STATUSES = ("in-progress", "completed", "needs-human")
 DEFAULT_IDLE_THRESHOLD = 3
 # hook-tasks is state, rewritten whole each iteration: the oldest records go past this many
 MAX_HOOK_TASKS = 1000
+# steps listed in a prompt: every pending one up to this many, and the newest finished ones
+SHOWN_PENDING = 50
+SHOWN_FINISHED = 20
 
 
 @dataclass(frozen=True, slots=True)
@@ -185,7 +188,14 @@ def apply_result(
         return idle, Applied(valid=False, notes=(f"{why}: counted as no progress",), prompt_notes=(told,))
     notes: list[str] = [f"JSON result problem: {problem}" for problem in result.problems]
     info: list[str] = []
-    steps, completed, unknown = _complete(progress.steps, result.completed_step_ids, now)
+    prompt_notes: list[str] = []
+    claimed = result.completed_step_ids
+    if claimed and gate_failures:  # a step is done when its checks pass: until then it stays pending
+        why = f"steps not completed, the quality checks fail: {', '.join(gate_failures)}"
+        notes.append(f"{why} ({', '.join(claimed)})")
+        prompt_notes.append(f"{', '.join(claimed)}: {why}; fix what they report, then report the steps again")
+        claimed = ()
+    steps, completed, unknown = _complete(progress.steps, claimed, now)
     if unknown:
         notes.append(f"unknown step id(s) ignored: {', '.join(unknown)}")
     steps, added = _add(steps, result, iteration, now)
@@ -221,7 +231,7 @@ def apply_result(
         needs_human=result.status == "needs-human",
         notes=tuple(notes),
         info=tuple(info),
-        prompt_notes=(refused,) if refused else (),
+        prompt_notes=(*prompt_notes, refused) if refused else tuple(prompt_notes),
     )
     return progress, applied
 
@@ -292,7 +302,7 @@ def mode_section(progress: GoalProgress, progress_file: str) -> str:
     mode = mode_of(progress)
     iteration = progress.current_iteration + 1  # the section is written for the iteration about to start
     lines = [f"## Goal ({progress.sprint_id})", "", progress.goal.strip(), "", "## Steps", ""]
-    lines += [_step_line(step) for step in progress.steps] or ["(none yet)"]
+    lines += _step_lines(progress.steps, progress_file) or ["(none yet)"]
     lines += ["", f"## Mode: {mode}", ""]
     step = focus(progress)
     if mode == EXECUTING and step is not None:
@@ -324,6 +334,18 @@ def mode_section(progress: GoalProgress, progress_file: str) -> str:
         ]
     lines += ["", f"ralph keeps the steps in {progress_file}: do not edit it; report through the JSON result."]
     return "\n".join(lines)
+
+
+def _step_lines(steps: tuple[Step, ...], progress_file: str) -> list[str]:
+    """Every pending step, and the newest finished ones: the prompt must not grow with every step ever done."""
+    finished = [index for index, step in enumerate(steps) if not step.pending]
+    hidden = set(finished[:-SHOWN_FINISHED]) if len(finished) > SHOWN_FINISHED else set()
+    pending = [index for index, step in enumerate(steps) if step.pending]
+    hidden |= set(pending[SHOWN_PENDING:])
+    lines = [_step_line(step) for index, step in enumerate(steps) if index not in hidden]
+    if hidden:
+        lines.append(f"({len(hidden)} more steps, older finished ones and later pending ones, are in {progress_file})")
+    return lines
 
 
 def _step_line(step: Step) -> str:

@@ -34,7 +34,7 @@ _STATUS_STYLES = {
 }
 _CIRCUIT_STYLES = {"CLOSED": "green", "HALF_OPEN": "yellow", "OPEN": "bold red"}
 _LEVEL_STYLES = {"ok": "green", "fail": "red", "warn": "yellow", "info": "cyan"}
-_TASK_WORDS = {"prd": "stories pass", "stories": "stories done"}
+_TASK_WORDS = {"prd": "stories pass", "stories": "stories done", "goal": "steps done"}
 
 
 def safe(value: object, limit: int = 300) -> str:

@@ -14,6 +14,7 @@ every step so far is done.
 
 from __future__ import annotations
 
+import json
 import os
 import re
 from collections.abc import Mapping
@@ -40,6 +41,7 @@ from ralphloop.engine.goal import (
 from ralphloop.errors import RalphError
 from ralphloop.protocols import Task, TaskView
 from ralphloop.state.store import atomic_write_text
+from ralphloop.tasks.problems import Problem
 from ralphloop.textsafe import one_line
 
 SPRINT_NAME = "SPRINT.yaml"
@@ -65,6 +67,12 @@ class GoalSource:
         has_sprint = os.path.isfile(self.sprint_file)
         self.path = self.sprint_file if has_sprint else self.progress_file
         self._progress: GoalProgress | None = None
+        # PROGRESS.yaml as last read or written, by its stat: parsing it is the costly part of an
+        # iteration once it holds hundreds of records, and ralph is its only writer (the agent may still
+        # edit it: a changed stat reads it again).
+        self._saved: tuple[tuple[int, int, int], dict[str, Any]] | None = None
+        self._parsed: tuple[tuple[int, int, int], GoalProgress | None, GoalProgress] | None = None
+        self._sprint: GoalProgress | None = None  # SPRINT.yaml as last read
 
     def _shown(self, name: str) -> str:
         return f"{self.display}/{name}"
@@ -73,25 +81,20 @@ class GoalSource:
 
     def progress(self) -> GoalProgress:
         """PROGRESS.yaml with SPRINT.yaml's goal, settings and hooks over it (nothing is written)."""
-        saved = self._read_progress()
-        sprint = self._read_sprint()
-        if sprint is None:
-            if saved is None:
-                raise RalphError(f"{self.display}: neither {SPRINT_NAME} nor {PROGRESS_NAME} found")
+        sprint = self._sprint = self._read_sprint()
+        saved = self._read_progress(sprint)
+        if saved is not None:
             return saved
-        if saved is None:
-            return sprint
-        return replace(
-            saved,
-            sprint_id=sprint.sprint_id,
-            goal=sprint.goal,
-            idle_threshold=sprint.idle_threshold,
-            min_iterations=sprint.min_iterations,
-            hooks=sprint.hooks,
-        )
+        if sprint is None:
+            raise RalphError(f"{self.display}: neither {SPRINT_NAME} nor {PROGRESS_NAME} found")
+        return sprint
 
     def save(self, progress: GoalProgress) -> None:
-        atomic_write_text(self.progress_file, dump_progress(progress))
+        data = progress_data(progress)
+        atomic_write_text(self.progress_file, _dump(data))
+        key = _stat_key(self.progress_file)
+        self._saved = (key, data) if key else None
+        self._parsed = (key, self._sprint, progress) if key else None
 
     def _read_sprint(self) -> GoalProgress | None:
         shown = self._shown(SPRINT_NAME)
@@ -108,14 +111,23 @@ class GoalSource:
             )
         return _settings(data, shown, self.project_root, os.path.basename(os.path.abspath(self.folder)))
 
-    def _read_progress(self) -> GoalProgress | None:
+    def _read_progress(self, sprint: GoalProgress | None) -> GoalProgress | None:
         shown = self._shown(PROGRESS_NAME)
-        data = read_yaml_mapping(self.progress_file, shown)
+        key = _stat_key(self.progress_file)
+        if key is not None and self._parsed is not None and self._parsed[:2] == (key, sprint):
+            return self._parsed[2]
+        if key is not None and self._saved is not None and self._saved[0] == key:
+            data: dict[str, Any] | None = self._saved[1]
+        else:
+            data = read_yaml_mapping(self.progress_file, shown)
+            self._saved = (key, data) if key and data is not None else None
         if data is None:
             return None
         folder_name = os.path.basename(os.path.abspath(self.folder))
-        # with a SPRINT.yaml, its hooks replace PROGRESS.yaml's copy: that copy is not resolved again
-        return parse_progress(data, shown, self.project_root, folder_name, hooks=not os.path.isfile(self.sprint_file))
+        # with a SPRINT.yaml, its goal, settings and hooks replace PROGRESS.yaml's copies, which are not read
+        progress = parse_progress(data, shown, self.project_root, folder_name, sprint=sprint)
+        self._parsed = (key, sprint, progress) if key else None
+        return progress
 
     # -------------------------------------------------------------- the task source
 
@@ -148,12 +160,14 @@ class GoalSource:
         return []  # never called: marks_done is False
 
 
-def goal_problems(folder: str, display: str, project_root: str) -> list[str]:
-    """What is wrong with a goal workspace, for `ralph validate` ([] when it loads)."""
+def goal_problems(folder: str, display: str, project_root: str) -> list[Problem]:
+    """What is wrong with a goal workspace, for `ralph validate` ([] when it loads). Its files are read
+    as a run reads them, so the first problem is the one `ralph run` would stop at."""
     try:
         GoalSource(folder, display, project_root).load()
     except RalphError as exc:
-        return [str(exc)]
+        where, _, message = str(exc).partition(": ")
+        return [Problem(where, message) if message else Problem(display, where)]
     return []
 
 
@@ -294,16 +308,16 @@ def _workflow_body(data: Mapping[str, Any], rel: str) -> tuple[str, str]:
 
 
 def parse_progress(
-    data: Mapping[str, Any], shown: str, project_root: str, folder_name: str, *, hooks: bool = True
+    data: Mapping[str, Any], shown: str, project_root: str, folder_name: str, *, sprint: GoalProgress | None = None
 ) -> GoalProgress:
-    """PROGRESS.yaml, checked: a damaged file is named, never half-read."""
+    """PROGRESS.yaml, checked: a damaged file is named, never half-read. With `sprint` (SPRINT.yaml's
+    reading), only the state is read from it: the goal, the settings and the hooks are the sprint's."""
     if data.get("mode", "ralph") != "ralph":
         raise RalphError(f"{shown}: mode: expected ralph")
     status = data.get("status", "in-progress")
     if status not in SPRINT_STATUSES:
         raise RalphError(f"{shown}: status: expected one of {', '.join(SPRINT_STATUSES)}")
-    settings = {key: value for key, value in data.items() if hooks or key != "per-iteration-hooks"}
-    base = _settings(settings, shown, project_root, folder_name)
+    base = sprint or _settings(data, shown, project_root, folder_name)
     stats = _mapping(data.get("stats"), f"{shown}: stats")
     return replace(
         base,
@@ -449,28 +463,85 @@ def _step_data(step: Step) -> dict[str, Any]:
     return data
 
 
+def _stat_key(path: str) -> tuple[int, int, int] | None:
+    try:
+        stat = os.stat(path)
+    except OSError:
+        return None
+    return (stat.st_ino, stat.st_size, stat.st_mtime_ns)
+
+
 def dump_progress(progress: GoalProgress) -> str:
-    import yaml
+    return _dump(progress_data(progress))
 
-    base: Any = getattr(yaml, "CSafeDumper", yaml.SafeDumper)
 
-    class _Dumper(base):  # type: ignore[misc]
-        """Multi-line text (the goal, long prompts) as `|` blocks, as a person would write it."""
+def _dump(data: dict[str, Any]) -> str:
+    """PROGRESS.yaml's text. Its shape is fixed (mappings, lists, strings, numbers, null), so it is written
+    here rather than by PyYAML, which takes ~100 ms for a file of 500 steps and 1,000 hook records, every
+    time the file is saved; tests read every output back with PyYAML's safe loader."""
+    lines: list[str] = []
+    _mapping_lines(data, 0, lines)
+    return "\n".join(lines) + "\n"
 
-    def _text(dumper: Any, value: str) -> Any:
-        style = "|" if "\n" in value and not any(ch in value for ch in "\r\t") else None
-        return dumper.represent_scalar("tag:yaml.org,2002:str", value, style=style)
 
-    _Dumper.add_representer(str, _text)
-    text: str = yaml.dump(
-        progress_data(progress),
-        Dumper=_Dumper,
-        sort_keys=False,
-        allow_unicode=True,
-        default_flow_style=False,
-        width=100,
+def _mapping_lines(data: Mapping[str, Any], indent: int, lines: list[str], first: str | None = None) -> None:
+    pad = " " * indent
+    for number, (key, value) in enumerate(data.items()):
+        lead = first if number == 0 and first is not None else pad
+        if isinstance(value, dict) and value:
+            lines.append(f"{lead}{key}:")
+            _mapping_lines(value, indent + 2, lines)
+        elif isinstance(value, list) and value:
+            lines.append(f"{lead}{key}:")
+            for item in value:  # list items at the key's own indentation, as PyYAML writes them
+                if isinstance(item, dict) and item:
+                    _mapping_lines(item, indent + 2, lines, first=f"{pad}- ")
+                else:
+                    lines.append(f"{pad}- {_scalar(item, indent + 2)}")
+        else:
+            lines.append(f"{lead}{key}: {_scalar(value, indent + 2)}")
+
+
+_PLAIN = re.compile(r"[A-Za-z_][A-Za-z0-9_./-]*")
+# YAML 1.1 reads these bare words as booleans or null: they are quoted
+_RESERVED = frozenset({"y", "n", "yes", "no", "on", "off", "true", "false", "null"})
+# What YAML does not allow raw in a stream, and the line breaks it would fold: written as \u escapes
+_UNSAFE = re.compile("[\x00-\x08\x0b\x0c\x0e-\x1f\x7f-\x9f\u2028\u2029\ud800-\udfff\ufeff\ufffe\uffff]")
+
+
+def _scalar(value: Any, indent: int) -> str:
+    if value is None:
+        return "null"
+    if isinstance(value, bool):
+        return "true" if value else "false"
+    if isinstance(value, int):
+        return str(value)
+    if isinstance(value, dict | list):  # only empty ones get here
+        return "{}" if isinstance(value, dict) else "[]"
+    text = str(value)
+    if _PLAIN.fullmatch(text) and text.lower() not in _RESERVED:
+        return text
+    if _blockable(text):
+        pad = " " * indent
+        body = "\n".join(pad + line if line else "" for line in text.rstrip("\n").split("\n"))
+        return ("|" if text.endswith("\n") else "|-") + "\n" + body
+    quoted = json.dumps(text, ensure_ascii=False)
+    return _UNSAFE.sub(lambda match: f"\\u{ord(match.group()):04x}", quoted)
+
+
+def _blockable(text: str) -> bool:
+    """Multi-line text a `|` block keeps exactly: one final newline at most, no leading space on its first
+    line (that would need an indentation indicator), no trailing blanks, nothing YAML would change."""
+    return (
+        "\n" in text
+        and not text.endswith("\n\n")
+        and not text[:1].isspace()
+        and "\r" not in text
+        and "\t" not in text
+        and "\x85" not in text
+        and not _UNSAFE.search(text)
+        and not any(line != line.rstrip(" ") for line in text.split("\n"))
     )
-    return text
 
 
 def new_sprint(name: str) -> str:
