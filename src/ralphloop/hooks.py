@@ -397,8 +397,10 @@ def run_shell(
     cancel: CancelToken,
     stdin: bytes = b"",
 ) -> CommandRun:
-    """Run `spec.command` with `/bin/sh -c`, its hook variables quoted, `env` added to the environment."""
-    command = AgentCommand(argv=("/bin/sh", "-c", quote_variables(spec.command)), env=dict(env), stdin=stdin)
+    """Run `spec.command` with `/bin/sh -c`, `env` added to the environment; a bare reference to any variable
+    ralph sets (`env`'s names, the hook variables among them) is quoted, so a value is always one word."""
+    names = tuple(dict.fromkeys((*HOOK_VARIABLES, *(name for name in env if name.isidentifier()))))
+    command = AgentCommand(argv=("/bin/sh", "-c", quote_variables(spec.command, names)), env=dict(env), stdin=stdin)
     if spec.timeout_s is not None:
         limits = dataclasses.replace(limits, timeout_s=spec.timeout_s)
     return run_command(spec.name, command, cwd=cwd, log_path=log_path, limits=limits, cancel=cancel)

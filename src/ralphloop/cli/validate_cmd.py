@@ -68,7 +68,7 @@ def check_workspace(paths: FeaturePaths, story_order: tuple[str, ...] | None) ->
     if has_story_specs(paths.dir) or story_order:
         checked.append("specs/")
         problems += story_problems(paths.dir, display_path(paths.dir, cwd), story_order)
-    if is_goal_workspace(paths.dir) or os.path.isfile(os.path.join(paths.dir, "SPRINT.yaml")):
+    if is_goal_workspace(paths.dir):
         checked.append("SPRINT.yaml")
         problems += goal_problems(paths.dir, display_path(paths.dir, cwd), paths.project_root)
     if not checked:

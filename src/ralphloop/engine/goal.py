@@ -108,6 +108,10 @@ class GoalStore(Protocol):
 
     def save(self, progress: GoalProgress) -> None: ...
 
+    def saved_progress(self) -> GoalProgress:
+        """The progress as saved, even while the goal's settings file is being edited (for records)."""
+        ...
+
 
 def mode_of(progress: GoalProgress) -> str:
     """The mode of the iteration about to start."""

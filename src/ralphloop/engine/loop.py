@@ -166,6 +166,11 @@ class Checks:
     def refused(self) -> str | None:
         return self.claim_refused or (self.applied.refused if self.applied else None)
 
+    def told(self, decision: Decision) -> Decision:
+        """The decision as the notes tell it: a goal-complete refused by the goal's own rules is told once,
+        by the goal's notes, not again as a generic refused claim."""
+        return replace(decision, refused_claim=None) if self.applied and self.applied.refused else decision
+
     def failed_claim(self, goal: object) -> str | None:
         """Why a task claimed done failed its checks: a failed attempt, saved, undone and tried again.
         In goal mode the claimed steps just stay pending (goal.apply_result)."""
@@ -346,7 +351,10 @@ class Loop:
                 pass  # a damaged PROGRESS.yaml stops the loop elsewhere; the hooks still get the feature's name
             else:
                 sprint_id, phase = progress.sprint_id, goals.phase_id(progress)
-        return HookContext(number, task_id, transcript or self.paths.iteration_log(number), sprint_id, phase)
+        if not transcript:  # the run's hooks: the last iteration's log, when there was one
+            last = self.paths.iteration_log(number)
+            transcript = last if os.path.isfile(last) else ""
+        return HookContext(number, task_id, transcript, sprint_id, phase)
 
     def _guards_before(self) -> Decision | None:
         """Before an agent starts: the breaker (and its cooldown), the runtime budget, a rate-limit slot."""
@@ -551,13 +559,15 @@ class Loop:
             self._count_in_breaker(number, result, progress and checks.progress and not reading.question_only)
         decision = decide(self._observation(after_view, broken, analysis, judged, result, checks))
         streaks = self.streaks
-        notes += iteration_notes(analysis, reading, streaks, decision.refused_claim, self.config.blocked_threshold)
+        notes += iteration_notes(
+            analysis, reading, streaks, checks.told(decision).refused_claim, self.config.blocked_threshold
+        )
         notes += [*judged.notes, *checks.notes]
         marks = self._marks(task, judged, analysis.learnings)
         if decision.action is Action.RETRY:
-            notes.append(self._undo_attempt(start, end, number, task))
+            after_view = self._retry(start, end, number, task, after_view, notes)
         status = _status_word(result, judged, passed, reading, analysis)
-        self.state.next_prompt_notes = self._next_prompt_notes(task, analysis, reading, decision, judged)
+        self.state.next_prompt_notes = self._next_prompt_notes(task, analysis, reading, checks.told(decision), judged)
         self.state.next_prompt_notes += checks.prompt_notes
         self._record_analysis(number, analysis, reading, decision, interrupted)
         self._record_guards(result, judged.limit, judged.usage_action)
@@ -734,7 +744,7 @@ class Loop:
             return
         now = iso(self.clock.now())
         try:
-            progress = self.goal.progress()
+            progress = self.goal.saved_progress()
             spawned = next(
                 (t.spawned_at for t in progress.hook_tasks if (t.iteration, t.hook_id) == (number, hook_id)), now
             )
@@ -1015,6 +1025,20 @@ class Loop:
             self.status.model = result.model
         self.status.cost_usd, self.status.tokens = self.spent.cost_usd, self.spent.tokens
         self.status.retry_count = self.state.retry_count
+
+    def _retry(
+        self,
+        start: git.WorkTree | None,
+        end: git.WorkTree | None,
+        number: int,
+        task: Task,
+        view: TaskView,
+        notes: list[str],
+    ) -> TaskView:
+        """Undo the failed attempt; the task file is then read again, since the undo put it back too (a
+        story the attempt marked done is open again, and is the one to retry)."""
+        notes.append(self._undo_attempt(start, end, number, task))
+        return self._reread(view, notes)[0]
 
     def _undo_attempt(self, start: git.WorkTree | None, end: git.WorkTree | None, number: int, task: Task) -> str:
         """Save the failed attempt (a git ref and a patch), then put the workspace back as it was at its start."""

@@ -16,11 +16,8 @@ KINDS = ("prd", "todo", "fix-plan", "stories", "goal")
 FIX_PLAN_NAMES = ("fix_plan.md", "@fix_plan.md")
 _EPIC = re.compile(r"^epic-\d+$")
 _STORY = re.compile(r"^story-\d+\.\d+(?:-.+)?\.md$")
-# seed 001: `workflow: ralph` in SPRINT.yaml, `mode: ralph` in PROGRESS.yaml, as a top-level line
-_GOAL_MARKS = (
-    ("SPRINT.yaml", re.compile(rb"^workflow:[ \t]*[\"']?ralph[\"']?[ \t]*(?:#.*)?$", re.MULTILINE)),
-    ("PROGRESS.yaml", re.compile(rb"^mode:[ \t]*[\"']?ralph[\"']?[ \t]*(?:#.*)?$", re.MULTILINE)),
-)
+# seed 001: a PROGRESS.yaml alone is a goal workspace when a top-level line says `mode: ralph`
+_GOAL_MODE = re.compile(rb"^mode:[ \t]*[\"']?ralph[\"']?[ \t]*(?:#.*)?$", re.MULTILINE)
 _GOAL_SCAN = 64 * 1024
 
 
@@ -51,16 +48,15 @@ def has_story_specs(folder: str) -> bool:
 
 
 def is_goal_workspace(folder: str) -> bool:
-    """Whether `folder` holds a goal workspace (seed 001), by a line of its SPRINT.yaml or PROGRESS.yaml."""
-    for name, mark in _GOAL_MARKS:
-        try:
-            with open(os.path.join(folder, name), "rb") as handle:
-                head = handle.read(_GOAL_SCAN)
-        except OSError:
-            continue
-        if mark.search(head):
-            return True
-    return False
+    """Whether `folder` holds a goal workspace (seed 001): a SPRINT.yaml (one whose workflow is not ralph's
+    is then reported as such, which says more than "no task file"), or a PROGRESS.yaml in ralph mode."""
+    if os.path.isfile(os.path.join(folder, "SPRINT.yaml")):
+        return True
+    try:
+        with open(os.path.join(folder, "PROGRESS.yaml"), "rb") as handle:
+            return _GOAL_MODE.search(handle.read(_GOAL_SCAN)) is not None
+    except OSError:
+        return False
 
 
 def detect(folder: str) -> str | None:
@@ -94,5 +90,5 @@ def missing_message(display: str) -> str:
     """The error for a folder that holds no task source at all."""
     return (
         f"{display}: TODO.md not found in plan directory (nor prd.json, fix_plan.md, @fix_plan.md, "
-        f"specs/epic-N/story-N.M-*.md or a SPRINT.yaml with workflow: ralph)"
+        f"specs/epic-N/story-N.M-*.md or SPRINT.yaml)"
     )

@@ -153,8 +153,19 @@ class GoalSource:
         return TaskView(tasks=(*steps, goal), next_task=current)
 
     def describe(self, task: Task) -> str:
-        progress = self._progress or self.progress()
-        return mode_section(progress, self._shown(PROGRESS_NAME))
+        # read again (cheap when nothing changed): a hook may have edited SPRINT.yaml since the last load
+        return mode_section(self.progress(), self._shown(PROGRESS_NAME))
+
+    def saved_progress(self) -> GoalProgress:
+        """PROGRESS.yaml with the last valid SPRINT.yaml over it: for records (a hook's end) that must be
+        kept while the user is in the middle of editing SPRINT.yaml."""
+        try:
+            return self.progress()
+        except RalphError:
+            saved = self._read_progress(self._sprint)
+            if saved is None:
+                raise
+            return saved
 
     def mark_done(self, task: Task, when: str) -> list[str]:
         return []  # never called: marks_done is False
@@ -239,6 +250,8 @@ def _hook_list(items: list[Any], shown: str, project_root: str, *, enabled_defau
         if not isinstance(item, dict):
             raise RalphError(f"{where}: expected a mapping with id and prompt, command or workflow")
         hook_id = item.get("id")
+        if isinstance(hook_id, bool):
+            raise RalphError(f"{where}: id: YAML reads a bare on/off/yes/no as true or false: quote the id")
         if not isinstance(hook_id, str) or not hook_id.strip():
             raise RalphError(f"{where}: id: expected a name")
         where = f"{shown}: per-iteration-hooks {hook_id!r}"
