@@ -572,7 +572,7 @@ class Loop:
         self._record_analysis(number, analysis, reading, decision, interrupted)
         self._record_guards(result, judged.limit, judged.usage_action)
 
-        commit = self._record_and_commit(
+        commit = self._record(
             number,
             task,
             status,
@@ -594,7 +594,7 @@ class Loop:
             self._per_iteration_hooks(context)
         return after_view, decision
 
-    def _record_and_commit(
+    def _record(
         self,
         number: int,
         task: Task,
@@ -616,9 +616,38 @@ class Loop:
         committing = self._should_commit(decision, changed, interrupted)
         if committing:
             notes.append("changes committed by ralph (git.auto_commit)")
-        self._record(
-            number, task, status, result, changed, commit, signals + notes + info, view, analysis.learnings, marks
+        now = iso(self.clock.now())
+        exit_text = "not started" if result.exit_code is None else f"exit {result.exit_code}"
+        if result.timed_out:
+            exit_text = "timed out"
+        agent_line = f"{self.agent.name} · {exit_text} · {format_duration(result.duration_s)}"
+        append_entry(
+            self.paths.progress,
+            ProgressEntry(
+                iteration=number,
+                date=now,
+                story=f"{task.id} - {task.title}",
+                status=status,
+                files_changed=changed,
+                learnings=analysis.learnings,
+                commit=commit,
+                agent=agent_line,
+                notes=signals + notes + info,
+                marks=tuple(marks),
+            ),
         )
+        self.state.completed_ids = _completed(self.state.completed_ids, view)
+        if status == "complete":
+            self.state.retry_count = 0
+            self.status.retry_count = 0
+        self.state.streaks = self.streaks.counts()
+        self.state.last_outcome = LastOutcome(number, task.id, status, result.exit_code, result.error, now)
+        self.state.updated_at = now
+        self.state.save(self.paths.state)
+        self._set_counts(view)
+        self.status.last_outcome = f"iteration {number}: {status} ({task.id})"
+        self.status.write(self.clock.now())
+
         if committing:
             commit = self._auto_commit(task, start) or commit
         return commit
@@ -1222,51 +1251,6 @@ class Loop:
         if now - self.activity_written >= 1.0:
             self.activity_written = now
             self.status.write(self.clock.now())
-
-    def _record(
-        self,
-        number: int,
-        task: Task,
-        status: str,
-        result: AgentResult,
-        changed: list[str],
-        commit: str | None,
-        notes: list[str],
-        view: TaskView,
-        learnings: tuple[str, ...] = (),
-        marks: list[str] | None = None,
-    ) -> None:
-        now = iso(self.clock.now())
-        exit_text = "not started" if result.exit_code is None else f"exit {result.exit_code}"
-        if result.timed_out:
-            exit_text = "timed out"
-        agent_line = f"{self.agent.name} · {exit_text} · {format_duration(result.duration_s)}"
-        append_entry(
-            self.paths.progress,
-            ProgressEntry(
-                iteration=number,
-                date=now,
-                story=f"{task.id} - {task.title}",
-                status=status,
-                files_changed=changed,
-                learnings=learnings,
-                commit=commit,
-                agent=agent_line,
-                notes=notes,
-                marks=tuple(marks or ()),
-            ),
-        )
-        self.state.completed_ids = _completed(self.state.completed_ids, view)
-        if status == "complete":
-            self.state.retry_count = 0
-            self.status.retry_count = 0
-        self.state.streaks = self.streaks.counts()
-        self.state.last_outcome = LastOutcome(number, task.id, status, result.exit_code, result.error, now)
-        self.state.updated_at = now
-        self.state.save(self.paths.state)
-        self._set_counts(view)
-        self.status.last_outcome = f"iteration {number}: {status} ({task.id})"
-        self.status.write(self.clock.now())
 
     def _metrics(self, number: int, task: Task, status: str, result: AgentResult, files: int) -> dict[str, Any]:
         """Append this iteration's line to ralph_metrics.jsonl (seed 004's schema, plus cost and outcome)."""
