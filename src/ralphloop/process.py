@@ -28,6 +28,9 @@ _DRAIN_LIMIT_S = 2.0
 _TRUNCATED = b"\n[ralph: log limit reached; the rest of this iteration's output is read but not logged]\n"
 
 OutputHook = Callable[[str, bytes], None]
+# Every process group started here and still running (agents, hooks in threads, gates): a second Ctrl+C
+# kills them all before ralph quits at once, so nothing outlives it.
+LIVE_GROUPS: set[int] = set()
 
 
 @dataclass(frozen=True, slots=True)
@@ -130,6 +133,7 @@ def run_agent_process(
             exit_code=None, duration_s=monotonic() - started, start_error=f"{command.argv[0]}: {reason}"
         )
     cancel.active_pgid = proc.pid
+    LIVE_GROUPS.add(proc.pid)
     try:
         pump = _Pump(proc, command.stdin, log, cancel, on_stdout, on_output)
         ending = pump.run(deadline=started + limits.timeout_s, monotonic=monotonic)
@@ -140,6 +144,7 @@ def run_agent_process(
         exit_code = proc.wait()
     finally:
         cancel.active_pgid = None
+        LIVE_GROUPS.discard(proc.pid)
         pump.close()
         log.close()
     return ProcessOutcome(

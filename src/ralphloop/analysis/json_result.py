@@ -11,6 +11,7 @@ quoted). A result with a wrong field type keeps what is right and names the rest
 from __future__ import annotations
 
 import json
+import re
 from dataclasses import dataclass
 
 from ralphloop.textsafe import clean_text, strip_terminal_controls
@@ -74,6 +75,14 @@ def parse_result(body: str) -> tuple[JsonResult | None, str | None]:
     )
 
 
+_SURROGATE = re.compile("[\ud800-\udfff]")
+
+
+def _whole(text: str) -> str:
+    """JSON may hold half a character (a lone `\\ud83d`): no file can store it, so it becomes U+FFFD."""
+    return _SURROGATE.sub("\ufffd", text)
+
+
 def _reason(exc: ValueError) -> str:
     return exc.msg if isinstance(exc, json.JSONDecodeError) else str(exc)
 
@@ -85,7 +94,7 @@ def _text(data: dict[str, object], key: str, problems: list[str], prefix: str = 
     if not isinstance(value, str):
         problems.append(f"{prefix}{key}: expected a string")
         return ""
-    return strip_terminal_controls(value[:MAX_TEXT])  # decoded from JSON: escapes may only appear now
+    return _whole(strip_terminal_controls(value[:MAX_TEXT]))  # decoded from JSON: escapes may only appear now
 
 
 def _ids(value: object, problems: list[str]) -> tuple[str, ...]:
@@ -95,7 +104,7 @@ def _ids(value: object, problems: list[str]) -> tuple[str, ...]:
         problems.append("completedStepIds: expected a list")
         return ()
     ids = [
-        clean_text(str(item))
+        _whole(clean_text(str(item)))
         for item in value[:MAX_ITEMS]
         if isinstance(item, str | int) and not isinstance(item, bool)
     ]
@@ -113,12 +122,12 @@ def _steps(value: object, problems: list[str]) -> tuple[PendingStep, ...]:
     steps: list[PendingStep] = []
     for index, item in enumerate(value[:MAX_ITEMS]):
         if isinstance(item, str):  # a bare string is a new step's prompt
-            steps.append(PendingStep(None, strip_terminal_controls(item[:MAX_TEXT])))
+            steps.append(PendingStep(None, _whole(strip_terminal_controls(item[:MAX_TEXT]))))
             continue
         if not isinstance(item, dict) or not isinstance(item.get("prompt"), str):
             problems.append(f"pendingSteps[{index}]: expected {{id, prompt}}")
             continue
         step_id = item.get("id")
-        prompt = strip_terminal_controls(item["prompt"][:MAX_TEXT])
-        steps.append(PendingStep(clean_text(str(step_id)) if step_id is not None else None, prompt))
+        prompt = _whole(strip_terminal_controls(item["prompt"][:MAX_TEXT]))
+        steps.append(PendingStep(_whole(clean_text(str(step_id))) if step_id is not None else None, prompt))
     return tuple(steps)

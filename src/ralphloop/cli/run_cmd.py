@@ -37,7 +37,7 @@ from ralphloop.paths import (
     ralph_home,
     resolve_feature,
 )
-from ralphloop.process import ProcessLimits, kill_group_now
+from ralphloop.process import LIVE_GROUPS, ProcessLimits, kill_group_now
 from ralphloop.prompt import load_template
 from ralphloop.protocols import SystemClock, TaskSource
 from ralphloop.records.events import EventLog
@@ -397,8 +397,9 @@ def _glob_escape(path: str) -> str:
 def _install_signal_handlers(cancel: CancelToken, screen: TerminalGuard | None = None) -> dict[int, Any]:
     def handler(signum: int, frame: object) -> None:
         if cancel.is_set():  # the second Ctrl+C: no more waiting for anything
-            if cancel.active_pgid:
-                kill_group_now(cancel.active_pgid)
+            # the agent, and every hook or gate still running (background hooks have tokens of their own)
+            for pgid in {*list(LIVE_GROUPS), *([cancel.active_pgid] if cancel.active_pgid else [])}:
+                kill_group_now(pgid)
             os.write(2, b"\nralph: stopped at once\n")
             if screen is not None:
                 screen.restore()  # os._exit skips every `finally`: the terminal's modes and cursor back here

@@ -112,6 +112,10 @@ class GoalStore(Protocol):
         """The progress as saved, even while the goal's settings file is being edited (for records)."""
         ...
 
+    def restore_own(self) -> bool:
+        """Put back the progress as last saved when someone else changed the file; True when it did."""
+        ...
+
 
 def mode_of(progress: GoalProgress) -> str:
     """The mode of the iteration about to start."""

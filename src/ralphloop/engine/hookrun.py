@@ -14,6 +14,7 @@ root with its own process group, timeout and log under logs/hooks/.
 from __future__ import annotations
 
 import os
+import select
 from collections.abc import Callable, Hashable, Mapping
 from dataclasses import dataclass, replace
 
@@ -175,7 +176,11 @@ class HookRunner:
             if not hook.enabled or self.cancel.is_set():
                 continue
             record(hook, None)
-            job = self._job(hook, context)
+            try:
+                job = self._job(hook, context)
+            except OSError as exc:  # its prompt file cannot be written: a failed run, never a stopped loop
+                record(hook, CommandRun(hook.id, None, 0.0, "", start_error=f"cannot start: {exc}"))
+                continue
             if hook.parallel:
                 self.background.start((hook.id, context.number), job)
             else:
@@ -223,7 +228,14 @@ class HookRunner:
         if self.background.running:
             what = "stopping" if cancel else "waiting for"
             self.emit(Notice("info", f"{what} {self.background.running} background hook(s)"))
-        return self.background.stop(cancel=cancel)
+        finished: list[tuple[Hashable, CommandRun]] = []
+        while not cancel and self.background.running:  # a Ctrl+C while waiting stops them
+            if self.cancel.is_set():
+                cancel = True
+                break
+            select.select([self.cancel.fileno()], [], [], 0.1)
+            finished += self.background.collect()
+        return finished + self.background.stop(cancel=cancel)
 
     def tell(self, message: str, ok: bool) -> None:
         self.emit(Notice("info" if ok else "warning", message))

@@ -312,7 +312,9 @@ class Loop:
                 if stop is not None:
                     decision = stop
                     break
-                assert view.next_task is not None
+                if view.next_task is None:  # every task done, yet not complete: the gates failed
+                    decision = self._already_done()
+                    break
                 iterations += 1
                 view, decision = self._iteration(self.counted + 1, view)
                 if decision.wait_s > 0 and decision.action in (Action.WAIT, Action.RETRY):
@@ -536,26 +538,26 @@ class Loop:
 
         notes = [f"agent failed: {result.error}"] if result.error and not result.interrupted else []
         after_view, broken = self._reread(view, notes)
-        end = self._capture()
-        changed = self._changed(start, end)
-        commit = end.head[:12] if end and end.head and (start is None or end.head != start.head) else None
         interrupted = result.interrupted or self.cancel.is_set()
-
         new = signal_log.read_new(self.paths.signals, signals_offset, number)
         analysis = with_records(analyze(result.final_text, prompt), new.records)
         notes += new.problems
         if self.source.marks_done and broken is None and not interrupted and _says_done(task, result, analysis):
             notes += self.source.mark_done(task, iso(self.clock.now()))
             after_view = self.source.load()
+        # after ralph's own mark: undoing a refused attempt must undo the mark too
+        end = self._capture()
+        changed = self._changed(start, end)
+        commit = end.head[:12] if end and end.head and (start is None or end.head != start.head) else None
         clean = broken is None and not interrupted and _ran_clean(result)
-        checks = self._checks(context, view, after_view, analysis, clean)
+        checks = self._checks(context, view, after_view, analysis, clean, settled=broken is None and not interrupted)
         if self.goal is not None and clean:
             after_view, broken = self._apply_goal(analysis, checks, after_view)
         reading = read_iteration(analysis, task, after_view, changed, view_valid=broken is None)
         passed = task.id in after_view.done_ids and broken is None and not checks.failures
         judged = self._judge(task, result, analysis, reading, passed, interrupted, checks.failed_claim(self.goal))
         if judged.counted:
-            progress = self._progress(start, end, changed, view, after_view) or checks.goal_changed
+            progress = self._made_progress(task, start, end, changed, view, after_view) or checks.goal_changed
             self._count_in_breaker(number, result, progress and checks.progress and not reading.question_only)
         decision = decide(self._observation(after_view, broken, analysis, judged, result, checks))
         streaks = self.streaks
@@ -691,11 +693,25 @@ class Loop:
     # ------------------------------------------------------------------ hooks, gates and the goal
 
     def _checks(
-        self, context: HookContext, before: TaskView, after: TaskView, analysis: Analysis, clean: bool
+        self,
+        context: HookContext,
+        before: TaskView,
+        after: TaskView,
+        analysis: Analysis,
+        clean: bool,
+        *,
+        settled: bool,
     ) -> Checks:
-        """post_iteration hooks, then the quality gates when the iteration claims a task or completion."""
+        """post_iteration hooks, then the quality gates when the iteration claims a task or completion.
+        After a failed agent run only the gates run, and only when every task looks done: that is a
+        completion the gates must confirm, whoever made it."""
         checks = Checks()
+        if self.goal is not None and analysis.completion_claimed and not clean:
+            checks.claim_refused = "the agent's run did not end cleanly: its completion claim is not taken"
         if not clean:
+            if settled and after.all_done and self.config.gates:
+                checks.claimed = True
+                self._gate(checks, context)
             return checks
         runs = self.hookrun.lifecycle("post_iteration", context)
         refused = [run for run in runs if run.verify_failed]
@@ -709,13 +725,17 @@ class Loop:
                 )
         checks.claimed = self._claims(before, after, analysis)
         if checks.claimed and self.config.gates:
-            checks.gates = self.hookrun.run_gates(context)
-            report = checks.gates.report(self.paths.project_root)
-            checks.prompt_notes += report
-            checks.notes += [note.split("; the end of its output:", 1)[0] for note in report]
-            if report:
-                _append_log(context.transcript, "\n\n".join(report))
+            self._gate(checks, context)
         return checks
+
+    def _gate(self, checks: Checks, context: HookContext) -> None:
+        """Run the quality gates; what fails goes to the iteration's log, progress.txt and the next prompt."""
+        checks.gates = self.hookrun.run_gates(context)
+        report = checks.gates.report(self.paths.project_root)
+        checks.prompt_notes += report
+        checks.notes += [note.split("; the end of its output:", 1)[0] for note in report]
+        if report:
+            _append_log(context.transcript, "\n\n".join(report))
 
     def _claims(self, before: TaskView, after: TaskView, analysis: Analysis) -> bool:
         """Whether the iteration says something is done: a task newly done, a completion claim, or (goal
@@ -788,7 +808,12 @@ class Loop:
             self.emit(Notice("warning", f"could not record hook {hook_id} of iteration {number}: {exc}"))
 
     def _reread(self, view: TaskView, notes: list[str]) -> tuple[TaskView, RalphError | None]:
-        """The task source after the agent; when the agent left it invalid, the old view and the error."""
+        """The task source after the agent; when the agent left it invalid, the old view and the error.
+        In goal mode PROGRESS.yaml is ralph's alone: an edit the agent made is undone first."""
+        if self.goal is not None and self.goal.restore_own():
+            notes.append(
+                "PROGRESS.yaml was edited during the iteration: ralph's copy is back (report through the JSON result)"
+            )
         try:
             return self.source.load(), None
         except RalphError as exc:  # recorded, then the decision table stops the loop
@@ -1111,6 +1136,21 @@ class Loop:
             return []
         names = git.changed_between(self.paths.project_root, start, end)
         return [name for name in names if not self.paths.is_runtime(os.path.join(self.git_root, name))]
+
+    def _made_progress(
+        self,
+        task: Task,
+        start: git.WorkTree | None,
+        end: git.WorkTree | None,
+        changed: list[str],
+        before: TaskView,
+        after: TaskView,
+    ) -> bool:
+        """Progress by files, commits or tasks. In goal mode a planning or reflecting iteration makes progress
+        by its steps only: files a background hook wrote meanwhile must not keep an idle goal loop alive."""
+        if self.goal is not None and task.id == goals.GOAL_TASK_ID:
+            return False
+        return self._progress(start, end, changed, before, after)
 
     def _progress(
         self,

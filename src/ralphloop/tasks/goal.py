@@ -49,6 +49,7 @@ PROGRESS_NAME = "PROGRESS.yaml"
 WORKFLOWS_DIR = os.path.join(".claude", "workflows")
 # `.claude/workflows/ralph.yaml` defines hooks a SPRINT.yaml can switch on by id (seed 001).
 RALPH_WORKFLOW = "ralph"
+MAX_HOOK_ID = 100  # it names the hook's log files
 _WORKFLOW_NAME = re.compile(r"^[A-Za-z0-9][A-Za-z0-9._:@-]*$")
 
 
@@ -73,6 +74,7 @@ class GoalSource:
         self._saved: tuple[tuple[int, int, int], dict[str, Any]] | None = None
         self._parsed: tuple[tuple[int, int, int], GoalProgress | None, GoalProgress] | None = None
         self._sprint: GoalProgress | None = None  # SPRINT.yaml as last read
+        self._own: tuple[tuple[int, int, int], GoalProgress] | None = None  # as ralph last wrote it
 
     def _shown(self, name: str) -> str:
         return f"{self.display}/{name}"
@@ -95,6 +97,7 @@ class GoalSource:
         key = _stat_key(self.progress_file)
         self._saved = (key, data) if key else None
         self._parsed = (key, self._sprint, progress) if key else None
+        self._own = (key, progress) if key else None
 
     def _read_sprint(self) -> GoalProgress | None:
         shown = self._shown(SPRINT_NAME)
@@ -155,6 +158,14 @@ class GoalSource:
     def describe(self, task: Task) -> str:
         # read again (cheap when nothing changed): a hook may have edited SPRINT.yaml since the last load
         return mode_section(self.progress(), self._shown(PROGRESS_NAME))
+
+    def restore_own(self) -> bool:
+        """PROGRESS.yaml as ralph last wrote it, when anything else changed it since (the agent must report
+        through its JSON result: an edited `ralph-exit` must not complete the goal)."""
+        if self._own is None or _stat_key(self.progress_file) == self._own[0]:
+            return False
+        self.save(self._own[1])
+        return True
 
     def saved_progress(self) -> GoalProgress:
         """PROGRESS.yaml with the last valid SPRINT.yaml over it: for records (a hook's end) that must be
@@ -252,8 +263,8 @@ def _hook_list(items: list[Any], shown: str, project_root: str, *, enabled_defau
         hook_id = item.get("id")
         if isinstance(hook_id, bool):
             raise RalphError(f"{where}: id: YAML reads a bare on/off/yes/no as true or false: quote the id")
-        if not isinstance(hook_id, str) or not hook_id.strip():
-            raise RalphError(f"{where}: id: expected a name")
+        if not isinstance(hook_id, str) or not hook_id.strip() or len(hook_id) > MAX_HOOK_ID:
+            raise RalphError(f"{where}: id: expected a name of at most {MAX_HOOK_ID} characters")
         where = f"{shown}: per-iteration-hooks {hook_id!r}"
         kinds = [kind for kind in ("prompt", "command", "workflow") if item.get(kind) is not None]
         if len(kinds) != 1:
@@ -519,7 +530,8 @@ _PLAIN = re.compile(r"[A-Za-z_][A-Za-z0-9_./-]*")
 # YAML 1.1 reads these bare words as booleans or null: they are quoted
 _RESERVED = frozenset({"y", "n", "yes", "no", "on", "off", "true", "false", "null"})
 # What YAML does not allow raw in a stream, and the line breaks it would fold: written as \u escapes
-_UNSAFE = re.compile("[\x00-\x08\x0b\x0c\x0e-\x1f\x7f-\x9f\u2028\u2029\ud800-\udfff\ufeff\ufffe\uffff]")
+_UNSAFE = re.compile("[\x00-\x08\x0b\x0c\x0e-\x1f\x7f-\x9f\u2028\u2029\ufeff\ufffe\uffff]")
+_SURROGATE = re.compile("[\ud800-\udfff]")  # half a character: YAML cannot hold it, even escaped
 
 
 def _scalar(value: Any, indent: int) -> str:
@@ -531,7 +543,7 @@ def _scalar(value: Any, indent: int) -> str:
         return str(value)
     if isinstance(value, dict | list):  # only empty ones get here
         return "{}" if isinstance(value, dict) else "[]"
-    text = str(value)
+    text = _SURROGATE.sub("\ufffd", str(value))
     if _PLAIN.fullmatch(text) and text.lower() not in _RESERVED:
         return text
     if _blockable(text):
