@@ -64,17 +64,18 @@ class GateVerdict:
     def failures(self) -> tuple[str, ...]:
         return tuple(run.name for run in self.runs if not run.ok)
 
+    def summaries(self, root: str) -> list[str]:
+        """One line per failing gate: its summary and its log (for progress.txt)."""
+        return [
+            f"quality gate {run.summary()} (log: {display_path(run.log_path, root)})" for run in self.runs if not run.ok
+        ]
+
     def report(self, root: str) -> list[str]:
-        """One note per failing gate: its summary, the last lines of its output and its log."""
+        """One note per failing gate: its line, then the last lines of its output (for the agent and the log)."""
         notes = []
-        for run in self.runs:
-            if run.ok:
-                continue
+        for line, run in zip(self.summaries(root), [run for run in self.runs if not run.ok], strict=True):
             tail = "\n".join(run.tail.splitlines()[-TAIL_LINES:])
-            notes.append(
-                f"quality gate {run.summary()} (log: {display_path(run.log_path, root)})"
-                + (f"; the end of its output:\n{tail}" if tail.strip() else "")
-            )
+            notes.append(line + (f"; the end of its output:\n{tail}" if tail.strip() else ""))
         return notes
 
 

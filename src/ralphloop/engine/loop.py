@@ -733,7 +733,7 @@ class Loop:
         checks.gates = self.hookrun.run_gates(context)
         report = checks.gates.report(self.paths.project_root)
         checks.prompt_notes += report
-        checks.notes += [note.split("; the end of its output:", 1)[0] for note in report]
+        checks.notes += checks.gates.summaries(self.paths.project_root)
         if report:
             _append_log(context.transcript, "\n\n".join(report))
 

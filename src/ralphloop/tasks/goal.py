@@ -67,7 +67,6 @@ class GoalSource:
         self.progress_file = os.path.join(folder, PROGRESS_NAME)
         has_sprint = os.path.isfile(self.sprint_file)
         self.path = self.sprint_file if has_sprint else self.progress_file
-        self._progress: GoalProgress | None = None
         # PROGRESS.yaml as last read or written, by its stat: parsing it is the costly part of an
         # iteration once it holds hundreds of records, and ralph is its only writer (the agent may still
         # edit it: a changed stat reads it again).
@@ -135,7 +134,7 @@ class GoalSource:
     # -------------------------------------------------------------- the task source
 
     def load(self) -> TaskView:
-        progress = self._progress = self.progress()
+        progress = self.progress()
         steps = tuple(
             Task(id=step.id, title=one_line(step.prompt, 120), done=not step.pending, description=step.prompt)
             for step in progress.steps
