@@ -26,10 +26,10 @@ fi
 if [ ! -x .venv/bin/python ]; then
     "$PYTHON" -m venv .venv
 fi
-# Reinstall only when the project's metadata changed since the last install.
+# Reinstall only when the project's metadata or the pinned versions changed since the last install.
 stamp=.venv/.ralphloop-installed
-if [ ! -f "$stamp" ] || [ pyproject.toml -nt "$stamp" ]; then
+if [ ! -f "$stamp" ] || [ pyproject.toml -nt "$stamp" ] || [ scripts/constraints.txt -nt "$stamp" ]; then
     .venv/bin/python -m pip install --quiet --disable-pip-version-check --upgrade pip
-    .venv/bin/python -m pip install --quiet --disable-pip-version-check -e '.[dev]'
+    .venv/bin/python -m pip install --quiet --disable-pip-version-check -c scripts/constraints.txt -e '.[dev]'
     touch "$stamp"
 fi

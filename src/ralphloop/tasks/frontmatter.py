@@ -106,6 +106,9 @@ def _yaml_problem(exc: yaml.YAMLError, fm: Frontmatter, path_display: str) -> Pr
     if isinstance(exc, yaml.MarkedYAMLError):
         mark = exc.problem_mark or exc.context_mark
         what = exc.problem or "malformed"
+        if "nesting depth" in what:
+            # PyYAML >= 6.0.4 refuses deep nesting itself, before our own walk would: one message either way
+            return Problem(path_display, f"the frontmatter nests values too deeply ({what})", fm.line)
         context = f" ({exc.context})" if exc.context else ""
         if exc.context and exc.context_mark is not None and mark is not None and exc.context_mark.line != mark.line:
             # "while parsing a flow sequence" is found lines later: say where the sequence began.
