@@ -21,7 +21,7 @@ from ralphloop.engine.goal import GoalProgress, HookTask, Step
 from ralphloop.engine.loop import Loop, LoopConfig
 from ralphloop.events import IterationFinished
 from ralphloop.guards.breaker import BreakerConfig
-from ralphloop.hooks import CommandSpec
+from ralphloop.hooks.spec import CommandSpec
 from ralphloop.paths import ralph_home, resolve_feature
 from ralphloop.process import ProcessLimits
 from ralphloop.prompt import default_template

@@ -13,7 +13,8 @@ from typing import Any
 
 from ralphloop.durations import parse_duration
 from ralphloop.errors import RalphError
-from ralphloop.hooks import CommandSpec, LifecycleHooks, parse_hooks, parse_quality_checks
+from ralphloop.hooks.parse import parse_hooks, parse_quality_checks
+from ralphloop.hooks.spec import CommandSpec, LifecycleHooks
 from ralphloop.notify import DEFAULT_EVENTS, NOTIFY_EVENTS, check_webhook_url
 from ralphloop.paths import RALPH_DIR, display_path, ralph_home
 

@@ -11,21 +11,13 @@ import psutil
 import pytest
 
 from ralphloop.cancel import CancelToken
-from ralphloop.hooks import (
-    LIFECYCLE_EVENTS,
-    VERIFY_FAILED,
-    Background,
-    CommandRun,
-    CommandSpec,
-    HookVars,
-    parse_hooks,
-    parse_quality_checks,
-    quote_variables,
-    run_command,
-    run_gates,
-    run_shell,
-    substitute,
-)
+from ralphloop.hooks.background import Background
+from ralphloop.hooks.gates import run_gates
+from ralphloop.hooks.parse import parse_hooks, parse_quality_checks
+from ralphloop.hooks.quoting import quote_variables
+from ralphloop.hooks.run import VERIFY_FAILED, CommandRun, run_command, run_shell
+from ralphloop.hooks.spec import LIFECYCLE_EVENTS, CommandSpec
+from ralphloop.hooks.variables import HookVars, substitute
 from ralphloop.process import ProcessLimits
 from ralphloop.protocols import AgentCommand
 

@@ -16,6 +16,7 @@ from dataclasses import dataclass, field, replace
 from typing import Protocol
 
 from ralphloop.analysis.json_result import JsonResult
+from ralphloop.hooks.spec import HookSpec
 from ralphloop.textsafe import one_line
 
 PLANNING, EXECUTING, REFLECTING = "planning", "executing", "reflecting"
@@ -43,18 +44,6 @@ class Step:
     @property
     def pending(self) -> bool:
         return self.status == "pending"
-
-
-@dataclass(frozen=True, slots=True)
-class HookSpec:
-    """One per-iteration hook: run the agent with a prompt, or run a command (ours), every iteration."""
-
-    id: str
-    kind: str  # prompt | command
-    body: str  # the prompt, or the shell command
-    parallel: bool = True
-    enabled: bool = True
-    workflow: str | None = None  # the `workflow:` reference it was resolved from
 
 
 @dataclass(frozen=True, slots=True)

@@ -21,7 +21,6 @@ from ralphloop.cancel import CancelToken
 from ralphloop.durations import format_duration
 from ralphloop.engine import goal as goals
 from ralphloop.engine.decide import Action, Decision, Observation, Streaks, decide
-from ralphloop.engine.hookrun import GateVerdict, HookContext, HookRunner
 from ralphloop.engine.reading import IterationReading, iteration_notes, next_prompt_notes, read_iteration
 from ralphloop.errors import RalphError
 from ralphloop.events import (
@@ -40,7 +39,10 @@ from ralphloop.guards.backoff import Backoff, model_matches
 from ralphloop.guards.breaker import Breaker, BreakerConfig, CircuitState, IterationFacts, Transition, guidance
 from ralphloop.guards.budget import Budget, Spent, exceeded
 from ralphloop.guards.usage import UsageLimit
-from ralphloop.hooks import CommandRun, CommandSpec, LifecycleHooks
+from ralphloop.hooks.gates import GateVerdict
+from ralphloop.hooks.run import CommandRun
+from ralphloop.hooks.runner import HookContext, HookRunner
+from ralphloop.hooks.spec import CommandSpec, LifecycleHooks
 from ralphloop.paths import FeaturePaths, display_path
 from ralphloop.process import ProcessLimits, run_agent_process
 from ralphloop.prompt import PromptParts, build_prompt

@@ -31,7 +31,6 @@ from ralphloop.engine.goal import (
     STEP_STATUSES,
     GoalExit,
     GoalProgress,
-    HookSpec,
     HookTask,
     Step,
     focus,
@@ -39,6 +38,7 @@ from ralphloop.engine.goal import (
     mode_section,
 )
 from ralphloop.errors import RalphError
+from ralphloop.hooks.spec import HookSpec
 from ralphloop.protocols import Task, TaskView
 from ralphloop.state.store import atomic_write_text
 from ralphloop.tasks.problems import Problem

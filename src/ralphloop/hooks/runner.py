@@ -1,5 +1,5 @@
 """The loop's side of hooks and quality gates: which to run when, with which variables, and where
-their output goes. Running a command is hooks.py's; what the results mean is the loop's.
+their output goes. Running a command is run.py's; what the results mean is the loop's.
 
 - lifecycle hooks (config `hooks:`): pre_run, pre_iteration, post_iteration, on_complete, on_error,
   on_halt; a failure is a warning, except post_iteration's exit 75, "verification failed";
@@ -7,7 +7,7 @@ their output goes. Running a command is hooks.py's; what the results mean is the
 - per-iteration hooks (goal mode, SPRINT.yaml): `parallel: false` ones run in order before the next
   iteration, `parallel: true` ones in the background; each run is a hook-tasks record.
 
-Every command gets the variables as environment variables (hooks.HookVars) and runs in the project
+Every command gets the variables as environment variables (variables.HookVars) and runs in the project
 root with its own process group, timeout and log under logs/hooks/.
 """
 
@@ -19,25 +19,15 @@ from collections.abc import Callable, Hashable, Mapping
 from dataclasses import dataclass, replace
 
 from ralphloop.cancel import CancelToken
-from ralphloop.engine.goal import HookSpec
 from ralphloop.events import Notice
-from ralphloop.hooks import (
-    Background,
-    CommandRun,
-    CommandSpec,
-    HookVars,
-    LifecycleHooks,
-    run_command,
-    run_gates,
-    run_shell,
-    safe_name,
-    substitute,
-)
-from ralphloop.paths import FeaturePaths, display_path
+from ralphloop.hooks.background import Background
+from ralphloop.hooks.gates import GateVerdict, run_gates
+from ralphloop.hooks.run import CommandRun, run_command, run_shell
+from ralphloop.hooks.spec import CommandSpec, HookSpec, LifecycleHooks, safe_name
+from ralphloop.hooks.variables import HookVars, substitute
+from ralphloop.paths import FeaturePaths
 from ralphloop.process import ProcessLimits
 from ralphloop.protocols import Agent, AgentRequest, EventSink
-
-TAIL_LINES = 20  # of a failing gate's output, in the progress log and the next prompt
 
 
 @dataclass(frozen=True, slots=True)
@@ -52,31 +42,6 @@ class HookContext:
 
     def variables(self) -> HookVars:
         return HookVars(self.transcript, self.sprint_id, self.number, self.phase_id)
-
-
-@dataclass(frozen=True, slots=True)
-class GateVerdict:
-    """The quality gates after one iteration: () failures when none are configured or all pass."""
-
-    runs: tuple[CommandRun, ...] = ()
-
-    @property
-    def failures(self) -> tuple[str, ...]:
-        return tuple(run.name for run in self.runs if not run.ok)
-
-    def summaries(self, root: str) -> list[str]:
-        """One line per failing gate: its summary and its log (for progress.txt)."""
-        return [
-            f"quality gate {run.summary()} (log: {display_path(run.log_path, root)})" for run in self.runs if not run.ok
-        ]
-
-    def report(self, root: str) -> list[str]:
-        """One note per failing gate: its line, then the last lines of its output (for the agent and the log)."""
-        notes = []
-        for line, run in zip(self.summaries(root), [run for run in self.runs if not run.ok], strict=True):
-            tail = "\n".join(run.tail.splitlines()[-TAIL_LINES:])
-            notes.append(line + (f"; the end of its output:\n{tail}" if tail.strip() else ""))
-        return notes
 
 
 class HookRunner:
