@@ -57,6 +57,7 @@ class Background:
 
     @property
     def running(self) -> int:
+        """How many jobs have not finished yet."""
         with self._lock:
             return self._running
 

@@ -43,6 +43,7 @@ class GateVerdict:
 
     @property
     def failures(self) -> tuple[str, ...]:
+        """The names of the gates that did not pass, in run order."""
         return tuple(run.name for run in self.runs if not run.ok)
 
     def summaries(self, root: str) -> list[str]:

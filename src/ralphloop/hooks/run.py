@@ -41,6 +41,7 @@ class CommandRun:
 
     @property
     def ok(self) -> bool:
+        """It ran to the end and exited 0."""
         return self.exit_code == 0 and not self.timed_out and not self.interrupted
 
     @property

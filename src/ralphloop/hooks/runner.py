@@ -41,6 +41,7 @@ class HookContext:
     phase_id: str
 
     def variables(self) -> HookVars:
+        """The values its hooks can refer to."""
         return HookVars(self.transcript, self.sprint_id, self.number, self.phase_id)
 
 
@@ -187,6 +188,7 @@ class HookRunner:
 
     @property
     def running(self) -> int:
+        """How many background hooks are still running."""
         return self.background.running
 
     def stop(self, *, cancel: bool) -> list[tuple[Hashable, CommandRun]]:
@@ -204,7 +206,9 @@ class HookRunner:
         return finished + self.background.stop(cancel=cancel)
 
     def tell(self, message: str, ok: bool) -> None:
+        """Tell `message` as a notice: info when `ok`, else a warning."""
         self.emit(Notice("info" if ok else "warning", message))
 
     def close(self) -> None:
+        """Release the end hooks' cancel token; after `stop()`."""
         self.end_cancel.close()

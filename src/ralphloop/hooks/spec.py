@@ -36,6 +36,7 @@ class LifecycleHooks:
 
     @property
     def any(self) -> bool:
+        """Some event has a command."""
         return bool(self.commands)
 
 
