@@ -17,7 +17,7 @@ import sys
 from _project import make_project
 from ralphloop.agents.command import CommandAgent
 from ralphloop.cancel import CancelToken
-from ralphloop.engine.goal import GoalProgress, HookTask, Step
+from ralphloop.tasks.goal_steps import GoalProgress, HookTask, Step
 from ralphloop.engine.loop import Loop, LoopConfig
 from ralphloop.events import IterationFinished
 from ralphloop.guards.breaker import BreakerConfig

@@ -1,18 +1,71 @@
-"""What the engine tells the world. It never prints; the CLI, logs and monitor subscribe to these."""
+"""What the engine tells the world. It never prints and never writes a record itself: the terminal, the
+record files (progress.txt, metrics, status.json, state.json, ...), the monitor's event log and the
+notifications subscribe to these. Every event carries its run's id, so one view can follow many loops.
+"""
 
 from __future__ import annotations
 
 from collections.abc import Mapping
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from datetime import datetime
 from typing import Any
 
 from ralphloop.exitcodes import ExitReason
 from ralphloop.protocols import AgentResult
 
+# An iteration's status word: complete (its task passes), in-progress, failed (the attempt failed: crash,
+# timeout, FAIL, failed gate, wrong model), refused (a completion claim the task file refutes), blocked,
+# interrupted, usage-limit, api-error. Only "complete" and "in-progress" can be a success.
+STATUSES = ("complete", "in-progress", "failed", "refused", "blocked", "interrupted", "usage-limit", "api-error")
+
+
+@dataclass(frozen=True, slots=True)
+class Slot:
+    """The account's hourly agent-call budget as one run sees it."""
+
+    used: int
+    limit: int
+    resets_at: datetime | None = None
+
+
+@dataclass(frozen=True, slots=True)
+class Tally:
+    """The run's numbers so far: one set, shown the same on every surface."""
+
+    counted: int = 0  # iterations counted toward max_iterations (and the breaker, retries, success rate)
+    uncounted: int = 0  # agent calls not counted: usage limit, API retry, wrong model, interrupted
+    successes: int = 0  # counted iterations whose work was accepted and moved the task state
+    input_tokens: int | None = None  # None until an agent reports tokens
+    output_tokens: int | None = None
+    cache_read_tokens: int | None = None
+    cache_write_tokens: int | None = None
+    cost_usd: float | None = None
+    agent_s: float = 0.0  # time the agents ran (wall time is the run's own)
+
+    @property
+    def tokens(self) -> int | None:
+        """Input + output: what --max-tokens counts (cache reads and writes are shown apart)."""
+        if self.input_tokens is None and self.output_tokens is None:
+            return None
+        return (self.input_tokens or 0) + (self.output_tokens or 0)
+
+    def to_json(self) -> dict[str, Any]:
+        return {
+            "counted": self.counted,
+            "uncounted": self.uncounted,
+            "successes": self.successes,
+            "inputTokens": self.input_tokens,
+            "outputTokens": self.output_tokens,
+            "cacheReadTokens": self.cache_read_tokens,
+            "cacheWriteTokens": self.cache_write_tokens,
+            "costUsd": round(self.cost_usd, 6) if self.cost_usd is not None else None,
+            "agentSeconds": round(self.agent_s, 1),
+        }
+
 
 @dataclass(frozen=True, slots=True)
 class RunStarted:
+    run_id: str
     feature: str
     feature_dir: str
     source_kind: str
@@ -21,17 +74,31 @@ class RunStarted:
     timeout_s: float
     done: int
     total: int
+    started_at: datetime
     metrics_file: str = ""  # where ralph_metrics.jsonl is, as shown to the user
+    scope: str = ""  # a narrowed run: "story 8.3"
+    max_retries: int = 3
+    circuit_state: str = "CLOSED"
+    circuit_reason: str = ""
+    rate_limit: int = 100  # agent calls an hour, for the account
+    number: int = 0  # the last iteration's number before this run (the next one is number + 1)
 
 
 @dataclass(frozen=True, slots=True)
 class IterationStarted:
-    iteration: int  # within this run: 1, 2, ...
-    number: int  # across every run of the feature; names the log file
+    run_id: str
+    number: int  # the iteration's one number: it names the log, the progress entry and the metrics line
+    tally: Tally  # the run so far, before this iteration
     max_iterations: int | None
     task_id: str
     task_title: str
     log_path: str
+    attempt: int  # 1 for a task's first attempt, 2 after one failed ...
+    max_retries: int
+    slot: Slot
+    started_at: datetime
+    prompt_path: str = ""
+    state: Mapping[str, Any] = field(default_factory=dict)  # the loop's carried state, this number reserved
 
 
 @dataclass(frozen=True, slots=True)
@@ -49,25 +116,70 @@ class AgentActivity:
 
 @dataclass(frozen=True, slots=True)
 class IterationFinished:
-    iteration: int
+    """One iteration, whole: every record and view is written from this alone."""
+
+    run_id: str
     number: int
+    counted: bool
     task_id: str
-    status: str  # complete | in-progress | failed | blocked | interrupted
+    task_title: str
+    status: str  # one of STATUSES
+    success: bool  # counted, accepted, and the task state moved
     result: AgentResult
     files_changed: tuple[str, ...]
-    commit: str | None
+    commit: str | None  # the agent's own commit(s): HEAD moved during the iteration
     done: int
     total: int
     notes: tuple[str, ...]
     wall_s: float
+    tally: Tally  # the run so far, this iteration included
+    finished_at: datetime
     signals: tuple[str, ...] = ()  # the protocols the agent used (analysis.signals)
-    metrics: Mapping[str, Any] | None = None  # the ralph_metrics.jsonl line of this iteration
     info: tuple[str, ...] = ()  # what the iteration changed besides files (goal mode: steps added, completed)
+    marks: tuple[str, ...] = ()  # seed 002's one-line records ([FAIL], [LEARN])
+    learnings: tuple[str, ...] = ()
+    agent: str = ""
+    committing: bool = False  # ralph commits the iteration's work next (git.auto_commit)
+    analysis: Mapping[str, Any] = field(default_factory=dict)  # `ralph analyze --json`'s fields
+    evidence: Mapping[str, Any] = field(default_factory=dict)  # what the loop concluded from the analysis
+    decision: str = "continue"  # continue | complete | halt | wait | retry
+    exit_reason: str | None = None
+    refused_claim: str | None = None
+    attempt: int = 1  # this attempt's number at the task
+    max_retries: int = 3
+    next_prompt_notes: tuple[str, ...] = ()
+    state: Mapping[str, Any] = field(default_factory=dict)  # the loop's carried state (state.json)
+    usage_limit: Mapping[str, Any] | None = None  # {message, vendor, kind, resetsAt, policy}
+    done_ids: tuple[str, ...] = ()  # the task state after it (state.json's completed list is kept from these)
+    open_ids: tuple[str, ...] = ()
 
     @property
     def overhead_s(self) -> float:
         """ralph's own time in this iteration: wall time minus the agent's."""
         return max(0.0, self.wall_s - self.result.duration_s)
+
+
+@dataclass(frozen=True, slots=True)
+class Committed:
+    """ralph committed an iteration's work (git.auto_commit), after its records were written."""
+
+    number: int
+    commit: str
+    message: str
+
+
+@dataclass(frozen=True, slots=True)
+class UsageAnswered:
+    """The user (or nobody, in time) answered the usage-limit question: wait or exit."""
+
+    action: str
+
+
+@dataclass(frozen=True, slots=True)
+class Archived:
+    """A complete feature's folder was copied to the archive (seed 003), after its final records."""
+
+    path: str
 
 
 @dataclass(frozen=True, slots=True)
@@ -94,15 +206,25 @@ class Waiting:
     seconds_left: float
     first: bool = False  # the first tick of this wait
     done: bool = False  # the wait is over (the countdown line can be closed)
+    slot: Slot | None = None  # waiting for the rate limit: the slots as they are
 
 
 @dataclass(frozen=True, slots=True)
 class LoopEnded:
+    run_id: str
     reason: ExitReason
     message: str
-    iterations: int
-    duration_s: float
+    tally: Tally
+    duration_s: float  # wall time of the whole run
     done: int
     total: int
-    archived_to: str | None
+    ended_at: datetime
     guidance: str = ""  # what to do next, after a halt a guard caused
+    scope: str = ""  # a narrowed run: "story 8.3" (then COMPLETE means that scope, not the feature)
+    last_message: str = ""  # the agent's last words, when the stop needs the user (blocked, circuit open)
+    max_iterations: int | None = None
+    state: Mapping[str, Any] = field(default_factory=dict)  # the loop's carried state (state.json)
+
+    @property
+    def iterations(self) -> int:
+        return self.tally.counted

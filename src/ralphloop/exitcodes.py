@@ -9,6 +9,7 @@ class ExitReason(enum.Enum):
     """Every way `ralph run` can end; `status --json` reports the value."""
 
     COMPLETE = "complete"
+    STORY_DONE = "story_done"  # a narrowed run (-s ID, --resume-from ID) finished its scope; others are open
     MAX_ITERATIONS = "max_iterations"
     CIRCUIT_OPEN = "circuit_open"
     RETRIES_EXHAUSTED = "retries_exhausted"
@@ -30,6 +31,8 @@ class ExitReason(enum.Enum):
         """The `status` word status.json carries once the run is over."""
         if self is ExitReason.COMPLETE:
             return "complete"
+        if self is ExitReason.STORY_DONE:
+            return "story_done"
         if self is ExitReason.INTERRUPTED:
             return "interrupted"
         if self in (ExitReason.ERROR, ExitReason.AGENT_ERROR):
@@ -41,6 +44,7 @@ class ExitReason(enum.Enum):
 
 _EXIT_CODES: dict[ExitReason, int] = {
     ExitReason.COMPLETE: 0,
+    ExitReason.STORY_DONE: 0,
     ExitReason.MAX_ITERATIONS: 1,
     ExitReason.CIRCUIT_OPEN: 1,
     ExitReason.RETRIES_EXHAUSTED: 1,

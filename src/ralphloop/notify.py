@@ -51,7 +51,7 @@ class NotifySettings:
 
 def event_kind(reason: ExitReason) -> str:
     """complete, interrupt, or halt (every other way a run stops)."""
-    if reason is ExitReason.COMPLETE:
+    if reason in (ExitReason.COMPLETE, ExitReason.STORY_DONE):
         return "complete"
     if reason is ExitReason.INTERRUPTED:
         return "interrupt"
@@ -76,9 +76,12 @@ def message(event: LoopEnded, feature: str, source_kind: str = "prd", env: Mappi
     env = os.environ if env is None else env
     unit = "stories" if source_kind in _STORY_KINDS else "tasks"
     runs = f"{event.iterations} iteration{'s' if event.iterations != 1 else ''}"
+    if event.tally.uncounted:
+        runs += f" (+{event.tally.uncounted} not counted)"
     kind = event_kind(event.reason)
     if kind == "complete":
-        text = f"ralph: {feature} complete — {event.done}/{event.total} {unit} in {runs}"
+        what = f"{event.scope} done" if event.scope and event.reason is not ExitReason.COMPLETE else "complete"
+        text = f"ralph: {feature} {what} — {event.done}/{event.total} {unit} in {runs}"
     elif kind == "interrupt":
         text = f"ralph: {feature} interrupted after {runs} — {event.done}/{event.total} {unit}"
     else:

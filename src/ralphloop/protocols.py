@@ -9,8 +9,9 @@ from dataclasses import dataclass, field
 from datetime import UTC, datetime
 from typing import TYPE_CHECKING, Protocol
 
-if TYPE_CHECKING:  # a type-only link: guards.usage imports nothing from here
+if TYPE_CHECKING:  # type-only links: neither imports anything from here
     from ralphloop.guards.usage import LimitWarning, UsageLimit
+    from ralphloop.hooks.spec import HookSpec
 
 # ---------------------------------------------------------------- tasks
 
@@ -36,6 +37,10 @@ class TaskView:
 
     tasks: tuple[Task, ...]
     next_task: Task | None
+    # A narrowed run (-s ID, --resume-from ID): what it covers ("story 8.3"), and how many tasks outside
+    # it are still open. "" and 0 for a run over the whole task source.
+    scope: str = ""
+    outside_open: int = 0
 
     @property
     def done_count(self) -> int:
@@ -56,6 +61,44 @@ class TaskView:
     @property
     def open_ids(self) -> tuple[str, ...]:
         return tuple(task.id for task in self.tasks if not task.done)
+
+    @property
+    def state(self) -> frozenset[tuple[str, bool]]:
+        """The task state as a value: it differs exactly when a task was added, removed, done or reopened."""
+        return frozenset((task.id, task.done) for task in self.tasks)
+
+
+@dataclass(frozen=True, slots=True)
+class SettleFacts:
+    """What a task source's own step after an iteration needs to know (TaskSource.settle)."""
+
+    task: Task
+    view: TaskView  # re-read after the agent (the view before it, when the file was invalid)
+    number: int
+    now: str
+    clean: bool  # the agent ran to its end: not failed, limited, cut off or interrupted
+    says_done: bool  # it signalled DONE for exactly this task, and not FAIL
+    claimed: bool  # it says something is done: the quality gates ran
+    gate_failures: tuple[str, ...]
+    completion_claimed: bool
+    json_result: object | None  # analysis.json_result (goal mode reads it)
+    json_error: str | None
+    broken: str | None  # the task file could not be read after the agent
+
+
+@dataclass(frozen=True, slots=True)
+class Settlement:
+    """A task source's account of one iteration: the task state after it, and what to tell about it."""
+
+    view: TaskView
+    notes: tuple[str, ...] = ()  # progress.txt notes
+    info: tuple[str, ...] = ()  # what changed besides files (goal mode: steps added, completed)
+    prompt_notes: tuple[str, ...] = ()  # for the next prompt
+    failed: str | None = None  # the attempt at the task failed (a claim its quality checks refute)
+    refused: str | None = None  # a completion claim the format itself refuses
+    refused_told: bool = False  # `refused` is already in the notes (not to be told twice)
+    valid: bool = True  # the iteration reported what the format needs (goal mode: a JSON result)
+    error: str | None = None  # the task state could not be settled: the loop stops
 
 
 class TaskSource(Protocol):
@@ -80,6 +123,34 @@ class TaskSource(Protocol):
 
     def mark_done(self, task: Task, when: str) -> list[str]:
         """Record `task` as done (only called when `marks_done`); returns notes for the progress entry."""
+        ...
+
+    # The format's own steps in an iteration (tasks/base.py has the defaults every plain format uses).
+
+    def begin(self, number: int, max_iterations: int | None, now: str) -> None:
+        """An iteration starts (goal mode: PROGRESS.yaml's stats)."""
+        ...
+
+    def after_agent(self) -> list[str]:
+        """Before the re-read: put back what the agent must not change (goal mode: PROGRESS.yaml); notes."""
+        ...
+
+    def settle(self, facts: SettleFacts) -> Settlement:
+        """The format's step once the agent and the checks are done: mark a story DONE, apply a goal's
+        JSON result, or nothing (prd.json: the agent sets `passes` itself)."""
+        ...
+
+    def hook_scope(self, task_id: str) -> tuple[str, str] | None:
+        """$SPRINT_ID and $PHASE_ID for hooks when the format has its own (a goal's sprint and phase);
+        None: the feature and the task."""
+        ...
+
+    def iteration_hooks(self) -> tuple[HookSpec, ...]:
+        """Hooks to run after every counted iteration (goal mode's per-iteration hooks: HookSpec)."""
+        ...
+
+    def record_hook(self, number: int, hook_id: str, run: object | None, now: str) -> str | None:
+        """Record a per-iteration hook starting (`run` None) or ending; a warning when it cannot."""
         ...
 
 

@@ -23,7 +23,8 @@ EXIT_SIGNAL: false
 RECOMMENDATION: {REASON}
 ---END_RALPH_STATUS---
 """
-WORKING = {"say": "Added the parser.\n", "write": {"parser.txt": "parser\n"}}
+# Work that moves a task (S-1 passes): progress, so the breaker stays out of the blocked-count tests.
+WORKING = {"say": "Added the parser.\n", "write": {"parser.txt": "parser\n"}, "pass": ["S-1"]}
 
 
 def plan_agent(tmp_path: Path, plan: dict[str, Any]) -> str:

@@ -1,5 +1,5 @@
 """Review of goal mode, lifecycle hooks and quality gates: bugs a user would hit, shown with real `ralph run`
-processes in real git repositories. Each test names a bug the review found; the one still open is a strict xfail."""
+processes in real git repositories. Each test names a bug the review found; """
 
 from __future__ import annotations
 
@@ -380,12 +380,6 @@ print("```json\\n" + json.dumps(result) + "\\n```")
 """
 
 
-@pytest.mark.xfail(
-    strict=True,
-    reason="while SPRINT.yaml is invalid, the re-read after the agent (_reread, then _apply_goal) raises: the "
-    "iteration counts as a broken task file, so its JSON result is never applied and the steps it added or "
-    "completed are lost, although saved_progress() (the last valid SPRINT.yaml) could record them",
-)
 def test_the_iterations_result_is_kept_when_sprint_yaml_is_mid_edit(
     project: Path, ralph: RalphRunner, ralph_env: dict[str, str], tmp_path: Path
 ) -> None:

@@ -14,6 +14,7 @@ import os
 import stat
 import subprocess
 from collections.abc import Callable
+from dataclasses import replace
 from datetime import datetime, timedelta
 from pathlib import Path
 from typing import Any
@@ -22,20 +23,19 @@ import pytest
 
 from ralphloop.agents.claude import ClaudeAgent
 from ralphloop.agents.command import CommandAgent
+from ralphloop.build import RunRequest, build_run
 from ralphloop.cancel import CancelToken
 from ralphloop.cli.init_cmd import ensure_gitignore
 from ralphloop.config import load_settings
-from ralphloop.engine.loop import Loop, LoopConfig, LoopOutcome
+from ralphloop.engine.loop import LoopOutcome, run_loop
 from ralphloop.events import CircuitChanged, IterationStarted, Notice, Waiting
 from ralphloop.exitcodes import ExitReason
 from ralphloop.guards.breaker import BreakerConfig
 from ralphloop.guards.budget import Budget
 from ralphloop.paths import RALPH_DIR, FeaturePaths, resolve_feature
 from ralphloop.process import ProcessLimits
-from ralphloop.prompt import load_template
 from ralphloop.protocols import Agent, FakeClock, iso
 from ralphloop.state.calls import CallLedger, ledger_path
-from ralphloop.tasks.prd_json import PrdSource
 from tests.conftest import AGENTS, PYTHON, agent_cmd, read_json, write_prd
 from tests.integration.helpers import entry_fields, progress_entries
 
@@ -82,7 +82,8 @@ def make_feature(project: Path, name: str, items: list[dict[str, Any]]) -> Featu
 
 
 class Run:
-    """One Loop, the events it emitted, and the fake time at which each agent was started."""
+    """One real run (built by ralph's run builder, as `ralph run` builds it), with the agent, the policy's
+    knobs and the ledger a test chooses; the events it emitted, and the fake time at which each agent started."""
 
     def __init__(
         self,
@@ -102,28 +103,20 @@ class Run:
         self.starts: list[datetime] = []
         self.hooks: list[Callable[[object], None]] = []
         self.cancel = CancelToken()
-        settings: dict[str, Any] = {
-            "max_iterations": 10,
-            "limits": ProcessLimits(timeout_s=60.0),
-            "progress_bytes": 16 * 1024,
-            "rate_limit_per_hour": 100,
-            "template": load_template(None, ""),
-            "archive": False,
-        }
-        settings.update(config)
         home = os.environ["RALPH_HOME"]
         self.ledger = ledger or CallLedger(ledger_path(home, agent.name))
-        self.loop = Loop(
-            paths=paths,
-            source=PrdSource(paths.prd),
-            agent=agent,
-            config=LoopConfig(**settings),
-            clock=clock,
-            sink=self.sink,
-            cancel=self.cancel,
-            ledger=self.ledger,
-            ask=ask,
-        )
+        # built with a command agent (the default, Claude Code, is not on PATH here), then given the test's own
+        flags = {"agent_command": (agent_cmd("say.py", "unused"), "--agent-cmd")}
+        request = RunRequest(feature=paths.name, flags=flags, archive=False, terminal=ask is not None)
+        built = build_run(paths.project_root, request, clock=clock, sinks=[self.sink], cancel=self.cancel, ask=ask)
+        policy = replace(built.run.policy, max_iterations=10, limits=ProcessLimits(timeout_s=60.0))
+        usage = policy.usage
+        if "usage_margin_s" in config:
+            usage = replace(usage, margin_s=config.pop("usage_margin_s"))
+        if "usage_policy" in config:
+            usage = replace(usage, action=config.pop("usage_policy"))
+        policy = replace(policy, usage=usage, **config)
+        self.engine = replace(built.run, agent=agent, policy=policy, ledger=self.ledger)
 
     def sink(self, event: object) -> None:
         self.events.append(event)
@@ -135,7 +128,7 @@ class Run:
 
     def run(self) -> LoopOutcome:
         try:
-            return self.loop.run()
+            return run_loop(self.engine)
         finally:
             self.cancel.close()
 
@@ -304,10 +297,11 @@ def test_usage_limit_waits_until_the_reset_and_the_limited_iteration_does_not_co
     assert outcome.reason is ExitReason.MAX_ITERATIONS
     assert run.prd_passing() == ["S-1", "S-2"]
     started = run.of(IterationStarted)
-    assert [(event.iteration, event.number, event.task_id) for event in started] == [
-        (1, 1, "S-1"),  # the limited one
-        (1, 2, "S-1"),  # the same task again, as the first counted iteration
-        (2, 3, "S-2"),
+    # One number per iteration; the count toward max_iterations (this run's counted ones) beside it.
+    assert [(event.number, event.tally.counted, event.tally.uncounted, event.task_id) for event in started] == [
+        (1, 0, 0, "S-1"),  # the limited one
+        (2, 0, 1, "S-1"),  # the same task again, as the first counted iteration
+        (3, 1, 1, "S-2"),
     ]
 
     # Nothing counted it as a failure: no breaker counter, no retry, no failure mark.
@@ -400,7 +394,7 @@ def test_wrong_model_backs_off_5_10_20_capped_at_600_then_stops_after_10_retries
     made = claude_calls(calls)
     assert len(made) == 11
     assert all(call["args"][-2:] == ["--model", "opus"] for call in made)
-    assert [event.iteration for event in run.of(IterationStarted)] == [1] * 11
+    assert [event.tally.counted for event in run.of(IterationStarted)] == [0] * 11
     # Each retry started once its backoff was over.
     gaps = [(later - earlier).total_seconds() for earlier, later in itertools.pairwise(run.starts)]
     assert gaps == BACKOFF

@@ -585,6 +585,7 @@ def test_to_json_has_the_seed_fields_and_ours() -> None:
         "state": "OPEN",
         "last_change": "2026-02-03T04:05:06Z",
         "consecutive_no_progress": 3,
+        "consecutive_churn": 0,
         "consecutive_same_error": 2,
         "consecutive_failures": 4,
         "consecutive_permission_denials": 1,

@@ -11,7 +11,8 @@ import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
-from ralphloop.engine.decide import ROWS, Action, Observation, Streaks, decide, refusal, table_markdown
+from ralphloop.engine.decide import ROWS, Action, Observation, decide, refusal, table_markdown
+from ralphloop.engine.state import Streaks
 from ralphloop.exitcodes import ExitReason
 
 DOCS = Path(__file__).resolve().parents[2] / "docs" / "exit-decision.md"

@@ -11,41 +11,35 @@ from ralphloop.events import (
     AgentOutput,
     CircuitChanged,
     IterationFinished,
-    IterationStarted,
-    LoopEnded,
     Notice,
-    RunStarted,
     Waiting,
 )
 from ralphloop.exitcodes import ExitReason
-from ralphloop.protocols import AgentResult
 from ralphloop.records.events import EventLog, describe, read_recent
+from tests.events import iteration_finished, iteration_started, loop_ended, result, run_started
 
 NOW = datetime(2026, 11, 21, 2, 0, 0, tzinfo=UTC)
 
 
 def finished(status: str, *, failed: bool = False, error: str | None = None, files: int = 2) -> IterationFinished:
-    result = AgentResult(final_text="", exit_code=1 if failed else 0, duration_s=3.0, failed=failed, error=error)
-    return IterationFinished(
-        iteration=2,
+    return iteration_finished(
         number=5,
         task_id="S-2",
         status=status,
-        result=result,
+        result=result(exit_code=1 if failed else 0, failed=failed, error=error),
         files_changed=tuple(f"f{n}.py" for n in range(files)),
-        commit=None,
         done=1,
         total=3,
-        notes=(),
-        wall_s=3.1,
     )
 
 
 def test_describe_names_each_notable_event() -> None:
-    run = RunStarted("feat", "/p/.ralph/feat", "prd", "claude", 20, 900, 1, 3)
+    run = run_started()
     assert describe(run) == ("info", "run started: claude, up to 20 iterations, 1/3 done")
-    started = IterationStarted(2, 5, None, "S-2", "Add the flag", "/log")
-    assert describe(started) == ("info", "iteration 2 started: S-2 Add the flag")
+    started = iteration_started(number=5, max_iterations=None, task_id="S-2", task_title="Add the flag")
+    assert describe(started) == ("info", "iteration 5 started: S-2 Add the flag (this run: 0 counted)")
+    first = iteration_started(number=1, task_id="S-2", task_title="Add the flag")
+    assert describe(first) == ("info", "iteration 1 started: S-2 Add the flag (1 of 20)")
     assert describe(finished("complete")) == ("ok", "S-2 done · 2 files changed · 1/3 done")
     assert describe(finished("in-progress", files=1)) == ("info", "S-2 still open · 1 file changed · 1/3 done")
     assert describe(finished("failed", failed=True, error="exit code 1", files=0)) == (
@@ -54,9 +48,9 @@ def test_describe_names_each_notable_event() -> None:
     )
     assert describe(Notice("warning", "dirty tree")) == ("warn", "dirty tree")
     assert describe(CircuitChanged("CLOSED", "OPEN", "no progress")) == ("fail", "circuit CLOSED → OPEN: no progress")
-    ended = LoopEnded(ExitReason.MAX_ITERATIONS, "20 iterations done", 20, 60.0, 1, 3, None)
+    ended = loop_ended(ExitReason.MAX_ITERATIONS, message="20 iterations done")
     assert describe(ended) == ("fail", "run ended (max_iterations): 20 iterations done")
-    interrupted = LoopEnded(ExitReason.INTERRUPTED, "interrupted", 1, 6.0, 1, 3, None)
+    interrupted = loop_ended(ExitReason.INTERRUPTED, message="interrupted")
     assert describe(interrupted)[0] == "warn"  # type: ignore[index]
 
 
@@ -86,7 +80,7 @@ def test_the_log_is_appended_cleaned_and_redacted(tmp_path: Path) -> None:
 def test_a_big_log_is_rotated_when_a_run_starts(tmp_path: Path) -> None:
     path = tmp_path / "events.jsonl"
     path.write_text("x" * 100 + "\n")
-    EventLog(str(path), lambda: NOW, max_bytes=50)(RunStarted("feat", "/f", "prd", "claude", 20, 900, 0, 3))
+    EventLog(str(path), lambda: NOW, max_bytes=50)(run_started(feature_dir="/f", done=0))
     assert (tmp_path / "events.jsonl.1").read_text() == "x" * 100 + "\n"
     assert "run started" in path.read_text()
 

@@ -10,7 +10,9 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from ralphloop.analysis.json_result import JsonResult, PendingStep
-from ralphloop.engine.goal import (
+from ralphloop.errors import RalphError
+from ralphloop.tasks.goal import GoalSource, dump_progress, parse_progress, progress_data
+from ralphloop.tasks.goal_steps import (
     EXECUTING,
     PLANNING,
     REFLECTING,
@@ -24,8 +26,6 @@ from ralphloop.engine.goal import (
     phase_id,
     record_hook,
 )
-from ralphloop.errors import RalphError
-from ralphloop.tasks.goal import GoalSource, dump_progress, parse_progress, progress_data
 
 NOW = "2026-11-21T10:00:00Z"
 

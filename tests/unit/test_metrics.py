@@ -91,6 +91,7 @@ def test_metrics_line_has_the_seed_004_schema_in_order() -> None:
         "task_id",
         "outcome",
         "agent",
+        "counted",
     ]
     assert line["usage"] == {
         "input_tokens": 12500,

@@ -16,7 +16,7 @@ from hypothesis import strategies as st
 
 from ralphloop.config import DEFAULT_PROJECT_CONFIG, load_settings
 from ralphloop.errors import RalphError
-from ralphloop.events import LoopEnded
+from ralphloop.events import LoopEnded, Tally
 from ralphloop.exitcodes import ExitReason
 from ralphloop.notify import (
     NotifySettings,
@@ -31,6 +31,7 @@ from ralphloop.notify import (
     origin,
     payload,
 )
+from tests.events import loop_ended
 
 
 def ended(
@@ -40,9 +41,7 @@ def ended(
     done: int = 5,
     total: int = 5,
 ) -> LoopEnded:
-    return LoopEnded(
-        reason=reason, message=text, iterations=iterations, duration_s=83.4567, done=done, total=total, archived_to=None
-    )
+    return loop_ended(reason, message=text, tally=Tally(counted=iterations), duration_s=83.4567, done=done, total=total)
 
 
 # ---------------------------------------------------------------- which endings are notified
@@ -50,7 +49,9 @@ def ended(
 
 @pytest.mark.parametrize("reason", list(ExitReason), ids=lambda reason: reason.value)
 def test_decision_table_by_default(reason: ExitReason) -> None:
-    expected = {ExitReason.COMPLETE: "complete", ExitReason.INTERRUPTED: None}.get(reason, "halt")
+    expected = {ExitReason.COMPLETE: "complete", ExitReason.STORY_DONE: "complete", ExitReason.INTERRUPTED: None}.get(
+        reason, "halt"
+    )
     assert notified(NotifySettings(), reason) == expected
 
 

@@ -5,8 +5,9 @@ from __future__ import annotations
 import pytest
 
 from ralphloop.analysis.signals import analyze
-from ralphloop.engine.decide import Action, Decision, Streaks
+from ralphloop.engine.decide import Action, Decision
 from ralphloop.engine.reading import is_test_path, iteration_notes, next_prompt_notes, read_iteration
+from ralphloop.engine.state import Streaks
 from ralphloop.protocols import Task, TaskView
 
 S1 = Task("S-1", "First", done=True)

@@ -6,26 +6,13 @@ import io
 
 from ralphloop.cli.render import TerminalRenderer
 from ralphloop.events import AgentActivity, IterationFinished
-from ralphloop.protocols import AgentResult
+from tests.events import iteration_finished, result
 
 CLEAR = "\r\x1b[2K"
 
 
 def finished() -> IterationFinished:
-    result = AgentResult(final_text="", exit_code=0, duration_s=1.0, failed=False)
-    return IterationFinished(
-        iteration=1,
-        number=1,
-        task_id="S-1",
-        status="in-progress",
-        result=result,
-        files_changed=(),
-        commit=None,
-        done=0,
-        total=1,
-        notes=(),
-        wall_s=1.0,
-    )
+    return iteration_finished(result=result(duration_s=1.0), wall_s=1.0)
 
 
 def test_activity_is_redrawn_on_one_line_and_cleared_before_the_next_line() -> None:
@@ -36,7 +23,7 @@ def test_activity_is_redrawn_on_one_line_and_cleared_before_the_next_line() -> N
     renderer(finished())
     text = out.getvalue()
     assert text.startswith(f"{CLEAR}    ⚙ Bash: pytest -q{CLEAR}    ⚙ Write: src/app.py{CLEAR}  · S-1 still open")
-    assert text.count("\n") == 1
+    assert text.count("\n") == 1 + 8  # the result line, then the Iteration Metrics block
 
 
 def test_activity_is_not_printed_on_a_pipe_or_with_verbose_output() -> None:

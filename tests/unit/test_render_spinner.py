@@ -10,13 +10,14 @@ import threading
 from datetime import UTC, datetime, timedelta
 
 from ralphloop.cli.render import TerminalRenderer
-from ralphloop.events import AgentActivity, AgentOutput, IterationStarted, Notice, Waiting
+from ralphloop.events import AgentActivity, AgentOutput, Notice, Waiting
+from tests.events import iteration_started
 from tests.integration.helpers import wait_until
 from tests.unit.test_render_activity import finished
 
 CLEAR = "\r\x1b[2K"
 HIDE, SHOW = "\x1b[?25l", "\x1b[?25h"
-STARTED = IterationStarted(1, 1, 20, "S-1", "Story 1", "logs/iteration-1.log")
+STARTED = iteration_started()
 
 
 class Clock:
@@ -36,8 +37,10 @@ def terminal(**options: object) -> tuple[TerminalRenderer, io.StringIO, Clock]:
 
 
 def visible(text: str) -> list[str]:
-    """The lines a terminal shows: CLEAR empties the current line; cursor and colour codes take no room."""
+    """The lines a terminal shows: CLEAR empties the current line; cursor and colour codes take no room.
+    The Iteration Metrics block after each result line is left out (tests/unit/test_metrics.py has it)."""
     text = re.sub(r"\x1b\[\?25[lh]|\x1b\[[0-9;]*m", "", text)
+    text = re.sub(r"--- Iteration Metrics ---\n(?:[^\n]*\n)*?Success: [✓✗]\n", "", text)
     lines = [""]
     for part in re.split(r"(\r\x1b\[2K|\n)", text):
         if part == "\n":
@@ -132,10 +135,11 @@ def test_on_a_pipe_there_is_no_spinner_and_one_line_per_wait() -> None:
     text = out.getvalue()
     assert "\x1b" not in text and "\r" not in text
     assert not any(char in text for char in "⠋⠙⠹⠸⠼⠴⠦⠧⠇⠏")
-    assert text.splitlines() == [
+    assert text.splitlines()[:4] == [
         "── Iteration 1 / 20 · S-1: Story 1",
         f"⏳ rate limit reached: 5/5 · waiting 00:01:01 (until {local_time(waiting(0).until)})",
         "  · S-1 still open · 0/1 stories pass · 1s",
+        "--- Iteration Metrics ---",
     ]
 
 

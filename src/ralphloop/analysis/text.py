@@ -201,3 +201,20 @@ def code_spans(text: str) -> list[tuple[int, int]]:
         spans.append((start, close_end))
         covered = close_end
     return spans
+
+
+_SIGNAL_BLOCKS = re.compile(
+    r"```.*?(?:```|\Z)|~~~.*?(?:~~~|\Z)|-{3,}\s*RALPH_STATUS.*?(?:END_RALPH_STATUS\s*-{3,}|\Z)"
+    r"|<promise>.*?</promise>|<ralph>.*?</ralph>",
+    re.DOTALL | re.IGNORECASE,
+)
+
+
+def last_paragraph(text: str, limit: int = 600) -> str:
+    """The last paragraph of an agent's own words, its signal blocks left out: what it wants the reader to
+    act on when it stops (blocked, stuck). On one line, cut to `limit`; the caller cleans and redacts it."""
+    words = _SIGNAL_BLOCKS.sub("\n\n", text[-64 * 1024 :])
+    for block in reversed(_PARAGRAPH_BREAK.split(words)):
+        if block.strip():
+            return " ".join(block.split())[:limit]
+    return ""

@@ -136,7 +136,11 @@ def _add_run(run: argparse.ArgumentParser) -> None:
         help="at a vendor usage limit: wait, exit (code 2) or ask (default: ask on a terminal, else wait)",
     )
     run.add_argument("--max-cost", metavar="USD", help="stop once this run has cost this much")
-    run.add_argument("--max-tokens", metavar="N", help="stop once this run has used this many tokens")
+    run.add_argument(
+        "--max-tokens",
+        metavar="N",
+        help="stop once this run has used this many input + output tokens (cache reads and writes are not counted)",
+    )
     run.add_argument("--max-runtime", metavar="T", help="stop once this run has lasted this long: 90m, 8h")
     run.add_argument("--reset-circuit", action="store_true", help="reset the circuit breaker, then run")
     run.add_argument(

@@ -26,16 +26,19 @@ from ralphloop.durations import format_duration
 from ralphloop.events import (
     AgentActivity,
     AgentOutput,
+    Archived,
     CircuitChanged,
+    Committed,
     IterationFinished,
     IterationStarted,
     LoopEnded,
     Notice,
     RunStarted,
+    Tally,
     Waiting,
 )
 from ralphloop.exitcodes import ExitReason
-from ralphloop.records.metrics import METRICS_NAME, format_iteration, format_summary, summarize
+from ralphloop.records.metrics import METRICS_NAME, format_iteration, format_summary, line_of, summarize
 from ralphloop.textsafe import clean_text, one_line, strip_terminal_controls
 
 _TASKS_WORD = {
@@ -108,7 +111,7 @@ class TerminalRenderer:
                 self._activity = clean_text(event.text)
                 if not self._held:
                     self._draw_spinner()
-            elif self.live and not self.verbose:
+            elif self.live and not self.verbose and event.text:
                 self.redraw(self.paint("dim", f"    ⚙ {one_line(strip_terminal_controls(event.text), 100)}"))
         elif isinstance(event, RunStarted):
             self.max_iterations = event.max_iterations
@@ -121,15 +124,15 @@ class TerminalRenderer:
                 f" · {limit} · timeout {format_duration(event.timeout_s)}"
             )
         elif isinstance(event, IterationStarted):
-            of = f"/ {event.max_iterations}" if event.max_iterations else "(unlimited)"
-            number = f" · #{event.number}" if event.number != event.iteration else ""
-            self.line(
-                self.paint("info", f"── Iteration {event.iteration} {of}{number} · {event.task_id}: {event.task_title}")
-            )
+            self.line(self.paint("info", iteration_header(event)))
             self._start_spinner()
         elif isinstance(event, IterationFinished):
             self._stop_spinner()
             self._finished(event)
+        elif isinstance(event, Committed):
+            self.line(self.paint("info", f"ℹ committed {event.commit}: {strip_terminal_controls(event.message)}"))
+        elif isinstance(event, Archived):
+            self.line(f"ℹ Archived a copy to {os.path.relpath(event.path)}")
         elif isinstance(event, Notice):
             self.line(
                 self.paint(
@@ -260,6 +263,8 @@ class TerminalRenderer:
             facts.append(f"signals: {', '.join(event.signals)}")
         if event.status == "complete":
             head = self.paint("ok", f"  ✓ {event.task_id} {'passes' if self.tasks_word == 'stories pass' else 'done'}")
+        elif event.status == "refused":
+            head = self.paint("fail", "  ✗ completion claim refused")
         elif event.status == "failed":
             head = self.paint("fail", "  ✗ agent failed" if event.result.failed else f"  ✗ {event.task_id} failed")
         elif event.status == "interrupted":
@@ -273,41 +278,70 @@ class TerminalRenderer:
             self.line(self.paint("warn", f"    ⚠ {strip_terminal_controls(note)}"))
         for line in event.info:
             self.line(self.paint("dim", f"    · {strip_terminal_controls(line)}"))
-        if event.metrics is not None:
-            self.line(self.paint("dim", format_iteration(event.metrics)))
+        self.line(self.paint("dim", format_iteration(line_of(event))))
 
     def _ended(self, event: LoopEnded) -> None:
         if event.reason is ExitReason.COMPLETE:
             self.line(
                 self.paint("ok", f"✓ ALL COMPLETE! {event.done}/{event.total} {self.tasks_word} ({event.message})")
             )
+        elif event.reason is ExitReason.STORY_DONE:
+            word, _, rest = event.scope.partition(" ")
+            self.line(self.paint("ok", f"✓ {word.upper()} {rest} done ({strip_terminal_controls(event.message)})"))
         elif event.reason is ExitReason.INTERRUPTED:
             self.line(self.paint("warn", "⚠ Interrupted: the agent was stopped and the records are saved"))
         else:
             message = strip_terminal_controls(event.message)
             self.line(self.paint("fail", f"✗ Stopped ({event.reason.value}): {message}"))
+        if event.last_message:
+            self.line(f"The agent's last words: {strip_terminal_controls(event.last_message)}")
         for line in event.guidance.splitlines():
             self.line(strip_terminal_controls(line))
-        if event.archived_to:
-            self.line(f"ℹ Archived a copy to {os.path.relpath(event.archived_to)}")
-        lines = [item.metrics for item in self.finished if item.metrics is not None]
+        lines = [line_of(item) for item in self.finished]
         if lines:
             report = summarize(lines, max_iterations=self.max_iterations)
             self.line(format_summary(report, metrics_path=self.metrics_file))
         self.line(self.summary(event))
 
     def summary(self, event: LoopEnded) -> str:
-        runs = self.finished
-        failed = sum(1 for item in runs if item.status == "failed")
-        agent = sum(item.result.duration_s for item in runs)
+        """One line of the run's numbers, the same the records hold: counted iterations (and the calls that
+        did not count), those that moved a task, tokens by kind, wall and agent time."""
+        runs, tally = self.finished, event.tally
+        failed = sum(1 for item in runs if item.counted and item.status == "failed")
         overhead = sum(item.overhead_s for item in runs)
+        uncounted = (
+            f" (+{tally.uncounted} call{'s' if tally.uncounted != 1 else ''} not counted)" if tally.uncounted else ""
+        )
         parts = [
-            f"{event.iterations} iteration{'s' if event.iterations != 1 else ''}",
-            f"{len(runs) - failed} ok, {failed} failed",
+            f"{tally.counted} iteration{'s' if tally.counted != 1 else ''}{uncounted}",
+            f"{tally.successes} advanced, {failed} failed",
             f"{event.done}/{event.total} {self.tasks_word.split()[0]}",
-            f"{format_duration(event.duration_s)} in all",
-            f"agent {format_duration(agent)}",
+            tokens_text(tally),
+            f"{format_duration(event.duration_s)} wall",
+            f"agent {format_duration(tally.agent_s)}",
             f"ralph {overhead * 1000 / len(runs):.0f} ms/iteration" if runs else "",
             f"exit {event.reason.exit_code} ({event.reason.value})",
         ]
         return "Summary: " + " · ".join(part for part in parts if part)
+
+
+def iteration_header(event: IterationStarted) -> str:
+    """`── Iteration 4 / 20 · S-1: title`; when this run's count toward the limit is not the iteration's number
+    (a resumed run, calls that did not count), that count so far is shown beside it, labelled."""
+    tally, limit = event.tally, event.max_iterations
+    title = f"{event.task_id}: {event.task_title}"
+    if tally.counted + 1 == event.number and not tally.uncounted:
+        return f"── Iteration {event.number} {f'/ {limit}' if limit else '(unlimited)'} · {title}"
+    uncounted = f", {tally.uncounted} not counted" if tally.uncounted else ""
+    counted = f"{tally.counted}/{limit}" if limit else f"{tally.counted}"
+    return f"── Iteration {event.number} · {title} · this run: {counted} counted{uncounted}"
+
+
+def tokens_text(tally: Tally) -> str:
+    """`tokens 12,345 in / 3,456 out, cache 1,200,000 read`; "" when the agent reported none."""
+    if tally.tokens is None:
+        return ""
+    text = f"tokens {tally.input_tokens or 0:,} in / {tally.output_tokens or 0:,} out"
+    if tally.cache_read_tokens:
+        text += f", cache {tally.cache_read_tokens:,} read"
+    return text

@@ -8,25 +8,21 @@ import select
 import shlex
 import signal
 import sys
-from collections.abc import Callable
-from dataclasses import replace
 from typing import Any, TextIO, cast
 
 from ralphloop import git
-from ralphloop.agents.registry import make_agent
+from ralphloop.build import Built, RunRequest, build_run
 from ralphloop.cancel import CancelToken
 from ralphloop.cli.init_cmd import ensure_gitignore
-from ralphloop.cli.logfile import StampedLines, fan_out
+from ralphloop.cli.logfile import StampedLines
 from ralphloop.cli.render import TerminalRenderer
 from ralphloop.cli.terminal import TerminalGuard
-from ralphloop.config import Settings, load_settings
-from ralphloop.engine.loop import Loop, LoopConfig
+from ralphloop.config import Settings
+from ralphloop.engine.loop import run_loop
+from ralphloop.engine.phases import prompt_for
 from ralphloop.errors import RalphError
 from ralphloop.events import LoopEnded, Notice
 from ralphloop.exitcodes import ExitReason
-from ralphloop.guards.backoff import Backoff
-from ralphloop.guards.breaker import BreakerConfig
-from ralphloop.guards.budget import Budget
 from ralphloop.notify import NotifySettings, notify_end
 from ralphloop.paths import (
     RALPH_DIR,
@@ -34,87 +30,71 @@ from ralphloop.paths import (
     FeaturePaths,
     display_path,
     find_project_root,
-    ralph_home,
-    resolve_feature,
 )
-from ralphloop.process import LIVE_GROUPS, ProcessLimits, kill_group_now
-from ralphloop.prompt import load_template
-from ralphloop.protocols import SystemClock, TaskSource
-from ralphloop.records.events import EventLog
-from ralphloop.state.calls import CallLedger, ledger_path
+from ralphloop.process import LIVE_GROUPS, kill_group_now
+from ralphloop.protocols import EventSink, SystemClock
 from ralphloop.state.read import lock_holder_alive
 from ralphloop.state.store import RunLock
-from ralphloop.tasks.fix_plan import find_prompt
-from ralphloop.tasks.goal import GoalSource
-from ralphloop.tasks.prd_json import PrdSource
-from ralphloop.tasks.sources import open_source, source_kind
 
 
 def command(args: argparse.Namespace, argv: list[str]) -> int:
     target, iterations = _positionals(args)
     _check_flags(args, target, iterations)
     root = find_project_root()
-    paths = resolve_feature(root, target or args.feature, flag="FEATURE" if target else "-f")
-    kind = source_kind(paths)
-    warnings: list[str] = []
-    settings = load_settings(root, _flags(args, iterations), warn=warnings.append)
-    if kind in ("todo", "goal") and settings.source("max_iterations") == "default":
-        # seed 004: a plan folder runs until it is complete; seed 001: a goal, until it is reached
-        settings = replace(settings, max_iterations=None)
-    for message in warnings:
-        print(f"ralph: warning: {message}", file=sys.stderr)
-    template = _template(args.prompt, paths, kind)
-    source = open_source(paths, kind, story_order=settings.story_order, story=args.story, resume_from=args.resume_from)
-    view = source.load()  # invalid input stops here, before any file is touched
-    agent = make_agent(settings, paths)
-    checked, git_warnings = _git_preflight(paths, settings)
-    branch = _branch(paths, settings, source) if checked else None
     terminal = sys.stdin.isatty() and sys.stdout.isatty()
-    auto_commit = checked and (settings.auto_commit if settings.auto_commit is not None else kind == "todo")
-    config = _loop_config(settings, template, args, terminal, auto_commit)
-    ledger = CallLedger(ledger_path(ralph_home(), settings.rate_account or agent.name))
-    cancel = CancelToken()
-    if args.dry_run:
-        return _dry_run(paths, source, agent, config, settings, view.all_done, cancel, ledger, branch)
-    if args.monitor and _monitor_in_tmux(argv, paths, terminal):
-        return 0  # the loop runs in tmux now; this process only launched (and showed) it
-    os.makedirs(paths.state_dir, exist_ok=True)  # .ralph/ for a workspace at the project root
-    _keep_runtime_files_out_of_git(paths, args.log_file)
+    request = RunRequest(
+        target=target,
+        feature=args.feature,
+        flags=_flags(args, iterations),
+        story=args.story,
+        resume_from=args.resume_from,
+        prompt=args.prompt,
+        archive=not args.no_archive,
+        reset_circuit=args.reset_circuit,
+        terminal=terminal,
+    )
     renderer = TerminalRenderer.for_terminal(args.verbose)
+    cancel = CancelToken()
+    ended: list[LoopEnded] = []
+    sinks: list[EventSink] = [renderer, lambda event: ended.append(event) if isinstance(event, LoopEnded) else None]
+    built = build_run(
+        root,
+        request,
+        clock=SystemClock(),
+        sinks=sinks,
+        cancel=cancel,
+        ask=lambda question, timeout: _ask_over_spinner(renderer, question, timeout, cancel.fileno()),
+    )
+    for message in built.warnings:
+        print(f"ralph: warning: {message}", file=sys.stderr)
+    if args.dry_run:
+        return _dry_run(built)
+    run = built.run
+    if args.monitor and _monitor_in_tmux(argv, run.paths, terminal):
+        return 0  # the loop runs in tmux now; this process only launched (and showed) it
     log_file = _open_log_file(args.log_file)
-    sink, ended = _subscribers(paths, renderer, log_file)
+    os.makedirs(run.paths.state_dir, exist_ok=True)  # .ralph/ for a workspace at the project root
+    _keep_runtime_files_out_of_git(run.paths, args.log_file)
+    if log_file:
+        sinks.append(TerminalRenderer(out=cast(TextIO, log_file)))
     try:
-        with TerminalGuard() as screen, RunLock(paths.lock, f"ralph run for {paths.name}"):
-            for warning in git_warnings:  # on the run's screen, once it is sure to start
-                sink(Notice("warning", warning))
-            if branch:
-                _switch(paths, branch, sink)
-            loop = Loop(
-                paths=paths,
-                source=source,
-                agent=agent,
-                config=config,
-                clock=SystemClock(),
-                sink=sink,
-                cancel=cancel,
-                ledger=ledger,
-                ask=(lambda question, timeout: _ask_over_spinner(renderer, question, timeout, cancel.fileno()))
-                if config.usage_policy == "ask"
-                else None,
-                goal=source if isinstance(source, GoalSource) else None,
-            )
+        with TerminalGuard() as screen, RunLock(run.paths.lock, f"ralph run for {run.paths.name}"):
+            for warning in built.git_warnings:  # on the run's screen, once it is sure to start
+                run.emit(Notice("warning", warning))
+            if built.branch:
+                _switch(run.paths, built.branch, run.emit)
             previous = _install_signal_handlers(cancel, screen)
             try:
-                outcome = loop.run()
+                outcome = run_loop(run)
             finally:
                 renderer.stop()  # the spinner off and the cursor back, even after an error
                 _restore_signal_handlers(previous)
     finally:
         if log_file:
             log_file.close()
-    _notify(settings, ended, paths, kind)  # after the final summary, outside the lock
+    _notify(built.settings, ended, run.paths, built.kind)  # after the final summary, outside the lock
     if outcome.reason is ExitReason.INTERRUPTED:
-        print(f"To continue, run: {resume_command(argv, paths, named=bool(args.feature or target))}")
+        print(f"To continue, run: {resume_command(argv, run.paths, named=bool(args.feature or target))}")
     return outcome.reason.exit_code
 
 
@@ -147,43 +127,6 @@ def _positionals(args: argparse.Namespace) -> tuple[str | None, str | None]:
     return target, iterations
 
 
-def _git_preflight(paths: FeaturePaths, settings: Settings) -> tuple[bool, tuple[str, ...]]:
-    """Seed 004's checks before the first iteration: whether the loop works in a git repository, and
-    the warnings to show (uncommitted or untracked files). An error stops the run here."""
-    if not settings.git_required:
-        return git.toplevel(paths.project_root) is not None, ()
-    found = git.preflight(paths.project_root, _runtime_paths(paths))
-    if found.error:
-        raise RalphError(found.error)
-    return True, found.warnings
-
-
-def _runtime_paths(paths: FeaturePaths) -> tuple[str, ...]:
-    """ralph's runtime files as paths in the repository (for the dirty check and auto-commit)."""
-    top = git.toplevel(paths.project_root) or paths.project_root
-    rel = os.path.relpath(paths.state_dir, top)
-    prefix = "" if rel == "." else rel + "/"
-    return tuple(f"{prefix}{name}" for name in RUNTIME_NAMES)
-
-
-def _branch(paths: FeaturePaths, settings: Settings, source: TaskSource) -> str | None:
-    """The branch to work on (seed 003): prd.json's branchName, or with branch.auto_create the prefix
-    and the feature's name; None to stay where the user is."""
-    if settings.branch_auto_create is False:
-        return None
-    wanted = ""
-    if source.kind == "prd":
-        wanted = PrdSource(paths.prd, display_path(paths.prd, os.getcwd())).read().branch_name.strip()
-    if not wanted and settings.branch_auto_create:
-        wanted = settings.branch_prefix + paths.name
-    if not wanted:
-        return None
-    if not git.valid_branch_name(paths.project_root, wanted):
-        where = "prd.json branchName" if source.kind == "prd" and not settings.branch_auto_create else "branch"
-        raise RalphError(f"{where} {wanted!r}: not a valid git branch name")
-    return wanted
-
-
 def _switch(paths: FeaturePaths, branch: str, sink: Any) -> None:
     try:
         done = git.switch_branch(paths.project_root, branch)
@@ -201,49 +144,6 @@ def _open_log_file(path: str | None) -> StampedLines | None:
     except OSError as exc:
         raise RalphError(f"--log-file {path}: cannot open: {exc.strerror}") from None
     return StampedLines(handle)
-
-
-def _loop_config(
-    settings: Settings,
-    template: str,
-    args: argparse.Namespace,
-    terminal: bool,
-    auto_commit: bool = False,
-) -> LoopConfig:
-    policy = settings.usage_policy or ("ask" if terminal else "wait")
-    if policy == "ask" and not terminal:
-        policy = "wait"  # nobody to ask: the documented default without a terminal
-    return LoopConfig(
-        max_iterations=settings.max_iterations,
-        limits=ProcessLimits(settings.timeout_s, settings.kill_grace_s, settings.log_max_bytes),
-        progress_bytes=settings.progress_bytes,
-        rate_limit_per_hour=settings.rate_limit_per_hour,
-        template=template,
-        archive=not args.no_archive,
-        completion=settings.completion,
-        blocked_threshold=settings.blocked_threshold,
-        max_retries=settings.max_retries,
-        breaker=BreakerConfig(
-            no_progress_threshold=settings.no_progress_threshold,
-            half_open_after=min(2, settings.no_progress_threshold),
-            same_error_threshold=settings.same_error_threshold,
-            failure_threshold=settings.failure_threshold,
-            denial_threshold=settings.permission_denial_threshold,
-            cooldown_s=settings.cooldown_s,
-        ),
-        usage_policy=policy,
-        usage_margin_s=settings.usage_margin_s,
-        usage_fallback_wait_s=settings.usage_fallback_wait_s,
-        usage_pause_at=settings.usage_pause_at,
-        budget=Budget(settings.max_cost_usd, settings.max_tokens, settings.max_runtime_s),
-        model=settings.model,
-        poorman=settings.poorman,
-        backoff=Backoff(settings.backoff_initial_s, settings.backoff_max_s, settings.backoff_attempts),
-        reset_circuit="requested with ralph run --reset-circuit" if args.reset_circuit else None,
-        auto_commit=auto_commit,
-        hooks=settings.hooks,
-        gates=settings.quality_checks,
-    )
 
 
 def _ask_over_spinner(renderer: TerminalRenderer, question: str, timeout: float, wake_fd: int) -> str | None:
@@ -300,71 +200,47 @@ _GUARD_FLAGS = (
 )
 
 
-def _template(prompt_flag: str | None, paths: FeaturePaths, kind: str) -> str:
-    """-p FILE, else the workspace's prompt.md (seed 000: PROMPT.md beside the fix plan), else the
-    built-in template for the kind of task source."""
-    if prompt_flag:
-        return load_template(prompt_flag, f"-p/--prompt {prompt_flag}")
-    candidates = [paths.prompt]
-    if kind == "fix-plan":
-        candidates.append(find_prompt(paths.dir) or "")  # PROMPT.md, beside the fix plan first
-    for path in candidates:
-        if os.path.isfile(path):
-            return load_template(path, display_path(path, os.getcwd()))
-    return load_template(None, "", kind)
-
-
-def _dry_run(
-    paths: FeaturePaths,
-    source: TaskSource,
-    agent: Any,
-    config: LoopConfig,
-    settings: Settings,
-    all_done: bool,
-    cancel: CancelToken,
-    ledger: CallLedger,
-    branch: str | None = None,
-) -> int:
-    if all_done:
-        print(f"Nothing to do: every task in {display_path(source.path, os.getcwd())} is done.")
+def _dry_run(built: Built) -> int:
+    """The next iteration's prompt and agent command, and the settings with where each came from; nothing
+    is started, written or counted."""
+    run, settings = built.run, built.settings
+    paths, policy = run.paths, run.policy
+    if built.view.all_done:
+        print(f"Nothing to do: every task in {display_path(run.source.path, os.getcwd())} is done.")
         return 0
-    loop = Loop(
-        paths=paths,
-        source=source,
-        agent=agent,
-        config=config,
-        clock=SystemClock(),
-        sink=lambda e: None,
-        cancel=cancel,
-        ledger=ledger,
-    )
-    prompt, invocation = loop.preview()
+    task = built.view.next_task
+    assert task is not None
+    prompt, request = prompt_for(run, run.start, run.start.number + 1, task)
+    invocation = run.agent.command(request)
     print(f"# Dry run for {paths.display()}: nothing is started, written or counted.")
-    print(f"# Agent: {agent.name} (from {settings.source('agent')})")
+    print(f"# Agent: {run.agent.name} (from {settings.source('agent')})")
     print(f"# Command (run in {paths.project_root}, prompt on stdin): {shlex.join(invocation.argv)}")
     print("# Environment: " + " ".join(f"{key}={shlex.quote(value)}" for key, value in invocation.env.items()))
-    limit = config.max_iterations or "unlimited"
+    limit = policy.max_iterations or "unlimited"
     print(
-        f"# Limits: {limit} iterations ({settings.source('max_iterations')}), timeout {config.limits.timeout_s:.0f}s "
+        f"# Limits: {limit} iterations ({settings.source('max_iterations')}), timeout {policy.limits.timeout_s:.0f}s "
         f"({settings.source('timeout_s')})"
     )
-    breaker = config.breaker
+    breaker = policy.breaker
     print(
-        f"# Guards: {config.rate_limit_per_hour} calls/hour ({settings.source('rate_limit_per_hour')}; "
-        f"ledger {ledger.path}), circuit breaker {loop.breaker.state.value} (no progress "
+        f"# Guards: {policy.rate_limit_per_hour} calls/hour ({settings.source('rate_limit_per_hour')}; "
+        f"ledger {run.ledger.path}), circuit breaker {run.breaker.load().state.value} (no progress "
         f"{breaker.no_progress_threshold}, same error {breaker.same_error_threshold}, failures "
-        f"{breaker.failure_threshold}), {config.max_retries} attempts per task, usage limit: {config.usage_policy}"
+        f"{breaker.failure_threshold}), {policy.max_retries} attempts per task, usage limit: {policy.usage.action}"
     )
-    budget = config.budget
-    if budget.any or config.model:
+    budget = policy.budget
+    if budget.any or policy.model:
         print(
-            f"# Budget: cost {budget.max_cost_usd or '-'} USD, tokens {budget.max_tokens or '-'}, runtime "
-            f"{budget.max_runtime_s or '-'} s; model {config.model or 'any'}{' (poorman)' if config.poorman else ''}"
+            f"# Budget: cost {budget.max_cost_usd or '-'} USD, tokens (input + output) {budget.max_tokens or '-'}, "
+            f"runtime {budget.max_runtime_s or '-'} s; model {policy.model or 'any'}"
+            + (" (poorman)" if policy.poorman else "")
         )
-    if branch:
-        print(f"# Branch: would work on {branch} (now on {git.current_branch(paths.project_root) or 'no branch'})")
-    if config.auto_commit:
-        print("# Auto-commit: each iteration's changes are committed (git.auto_commit)")
+    if built.branch:
+        print(
+            f"# Branch: would work on {built.branch} (now on {git.current_branch(paths.project_root) or 'no branch'})"
+        )
+    if policy.auto_commit:
+        print("# Auto-commit: each iteration's changes are committed (git.auto_commit), unless its work is rejected")
     print(f"# Prompt ({len(prompt.encode())} bytes):")
     print(prompt, end="")
     return 0
@@ -424,19 +300,6 @@ def resume_command(argv: list[str], paths: FeaturePaths, *, named: bool) -> str:
     if not named and paths.is_feature_folder:  # a root workspace is found again without naming it
         words += ["-f", paths.name]
     return shlex.join(words)
-
-
-def _subscribers(
-    paths: FeaturePaths, renderer: TerminalRenderer, log_file: StampedLines | None
-) -> tuple[Callable[[object], None], list[LoopEnded]]:
-    """The run's event sink: the screen, the monitor's event log (events.jsonl), the --log-file; and a
-    list that receives the LoopEnded event, for the notifications."""
-    ended: list[LoopEnded] = []
-    sinks: list[Callable[[object], None]] = [renderer, EventLog(paths.events, SystemClock().now)]
-    if log_file:
-        sinks.append(TerminalRenderer(out=cast(TextIO, log_file)))
-    sinks.append(lambda event: ended.append(event) if isinstance(event, LoopEnded) else None)
-    return fan_out(*sinks), ended
 
 
 def _notify(settings: Settings, ended: list[LoopEnded], paths: FeaturePaths, kind: str) -> None:

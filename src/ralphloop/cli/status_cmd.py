@@ -7,10 +7,9 @@ from __future__ import annotations
 
 import json
 
-from ralphloop.errors import RalphError
-from ralphloop.paths import FeaturePaths, find_project_root, resolve_feature
-from ralphloop.state.read import lock_holder_alive, read_json_object
-from ralphloop.tasks.detect import detect
+from ralphloop.numbers import iteration_words, tokens_words
+from ralphloop.paths import find_project_root, resolve_feature
+from ralphloop.state.report import gather
 from ralphloop.textsafe import strip_terminal_controls
 
 TYPE_CHECKING = False
@@ -36,93 +35,6 @@ def command(args: argparse.Namespace, argv: list[str]) -> int:
     return 0
 
 
-def story_counts(paths: FeaturePaths) -> tuple[int, int]:
-    """Stories passing and in total, from prd.json itself (the truth, even if edited by hand)."""
-    try:
-        with open(paths.prd, "rb") as handle:
-            prd = json.loads(handle.read())
-        stories = prd["userStories"]
-        return sum(1 for story in stories if story.get("passes") is True), len(stories)
-    except FileNotFoundError:
-        raise RalphError(f"{paths.display()}/prd.json: file not found") from None
-    except (ValueError, KeyError, TypeError, AttributeError, RecursionError) as exc:
-        raise RalphError(f"{paths.display()}/prd.json: not a valid prd.json ({type(exc).__name__})") from None
-
-
-def task_counts(paths: FeaturePaths, kind: str | None, status: dict[str, Any]) -> tuple[int, int]:
-    """Tasks done and in total: prd.json read afresh; the other formats as the last iteration counted them
-    (reading Markdown or YAML here would cost `ralph status` its speed)."""
-    if kind == "prd":
-        return story_counts(paths)
-    done, total = status.get("storiesComplete", 0), status.get("storiesTotal", 0)
-    return (done, total) if isinstance(done, int) and isinstance(total, int) else (0, 0)
-
-
-def gather(paths: FeaturePaths, *, strict: bool = True) -> dict[str, Any]:
-    """The report of `ralph status --json`. Not `strict` (the monitor): a prd.json missing or broken
-    mid-run gives the counts status.json last wrote instead of an error."""
-    status = read_json_object(paths.status) or {}
-    kind = detect(paths.dir)
-    try:
-        done, total = task_counts(paths, kind, status)
-    except RalphError:
-        if strict:
-            raise
-        done, total = task_counts(paths, None, status)
-    state = read_json_object(paths.state) or {}
-    # The breaker's own file is the truth: `ralph reset-circuit` rewrites it without touching status.json.
-    circuit = read_json_object(paths.circuit_state) or {}
-    reset_since = status.get("exitReason") == "circuit_open" and circuit.get("state") == "CLOSED"
-    holder = lock_holder_alive(paths.lock)
-    alive = holder is not None
-    word = status.get("status") or "not started"
-    note = None
-    if word in ("running", "starting") and not alive:
-        word = "stopped"
-        note = "the last run ended without writing its final state (killed?)"
-    return {
-        "feature": paths.name,
-        "featureDir": paths.dir,
-        "format": kind,
-        "alive": alive,
-        "pid": holder or status.get("pid") if alive else None,
-        "status": word,
-        "exitReason": status.get("exitReason"),
-        "exitMessage": status.get("exitMessage"),
-        "iteration": status.get("iteration", 0),
-        "maxIterations": status.get("maxIterations"),
-        "totalIterations": state.get("iteration", status.get("totalIterations", 0)),
-        "storiesComplete": done,
-        "storiesTotal": total,
-        "currentStory": status.get("currentStory") or state.get("current_story") or state.get("current_task") or None,
-        "lastOutcome": state.get("last_outcome"),
-        "lastUpdated": status.get("lastUpdated"),
-        "logFile": status.get("logFile") or None,
-        "lastSignals": status.get("lastSignals") or [],
-        "confidence": status.get("confidence"),
-        "refusedClaim": status.get("refusedClaim"),
-        "blockedReason": status.get("blockedReason"),
-        "blockedLoops": status.get("blockedLoops", 0),
-        "testOnlyLoops": status.get("testOnlyLoops", 0),
-        "questionLoops": status.get("questionLoops", 0),
-        "circuitState": circuit.get("state", "CLOSED"),
-        "circuitReason": circuit.get("reason") or None,
-        "apiCallsUsed": status.get("apiCallsUsed", 0),
-        "apiCallsLimit": status.get("apiCallsLimit"),
-        "rateLimitResetsAt": status.get("rateLimitResetsAt"),
-        "retryCount": status.get("retryCount", 0),
-        "maxRetries": status.get("maxRetries"),
-        "waiting": status.get("waiting") if alive else None,
-        "usageLimit": status.get("usageLimit"),
-        "costUsd": status.get("costUsd"),
-        "tokensUsed": status.get("tokensUsed"),
-        "model": status.get("model"),
-        "activity": status.get("activity") if alive else None,
-        "guidance": None if reset_since else status.get("guidance"),
-        "note": note,
-    }
-
-
 def render(report: dict[str, Any]) -> str:
     done, total = report["storiesComplete"], report["storiesTotal"]
     filled = round(10 * done / total) if total else 0
@@ -131,10 +43,9 @@ def render(report: dict[str, Any]) -> str:
     lines = [
         f"Feature:    {report['feature']}  ({report['featureDir']})",
         f"Run:        {run}",
-        f"Status:     {report['status']}"
-        + (f" ({report['exitReason']})" if report["exitReason"] not in (None, report["status"]) else ""),
-        f"Iteration:  {report['iteration']} / {limit if limit else 'unlimited'}"
-        f"  ({report['totalIterations']} in all runs)",
+        f"Status:     {report['status']}" + _why(report),
+        "Iteration:  "
+        + iteration_words(report["iteration"], report["iterationsCounted"], report["callsNotCounted"], limit),
         f"{_COUNTED.get(report.get('format') or 'prd', 'Tasks:      {} / {} done')}".format(done, total)
         + f"  [{'#' * filled}{'-' * (10 - filled)}]",
     ]
@@ -170,6 +81,13 @@ def render(report: dict[str, Any]) -> str:
         lines.append(
             f"Retries:    {report['retryCount']} failed attempt(s) of {report['maxRetries']} at the current story"
         )
+    lines += _later_lines(report)
+    return "\n".join(lines)
+
+
+def _later_lines(report: dict[str, Any]) -> list[str]:
+    """Waits, limits, spend, how the run ended and what to do next."""
+    lines: list[str] = []
     waiting = report["waiting"]
     if isinstance(waiting, dict):
         lines.append(f"Waiting:    {strip_terminal_controls(str(waiting.get('message')))} until {waiting.get('until')}")
@@ -177,17 +95,28 @@ def render(report: dict[str, Any]) -> str:
     if isinstance(limit_hit, dict):
         message = strip_terminal_controls(str(limit_hit.get("message")))
         lines.append(f"Usage:      {message} (resets {limit_hit.get('resetsAt') or 'at an unknown time'})")
-    if report["costUsd"] is not None or report["tokensUsed"] is not None:
+    tokens = report["tokens"] or {}
+    spent = tokens_words(tokens.get("inputTokens"), tokens.get("outputTokens"), tokens.get("cacheReadTokens"))
+    if report["costUsd"] is not None or spent:
         model = f" ({strip_terminal_controls(str(report['model']))})" if report["model"] else ""
-        lines.append(
-            f"Spent:      ${report['costUsd'] or 0:.2f}, {report['tokensUsed'] or 0:,} tokens (last run){model}"
-        )
+        cost = f"${report['costUsd']:.2f}" if isinstance(report["costUsd"], int | float) else "cost not reported"
+        lines.append(f"Spent:      {cost}, {spent or 'tokens not reported'} (this run){model}")
     if report["exitMessage"]:
         lines.append(f"Ended:      {strip_terminal_controls(str(report['exitMessage']))}")
+    if report["lastMessage"]:
+        lines.append(f"Agent said: {strip_terminal_controls(str(report['lastMessage']))}")
     if report["lastUpdated"]:
         lines.append(f"Updated:    {report['lastUpdated']}")
     if report["guidance"]:
         lines += [strip_terminal_controls(str(line)) for line in str(report["guidance"]).splitlines()]
     if report["note"]:
         lines.append(f"Note:       {report['note']}")
-    return "\n".join(lines)
+    return lines
+
+
+def _why(report: dict[str, Any]) -> str:
+    """The exit reason beside the status word, when it says more."""
+    if report.get("circuitResetSince"):
+        return " (stopped on an open circuit, reset since: run again to go on)"
+    reason = report["exitReason"]
+    return f" ({reason})" if reason not in (None, report["status"]) else ""

@@ -6,7 +6,7 @@ rendered by `table_markdown()` (a test keeps the two identical).
 
 from __future__ import annotations
 
-from collections.abc import Callable, Mapping
+from collections.abc import Callable
 from dataclasses import dataclass, replace
 from enum import Enum
 
@@ -25,7 +25,7 @@ class Action(Enum):
 class Observation:
     """The facts one decision needs, read after the iteration (the task source re-read, not trusted)."""
 
-    all_done: bool
+    all_done: bool  # every task in the run's scope
     open_ids: tuple[str, ...]
     claimed_complete: bool
     interrupted: bool
@@ -59,6 +59,8 @@ class Observation:
     max_retries: int = 3
     budget_exceeded: str | None = None
     pause_s: float = 0.0  # near a usage limit: wait this long before the next iteration
+    scope: str = ""  # a narrowed run (-s, --resume-from): "story 8.3"
+    outside_open: int = 0  # tasks outside that scope still open
 
 
 @dataclass(frozen=True, slots=True)
@@ -68,6 +70,7 @@ class Decision:
     message: str = ""
     refused_claim: str | None = None
     wait_s: float = 0.0
+    wait_kind: str = ""  # what a wait is for: usage limit | usage pause | API backoff | model backoff
 
 
 @dataclass(frozen=True, slots=True)
@@ -76,6 +79,14 @@ class Row:
     outcome: str
     applies: Callable[[Observation], bool]
     decision: Callable[[Observation], Decision]
+
+
+def _complete(obs: Observation) -> Decision:
+    """Complete; a narrowed run with tasks open outside its scope is done with its scope, not the feature."""
+    if obs.scope and obs.outside_open:
+        others = f"{obs.outside_open} other task{'s' if obs.outside_open != 1 else ''} still open"
+        return Decision(Action.COMPLETE, ExitReason.STORY_DONE, f"{obs.scope} done; {others}")
+    return Decision(Action.COMPLETE, ExitReason.COMPLETE, "every task passes")
 
 
 def _max_reached(obs: Observation) -> bool:
@@ -97,9 +108,10 @@ ROWS: tuple[Row, ...] = (
     ),
     Row(
         "every task done (re-read from the file) and every quality gate passes",
-        "complete (0), with or without a claim",
+        "complete (0), with or without a claim; a narrowed run (-s, --resume-from) with other tasks open: "
+        "story_done (0), its scope done, not the feature",
         lambda obs: obs.all_done and not obs.gate_failures,
-        lambda obs: Decision(Action.COMPLETE, ExitReason.COMPLETE, "every task passes"),
+        _complete,
     ),
     Row(
         "`completion: trust` and the agent claimed completion (gates passing, and not refused in goal mode)",
@@ -122,7 +134,9 @@ ROWS: tuple[Row, ...] = (
         "the agent hit a vendor usage limit (not counted: no breaker, no retry, no iteration)",
         "wait until the reset (+ margin), then the same task",
         lambda obs: obs.usage_limit is not None,
-        lambda obs: Decision(Action.WAIT, None, f"usage limit: {obs.usage_limit}", wait_s=obs.usage_wait_s),
+        lambda obs: Decision(
+            Action.WAIT, None, f"usage limit: {obs.usage_limit}", wait_s=obs.usage_wait_s, wait_kind="usage limit"
+        ),
     ),
     Row(
         "the agent cannot work at all: not logged in, invalid key, no credit, unknown model, a refused flag",
@@ -150,6 +164,7 @@ ROWS: tuple[Row, ...] = (
             f"{obs.transient_error}; retrying in {obs.transient_wait_s:g}s "
             f"(attempt {obs.transient_retry}/{obs.transient_retries})",
             wait_s=obs.transient_wait_s,
+            wait_kind="API backoff",
         ),
     ),
     Row(
@@ -171,6 +186,7 @@ ROWS: tuple[Row, ...] = (
             None,
             f"{obs.model_mismatch}; retrying in {obs.model_wait_s:g}s (attempt {obs.model_retry}/{obs.model_retries})",
             wait_s=obs.model_wait_s,
+            wait_kind="model backoff",
         ),
     ),
     Row(
@@ -238,7 +254,13 @@ ROWS: tuple[Row, ...] = (
         "near the vendor's usage limit (`usage_limit.pause_at`)",
         "wait until that window resets, then continue",
         lambda obs: obs.pause_s > 0,
-        lambda obs: Decision(Action.WAIT, None, "near the usage limit: pausing until it resets", wait_s=obs.pause_s),
+        lambda obs: Decision(
+            Action.WAIT,
+            None,
+            "near the usage limit: pausing until it resets",
+            wait_s=obs.pause_s,
+            wait_kind="usage pause",
+        ),
     ),
     Row(
         "otherwise",
@@ -275,33 +297,3 @@ def table_markdown() -> str:
     lines = ["| row | condition | decision |", "|-----|-----------|----------|"]
     lines += [f"| {number} | {row.condition} | {row.outcome} |" for number, row in enumerate(ROWS, start=1)]
     return "\n".join(lines) + "\n"
-
-
-# ------------------------------------------------------------------ consecutive counters
-
-
-@dataclass(frozen=True, slots=True)
-class Streaks:
-    """Consecutive iterations with a property. Any iteration without it resets that count to 0;
-    an interrupted iteration is no evidence either way and leaves every count as it was."""
-
-    blocked: int = 0
-    test_only: int = 0
-    question_only: int = 0
-
-    @classmethod
-    def from_counts(cls, counts: Mapping[str, int]) -> Streaks:
-        """From state.json's `streaks` mapping (unknown keys ignored, missing ones 0)."""
-        return cls(**{name: counts.get(name, 0) for name in ("blocked", "test_only", "question_only")})
-
-    def counts(self) -> dict[str, int]:
-        return {"blocked": self.blocked, "test_only": self.test_only, "question_only": self.question_only}
-
-    def after(self, *, counted: bool, blocked: bool, test_only: bool, question_only: bool) -> Streaks:
-        if not counted:
-            return self
-        return Streaks(
-            blocked=self.blocked + 1 if blocked else 0,
-            test_only=self.test_only + 1 if test_only else 0,
-            question_only=self.question_only + 1 if question_only else 0,
-        )

@@ -11,7 +11,8 @@ import re
 from dataclasses import dataclass
 
 from ralphloop.analysis.signals import Analysis
-from ralphloop.engine.decide import Decision, Streaks
+from ralphloop.engine.decide import Decision
+from ralphloop.engine.state import Streaks
 from ralphloop.protocols import Task, TaskView
 
 # A test file by the usual conventions: tests/ or test/ folders, test_*.py, *_test.go, *.test.ts, *.spec.js ...

@@ -52,6 +52,7 @@ class IterationFacts:
     error: str | None = None  # the iteration's error text (for the reason shown to users)
     fingerprint: str | None = None  # analysis.fingerprint of that error
     denials: tuple[str, ...] = ()  # tools or commands the agent was refused permission for
+    churn: bool = False  # files changed, yet no task advanced: a weaker signal, told in the reason
 
 
 @dataclass(frozen=True, slots=True)
@@ -76,6 +77,7 @@ class Transition:
 class Breaker:
     state: CircuitState = CircuitState.CLOSED
     no_progress: int = 0
+    churn: int = 0  # of the no-progress iterations in a row, those that changed files
     same_error: int = 0
     failures: int = 0
     denial_streak: int = 0
@@ -100,6 +102,7 @@ class Breaker:
         progressed = facts.progress and not facts.failed
         no_progress = 0 if progressed else self.no_progress if facts.failed else self.no_progress + 1
         failures = self.failures + 1 if facts.failed else 0
+        churn = 0 if progressed else self.churn + (facts.churn and not facts.failed)
         if facts.fingerprint is None:
             same_error = 0
         elif facts.fingerprint == self.last_fingerprint:
@@ -111,6 +114,7 @@ class Breaker:
         counted = replace(
             self,
             no_progress=no_progress,
+            churn=churn,
             failures=failures,
             same_error=same_error,
             denial_streak=denial_streak,
@@ -134,12 +138,21 @@ class Breaker:
             what = f"failed ({_cut(facts.error)})" if facts.failed else "made no progress"
             return CircuitState.OPEN, f"the probing iteration after the cooldown {what}"
         if self.no_progress >= config.no_progress_threshold:
-            return CircuitState.OPEN, f"no progress in {self.no_progress} iterations in a row"
+            return CircuitState.OPEN, f"no progress in {self.no_progress} iterations in a row{self._churned()}"
         if progressed and self.state is not CircuitState.CLOSED:
             return CircuitState.CLOSED, f"circuit recovered: progress in iteration {facts.iteration}"
         if self.state is CircuitState.CLOSED and self.no_progress >= config.half_open_after:
-            return CircuitState.HALF_OPEN, f"monitoring mode: no progress in {self.no_progress} iterations in a row"
+            return (
+                CircuitState.HALF_OPEN,
+                f"monitoring mode: no progress in {self.no_progress} iterations in a row{self._churned()}",
+            )
         return self.state, self.reason
+
+    def _churned(self) -> str:
+        """Files changed while no task advanced: the agent is busy, but not getting anywhere."""
+        if not self.churn:
+            return ""
+        return f" (files changed in {self.churn} of them, but no task advanced)"
 
     def _move(
         self, target: CircuitState, reason: str, iteration: int, now: datetime
@@ -169,7 +182,9 @@ class Breaker:
         moved, transition = self._move(
             CircuitState.HALF_OPEN, f"cooldown of {minutes:g} min passed; trying again", iteration, now
         )
-        return replace(moved, probation=True, no_progress=0, failures=0, same_error=0, denial_streak=0), transition
+        return replace(
+            moved, probation=True, no_progress=0, churn=0, failures=0, same_error=0, denial_streak=0
+        ), transition
 
     def reset(self, why: str, now: datetime, iteration: int) -> tuple[Breaker, Transition]:
         """CLOSED with every counter zeroed (UC-6); the transition is logged even from CLOSED."""
@@ -194,6 +209,7 @@ class Breaker:
             "state": self.state.value,
             "last_change": _iso(self.last_change) if self.last_change else None,
             "consecutive_no_progress": self.no_progress,
+            "consecutive_churn": self.churn,
             "consecutive_same_error": self.same_error,
             "consecutive_failures": self.failures,
             "consecutive_permission_denials": self.denial_streak,
@@ -217,6 +233,7 @@ class Breaker:
         return cls(
             state=CircuitState(data["state"]),
             no_progress=_count(data, "consecutive_no_progress"),
+            churn=_count(data, "consecutive_churn"),
             same_error=_count(data, "consecutive_same_error"),
             failures=_count(data, "consecutive_failures"),
             denial_streak=_count(data, "consecutive_permission_denials"),

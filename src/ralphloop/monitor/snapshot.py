@@ -12,10 +12,10 @@ from datetime import UTC, datetime
 from typing import Any
 
 from ralphloop.agents.claude_stream import readable_lines
-from ralphloop.cli.status_cmd import gather
 from ralphloop.paths import FeaturePaths
 from ralphloop.records.events import read_recent
 from ralphloop.state.read import lock_holder_alive, read_json_object, read_tail_lines
+from ralphloop.state.report import gather
 
 LOG_TAIL_BYTES = 32 * 1024  # enough for a screenful of lines; a huge log is never read whole
 _SIGNAL_ARRAYS = (

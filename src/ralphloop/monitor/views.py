@@ -18,6 +18,7 @@ from rich.text import Text
 
 from ralphloop.durations import format_duration
 from ralphloop.monitor.snapshot import Snapshot, parse_time
+from ralphloop.numbers import iteration_words, tokens_words
 from ralphloop.textsafe import one_line, strip_terminal_controls
 
 WAITING_TEXT = "Waiting for Ralph to start..."
@@ -85,12 +86,8 @@ def until(value: object, now: datetime) -> str | None:
 
 
 def iteration_text(report: dict[str, Any]) -> str:
-    limit, iteration = whole(report.get("maxIterations")), whole(report.get("iteration"))
-    total = report.get("totalIterations")
-    text = f"{iteration} / {limit if limit else 'unlimited'}"
-    if isinstance(total, int) and total != iteration:
-        text += f" ({total} in all runs)"
-    return text
+    counted, uncounted = whole(report.get("iterationsCounted")), whole(report.get("callsNotCounted"))
+    return iteration_words(whole(report.get("iteration")), counted, uncounted, whole(report.get("maxIterations")))
 
 
 def circuit_text(report: dict[str, Any]) -> Text:
@@ -117,10 +114,12 @@ def signals_text(counts: dict[str, int]) -> str | None:
 
 
 def spent_text(report: dict[str, Any]) -> str | None:
-    cost, tokens = number(report.get("costUsd")), whole(report.get("tokensUsed"))
-    if cost is None and not tokens:
+    cost, tokens = number(report.get("costUsd")), report.get("tokens")
+    kinds = tokens if isinstance(tokens, dict) else {}
+    spent = tokens_words(kinds.get("inputTokens"), kinds.get("outputTokens"), kinds.get("cacheReadTokens"))
+    if cost is None and not spent:
         return None
-    text = f"${cost or 0:.2f} · {tokens:,} tokens"
+    text = " · ".join(part for part in (f"${cost:.2f}" if cost is not None else "", spent) if part)
     return text + (f" · {safe(report['model'], 60)}" if report.get("model") else "")
 
 
@@ -223,8 +222,7 @@ def summary_lines(report: dict[str, Any]) -> list[str]:
     reason = safe(report.get("exitReason") or report.get("status"), 60)
     lines = [
         f"Ralph has exited: {safe(report.get('status'), 40)}",
-        f"Iterations: {whole(report.get('iteration'))} in this run "
-        f"({whole(report.get('totalIterations'))} in all runs)",
+        f"Iteration:  {iteration_text(report)}",
         f"Duration:   {duration}",
         f"Exit:       {reason}" + (f" - {safe(report['exitMessage'], 300)}" if report.get("exitMessage") else ""),
         f"Progress:   {done}/{total} {word}",
@@ -232,6 +230,8 @@ def summary_lines(report: dict[str, Any]) -> list[str]:
     spent = spent_text(report)
     if spent:
         lines.append(f"Spent:      {spent}")
+    if report.get("lastMessage"):
+        lines.append(f"Agent said: {safe(report['lastMessage'], 600)}")
     if report.get("guidance"):
         lines += [safe(line, 300) for line in str(report["guidance"]).splitlines() if line.strip()]
     return lines

@@ -22,7 +22,6 @@ from ralphloop.events import (
     RunStarted,
     Waiting,
 )
-from ralphloop.exitcodes import ExitReason
 from ralphloop.protocols import iso
 from ralphloop.redact import redact, secret_values
 from ralphloop.state.read import read_tail_lines
@@ -38,8 +37,7 @@ def describe(event: object) -> tuple[str, str] | None:
         limit = f"up to {event.max_iterations} iterations" if event.max_iterations else "until complete"
         return "info", f"run started: {event.agent}, {limit}, {event.done}/{event.total} done"
     if isinstance(event, IterationStarted):
-        of = f"{event.iteration}/{event.max_iterations}" if event.max_iterations else f"{event.iteration}"
-        return "info", f"iteration {of} started: {event.task_id} {event.task_title}"
+        return "info", f"iteration {event.number} started: {event.task_id} {event.task_title}{counted_of(event)}"
     if isinstance(event, IterationFinished):
         return _finished(event)
     if isinstance(event, Notice):
@@ -50,13 +48,24 @@ def describe(event: object) -> tuple[str, str] | None:
     if isinstance(event, Waiting) and event.first:
         return "warn", f"waiting until {event.until.astimezone():%H:%M:%S} ({event.kind}): {event.message}"
     if isinstance(event, LoopEnded):
-        level = "ok" if event.reason is ExitReason.COMPLETE else "warn" if event.reason.exit_code == 130 else "fail"
+        level = "ok" if event.reason.exit_code == 0 else "warn" if event.reason.exit_code == 130 else "fail"
         return level, f"run ended ({event.reason.value}): {event.message}"
     return None
 
 
+def counted_of(event: IterationStarted) -> str:
+    """ " (3 of 20 counted)": how far this run is toward its limit, when that differs from the number."""
+    tally, limit = event.tally, event.max_iterations
+    if tally.counted + 1 == event.number and not tally.uncounted:
+        return f" ({event.number} of {limit})" if limit else ""
+    uncounted = f", {tally.uncounted} not counted" if tally.uncounted else ""
+    return f" (this run: {tally.counted}{f'/{limit}' if limit else ''} counted{uncounted})"
+
+
 def _finished(event: IterationFinished) -> tuple[str, str]:
-    if event.status == "failed" and event.result.failed:
+    if event.status == "refused":
+        what = f"{event.task_id}: completion claim refused"
+    elif event.status == "failed" and event.result.failed:
         what = f"{event.task_id}: agent failed" + (f": {event.result.error}" if event.result.error else "")
     elif event.status == "complete":
         what = f"{event.task_id} done"

@@ -65,3 +65,45 @@ class ExitSignals:
 def write_response_analysis(path: str, iteration: int, at: str, analysis: dict[str, Any], **loop: Any) -> None:
     """The last analysis: every field of `ralph analyze --json`, plus what the loop concluded from it."""
     atomic_write_json(path, {"iteration": iteration, "analyzed_at": at, **analysis, "loop": loop})
+
+
+class SignalRecords:
+    """Subscribes to IterationFinished: `.response_analysis` (every field, and what the loop concluded)
+    and `.exit_signals` (which recent iterations gave which evidence)."""
+
+    def __init__(self, analysis_path: str, signals_path: str) -> None:
+        self.analysis_path = analysis_path
+        self.signals_path = signals_path
+        self.signals = ExitSignals.load(signals_path)
+
+    def __call__(self, event: object) -> None:
+        from ralphloop.events import IterationFinished
+        from ralphloop.protocols import iso
+
+        if not isinstance(event, IterationFinished):
+            return
+        evidence, at, number = event.evidence, iso(event.finished_at), event.number
+        write_response_analysis(
+            self.analysis_path,
+            number,
+            at,
+            dict(event.analysis),
+            test_only=evidence.get("test_only", False),
+            question_only=evidence.get("question_only", False),
+            unverified_done=list(evidence.get("unverified_done", [])),
+            refused_claim=event.refused_claim,
+            decision=event.decision,
+            exit_reason=event.exit_reason,
+        )
+        if event.status != "interrupted":
+            self.signals.record(
+                number,
+                test_only_loops=bool(evidence.get("test_only")),
+                done_signals=bool(evidence.get("completion_claimed")),
+                completion_indicators=bool(evidence.get("completion_indicators")),
+                blocked_loops=bool(evidence.get("blocked")),
+                question_loops=bool(evidence.get("question_only")),
+            )
+        if event.refused_claim:
+            self.signals.refuse(number, event.refused_claim, at)
+        self.signals.save(self.signals_path)

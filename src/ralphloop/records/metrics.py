@@ -28,7 +28,8 @@ METRICS_NAME = "ralph_metrics.jsonl"
 SCHEMA_VERSION = 1
 
 # The iteration's status word, as the loop decides it.
-OUTCOMES = ("complete", "in-progress", "failed", "blocked", "interrupted", "usage-limit", "api-error")
+OUTCOMES = ("complete", "in-progress", "failed", "refused", "blocked", "interrupted", "usage-limit", "api-error")
+_UNCOUNTED = ("interrupted", "usage-limit", "api-error")  # lines written before `counted` was: their outcome tells
 USAGE_KEYS = ("input_tokens", "output_tokens", "cache_creation_tokens", "cache_read_tokens", "total_tokens")
 
 RULE = "=" * 50
@@ -56,6 +57,7 @@ _FIELDS: tuple[tuple[str, tuple[type, ...], bool], ...] = (
     ("task_id", _TEXT, False),
     ("outcome", _TEXT, False),
     ("agent", _TEXT, False),
+    ("counted", _BOOL, False),
 )
 _FIELD_KEYS = tuple(key for key, _, _ in _FIELDS)
 _JSON_KIND = {dict: "an object", list: "an array", str: "a string", int: "an integer", float: "a number"}
@@ -78,11 +80,15 @@ def metrics_line(
     agent: str,
     result: AgentResult,
     files_changed: int,
+    counted: bool = True,
+    success: bool | None = None,
 ) -> dict[str, Any]:
     """One line of ralph_metrics.jsonl: seed 004's fields in its order, then ralph's own.
 
-    `outcome` is the iteration's status word (see OUTCOMES). When the agent reported no usage,
-    every usage value is null: unknown, not zero.
+    `outcome` is the iteration's status word (see OUTCOMES); `success` the loop's verdict (accepted work
+    that moved the task state), else what the agent's run alone says. `counted`: whether it counts toward
+    max_iterations (a usage limit, an API retry or a wrong model does not). When the agent reported no
+    usage, every usage value is null: unknown, not zero.
     """
     usage = result.usage
     tokens: dict[str, int | None]
@@ -104,7 +110,7 @@ def metrics_line(
         "stop_reason": result.stop_reason,
         "usage": tokens,
         "files_changed": files_changed,
-        "success": is_success(result) and outcome != "failed",  # a story attempt without its DONE failed too
+        "success": success if success is not None else is_success(result) and outcome == "complete",
         "exit_code": result.exit_code,
         "cost_usd": result.cost_usd,
         "num_turns": result.num_turns,
@@ -112,6 +118,7 @@ def metrics_line(
         "task_id": task_id,
         "outcome": outcome,
         "agent": agent,
+        "counted": counted,
     }
 
 
@@ -276,10 +283,10 @@ class Summary:
     """Totals over metrics lines. Token figures cover only the `token_iterations` lines that reported
     tokens, cost figures the `cost_iterations` that reported a cost; None means nothing to report."""
 
-    iterations: int
+    iterations: int  # counted ones
     max_iterations: int | None
-    successes: int
-    success_rate: float | None  # percent
+    successes: int  # of the counted ones
+    success_rate: float | None  # percent of the counted ones
     duration_total_s: float
     duration_avg_s: float | None
     duration_min_s: float | None
@@ -300,11 +307,13 @@ class Summary:
     files_avg: float | None
     outcomes: tuple[tuple[str, int], ...]  # (status word, count), most frequent first
     models: tuple[str, ...]  # in the order first seen
+    uncounted: int = 0  # agent calls that did not count: usage limit, API retry, wrong model, interrupted
 
     def to_json(self) -> dict[str, Any]:
         """A plain JSON object, rounded for people (0.1 s, 0.1 %, 0.1 token, 1e-6 USD)."""
         return {
             "iterations": self.iterations,
+            "calls_not_counted": self.uncounted,
             "max_iterations": self.max_iterations,
             "successes": self.successes,
             "success_rate": _round(self.success_rate, 1),
@@ -369,7 +378,7 @@ def _tokens(line: Mapping[str, Any]) -> tuple[int, int, int, int] | None:
 
 def summarize(lines: Iterable[Mapping[str, Any]], *, max_iterations: int | None = None) -> Summary:
     """The totals, averages and rates of `lines` (as `read_metrics` returns them)."""
-    iterations = successes = 0
+    iterations = successes = uncounted = 0
     durations: list[float] = []
     token_iterations = given = made = created = read = 0
     cost_iterations, cost = 0, 0.0
@@ -377,8 +386,11 @@ def summarize(lines: Iterable[Mapping[str, Any]], *, max_iterations: int | None 
     outcomes: dict[str, int] = {}
     models: dict[str, None] = {}
     for line in lines:
-        iterations += 1
-        successes += line.get("success") is True
+        if is_counted(line):
+            iterations += 1
+            successes += line.get("success") is True
+        else:
+            uncounted += 1
         duration = line.get("duration_seconds")
         durations.append(float(duration) if isinstance(duration, (int, float)) else 0.0)
         counted = _tokens(line)
@@ -410,7 +422,7 @@ def summarize(lines: Iterable[Mapping[str, Any]], *, max_iterations: int | None 
         successes=successes,
         success_rate=100.0 * successes / iterations if iterations else None,
         duration_total_s=total_s,
-        duration_avg_s=total_s / iterations if iterations else None,
+        duration_avg_s=total_s / len(durations) if durations else None,
         duration_min_s=min(durations) if durations else None,
         duration_max_s=max(durations) if durations else None,
         token_iterations=token_iterations,
@@ -429,7 +441,16 @@ def summarize(lines: Iterable[Mapping[str, Any]], *, max_iterations: int | None 
         files_avg=files / files_iterations if files_iterations else None,
         outcomes=tuple(sorted(outcomes.items(), key=lambda item: (-item[1], item[0]))),
         models=tuple(models),
+        uncounted=uncounted,
     )
+
+
+def is_counted(line: Mapping[str, Any]) -> bool:
+    """Whether a line counts as an iteration; lines from before `counted` was written say it by their outcome."""
+    counted = line.get("counted")
+    if isinstance(counted, bool):
+        return counted
+    return line.get("outcome") not in _UNCOUNTED
 
 
 # ---------------------------------------------------------------- display
@@ -521,7 +542,16 @@ def format_summary(summary: Summary, *, metrics_path: str | None = None) -> str:
     s = summary
     completed = f"{s.iterations:,}" + (f" / {s.max_iterations:,}" if s.max_iterations else "")
     lines = [RULE, "FINAL SUMMARY".center(len(RULE)).rstrip(), RULE, "", "Iterations:"]
-    lines += [_row("Completed:", completed), _row("Success Rate:", percent(s.success_rate))]
+    lines.append(_row("Completed:", completed))
+    if s.uncounted:
+        lines.append(
+            _row(
+                "Not counted:",
+                f"{s.uncounted:,} agent call{'s' if s.uncounted != 1 else ''} "
+                "(usage limit, API retry, wrong model, interrupted)",
+            )
+        )
+    lines.append(_row("Success Rate:", percent(s.success_rate)))
     if s.outcomes:
         lines.append(_row("Outcomes:", ", ".join(f"{count:,} {word}" for word, count in s.outcomes)))
     if s.models:
@@ -581,6 +611,36 @@ def _per(value: float | None, show: Callable[[float], str], s: Summary, reported
     if value is None:
         return NOT_REPORTED
     text = f"{show(value)} per iteration"
-    if reported < s.iterations:
+    if reported < s.iterations + s.uncounted:
         text += f" (of {reported:,} {'iteration' if reported == 1 else 'iterations'} that reported {what})"
     return text
+
+
+def line_of(event: Any) -> dict[str, Any]:
+    """The metrics line of an IterationFinished event."""
+    from ralphloop.protocols import iso
+
+    return metrics_line(
+        iteration=event.number,
+        timestamp=iso(event.finished_at),
+        task_id=event.task_id,
+        outcome=event.status,
+        agent=event.agent,
+        result=event.result,
+        files_changed=len(event.files_changed),
+        counted=event.counted,
+        success=event.success,
+    )
+
+
+class MetricsLog:
+    """Subscribes to IterationFinished: one line per iteration in ralph_metrics.jsonl."""
+
+    def __init__(self, path: str) -> None:
+        self.path = path
+
+    def __call__(self, event: object) -> None:
+        from ralphloop.events import IterationFinished
+
+        if isinstance(event, IterationFinished):
+            append_metrics(self.path, line_of(event))

@@ -70,3 +70,43 @@ def append_entry(path: str, entry: ProgressEntry) -> None:
     except (FileNotFoundError, OSError):
         pass
     append_text(path, text)
+
+
+class ProgressLog:
+    """Subscribes to the engine's events: the log's header when a run starts, an entry per iteration."""
+
+    def __init__(self, path: str) -> None:
+        self.path = path
+
+    def __call__(self, event: object) -> None:
+        from ralphloop.durations import format_duration
+        from ralphloop.events import IterationFinished, RunStarted
+        from ralphloop.protocols import iso
+
+        if isinstance(event, RunStarted):
+            ensure_header(self.path, event.feature, iso(event.started_at))
+        elif isinstance(event, IterationFinished):
+            result = event.result
+            ended = (
+                "timed out"
+                if result.timed_out
+                else "not started"
+                if result.exit_code is None
+                else f"exit {result.exit_code}"
+            )
+            signals = [f"signals: {', '.join(event.signals)}"] if event.signals else []
+            append_entry(
+                self.path,
+                ProgressEntry(
+                    iteration=event.number,
+                    date=iso(event.finished_at),
+                    story=f"{event.task_id} - {event.task_title}",
+                    status=event.status,
+                    files_changed=event.files_changed,
+                    learnings=event.learnings,
+                    commit=event.commit,
+                    agent=f"{event.agent} · {ended} · {format_duration(result.duration_s)}",
+                    notes=(*signals, *event.notes, *event.info),
+                    marks=event.marks,
+                ),
+            )

@@ -1,4 +1,5 @@
-"""status.json (seed 003 fields and more): what the monitor and `ralph status` read, rewritten atomically."""
+"""status.json (seed 003's fields and more): the run as the outside world sees it, kept by subscribing to
+the engine's events and rewritten atomically after each. `ralph status` and the monitor read it."""
 
 from __future__ import annotations
 
@@ -7,73 +8,92 @@ from dataclasses import dataclass, field
 from datetime import datetime
 from typing import Any
 
-from ralphloop.guards.ratelimit import Slot
+from ralphloop.events import (
+    AgentActivity,
+    CircuitChanged,
+    IterationFinished,
+    IterationStarted,
+    LoopEnded,
+    RunStarted,
+    Slot,
+    Tally,
+    UsageAnswered,
+    Waiting,
+)
 from ralphloop.protocols import iso
+from ralphloop.state.schemas import STATUS_VERSION
 from ralphloop.state.store import atomic_write_json
+from ralphloop.textsafe import one_line
+
+ACTIVITY_EVERY_S = 1.0  # an agent can use tools fast: its activity is rewritten at most this often
 
 
 @dataclass(slots=True)
 class LiveStatus:
-    """The run as the outside world sees it; `write()` after every change."""
+    """The run as status.json shows it; `write()` after every change."""
 
     path: str
-    feature: str
-    feature_dir: str
-    agent: str
-    max_iterations: int | None
-    api_calls_limit: int
-    started_at: datetime
-    iteration: int = 0
-    total_iterations: int = 0
+    feature: str = ""
+    feature_dir: str = ""
+    agent: str = ""
+    max_iterations: int | None = None
+    api_calls_limit: int = 100
+    started_at: datetime | None = None
+    number: int = 0  # the current (or last) iteration's number: names its log
     status: str = "starting"
     stories_complete: int = 0
     stories_total: int = 0
+    scope: str = ""
     current_story: str = ""
     log_file: str = ""
     last_outcome: str = ""
     exit_reason: str | None = None
     exit_message: str | None = None
+    last_message: str | None = None  # the agent's last words, when the stop needs the user
     api_calls_used: int = 0  # agent starts of this account in the last hour, every loop included
     rate_limit_resets_at: datetime | None = None
     last_signals: list[str] = field(default_factory=list)
     confidence: int | None = None
     refused_claim: str | None = None
     blocked_reason: str | None = None
-    blocked_loops: int = 0
-    test_only_loops: int = 0
-    question_loops: int = 0
+    streaks: dict[str, int] = field(default_factory=dict)
     circuit_state: str = "CLOSED"
     circuit_reason: str | None = None
     guidance: str | None = None  # what to check and how to go on, once the loop halted for a guard
     waiting: dict[str, Any] | None = None  # {kind, message, until} while the loop waits
-    usage_limit: dict[str, Any] | None = None  # the last vendor usage limit hit: {message, resetsAt, vendor, kind}
+    usage_limit: dict[str, Any] | None = None  # the last vendor usage limit hit
     retry_count: int = 0  # failed attempts at the current task
     max_retries: int = 3
     model: str | None = None  # the model the agent last reported
-    cost_usd: float | None = None  # this run so far, when the agent reports cost
-    tokens: int | None = None
+    tally: Tally = field(default_factory=Tally)
     activity: str | None = None  # what the agent is doing now ("Bash: pytest -q"), when it says
     session_id: str | None = None  # the agent's last session id (Claude Code), for `claude --resume`
+    activity_written: float = 0.0  # monotonic time of the last write for an activity change
 
     def record_slot(self, slot: Slot) -> None:
         self.api_calls_used = slot.used
         self.rate_limit_resets_at = slot.resets_at
 
     def to_json(self, now: datetime) -> dict[str, object]:
+        tally = self.tally
         return {
-            "iteration": self.iteration,
+            "schema_version": STATUS_VERSION,
+            "iteration": self.number,
+            "totalIterations": self.number,  # the same number (older readers look here)
+            "iterationsCounted": tally.counted,
+            "callsNotCounted": tally.uncounted,
             "maxIterations": self.max_iterations,
-            "totalIterations": self.total_iterations,
             "status": self.status,
             "feature": self.feature,
             "featureDir": self.feature_dir,
             "storiesComplete": self.stories_complete,
             "storiesTotal": self.stories_total,
+            "scope": self.scope or None,
             "currentStory": self.current_story,
             "apiCallsUsed": self.api_calls_used,
             "apiCallsLimit": self.api_calls_limit,
             "rateLimitResetsAt": iso(self.rate_limit_resets_at) if self.rate_limit_resets_at else None,
-            "startedAt": iso(self.started_at),
+            "startedAt": iso(self.started_at) if self.started_at else None,
             "lastUpdated": iso(now),
             "agent": self.agent,
             "pid": os.getpid(),
@@ -81,13 +101,14 @@ class LiveStatus:
             "lastOutcome": self.last_outcome,
             "exitReason": self.exit_reason,
             "exitMessage": self.exit_message,
+            "lastMessage": self.last_message,
             "lastSignals": self.last_signals,
             "confidence": self.confidence,
             "refusedClaim": self.refused_claim,
             "blockedReason": self.blocked_reason,
-            "blockedLoops": self.blocked_loops,
-            "testOnlyLoops": self.test_only_loops,
-            "questionLoops": self.question_loops,
+            "blockedLoops": self.streaks.get("blocked", 0),
+            "testOnlyLoops": self.streaks.get("test_only", 0),
+            "questionLoops": self.streaks.get("question_only", 0),
             "circuitState": self.circuit_state,
             "circuitReason": self.circuit_reason,
             "guidance": self.guidance,
@@ -96,11 +117,95 @@ class LiveStatus:
             "retryCount": self.retry_count,
             "maxRetries": self.max_retries,
             "model": self.model,
-            "costUsd": round(self.cost_usd, 6) if self.cost_usd is not None else None,
-            "tokensUsed": self.tokens,
+            "costUsd": round(tally.cost_usd, 6) if tally.cost_usd is not None else None,
+            "tokensUsed": tally.tokens,  # input + output: what --max-tokens counts
+            "tokens": tally.to_json(),
             "activity": self.activity,
             "sessionId": self.session_id,
         }
 
     def write(self, now: datetime) -> None:
         atomic_write_json(self.path, self.to_json(now))
+
+
+class StatusFile:
+    """Subscribes to the engine's events and keeps status.json true."""
+
+    def __init__(self, path: str, now: Any, monotonic: Any) -> None:
+        self.live = LiveStatus(path)
+        self.now = now
+        self.monotonic = monotonic
+
+    def __call__(self, event: object) -> None:
+        live = self.live
+        if isinstance(event, AgentActivity):
+            live.activity = event.text or None
+            moment = self.monotonic()
+            if moment - live.activity_written < ACTIVITY_EVERY_S:
+                return
+            live.activity_written = moment
+        elif isinstance(event, RunStarted):
+            self._started(event)
+        elif isinstance(event, IterationStarted):
+            live.number, live.status, live.activity = event.number, "running", None
+            live.current_story, live.log_file = f"{event.task_id} - {event.task_title}", event.log_path
+            live.retry_count, live.tally = event.attempt - 1, event.tally
+            live.record_slot(event.slot)
+        elif isinstance(event, Waiting):
+            live.waiting = (
+                None if event.done else {"kind": event.kind, "message": event.message, "until": iso(event.until)}
+            )
+            if event.slot is not None:
+                live.record_slot(event.slot)
+            if not (event.first or event.done):
+                return  # the countdown itself is the screen's; the file says what and until when
+        elif isinstance(event, UsageAnswered):
+            if live.usage_limit is not None:
+                live.usage_limit = {**live.usage_limit, "policy": event.action}
+        elif isinstance(event, CircuitChanged):
+            live.circuit_state, live.circuit_reason = event.to_state, event.reason or None
+        elif isinstance(event, IterationFinished):
+            self._finished(event)
+        elif isinstance(event, LoopEnded):
+            live.status, live.exit_reason, live.exit_message = event.reason.status, event.reason.value, event.message
+            live.guidance, live.last_message, live.tally = (
+                event.guidance or None,
+                event.last_message or None,
+                event.tally,
+            )
+            live.stories_complete, live.stories_total, live.activity, live.waiting = event.done, event.total, None, None
+        else:
+            return
+        live.write(self.now())
+
+    def _started(self, event: RunStarted) -> None:
+        live = self.live
+        live.feature, live.feature_dir, live.agent = event.feature, event.feature_dir, event.agent
+        live.max_iterations, live.api_calls_limit, live.started_at = (
+            event.max_iterations,
+            event.rate_limit,
+            event.started_at,
+        )
+        live.max_retries, live.number, live.status, live.scope = event.max_retries, event.number, "running", event.scope
+        live.circuit_state, live.circuit_reason = event.circuit_state, event.circuit_reason or None
+        live.stories_complete, live.stories_total = event.done, event.total
+
+    def _finished(self, event: IterationFinished) -> None:
+        live, evidence = self.live, event.evidence
+        live.activity, live.tally = None, event.tally
+        live.stories_complete, live.stories_total = event.done, event.total
+        live.last_outcome = f"iteration {event.number}: {event.status} ({event.task_id})"
+        live.last_signals, live.refused_claim = list(event.signals), event.refused_claim
+        confidence = evidence.get("confidence")
+        live.confidence = confidence if isinstance(confidence, int) else None
+        reason = evidence.get("blocked_reason")
+        live.blocked_reason = one_line(str(reason), 500) if reason else None
+        streaks = evidence.get("streaks")
+        live.streaks = dict(streaks) if isinstance(streaks, dict) else {}
+        state = event.state
+        live.retry_count = int(state.get("retry_count", 0) or 0)
+        live.session_id = str(state.get("session_id") or "") or live.session_id
+        if event.usage_limit is not None:
+            live.usage_limit = dict(event.usage_limit)
+        if event.result.model:
+            live.model = event.result.model

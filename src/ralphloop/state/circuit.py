@@ -56,3 +56,21 @@ def append_history(path: str, transitions: Iterable[Transition]) -> None:
         return
     kept = (read_history(path) + new)[-HISTORY_KEEP:]
     atomic_write_json(path, {"transitions": kept})
+
+
+class BreakerFile:
+    """The breaker's state file and its history: the one truth about the circuit, read before each
+    iteration (so `ralph reset-circuit` from another terminal takes effect) and written after it."""
+
+    def __init__(self, path: str, history: str, label: str) -> None:
+        self.path = path
+        self.history = history
+        self.label = label
+
+    def load(self) -> Breaker:
+        return load_breaker(self.path, self.label)
+
+    def save(self, breaker: Breaker, iteration: int, transition: Transition | None = None) -> None:
+        save_breaker(self.path, breaker, iteration)
+        if transition is not None:
+            append_history(self.history, [transition])

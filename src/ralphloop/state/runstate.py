@@ -4,9 +4,12 @@ from __future__ import annotations
 
 import os
 import re
+from collections.abc import Callable, Mapping
 from dataclasses import asdict, dataclass, field
+from datetime import datetime
 from typing import Any
 
+from ralphloop.protocols import iso
 from ralphloop.state.read import read_json_object
 from ralphloop.state.store import SCHEMA_VERSION, atomic_write_json
 
@@ -98,3 +101,44 @@ def highest_log_number(logs_dir: str) -> int:
         return 0
     numbers = [int(match.group(1)) for name in names if (match := _LOG_NAME.match(name))]
     return max(numbers, default=0)
+
+
+class StateFile:
+    """Subscribes to the engine's events and keeps state.json: the iteration's number is reserved before
+    its agent starts (a crash never reuses it), the rest follows each iteration and the run's end."""
+
+    def __init__(self, path: str, state: RunState, now: Callable[[], datetime]) -> None:
+        self.path = path
+        self.state = state
+        self.now = now
+
+    def __call__(self, event: object) -> None:
+        from ralphloop.events import IterationFinished, IterationStarted, LoopEnded
+
+        state = self.state
+        if isinstance(event, IterationStarted):
+            self._carry(event.state)
+        elif isinstance(event, IterationFinished):
+            self._carry(event.state)
+            kept = set(state.completed_ids) - set(event.open_ids)  # a narrowed run sees only part of the tasks
+            state.completed_ids = sorted(kept | set(event.done_ids))
+            error = event.result.error
+            state.last_outcome = LastOutcome(
+                event.number, event.task_id, event.status, event.result.exit_code, error, iso(event.finished_at)
+            )
+        elif isinstance(event, LoopEnded):
+            self._carry(event.state)
+            state.last_exit_reason = event.reason.value
+        else:
+            return
+        state.updated_at = iso(self.now())
+        state.save(self.path)
+
+    def _carry(self, carried: Mapping[str, Any]) -> None:
+        state = self.state
+        state.iteration = int(carried.get("iteration", state.iteration))
+        state.current_task = str(carried.get("current_story") or "")
+        state.retry_count = int(carried.get("retry_count", 0))
+        state.streaks = _counts(carried.get("streaks"))
+        state.next_prompt_notes = _strings(carried.get("next_prompt_notes"))
+        state.session_id = str(carried.get("session_id") or "")

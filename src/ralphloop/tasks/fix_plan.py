@@ -13,6 +13,7 @@ import os
 import re
 
 from ralphloop.protocols import Task, TaskView
+from ralphloop.tasks.base import SourceBase
 from ralphloop.tasks.checklist import Item, scan_checklist
 from ralphloop.tasks.detect import RALPH_DIR, fix_plan_file
 from ralphloop.tasks.order import pick_next
@@ -78,7 +79,7 @@ def _check(path: str, display: str) -> tuple[list[Item], list[Problem]]:
     return items, problems
 
 
-class FixPlanSource:
+class FixPlanSource(SourceBase):
     """A fix_plan.md (or @fix_plan.md)."""
 
     kind = "fix-plan"

@@ -8,6 +8,7 @@ import os
 from ralphloop.errors import RalphError
 from ralphloop.paths import display_path
 from ralphloop.protocols import Task, TaskSource, TaskView
+from ralphloop.tasks.base import SourceBase
 from ralphloop.tasks.order import pick_next, waiting_on
 
 
@@ -15,7 +16,7 @@ def _known(view: TaskView) -> str:
     return ", ".join(task.id for task in view.tasks[:20]) + (" ..." if len(view.tasks) > 20 else "") or "none"
 
 
-class _Narrowed:
+class _Narrowed(SourceBase):
     """Delegates everything to the wrapped source; subclasses narrow `load`."""
 
     def __init__(self, source: TaskSource) -> None:
@@ -45,7 +46,9 @@ class OneTask(_Narrowed):
         view = self.source.load()
         for task in view.tasks:
             if task.id == self.task_id:
-                return TaskView(tasks=(task,), next_task=None if task.done else task)
+                others = sum(1 for item in view.tasks if not item.done and item.id != task.id)
+                scope = f"story {task.id}"
+                return TaskView(tasks=(task,), next_task=None if task.done else task, scope=scope, outside_open=others)
         raise RalphError(f"{self.label} {self.task_id}: no such story in {self.shown} (stories: {_known(view)})")
 
 
@@ -74,4 +77,6 @@ class ResumeFrom(_Narrowed):
                         f"{self.label} {self.task_id}: story {task.id} depends on {', '.join(outside)}, which "
                         f"{self.label} skips and is not done"
                     )
-        return TaskView(tasks=kept, next_task=upcoming)
+        skipped = sum(1 for task in view.tasks[: ids.index(self.task_id)] if not task.done)
+        scope = f"stories from {self.task_id} on"
+        return TaskView(tasks=kept, next_task=upcoming, scope=scope, outside_open=skipped)

@@ -21,8 +21,14 @@ from collections.abc import Mapping
 from dataclasses import replace
 from typing import Any
 
+from ralphloop.analysis.json_result import JsonResult
 from ralphloop.config import read_yaml_mapping
-from ralphloop.engine.goal import (
+from ralphloop.errors import RalphError
+from ralphloop.hooks.spec import HookSpec
+from ralphloop.protocols import SettleFacts, Settlement, Task, TaskView
+from ralphloop.state.store import atomic_write_text
+from ralphloop.tasks.base import SourceBase
+from ralphloop.tasks.goal_steps import (
     DEFAULT_IDLE_THRESHOLD,
     EXECUTING,
     GOAL_TASK_ID,
@@ -33,14 +39,14 @@ from ralphloop.engine.goal import (
     GoalProgress,
     HookTask,
     Step,
+    apply_result,
+    begin,
     focus,
     mode_of,
     mode_section,
+    phase_id,
+    record_hook,
 )
-from ralphloop.errors import RalphError
-from ralphloop.hooks.spec import HookSpec
-from ralphloop.protocols import Task, TaskView
-from ralphloop.state.store import atomic_write_text
 from ralphloop.tasks.problems import Problem
 from ralphloop.textsafe import one_line
 
@@ -53,7 +59,7 @@ MAX_HOOK_ID = 100  # it names the hook's log files
 _WORKFLOW_NAME = re.compile(r"^[A-Za-z0-9][A-Za-z0-9._:@-]*$")
 
 
-class GoalSource:
+class GoalSource(SourceBase):
     """A goal workspace as a task source and as the store of its progress."""
 
     kind = "goal"
@@ -177,8 +183,77 @@ class GoalSource:
                 raise
             return saved
 
-    def mark_done(self, task: Task, when: str) -> list[str]:
-        return []  # never called: marks_done is False
+    # -------------------------------------------------------------- the iteration's steps
+
+    def begin(self, number: int, max_iterations: int | None, now: str) -> None:
+        self.save(begin(self.progress(), now, max_iterations))
+
+    def after_agent(self) -> list[str]:
+        if not self.restore_own():
+            return []
+        return ["PROGRESS.yaml was edited during the iteration: ralph's copy is back (report through the JSON result)"]
+
+    def settle(self, facts: SettleFacts) -> Settlement:
+        """The agent's JSON result applied to the steps (seed 001's exit detection). While SPRINT.yaml is
+        invalid (the user is editing it), the result is applied over the last valid one: it is kept, and
+        the loop then stops on the invalid file."""
+        refused = None
+        if facts.completion_claimed and not facts.clean:
+            refused = "the agent's run did not end cleanly: its completion claim is not taken"
+        if not facts.clean:
+            return Settlement(view=facts.view, refused=refused)
+        result = facts.json_result if isinstance(facts.json_result, JsonResult) else None
+        try:
+            progress = self.saved_progress()
+            progress, applied = apply_result(
+                progress, result, facts.json_error, now=facts.now, gate_failures=facts.gate_failures
+            )
+            self.save(progress)
+        except RalphError as exc:
+            return Settlement(view=facts.view, notes=(f"goal progress invalid: {exc}",), error=str(exc))
+        if facts.completion_claimed and (result is None or result.status != "goal-complete"):
+            refused = (
+                "in goal mode the goal is complete when a JSON result with status goal-complete says so, "
+                "and ralph accepts it"
+            )
+        try:
+            view, error = self.load(), None
+        except RalphError as exc:
+            view, error = facts.view, str(exc)
+        return Settlement(
+            view=view,
+            notes=applied.notes,
+            info=applied.info,
+            prompt_notes=applied.prompt_notes,
+            refused=applied.refused or refused,
+            refused_told=applied.refused is not None,
+            valid=applied.valid,
+            error=error or facts.broken,
+        )
+
+    def hook_scope(self, task_id: str) -> tuple[str, str] | None:
+        progress = self.progress()
+        return progress.sprint_id, phase_id(progress)
+
+    def iteration_hooks(self) -> tuple[HookSpec, ...]:
+        return self.progress().hooks
+
+    def record_hook(self, number: int, hook_id: str, run: object | None, now: str) -> str | None:
+        """hook-tasks in PROGRESS.yaml: spawned when a hook starts, completed or failed when it ends."""
+        try:
+            progress = self.saved_progress()
+            spawned = next(
+                (t.spawned_at for t in progress.hook_tasks if (t.iteration, t.hook_id) == (number, hook_id)), now
+            )
+            if run is None:
+                task = HookTask(number, hook_id, "spawned", now)
+            else:
+                ok, code = bool(getattr(run, "ok", False)), getattr(run, "exit_code", None)
+                task = HookTask(number, hook_id, "completed" if ok else "failed", spawned, now, code)
+            self.save(record_hook(progress, task))
+        except (RalphError, OSError) as exc:  # a hook's record must never stop the loop
+            return f"could not record hook {hook_id} of iteration {number}: {exc}"
+        return None
 
 
 def goal_problems(folder: str, display: str, project_root: str) -> list[Problem]:

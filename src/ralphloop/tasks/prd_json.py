@@ -9,6 +9,7 @@ import msgspec
 
 from ralphloop.errors import RalphError
 from ralphloop.protocols import Task, TaskView
+from ralphloop.tasks.base import SourceBase
 from ralphloop.tasks.problems import Problem
 
 
@@ -93,7 +94,7 @@ def to_task(story: PrdStory) -> Task:
     )
 
 
-class PrdSource:
+class PrdSource(SourceBase):
     """The prd.json task source."""
 
     kind = "prd"

@@ -29,6 +29,7 @@ from ralphloop.protocols import Task, TaskView
 from ralphloop.state.read import read_json_object
 from ralphloop.state.store import append_text, atomic_write_bytes
 from ralphloop.tasks import order
+from ralphloop.tasks.base import SourceBase
 from ralphloop.tasks.frontmatter import Field, opens_frontmatter, parse_mapping, set_field, split_frontmatter
 from ralphloop.tasks.problems import Problem, raise_first
 
@@ -460,7 +461,7 @@ def _blocked_message(task: Task, outside: dict[str, str], done: Collection[str])
     return None
 
 
-class StorySource:
+class StorySource(SourceBase):
     """Story specs under `<folder>/specs`, worked in natural (or story_order) order, dependencies first."""
 
     kind = "stories"

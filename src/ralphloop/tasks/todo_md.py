@@ -18,6 +18,7 @@ import re
 from collections.abc import Iterable, Sequence
 
 from ralphloop.protocols import Task, TaskView
+from ralphloop.tasks.base import SourceBase
 from ralphloop.tasks.checklist import Checklist, Item, scan_checklist
 from ralphloop.tasks.order import pick_next
 from ralphloop.tasks.problems import Problem, raise_first
@@ -53,7 +54,7 @@ def _folder_shown(display: str) -> str:
     return display.rstrip("/") or display
 
 
-class TodoSource:
+class TodoSource(SourceBase):
     """A plan directory's TODO.md."""
 
     kind = "todo"

@@ -1,0 +1,271 @@
+"""The run builder: from a project root and what the user asked, a run ready to go — settings, task source,
+agent, guards, record sinks and clock. `ralph run`, the tests and (later) parallel mode all build runs here.
+
+Building reads files and checks them; it writes nothing (bad input stops here, every file as it was).
+"""
+
+from __future__ import annotations
+
+import os
+import shlex
+from collections.abc import Mapping
+from dataclasses import dataclass, field, replace
+from typing import Any
+
+from ralphloop import git
+from ralphloop.agents.registry import make_agent
+from ralphloop.cancel import CancelToken
+from ralphloop.config import Settings, load_settings
+from ralphloop.engine.policy import Policy, UsagePolicy
+from ralphloop.engine.run import Ask, Run
+from ralphloop.engine.state import LoopState, Streaks
+from ralphloop.errors import RalphError
+from ralphloop.exitcodes import ExitReason
+from ralphloop.guards.backoff import Backoff
+from ralphloop.guards.breaker import BreakerConfig
+from ralphloop.guards.budget import Budget
+from ralphloop.hooks.runner import HookRunner
+from ralphloop.paths import FeaturePaths, display_path, ralph_home, resolve_feature
+from ralphloop.process import ProcessLimits
+from ralphloop.prompt import load_template
+from ralphloop.protocols import Clock, EventSink, TaskSource, TaskView, iso
+from ralphloop.records.events import EventLog
+from ralphloop.records.exit_signals import SignalRecords
+from ralphloop.records.metrics import MetricsLog
+from ralphloop.records.progress import ProgressLog
+from ralphloop.records.status import StatusFile
+from ralphloop.state.calls import CallLedger, ledger_path
+from ralphloop.state.circuit import BreakerFile
+from ralphloop.state.runstate import RunState, StateFile
+from ralphloop.tasks.fix_plan import find_prompt
+from ralphloop.tasks.sources import open_source, source_kind
+from ralphloop.workspace import Workspace
+
+
+@dataclass(frozen=True, slots=True)
+class RunRequest:
+    """What the user asked of `ralph run` (flags already parsed)."""
+
+    target: str | None = None  # FEATURE or PLAN_DIR, as given
+    feature: str | None = None  # -f/--feature
+    flags: Mapping[str, tuple[Any, str]] = field(default_factory=dict)  # settings key → (value, flag label)
+    story: str | None = None
+    resume_from: str | None = None
+    prompt: str | None = None  # -p/--prompt FILE
+    archive: bool = True
+    reset_circuit: bool = False
+    terminal: bool = False  # someone at a terminal, who could be asked
+
+
+@dataclass(frozen=True, slots=True)
+class Built:
+    """A run and what `ralph run` shows or does around it."""
+
+    run: Run
+    settings: Settings
+    kind: str
+    view: TaskView  # the task state the run starts from
+    branch: str | None  # the branch to work on (switched to under the run's lock)
+    warnings: tuple[str, ...]  # about the config files, to show at once
+    git_warnings: tuple[str, ...]  # uncommitted work: shown on the run's screen once it is sure to start
+
+
+def build_run(
+    root: str,
+    request: RunRequest,
+    *,
+    clock: Clock,
+    sinks: list[EventSink] | None = None,
+    cancel: CancelToken | None = None,
+    ask: Ask | None = None,
+) -> Built:
+    """Everything a run needs, checked. `sinks` see every event after the record files have; the list is
+    read at each event, so a sink added to it later sees the events from then on."""
+    paths = resolve_feature(root, request.target or request.feature, flag="FEATURE" if request.target else "-f")
+    kind = source_kind(paths)
+    warnings: list[str] = []
+    settings = load_settings(root, dict(request.flags or {}), warn=warnings.append)
+    if kind in ("todo", "goal") and settings.source("max_iterations") == "default":
+        # seed 004: a plan folder runs until it is complete; seed 001: a goal, until it is reached
+        settings = replace(settings, max_iterations=None)
+    source = open_source(
+        paths, kind, story_order=settings.story_order, story=request.story, resume_from=request.resume_from
+    )
+    view = source.load()  # invalid input stops here, before any file is touched
+    agent = make_agent(settings, paths)
+    in_git, git_warnings = _git_preflight(paths, settings)
+    branch = _branch(paths, settings, source) if in_git else None
+    auto_commit = in_git and (settings.auto_commit if settings.auto_commit is not None else kind == "todo")
+    policy = _policy(settings, _template(request.prompt, paths, kind), request, auto_commit)
+    saved = RunState.load(paths.state, paths.logs)
+    cancel = cancel or CancelToken()
+    records: list[EventSink] = [
+        StatusFile(paths.status, clock.now, clock.monotonic),
+        StateFile(paths.state, saved, clock.now),
+        ProgressLog(paths.progress),
+        MetricsLog(paths.metrics),
+        SignalRecords(paths.response_analysis, paths.exit_signals),
+        EventLog(paths.events, clock.now),
+    ]
+    emit = _fan_out(records, sinks if sinks is not None else [])
+    run = Run(
+        id=f"{os.getpid()}@{iso(clock.now())}",
+        paths=paths,
+        source=source,
+        agent=agent,
+        policy=policy,
+        clock=clock,
+        emit=emit,
+        cancel=cancel,
+        ledger=CallLedger(ledger_path(ralph_home(), settings.rate_account or agent.name)),
+        hooks=HookRunner(
+            paths=paths,
+            agent=agent,
+            hooks=policy.hooks,
+            gates=policy.gates,
+            limits=policy.limits,
+            cancel=cancel,
+            emit=emit,
+            model=policy.model,
+        ),
+        breaker=BreakerFile(paths.circuit_state, paths.circuit_history, display_path(paths.circuit_state, root)),
+        workspace=Workspace.open(paths),
+        start=_carried(saved),
+        started=clock.monotonic(),
+        resume=resume_command(request, paths),
+        ask=ask if policy.usage.action == "ask" else None,
+    )
+    if not request.reset_circuit:
+        run.breaker.load()  # a damaged breaker file stops the run here (--reset-circuit is what mends it)
+    run.ledger.peek(clock.now(), policy.rate_limit_per_hour)  # so does a damaged call ledger
+    return Built(run, settings, kind, view, branch, tuple(warnings), git_warnings)
+
+
+def _carried(saved: RunState) -> LoopState:
+    """Where the last run left the loop. A human who stepped in after a stop starts the counts afresh: the
+    blocked streak after a BLOCKED stop, the task's attempts after retries ran out."""
+    streaks = Streaks.from_counts(saved.streaks)
+    if saved.last_exit_reason == ExitReason.BLOCKED.value:
+        streaks = replace(streaks, blocked=0)
+    retries = 0 if saved.last_exit_reason == ExitReason.RETRIES_EXHAUSTED.value else saved.retry_count
+    return LoopState(
+        number=saved.iteration,
+        task=saved.current_task,
+        retries=retries,
+        streaks=streaks,
+        notes=tuple(saved.next_prompt_notes),
+        session=saved.session_id,
+    )
+
+
+def _fan_out(records: list[EventSink], others: list[EventSink]) -> EventSink:
+    """One sink for the engine: the record files first (a view that reads them sees the event's effect),
+    then the others (the screen, a log file)."""
+
+    def emit(event: object) -> None:
+        for sink in records:
+            sink(event)
+        for sink in list(others):
+            sink(event)
+
+    return emit
+
+
+def resume_command(request: RunRequest, paths: FeaturePaths) -> str:
+    """`ralph run` for this feature, as the user named it: it works when pasted (a root-level workspace
+    is found again without naming it)."""
+    words = ["ralph", "run"]
+    if request.target:
+        words.append(request.target)
+    elif request.feature or paths.is_feature_folder:
+        words += ["-f", request.feature or paths.name]
+    return shlex.join(words)
+
+
+def _policy(settings: Settings, template: str, request: RunRequest, auto_commit: bool) -> Policy:
+    action = settings.usage_policy or ("ask" if request.terminal else "wait")
+    if action == "ask" and not request.terminal:
+        action = "wait"  # nobody to ask: the documented default without a terminal
+    return Policy(
+        max_iterations=settings.max_iterations,
+        limits=ProcessLimits(settings.timeout_s, settings.kill_grace_s, settings.log_max_bytes),
+        template=template,
+        progress_bytes=settings.progress_bytes,
+        rate_limit_per_hour=settings.rate_limit_per_hour,
+        archive=request.archive,
+        completion=settings.completion,
+        blocked_threshold=settings.blocked_threshold,
+        max_retries=settings.max_retries,
+        breaker=BreakerConfig(
+            no_progress_threshold=settings.no_progress_threshold,
+            half_open_after=min(2, settings.no_progress_threshold),
+            same_error_threshold=settings.same_error_threshold,
+            failure_threshold=settings.failure_threshold,
+            denial_threshold=settings.permission_denial_threshold,
+            cooldown_s=settings.cooldown_s,
+        ),
+        usage=UsagePolicy(action, settings.usage_margin_s, settings.usage_fallback_wait_s, settings.usage_pause_at),
+        budget=Budget(settings.max_cost_usd, settings.max_tokens, settings.max_runtime_s),
+        model=settings.model,
+        poorman=settings.poorman,
+        backoff=Backoff(settings.backoff_initial_s, settings.backoff_max_s, settings.backoff_attempts),
+        reset_circuit="requested with ralph run --reset-circuit" if request.reset_circuit else None,
+        auto_commit=auto_commit,
+        hooks=settings.hooks,
+        gates=settings.quality_checks,
+    )
+
+
+def _template(prompt_flag: str | None, paths: FeaturePaths, kind: str) -> str:
+    """-p FILE, else the workspace's prompt.md (seed 000: PROMPT.md beside the fix plan), else the
+    built-in template for the kind of task source."""
+    if prompt_flag:
+        return load_template(prompt_flag, f"-p/--prompt {prompt_flag}")
+    candidates = [paths.prompt]
+    if kind == "fix-plan":
+        candidates.append(find_prompt(paths.dir) or "")  # PROMPT.md, beside the fix plan first
+    for path in candidates:
+        if os.path.isfile(path):
+            return load_template(path, display_path(path, os.getcwd()))
+    return load_template(None, "", kind)
+
+
+def _git_preflight(paths: FeaturePaths, settings: Settings) -> tuple[bool, tuple[str, ...]]:
+    """Seed 004's checks before the first iteration: whether the loop works in a git repository, and
+    the warnings to show (uncommitted or untracked files). An error stops the run here."""
+    if not settings.git_required:
+        return git.toplevel(paths.project_root) is not None, ()
+    found = git.preflight(paths.project_root, runtime_paths(paths))
+    if found.error:
+        raise RalphError(found.error)
+    return True, found.warnings
+
+
+def runtime_paths(paths: FeaturePaths) -> tuple[str, ...]:
+    """ralph's runtime files as paths in the repository (for the dirty check)."""
+    from ralphloop.paths import RUNTIME_NAMES
+
+    top = git.toplevel(paths.project_root) or paths.project_root
+    rel = os.path.relpath(paths.state_dir, top)
+    prefix = "" if rel == "." else rel + "/"
+    return tuple(f"{prefix}{name}" for name in RUNTIME_NAMES)
+
+
+def _branch(paths: FeaturePaths, settings: Settings, source: TaskSource) -> str | None:
+    """The branch to work on (seed 003): prd.json's branchName, or with branch.auto_create the prefix
+    and the feature's name; None to stay where the user is."""
+    from ralphloop.tasks.prd_json import PrdSource
+
+    if settings.branch_auto_create is False:
+        return None
+    wanted = ""
+    if source.kind == "prd":
+        wanted = PrdSource(paths.prd, display_path(paths.prd, os.getcwd())).read().branch_name.strip()
+    if not wanted and settings.branch_auto_create:
+        wanted = settings.branch_prefix + paths.name
+    if not wanted:
+        return None
+    if not git.valid_branch_name(paths.project_root, wanted):
+        where = "prd.json branchName" if source.kind == "prd" and not settings.branch_auto_create else "branch"
+        raise RalphError(f"{where} {wanted!r}: not a valid git branch name")
+    return wanted

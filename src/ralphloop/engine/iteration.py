@@ -1,0 +1,210 @@
+"""One iteration, top to bottom: prepare → agent → observe → verify → settle → judge → decide → apply →
+record → commit. Each phase is a function over frozen values; only `apply` and `commit` change the files.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, replace
+
+from ralphloop import git
+from ralphloop.analysis.text import last_paragraph
+from ralphloop.engine.decide import Action, Decision, decide
+from ralphloop.engine.judge import Facts, Judged, Verdict, judge, verdict
+from ralphloop.engine.phases import Checks, Prepared, Seen, observe, prepare, run_agent, says_done, verify
+from ralphloop.engine.reading import read_iteration
+from ralphloop.engine.record import record
+from ralphloop.engine.run import Run
+from ralphloop.engine.state import LoopState
+from ralphloop.errors import RalphError
+from ralphloop.events import CircuitChanged, Committed, Notice, Slot
+from ralphloop.guards.breaker import Breaker, CircuitState, guidance
+from ralphloop.guards.usage import UsageLimit
+from ralphloop.protocols import AgentResult, SettleFacts, Settlement, TaskView, iso
+from ralphloop.redact import redact
+from ralphloop.textsafe import clean_text, one_line
+
+
+@dataclass(frozen=True, slots=True)
+class Step:
+    """Where one iteration left the loop."""
+
+    state: LoopState
+    decision: Decision
+    view: TaskView
+    next_start: git.WorkTree | None  # the next iteration's starting capture, when nothing else ran since
+    last_message: str  # the agent's last paragraph (for a stop that needs the user)
+    warned: bool  # the "cannot verify the model" warning was given
+    limit: UsageLimit | None  # the vendor's usage limit, when the agent hit one
+
+
+def iteration(
+    run: Run,
+    state: LoopState,
+    breaker: Breaker,
+    view: TaskView,
+    start: git.WorkTree | None,
+    slot: Slot,
+    *,
+    warned: bool = False,
+) -> Step:
+    """Run one iteration of `view.next_task`, record it, and say what comes next."""
+    prepared = prepare(run, state, view, start, slot)
+    result, session = run_agent(run, prepared, state.session)
+    seen = observe(run, prepared, result)
+    checks = verify(run, prepared, seen)
+    settled = run.source.settle(_settle_facts(run, prepared, seen, checks))
+    end = run.workspace.capture() if run.workspace else None
+    facts = _facts(run, prepared, result, seen, checks, settled, end)
+    judged = judge(state, breaker, facts, run.policy, warned=warned)
+    decision = decide(judged.observation)
+    told = verdict(judged, decision, facts, run.policy)
+    _breaker(run, prepared.number, judged)
+    view, applied = _apply(run, prepared, end, settled.view, told)
+    kept_before = state.kept
+    committing = _committing(run, told, decision, facts, kept_before)
+    state = _carried(judged, told, checks, session, facts, committing)
+    agent_commit = (
+        end.head[:12] if end and end.head and (not prepared.start or end.head != prepared.start.head) else None
+    )
+    notes = (*seen.notes, *told.notes, *checks.notes, *settled.notes, *applied)
+    notes += ("changes committed by ralph (git.auto_commit)",) if committing else ()
+    run.emit(record(run, prepared, facts, judged, told, state, view, notes, agent_commit, committing))
+    if judged.warning:
+        run.emit(Notice("warning", judged.warning))
+    if committing:
+        _commit(run, prepared, kept_before)
+    if judged.counted and not seen.interrupted:
+        _per_iteration_hooks(run, prepared)
+    # The next start from `end`, ralph's own records read again, when nothing else touched the files since:
+    # after an undo, a commit or hooks, it is captured afresh (the private index no longer matches `end`).
+    fresh = told.undo or committing or bool(run.source.iteration_hooks()) or bool(run.hooks.running)
+    next_start = run.workspace.after_records(end) if run.workspace is not None and not fresh else None
+    message = clean_text(redact(last_paragraph(result.final_text).encode("utf-8", "replace")).decode())
+    return Step(state, told.decision, view, next_start, message, warned or judged.warning is not None, judged.limit)
+
+
+def _settle_facts(run: Run, prepared: Prepared, seen: Seen, checks: Checks) -> SettleFacts:
+    a = seen.analysis
+    return SettleFacts(
+        task=prepared.task,
+        view=seen.view,
+        number=prepared.number,
+        now=iso(run.clock.now()),
+        clean=seen.clean,
+        says_done=says_done(prepared.task, seen),
+        claimed=checks.claimed,
+        gate_failures=checks.gates.failures,
+        completion_claimed=a.completion_claimed,
+        json_result=a.json_result,
+        json_error=a.json_error,
+        broken=seen.broken,
+    )
+
+
+def _facts(
+    run: Run,
+    prepared: Prepared,
+    result: AgentResult,
+    seen: Seen,
+    checks: Checks,
+    settled: Settlement,
+    end: git.WorkTree | None,
+) -> Facts:
+    changed = run.workspace.changed(prepared.start, end) if run.workspace else ()
+    return Facts(
+        number=prepared.number,
+        task=prepared.task,
+        result=result,
+        analysis=seen.analysis,
+        reading=read_iteration(seen.analysis, prepared.task, settled.view, list(changed), view_valid=not seen.broken),
+        before=prepared.view,
+        settled=settled,
+        broken=seen.broken,
+        interrupted=seen.interrupted,
+        changed=changed,
+        gate_failures=checks.gates.failures,
+        verify_failures=checks.verify_failed,
+        marks_done=run.source.marks_done,
+        stories=run.source.kind == "stories",
+        now=run.clock.now(),
+        runtime_s=run.clock.monotonic() - run.started,
+    )
+
+
+def _carried(judged: Judged, told: Verdict, checks: Checks, session: str, facts: Facts, committing: bool) -> LoopState:
+    """The loop's state for the next iteration: the judged counters, the notes for the next prompt, the
+    session, and the files of work kept uncommitted (a refused claim, a usage limit) until a commit."""
+    state = judged.state
+    kept = state.kept
+    if committing:
+        kept = ()
+    elif not told.undo and not told.accepted:
+        kept = tuple(sorted({*kept, *facts.changed}))
+    tally = replace(state.tally, successes=state.tally.successes + told.success)
+    notes = (*told.prompt_notes, *checks.prompt_notes)
+    return replace(state, notes=notes, session=session, tally=tally, kept=kept)
+
+
+def _breaker(run: Run, number: int, judged: Judged) -> None:
+    """The breaker's new state to its file; a transition told (with what to do, when it opened)."""
+    if not judged.counted:
+        return
+    run.breaker.save(judged.breaker, number, judged.transition)
+    moved = judged.transition
+    if moved is not None:
+        advice = guidance(judged.breaker, run.paths.name) if moved.to_state is CircuitState.OPEN else ""
+        run.emit(CircuitChanged(moved.from_state.value, moved.to_state.value, moved.reason, advice))
+
+
+def _apply(
+    run: Run, prepared: Prepared, end: git.WorkTree | None, view: TaskView, told: Verdict
+) -> tuple[TaskView, tuple[str, ...]]:
+    """A failed or rejected attempt is saved and undone, whatever the loop does next; the task file is then
+    read again, since the undo put it back too (a story the attempt marked done is open again)."""
+    if not told.undo or run.workspace is None:
+        return view, ()
+    note = run.workspace.undo(prepared.start, end, prepared.number, prepared.task.id)
+    try:
+        return run.source.load(), (note,)
+    except RalphError as exc:
+        return view, (note, f"task file invalid after the undo: {exc}")
+
+
+def _committing(run: Run, told: Verdict, decision: Decision, facts: Facts, kept: tuple[str, ...]) -> bool:
+    """seed 004: commit an accepted iteration's work; never work that is rejected, undone or interrupted."""
+    if not run.policy.auto_commit or run.workspace is None or not told.accepted or decision.action is Action.RETRY:
+        return False
+    return run.workspace.work_changed(facts.changed) or bool(kept)
+
+
+def _commit(run: Run, prepared: Prepared, kept: tuple[str, ...]) -> None:
+    assert run.workspace is not None
+    task = prepared.task
+    message = task.title if run.source.kind in ("todo", "fix-plan") else f"{task.id}: {task.title}"
+    try:
+        made = run.workspace.commit(prepared.start, kept, message)
+    except OSError as exc:
+        run.emit(Notice("warning", f"auto-commit failed, the changes stay uncommitted: {exc}"))
+        return
+    if made:
+        run.emit(Committed(prepared.number, made, one_line(message, 72)))
+
+
+def _per_iteration_hooks(run: Run, prepared: Prepared) -> None:
+    """The format's hooks after a counted iteration (goal mode's per-iteration hooks), recorded by it."""
+    try:
+        hooks = run.source.iteration_hooks()
+    except RalphError as exc:
+        run.emit(Notice("warning", f"per-iteration hooks skipped: {exc}"))
+        return
+    if hooks:
+        run.hooks.per_iteration(hooks, prepared.context, lambda hook, ran: hook_record(run, prepared.number, hook, ran))
+
+
+def hook_record(run: Run, number: int, hook: object, ran: object | None) -> None:
+    """A per-iteration hook started (`ran` None) or ended: the format records it; its end is told."""
+    warning = run.source.record_hook(number, str(getattr(hook, "id", hook)), ran, iso(run.clock.now()))
+    if warning:
+        run.emit(Notice("warning", warning))
+    if ran is not None:
+        run.hooks.tell(f"per-iteration hook {ran.summary()}", ran.ok)  # type: ignore[attr-defined]

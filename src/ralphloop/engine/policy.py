@@ -1,0 +1,46 @@
+"""The knobs of one run, grouped by what they govern; resolved once (config.py) and never changed."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+
+from ralphloop.guards.backoff import Backoff
+from ralphloop.guards.breaker import BreakerConfig
+from ralphloop.guards.budget import Budget
+from ralphloop.hooks.spec import CommandSpec, LifecycleHooks
+from ralphloop.process import ProcessLimits
+
+
+@dataclass(frozen=True, slots=True)
+class UsagePolicy:
+    """What to do at a vendor usage limit."""
+
+    action: str = "wait"  # wait | exit | ask (ask needs someone at a terminal; without one it waits)
+    margin_s: float = 60.0  # extra wait past the reset time the vendor gives
+    fallback_wait_s: float = 30 * 60.0  # when the vendor gives no reset time
+    pause_at: float | None = None  # pause before the limit, at this share of the window used
+
+
+@dataclass(frozen=True, slots=True)
+class Policy:
+    """The resolved knobs of one run."""
+
+    max_iterations: int | None
+    limits: ProcessLimits
+    template: str
+    progress_bytes: int = 16 * 1024
+    rate_limit_per_hour: int = 100
+    archive: bool = True
+    completion: str = "verify"  # verify | trust
+    blocked_threshold: int = 3
+    max_retries: int = 3
+    breaker: BreakerConfig = field(default_factory=BreakerConfig)
+    usage: UsagePolicy = field(default_factory=UsagePolicy)
+    budget: Budget = field(default_factory=Budget)
+    model: str | None = None
+    poorman: bool = False  # any model will do: --model is not verified
+    backoff: Backoff = field(default_factory=Backoff)
+    reset_circuit: str | None = None  # reset the breaker before the first iteration, for this reason
+    auto_commit: bool = False  # commit each accepted iteration's changes (seed 004)
+    hooks: LifecycleHooks = field(default_factory=LifecycleHooks)
+    gates: tuple[CommandSpec, ...] = ()  # quality_checks: run after an iteration that claims a task or completion

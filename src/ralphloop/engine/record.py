@@ -1,0 +1,82 @@
+"""An iteration as one record: the IterationFinished event every record file and view is written from."""
+
+from __future__ import annotations
+
+from ralphloop.engine.judge import Facts, Judged, Verdict
+from ralphloop.engine.phases import Prepared
+from ralphloop.engine.run import Run
+from ralphloop.engine.state import LoopState
+from ralphloop.events import IterationFinished
+from ralphloop.protocols import TaskView, iso
+
+
+def record(
+    run: Run,
+    prepared: Prepared,
+    facts: Facts,
+    judged: Judged,
+    told: Verdict,
+    state: LoopState,
+    view: TaskView,
+    notes: tuple[str, ...],
+    agent_commit: str | None,
+    committing: bool,
+) -> IterationFinished:
+    """The whole iteration: what the agent did, what ralph made of it, and where the loop stands after it."""
+    a, reading, result, limit = facts.analysis, facts.reading, facts.result, judged.limit
+    decision = told.decision
+    return IterationFinished(
+        run_id=run.id,
+        number=prepared.number,
+        counted=judged.counted,
+        task_id=prepared.task.id,
+        task_title=prepared.task.title,
+        status=told.status,
+        success=told.success,
+        result=result,
+        files_changed=facts.changed,
+        commit=agent_commit,
+        done=view.done_count,
+        total=view.total,
+        notes=notes,
+        wall_s=run.clock.monotonic() - prepared.began,
+        tally=state.tally,
+        finished_at=run.clock.now(),
+        signals=a.signals,
+        info=facts.settled.info,
+        marks=told.marks,
+        learnings=a.learnings,
+        agent=run.agent.name,
+        committing=committing,
+        analysis=a.to_json(),
+        evidence={
+            "test_only": reading.test_only,
+            "question_only": reading.question_only,
+            "unverified_done": list(reading.unverified_done),
+            "completion_indicators": bool(a.heuristics.completion_phrases or a.heuristics.nothing_to_do),
+            "blocked": a.blocked,
+            "blocked_reason": a.blocked_reason if a.blocked else None,
+            "completion_claimed": a.completion_claimed,
+            "confidence": a.confidence,
+            "streaks": state.streaks.counts(),
+        },
+        decision=decision.action.value,
+        exit_reason=decision.reason.value if decision.reason else None,
+        refused_claim=decision.refused_claim,
+        attempt=prepared.attempt,
+        max_retries=run.policy.max_retries,
+        next_prompt_notes=state.notes,
+        state=state.persisted(),
+        usage_limit=None
+        if limit is None
+        else {
+            "message": limit.message,
+            "vendor": limit.vendor,
+            "kind": limit.kind,
+            "resetsAt": iso(limit.resets_at) if limit.resets_at else None,
+            "policy": run.policy.usage.action,
+            "at": iso(run.clock.now()),
+        },
+        done_ids=tuple(sorted(view.done_ids)),
+        open_ids=view.open_ids,
+    )

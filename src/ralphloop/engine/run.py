@@ -1,0 +1,57 @@
+"""A run, ready to go: everything the engine works with, built once (build.py) and never changed."""
+
+from __future__ import annotations
+
+import os
+from collections.abc import Callable
+from dataclasses import dataclass
+
+from ralphloop.cancel import CancelToken
+from ralphloop.engine.policy import Policy
+from ralphloop.engine.state import LoopState
+from ralphloop.errors import RalphError
+from ralphloop.hooks.runner import HookContext, HookRunner
+from ralphloop.paths import FeaturePaths
+from ralphloop.protocols import Agent, Clock, EventSink, TaskSource
+from ralphloop.state.calls import CallLedger
+from ralphloop.state.circuit import BreakerFile
+from ralphloop.workspace import Workspace
+
+# Asks the user a question with a timeout; returns the answer, or None when nobody answered.
+Ask = Callable[[str, float], str | None]
+
+
+@dataclass(frozen=True, slots=True)
+class Run:
+    """One `ralph run` over one feature."""
+
+    id: str  # the run's id in every event: "<pid>@<start time>"
+    paths: FeaturePaths
+    source: TaskSource
+    agent: Agent
+    policy: Policy
+    clock: Clock
+    emit: EventSink
+    cancel: CancelToken
+    ledger: CallLedger
+    hooks: HookRunner
+    breaker: BreakerFile  # the breaker's state file: its truth, read before each iteration
+    workspace: Workspace | None  # None outside a git repository: no captures, no undo, no commits
+    start: LoopState  # where the last run left the loop
+    started: float  # monotonic: when the run began (the runtime budget counts from here)
+    resume: str  # the command that runs this feature again, as the user would paste it
+    ask: Ask | None = None  # the terminal, when there is someone to ask (usage limits)
+
+    def context(self, task_id: str, number: int, transcript: str = "") -> HookContext:
+        """The hook variables: the feature and the task, or a goal's sprint and phase."""
+        sprint_id, phase = self.paths.name, task_id
+        try:
+            scope = self.source.hook_scope(task_id)
+        except RalphError:  # a damaged goal file stops the loop elsewhere; the hooks still get the feature
+            scope = None
+        if scope is not None:
+            sprint_id, phase = scope
+        if not transcript:  # the run's hooks: the last iteration's log, when there was one
+            last = self.paths.iteration_log(number)
+            transcript = last if os.path.isfile(last) else ""
+        return HookContext(number, task_id, transcript, sprint_id, phase)

@@ -1,0 +1,31 @@
+"""How ralph words its numbers, the same on every surface (the run's screen, `ralph status`, the monitor,
+`ralph report`): one iteration number, "iterations" meaning counted ones with the calls that did not count
+beside them, tokens as input/output with cache reads apart. Pure, and imports nothing (`ralph status` uses it).
+"""
+
+from __future__ import annotations
+
+
+def iteration_words(number: int, counted: int, uncounted: int, limit: int | None) -> str:
+    """`4 / 20` while this run's count toward the limit is the iteration's number; else the number, then that
+    count labelled: `7 · counted 2 of 20 this run, 1 call not counted`."""
+    if counted == number and not uncounted:
+        return f"{number} / {limit if limit else 'unlimited'}"
+    text = f"{number} · counted {counted}{f' of {limit}' if limit else ''} this run"
+    return text + (f", {calls(uncounted)} not counted" if uncounted else "")
+
+
+def calls(count: int) -> str:
+    return f"{count:,} call{'s' if count != 1 else ''}"
+
+
+def tokens_words(input_tokens: object, output_tokens: object, cache_read: object = None) -> str:
+    """`12,345 in / 3,456 out tokens, 1,200,000 cache reads`; "" when nothing was reported."""
+    if not isinstance(input_tokens, int) and not isinstance(output_tokens, int):
+        return ""
+    given = input_tokens if isinstance(input_tokens, int) else 0
+    made = output_tokens if isinstance(output_tokens, int) else 0
+    text = f"{given:,} in / {made:,} out tokens"
+    if isinstance(cache_read, int) and cache_read:
+        text += f", {cache_read:,} cache reads"
+    return text

@@ -1,0 +1,116 @@
+"""The status report: where a feature's loop stands, read from its files alone (`ralph status --json`,
+and what the monitor shows). Kept light on purpose (json, os, fcntl): it is what scripts and prompts poll.
+"""
+
+from __future__ import annotations
+
+import json
+
+from ralphloop.errors import RalphError
+from ralphloop.paths import FeaturePaths
+from ralphloop.state.read import lock_holder_alive, read_json_object
+from ralphloop.tasks.detect import detect
+
+TYPE_CHECKING = False
+if TYPE_CHECKING:
+    from typing import Any
+
+
+def story_counts(paths: FeaturePaths) -> tuple[int, int]:
+    """Stories passing and in total, from prd.json itself (the truth, even if edited by hand)."""
+    try:
+        with open(paths.prd, "rb") as handle:
+            prd = json.loads(handle.read())
+        stories = prd["userStories"]
+        return sum(1 for story in stories if story.get("passes") is True), len(stories)
+    except FileNotFoundError:
+        raise RalphError(f"{paths.display()}/prd.json: file not found") from None
+    except (ValueError, KeyError, TypeError, AttributeError, RecursionError) as exc:
+        raise RalphError(f"{paths.display()}/prd.json: not a valid prd.json ({type(exc).__name__})") from None
+
+
+def task_counts(paths: FeaturePaths, kind: str | None, status: dict[str, Any]) -> tuple[int, int]:
+    """Tasks done and in total: prd.json read afresh; the other formats as the last iteration counted them
+    (reading Markdown or YAML here would cost `ralph status` its speed)."""
+    if kind == "prd":
+        return story_counts(paths)
+    done, total = status.get("storiesComplete", 0), status.get("storiesTotal", 0)
+    return (done, total) if isinstance(done, int) and isinstance(total, int) else (0, 0)
+
+
+def gather(paths: FeaturePaths, *, strict: bool = True) -> dict[str, Any]:
+    """The report of `ralph status --json`. Not `strict` (the monitor): a prd.json missing or broken
+    mid-run gives the counts status.json last wrote instead of an error."""
+    status = read_json_object(paths.status) or {}
+    kind = detect(paths.dir)
+    try:
+        done, total = task_counts(paths, kind, status)
+    except RalphError:
+        if strict:
+            raise
+        done, total = task_counts(paths, None, status)
+    state = read_json_object(paths.state) or {}
+    # The breaker's own file is the truth: `ralph reset-circuit` rewrites it without touching status.json.
+    circuit = read_json_object(paths.circuit_state) or {}
+    # `ralph reset-circuit` since a run stopped on an open circuit: the circuit is no longer why it stands still
+    reset_since = status.get("exitReason") == "circuit_open" and circuit.get("state", "CLOSED") != "OPEN"
+    holder = lock_holder_alive(paths.lock)
+    alive = holder is not None
+    word = status.get("status") or "not started"
+    note = None
+    if word in ("running", "starting") and not alive:
+        word = "stopped"
+        note = "the last run ended without writing its final state (killed?)"
+    elif reset_since and word == "circuit_open":
+        word = "halted"
+    return {
+        "feature": paths.name,
+        "featureDir": paths.dir,
+        "format": kind,
+        "alive": alive,
+        "pid": holder or status.get("pid") if alive else None,
+        "status": word,
+        "exitReason": status.get("exitReason"),
+        "exitMessage": status.get("exitMessage"),
+        "iteration": max(_count(status.get("iteration")), _count(state.get("iteration"))),
+        "iterationsCounted": _count(status.get("iterationsCounted", status.get("iteration"))),
+        "callsNotCounted": _count(status.get("callsNotCounted")),
+        "maxIterations": status.get("maxIterations"),
+        "totalIterations": state.get("iteration", status.get("totalIterations", 0)),
+        "storiesComplete": done,
+        "storiesTotal": total,
+        "currentStory": status.get("currentStory") or state.get("current_story") or state.get("current_task") or None,
+        "lastOutcome": state.get("last_outcome"),
+        "lastUpdated": status.get("lastUpdated"),
+        "logFile": status.get("logFile") or None,
+        "lastSignals": status.get("lastSignals") or [],
+        "confidence": status.get("confidence"),
+        "refusedClaim": status.get("refusedClaim"),
+        "blockedReason": status.get("blockedReason"),
+        "blockedLoops": status.get("blockedLoops", 0),
+        "testOnlyLoops": status.get("testOnlyLoops", 0),
+        "questionLoops": status.get("questionLoops", 0),
+        "circuitState": circuit.get("state", "CLOSED"),
+        "circuitReason": circuit.get("reason") or None,
+        "apiCallsUsed": status.get("apiCallsUsed", 0),
+        "apiCallsLimit": status.get("apiCallsLimit"),
+        "rateLimitResetsAt": status.get("rateLimitResetsAt"),
+        "retryCount": status.get("retryCount", 0),
+        "maxRetries": status.get("maxRetries"),
+        "waiting": status.get("waiting") if alive else None,
+        "usageLimit": status.get("usageLimit"),
+        "costUsd": status.get("costUsd"),
+        "tokensUsed": status.get("tokensUsed"),
+        "tokens": status.get("tokens") if isinstance(status.get("tokens"), dict) else None,
+        "lastMessage": status.get("lastMessage"),
+        "scope": status.get("scope"),
+        "model": status.get("model"),
+        "activity": status.get("activity") if alive else None,
+        "guidance": None if reset_since else status.get("guidance"),
+        "note": note,
+        "circuitResetSince": reset_since,
+    }
+
+
+def _count(value: object) -> int:
+    return value if isinstance(value, int) and not isinstance(value, bool) and value >= 0 else 0

@@ -1,0 +1,94 @@
+"""The project's files as the loop sees them: captures as git objects, what an iteration changed, the undo
+of a failed attempt (saved first) and the commit of accepted work. Effects at the edge; git.py does git.
+"""
+
+from __future__ import annotations
+
+import os
+
+from ralphloop import git
+from ralphloop.paths import FeaturePaths, display_path
+from ralphloop.state.store import atomic_write_bytes
+from ralphloop.textsafe import one_line
+
+
+class Workspace:
+    """One feature's view of its repository. `None` from `open` outside a git repository."""
+
+    def __init__(self, paths: FeaturePaths, top: str, index_file: str) -> None:
+        self.paths = paths
+        self.top = top
+        self.index_file = index_file
+        self.progress_rel = os.path.relpath(paths.progress, top)
+
+    @classmethod
+    def open(cls, paths: FeaturePaths) -> Workspace | None:
+        top = git.toplevel(paths.project_root)
+        index = git.scratch_index(paths.project_root, paths.name) if top else None
+        return cls(paths, top, index) if top and index else None
+
+    def capture(self) -> git.WorkTree | None:
+        """The whole workspace now (a walk of every file: the costly capture)."""
+        return git.capture(self.paths.project_root, self.index_file)
+
+    def after_records(self, base: git.WorkTree | None) -> git.WorkTree | None:
+        """`base` (the files as an iteration left them) with ralph's own appends since read again: the
+        next iteration's start without walking every file. Valid only when nothing else ran meanwhile."""
+        found = git.recapture(self.top, self.index_file, base, [self.progress_rel]) if base else None
+        return found or self.capture()
+
+    def changed(self, start: git.WorkTree | None, end: git.WorkTree | None) -> tuple[str, ...]:
+        """Paths changed between two captures, ralph's runtime files left out."""
+        if start is None or end is None:
+            return ()
+        names = git.changed_between(self.paths.project_root, start, end)
+        return tuple(name for name in names if not self.paths.is_runtime(os.path.join(self.top, name)))
+
+    def work_changed(self, names: tuple[str, ...]) -> bool:
+        """Whether `names` hold more than the progress log (which alone is not work)."""
+        return any(name != self.progress_rel for name in names)
+
+    def undo(self, start: git.WorkTree | None, end: git.WorkTree | None, number: int, task_id: str) -> str:
+        """Save a failed attempt (a git ref and a patch), then put the workspace back as it was at its start;
+        progress.txt keeps what was appended meanwhile (it is append-only). Returns the note to record."""
+        if start is None or end is None:
+            return "the workspace could not be captured: the failed attempt's changes stay in place"
+        if start.tree == end.tree and start.head == end.head:
+            return "the failed attempt changed no file; nothing to undo"
+        feature = "".join(ch if ch.isalnum() or ch in "._-" else "-" for ch in self.paths.name)
+        ref = f"refs/ralph/attempts/{feature}/iteration-{number}"
+        patch = os.path.join(self.paths.logs, f"iteration-{number}.patch")
+        progress = _read_bytes(self.paths.progress)
+        root = self.paths.project_root
+        try:
+            saved = git.save_attempt(
+                root, start, end, ref, f"ralph: failed attempt at {task_id} (iteration {number})", patch
+            )
+            git.restore(root, start, end)
+        except OSError as exc:
+            return f"could not undo the failed attempt ({exc}); the retry starts on top of its changes"
+        if progress is not None and _read_bytes(self.paths.progress) != progress:
+            atomic_write_bytes(self.paths.progress, progress)  # the log is append-only: keep what was written
+        where = f"{ref} (commit {saved.commit[:12]})" + (
+            f" and {display_path(saved.patch, root)}" if saved.patch else ""
+        )
+        return (
+            f"failed attempt saved as {where}, then undone: the workspace is back as it was before iteration {number}"
+        )
+
+    def commit(self, start: git.WorkTree | None, kept: tuple[str, ...], message: str) -> str | None:
+        """Commit what changed since `start` (the agent's work and ralph's record of it) and the `kept` files
+        of earlier iterations' work; never ralph's runtime files, never the user's other uncommitted work.
+        Returns the commit; raises OSError (git refused: a failing pre-commit hook, say)."""
+        now = git.capture(self.paths.project_root, self.index_file)
+        names = sorted({*self.changed(start, now), *kept})
+        made = git.commit_paths(self.top, names, one_line(message, 200))
+        return made[:12] if made else None
+
+
+def _read_bytes(path: str) -> bytes | None:
+    try:
+        with open(path, "rb") as handle:
+            return handle.read()
+    except OSError:
+        return None
