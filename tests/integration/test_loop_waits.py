@@ -20,7 +20,7 @@ from typing import Any
 
 import pytest
 
-from ralphloop.agents.claude import ClaudeAgent
+from ralphloop.agents.claude.backend import ClaudeAgent
 from ralphloop.agents.command import CommandAgent
 from ralphloop.cancel import CancelToken
 from ralphloop.cli.init_cmd import ensure_gitignore

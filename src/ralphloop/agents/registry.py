@@ -26,7 +26,7 @@ def _scripted(settings: Settings, paths: FeaturePaths) -> Agent:
 
 
 def _claude(settings: Settings, paths: FeaturePaths) -> Agent:
-    from ralphloop.agents.claude import ClaudeAgent
+    from ralphloop.agents.claude.backend import ClaudeAgent
 
     return ClaudeAgent(settings)
 

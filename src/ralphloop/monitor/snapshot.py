@@ -11,7 +11,7 @@ from dataclasses import dataclass, field
 from datetime import UTC, datetime
 from typing import Any
 
-from ralphloop.agents.claude_stream import readable_lines
+from ralphloop.agents.claude.activity import readable_lines
 from ralphloop.cli.status_cmd import gather
 from ralphloop.paths import FeaturePaths
 from ralphloop.records.events import read_recent
