@@ -15,7 +15,7 @@ import statistics
 import time
 from collections.abc import Callable
 
-from ralphloop.agents.claude import StreamJsonParser
+from ralphloop.agents.claude.parser import StreamJsonParser
 from ralphloop.agents.text import TextOutputParser
 from ralphloop.analysis.signals import analyze
 from ralphloop.protocols import AgentRequest, ProcessOutcome

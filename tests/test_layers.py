@@ -109,5 +109,7 @@ def test_no_source_module_is_over_400_lines() -> None:
 
 
 def test_the_engine_is_under_1300_lines() -> None:
-    total = sum(len(path.read_text().splitlines()) for name, path in MODULES.items() if within(name, "ralphloop.engine"))
+    total = sum(
+        len(path.read_text().splitlines()) for name, path in MODULES.items() if within(name, "ralphloop.engine")
+    )
     assert total < 1300

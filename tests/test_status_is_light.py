@@ -23,6 +23,7 @@ HEAVY = (
     "ralphloop.config",
     "ralphloop.protocols",
     "ralphloop.process",
+    "importlib.metadata",  # agent plugins: read only when a run names a backend that is not built in
 )
 
 PROBE = (

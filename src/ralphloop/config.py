@@ -290,7 +290,7 @@ _FIELDS: dict[str, tuple[tuple[str, ...], str | None, Converter, Any]] = {
     "model": (("agent", "model"), "RALPH_MODEL", _text, None),
     "poorman": (("agent", "poorman"), None, _flag, False),
     "rate_account": (("rate_limit", "account"), None, _text, None),
-    # Claude Code (agents/claude.py): the executable and the flags ralph adds to `claude -p`.
+    # Claude Code (agents/claude/): the executable and the flags ralph adds to `claude -p`.
     "claude_command": (("claude", "command"), "RALPH_CLAUDE_COMMAND", _text, None),
     "skip_permissions": (("claude", "dangerously_skip_permissions"), None, _flag, False),
     "allowed_tools": (("claude", "allowed_tools"), None, _tools, ()),

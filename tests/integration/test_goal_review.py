@@ -1,5 +1,5 @@
 """Review of goal mode, lifecycle hooks and quality gates: bugs a user would hit, shown with real `ralph run`
-processes in real git repositories. Each test names a bug the review found; """
+processes in real git repositories. Each test names a bug the review found;"""
 
 from __future__ import annotations
 

@@ -21,7 +21,7 @@ from typing import Any
 
 import pytest
 
-from ralphloop.agents.claude import ClaudeAgent
+from ralphloop.agents.claude.backend import ClaudeAgent
 from ralphloop.agents.command import CommandAgent
 from ralphloop.build import RunRequest, build_run
 from ralphloop.cancel import CancelToken

@@ -229,7 +229,9 @@ def test_an_interrupt_is_notified_only_when_asked(
         return
     [body] = hook.bodies()
     assert (body["event"], body["reason"], body["exitCode"]) == ("interrupt", "interrupted", 130)
-    assert _argvs(record) == [["--app-name=ralph", "ralph", "ralph: feat interrupted after 0 iterations (+1 not counted) — 0/3 stories"]]
+    assert _argvs(record) == [
+        ["--app-name=ralph", "ralph", "ralph: feat interrupted after 0 iterations (+1 not counted) — 0/3 stories"]
+    ]
 
 
 def test_an_unreachable_webhook_is_one_warning_without_the_url(

@@ -9,7 +9,7 @@ import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
-from ralphloop.agents.claude import StreamJsonParser
+from ralphloop.agents.claude.parser import StreamJsonParser
 from ralphloop.protocols import AgentResult, ErrorKind, ProcessOutcome
 
 FIXTURES = Path(__file__).resolve().parent.parent / "fixtures" / "claude"
@@ -140,7 +140,7 @@ def test_timeout_and_interrupt_are_carried_over() -> None:
 
 
 def test_a_giant_line_is_skipped_and_the_next_lines_are_read() -> None:
-    from ralphloop.agents.claude import MAX_LINE_BYTES
+    from ralphloop.agents.claude.parser import MAX_LINE_BYTES
 
     parser = StreamJsonParser()
     giant = b'{"type":"assistant","message":{"content":[{"type":"text","text":"' + b"x" * (MAX_LINE_BYTES + 10)

@@ -7,8 +7,8 @@ from pathlib import Path
 
 import pytest
 
-from ralphloop.agents.claude import StreamJsonParser
-from ralphloop.agents.claude_errors import Facts, classify
+from ralphloop.agents.claude.errors import Facts, classify
+from ralphloop.agents.claude.parser import StreamJsonParser
 from ralphloop.protocols import AgentResult, ErrorKind, ProcessOutcome
 
 RUNS = Path(__file__).resolve().parent.parent / "fixtures" / "claude" / "runs"

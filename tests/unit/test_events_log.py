@@ -6,7 +6,7 @@ import json
 from datetime import UTC, datetime
 from pathlib import Path
 
-from ralphloop.agents.claude_stream import readable_lines
+from ralphloop.agents.claude.activity import readable_lines
 from ralphloop.events import (
     AgentOutput,
     CircuitChanged,

@@ -72,8 +72,8 @@ def test_a_cost_that_is_not_a_number_does_not_crash_the_dashboard(tmp_path: Path
 def test_deeply_nested_json_from_an_agent_never_crashes_a_reader(tmp_path: Path) -> None:
     """json.loads raises RecursionError, not ValueError, past ~1000 levels: every reader of agent-written
     JSON treats it as malformed."""
-    from ralphloop.agents.claude import StreamJsonParser
-    from ralphloop.agents.claude_stream import readable_lines
+    from ralphloop.agents.claude.activity import readable_lines
+    from ralphloop.agents.claude.parser import StreamJsonParser
     from ralphloop.analysis.json_result import parse_result
     from ralphloop.records.events import read_recent
     from ralphloop.state.read import read_json_object

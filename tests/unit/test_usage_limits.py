@@ -1,4 +1,5 @@
-"""ralphloop.guards.usage: vendor usage limits from Claude stream-json events and from the CLIs' own sentences.
+"""Vendor usage limits from Claude stream-json events (agents/claude/limit_events.py), from the CLIs' own sentences
+(agents/limit_text.py) and their reset phrases (guards/reset_time.py).
 
 The real captures are in tests/fixtures/usage/ (see its README for where each came from). Every expected reset is
 written out by hand from the capture: the Claude runs name their zone in the sentence, the Codex runs printed UTC
@@ -19,7 +20,10 @@ import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
-from ralphloop.guards.usage import LimitWarning, UsageLimit, from_claude_event, from_text, parse_reset
+from ralphloop.agents.claude.limit_events import from_claude_event
+from ralphloop.agents.limit_text import from_text
+from ralphloop.guards.reset_time import parse_reset
+from ralphloop.guards.usage import LimitWarning, UsageLimit
 
 FIXTURES = Path(__file__).resolve().parent.parent / "fixtures" / "usage"
 NEW_YORK = ZoneInfo("America/New_York")

@@ -6,8 +6,17 @@ import shlex
 import shutil
 
 from ralphloop.agents.text import TextOutputParser, agent_env
+from ralphloop.config import Settings
 from ralphloop.errors import RalphError
+from ralphloop.paths import FeaturePaths
 from ralphloop.protocols import AgentCommand, AgentRequest
+
+
+def make(settings: Settings, paths: FeaturePaths) -> CommandAgent:
+    """The registry's factory for `--agent command` (what `--agent-cmd CMD` chooses)."""
+    if not settings.agent_command:
+        raise RalphError("--agent command needs a command: pass --agent-cmd CMD or set agent.command in config")
+    return CommandAgent(settings.agent_command, label=settings.source("agent_command"))
 
 
 class CommandAgent:

@@ -1,48 +1,115 @@
-"""Agent backends by name; built-in ones go through the same door a plugin would."""
+"""Agent backends by name: `--agent NAME` (or `agent: NAME` in config) picks one.
+
+A backend is a factory `(settings, paths) -> Agent` named by an import path "module:factory" and imported only
+when a run uses it. Ralph's own are listed in BUILT_IN; another package adds one under the entry-point group
+`ralphloop.agents` (`[project.entry-points."ralphloop.agents"] NAME = "module:factory"`), and both are loaded
+through the same door, `_factory`. Entry points are read only for a name that is not built in: scanning the
+installed distributions costs start-up time that every run would otherwise pay. A built-in name always wins.
+"""
 
 from __future__ import annotations
 
-import os
-from collections.abc import Callable
+import importlib
+from collections.abc import Callable, Mapping
+from dataclasses import dataclass
+from types import MappingProxyType
+from typing import TYPE_CHECKING, Final, cast
 
-from ralphloop.config import Settings
 from ralphloop.errors import RalphError
-from ralphloop.paths import FeaturePaths
-from ralphloop.protocols import Agent
+from ralphloop.textsafe import one_line
+
+if TYPE_CHECKING:
+    from ralphloop.config import Settings
+    from ralphloop.paths import FeaturePaths
+    from ralphloop.protocols import Agent
+
+    AgentFactory = Callable[[Settings, FeaturePaths], Agent]
+
+ENTRY_POINT_GROUP: Final = "ralphloop.agents"
+
+BUILT_IN: Final[Mapping[str, str]] = MappingProxyType(
+    {
+        "claude": "ralphloop.agents.claude.backend:make",
+        "command": "ralphloop.agents.command:make",
+        "scripted": "ralphloop.agents.scripted:make",
+    }
+)
 
 
-def _command(settings: Settings, paths: FeaturePaths) -> Agent:
-    from ralphloop.agents.command import CommandAgent
+@dataclass(frozen=True, slots=True)
+class Backend:
+    """Where a backend's factory lives, and who provides it."""
 
-    if not settings.agent_command:
-        raise RalphError("--agent command needs a command: pass --agent-cmd CMD or set agent.command in config")
-    return CommandAgent(settings.agent_command, label=settings.source("agent_command"))
+    name: str
+    target: str  # "module:factory"
+    plugin: str = ""  # the distribution that provides it ("ralph-echo 1.0"); "" for ralph's own
 
-
-def _scripted(settings: Settings, paths: FeaturePaths) -> Agent:
-    from ralphloop.agents.scripted import DEFAULT_SCRIPT, ScriptedAgent
-
-    return ScriptedAgent(settings.scripted_script or os.path.join(paths.dir, DEFAULT_SCRIPT))
-
-
-def _claude(settings: Settings, paths: FeaturePaths) -> Agent:
-    from ralphloop.agents.claude import ClaudeAgent
-
-    return ClaudeAgent(settings)
-
-
-AGENTS: dict[str, Callable[[Settings, FeaturePaths], Agent]] = {
-    "claude": _claude,
-    "command": _command,
-    "scripted": _scripted,
-}
+    @property
+    def label(self) -> str:
+        """How an error names the backend: a plugin by its entry point and distribution."""
+        return f"agent plugin {self.name!r} ({self.target} from {self.plugin})" if self.plugin else repr(self.name)
 
 
 def make_agent(settings: Settings, paths: FeaturePaths) -> Agent:
-    """The backend `settings.agent` names, or a one-line error listing the known ones."""
-    factory = AGENTS.get(settings.agent)
-    if factory is None:
-        raise RalphError(
-            f"{settings.source('agent')}: unknown agent {settings.agent!r} (known: {', '.join(sorted(AGENTS))})"
-        )
-    return factory(settings, paths)
+    """The backend `settings.agent` names, ready to run, or a one-line error listing the known ones."""
+    backend = find_backend(settings.agent)
+    if backend is None:
+        known = ", ".join(sorted({*BUILT_IN, *plugin_backends()}))
+        raise RalphError(f"{settings.source('agent')}: unknown agent {settings.agent!r} (known: {known})")
+    factory = _factory(backend)
+    if not backend.plugin:
+        return factory(settings, paths)  # ours: an exception here is a bug, reported with its traceback
+    try:
+        agent = factory(settings, paths)
+    except RalphError:
+        raise  # the plugin's own message for the user
+    except Exception as exc:
+        raise RalphError(f"{backend.label} failed to start: {_said(exc)}") from None
+    missing = [part for part in ("name", "command", "parser") if not hasattr(agent, part)]
+    if missing:
+        raise RalphError(f"{backend.label} returned {type(agent).__name__}, not an agent (no {', '.join(missing)})")
+    return agent
+
+
+def find_backend(name: str) -> Backend | None:
+    """The backend called `name`: a built-in one, else a plugin's; None when there is none."""
+    target = BUILT_IN.get(name)
+    if target is not None:
+        return Backend(name, target)
+    return plugin_backends().get(name)
+
+
+def plugin_backends() -> dict[str, Backend]:
+    """The backends installed packages add through the entry-point group (the first one of a name wins)."""
+    from importlib.metadata import entry_points  # costs start-up time: only when a name is not built in
+
+    found: dict[str, Backend] = {}
+    for point in entry_points(group=ENTRY_POINT_GROUP):
+        if point.name in BUILT_IN or point.name in found:
+            continue
+        dist = point.dist
+        provider = f"{dist.name} {dist.version}" if dist is not None else "an unnamed distribution"
+        found[point.name] = Backend(point.name, f"{point.module}:{point.attr}", provider)
+    return found
+
+
+def _factory(backend: Backend) -> AgentFactory:
+    """Import the backend's module and find its factory; a plugin that cannot be loaded is a one-line error."""
+    module_name, _, attribute = backend.target.partition(":")
+    try:
+        found: object = importlib.import_module(module_name)
+        for part in attribute.split("."):
+            found = getattr(found, part)
+        if not callable(found):
+            raise TypeError(f"{backend.target} is a {type(found).__name__}, not a factory")
+    except Exception as exc:
+        if not backend.plugin:
+            raise
+        raise RalphError(f"{backend.label} cannot be loaded: {_said(exc)}") from None
+    return cast("AgentFactory", found)
+
+
+def _said(exc: BaseException) -> str:
+    """An exception as one line: its type and message."""
+    text = one_line(str(exc), 300)
+    return f"{type(exc).__name__}: {text}" if text else type(exc).__name__

@@ -10,7 +10,7 @@ from __future__ import annotations
 import json
 from collections.abc import Iterable
 
-from ralphloop.agents.claude import StreamJsonParser
+from ralphloop.agents.claude.parser import StreamJsonParser
 from ralphloop.agents.text import TextOutputParser
 from ralphloop.protocols import AgentRequest, ProcessOutcome
 

@@ -11,12 +11,17 @@ import sys
 
 from ralphloop.agents.script import ScriptError, validate_script
 from ralphloop.agents.text import TextOutputParser, agent_env
-from ralphloop.config import read_yaml_mapping
+from ralphloop.config import Settings, read_yaml_mapping
 from ralphloop.errors import RalphError
-from ralphloop.paths import display_path
+from ralphloop.paths import FeaturePaths, display_path
 from ralphloop.protocols import AgentCommand, AgentRequest
 
 DEFAULT_SCRIPT = "script.yaml"
+
+
+def make(settings: Settings, paths: FeaturePaths) -> ScriptedAgent:
+    """The registry's factory for `--agent scripted`: its script from config, else the feature's script.yaml."""
+    return ScriptedAgent(settings.scripted_script or os.path.join(paths.dir, DEFAULT_SCRIPT))
 
 
 class ScriptedAgent:

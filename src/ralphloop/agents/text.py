@@ -7,8 +7,9 @@ import shutil
 import sys
 from datetime import UTC, datetime, tzinfo
 
+from ralphloop.agents.limit_text import from_text
 from ralphloop.durations import format_duration
-from ralphloop.guards import usage
+from ralphloop.guards.usage import UsageLimit
 from ralphloop.protocols import AgentRequest, AgentResult, ProcessOutcome
 
 # A hostile agent can print gigabytes; only the tail matters for signals.
@@ -58,11 +59,11 @@ class TextOutputParser:
 _LIMIT_SCAN = 64 * 1024
 
 
-def limit_in_text(text: str, now: datetime, local: tzinfo) -> usage.UsageLimit | None:
+def limit_in_text(text: str, now: datetime, local: tzinfo) -> UsageLimit | None:
     """A vendor usage limit printed in `text`, with its reset time read in the agent's zone."""
     if not text.strip():
         return None
-    return usage.from_text(text, now, local)
+    return from_text(text, now, local)
 
 
 def local_zone() -> tzinfo:

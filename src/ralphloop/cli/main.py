@@ -121,7 +121,9 @@ def _add_run(run: argparse.ArgumentParser) -> None:
     run.add_argument("-v", "--verbose", action="store_true", help="show the agent's output as it runs")
     run.add_argument("--dry-run", action="store_true", help="print the prompt and agent command; run nothing")
     run.add_argument("--no-archive", action="store_true", help="do not archive the feature on completion")
-    run.add_argument("--agent", metavar="NAME", help="agent backend: claude (default), command, scripted")
+    run.add_argument(
+        "--agent", metavar="NAME", help="agent backend: claude (default), command, scripted, or a plugin's"
+    )
     run.add_argument("--agent-cmd", metavar="CMD", help="run CMD as the agent (prompt on stdin)")
     run.add_argument("-s", "--story", metavar="ID", help="work on this story only, until it passes")
     run.add_argument("--resume-from", metavar="ID", help="skip the stories before this one (in work order)")

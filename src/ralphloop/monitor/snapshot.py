@@ -11,7 +11,7 @@ from dataclasses import dataclass, field
 from datetime import UTC, datetime
 from typing import Any
 
-from ralphloop.agents.claude_stream import readable_lines
+from ralphloop.agents.claude.activity import readable_lines
 from ralphloop.paths import FeaturePaths
 from ralphloop.records.events import read_recent
 from ralphloop.state.read import lock_holder_alive, read_json_object, read_tail_lines

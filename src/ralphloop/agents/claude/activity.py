@@ -1,7 +1,7 @@
 """Claude Code's stream-json lines as a person reads them: the agent's words, the tools it uses, the result.
 
-Kept free of the backend's imports (config, usage windows) so the monitor can turn a log's tail into
-lines cheaply.
+The monitor shows a log's tail through `readable_lines`, and the parser names the agent's current tool with
+`tool_activity`; kept free of the backend's imports (settings, usage limits) so the monitor loads only this.
 """
 
 from __future__ import annotations

@@ -1,0 +1,75 @@
+"""Claude Code as a backend: `claude -p --output-format stream-json --verbose`, the prompt on stdin.
+
+The flags come from the user's `claude:` settings; the output is read by parser.py as it streams.
+"""
+
+from __future__ import annotations
+
+import os
+import shutil
+
+from ralphloop.agents.claude.parser import StreamJsonParser
+from ralphloop.agents.text import agent_env
+from ralphloop.config import Settings
+from ralphloop.errors import RalphError
+from ralphloop.paths import FeaturePaths
+from ralphloop.protocols import AgentCommand, AgentRequest
+
+
+def make(settings: Settings, paths: FeaturePaths) -> ClaudeAgent:
+    """The registry's factory for `--agent claude`."""
+    return ClaudeAgent(settings)
+
+
+class ClaudeAgent:
+    """The default agent."""
+
+    name = "claude"
+
+    def __init__(self, settings: Settings, executable: str | None = None) -> None:
+        chosen = executable or settings.claude_command or "claude"
+        if shutil.which(chosen) is None:
+            if settings.claude_command and executable is None:
+                raise RalphError(
+                    f"{settings.source('claude_command')}: {chosen!r} is not an executable on PATH or a path to one"
+                )
+            raise RalphError(
+                f"{settings.source('agent')}: agent 'claude' needs Claude Code on PATH "
+                "(npm install -g @anthropic-ai/claude-code), or claude.command in .ralph/config.yaml; "
+                "or choose --agent-cmd CMD or --agent scripted"
+            )
+        if settings.skip_permissions and _is_root() and not os.environ.get("IS_SANDBOX"):
+            raise RalphError(
+                f"{settings.source('skip_permissions')}: Claude Code refuses --dangerously-skip-permissions when "
+                "run as root. Run ralph as a normal user, or, only inside a throwaway container or VM, "
+                "set IS_SANDBOX=1; or leave the flag out and allow tools with claude.allowed_tools"
+            )
+        self.executable = chosen
+        self.skip_permissions = settings.skip_permissions
+        self.allowed_tools = settings.allowed_tools
+        self.max_turns = settings.max_turns
+        self.append_system_prompt = settings.append_system_prompt
+        self.resume = settings.resume
+
+    def command(self, request: AgentRequest) -> AgentCommand:
+        argv: tuple[str, ...] = (self.executable, "-p", "--output-format", "stream-json", "--verbose")
+        if request.model:
+            argv += ("--model", request.model)
+        if self.skip_permissions:
+            argv += ("--dangerously-skip-permissions",)  # only ever because the user asked for it
+        if self.allowed_tools:
+            argv += ("--allowedTools", ",".join(self.allowed_tools))
+        if self.max_turns:
+            argv += ("--max-turns", str(self.max_turns))
+        if self.append_system_prompt:
+            argv += ("--append-system-prompt", self.append_system_prompt)
+        if self.resume and request.resume_session:
+            argv += ("--resume", request.resume_session)
+        return AgentCommand(argv=argv, env=agent_env(request), stdin=request.prompt.encode("utf-8"))
+
+    def parser(self, request: AgentRequest) -> StreamJsonParser:
+        return StreamJsonParser(request.started_at, max_turns=self.max_turns)
+
+
+def _is_root() -> bool:
+    return hasattr(os, "geteuid") and os.geteuid() == 0
