@@ -12,7 +12,7 @@ from ralphloop.tasks.fix_plan import FixPlanSource
 from ralphloop.tasks.focus import OneTask, ResumeFrom
 from ralphloop.tasks.goal import GoalSource
 from ralphloop.tasks.prd_json import PrdSource
-from ralphloop.tasks.stories import StorySource
+from ralphloop.tasks.stories.source import StorySource
 from ralphloop.tasks.todo_md import TodoSource
 
 
