@@ -15,7 +15,7 @@ from ralphloop.tasks.fix_plan import fix_plan_problems
 from ralphloop.tasks.goal import goal_problems
 from ralphloop.tasks.prd_json import prd_problems
 from ralphloop.tasks.problems import Problem
-from ralphloop.tasks.spec_md import spec_problems
+from ralphloop.tasks.spec_md.parse import spec_problems
 from ralphloop.tasks.stories.scan import story_problems
 from ralphloop.tasks.todo_md import todo_problems
 
