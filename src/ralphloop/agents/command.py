@@ -10,18 +10,24 @@ from ralphloop.errors import RalphError
 from ralphloop.protocols import AgentCommand, AgentRequest
 
 
+def split_command(command: str, label: str) -> list[str]:
+    """The command's words, split like a shell would; an error naming `label` when it cannot be, or is empty."""
+    try:
+        argv = shlex.split(command)
+    except ValueError as exc:
+        raise RalphError(f"{label}: cannot split {command!r}: {exc}") from None
+    if not argv:
+        raise RalphError(f"{label}: the command is empty")
+    return argv
+
+
 class CommandAgent:
     """`--agent-cmd "python3 my_agent.py"`: split like a shell would, but never run through one."""
 
     name = "command"
 
     def __init__(self, command: str, label: str = "--agent-cmd") -> None:
-        try:
-            argv = shlex.split(command)
-        except ValueError as exc:
-            raise RalphError(f"{label}: cannot split {command!r}: {exc}") from None
-        if not argv:
-            raise RalphError(f"{label}: the command is empty")
+        argv = split_command(command, label)
         if shutil.which(argv[0]) is None:
             raise RalphError(f"{label}: {argv[0]!r} is not an executable on PATH or a path to one")
         self.argv = tuple(argv)

@@ -37,6 +37,7 @@ from ralphloop.paths import (
     ralph_home,
     resolve_feature,
 )
+from ralphloop.preflight import run_problems
 from ralphloop.process import LIVE_GROUPS, ProcessLimits, kill_group_now
 from ralphloop.prompt import load_template
 from ralphloop.protocols import SystemClock, TaskSource
@@ -47,6 +48,7 @@ from ralphloop.state.store import RunLock
 from ralphloop.tasks.fix_plan import find_prompt
 from ralphloop.tasks.goal import GoalSource
 from ralphloop.tasks.prd_json import PrdSource
+from ralphloop.tasks.problems import raise_first
 from ralphloop.tasks.sources import open_source, source_kind
 
 
@@ -63,6 +65,17 @@ def command(args: argparse.Namespace, argv: list[str]) -> int:
         settings = replace(settings, max_iterations=None)
     for message in warnings:
         print(f"ralph: warning: {message}", file=sys.stderr)
+    raise_first(
+        run_problems(
+            paths,
+            settings,
+            kind,
+            story=args.story,
+            resume_from=args.resume_from,
+            reset_circuit=args.reset_circuit,
+            prompt=args.prompt,
+        )
+    )
     template = _template(args.prompt, paths, kind)
     source = open_source(paths, kind, story_order=settings.story_order, story=args.story, resume_from=args.resume_from)
     view = source.load()  # invalid input stops here, before any file is touched

@@ -9,7 +9,7 @@ from dataclasses import replace
 from ralphloop.errors import RalphError
 from ralphloop.protocols import Task, TaskView
 from ralphloop.tasks import order
-from ralphloop.tasks.problems import raise_first
+from ralphloop.tasks.problems import Problem, raise_first
 from ralphloop.tasks.stories.files import shown_path
 from ralphloop.tasks.stories.marking import append_line, write_status
 from ralphloop.tasks.stories.recorded import recorded_done
@@ -60,6 +60,41 @@ class StorySource:
     def load(self) -> TaskView:
         scan = self.scan()
         raise_first(scan.problems)
+        ordered, outside, done = self._narrow(scan)
+        tasks = tuple(self._task(spec, done, outside) for spec in ordered)
+        upcoming = order.pick_next(tasks)
+        if upcoming is None:
+            for task in tasks:
+                message = None if task.done else _blocked_message(task, outside, done)
+                if message:
+                    raise RalphError(message)
+        return TaskView(tasks=tasks, next_task=upcoming)
+
+    def unreachable(self) -> list[Problem]:
+        """Each story of the run that waits on a story outside it (left out by story_order, skipped by
+        --resume-from) that is not done: `load` would stop the run there, maybe after other stories.
+        [] when the specs do not load at all (`load` says why)."""
+        scan = self.scan()
+        if scan.problems:
+            return []
+        try:
+            ordered, outside, done = self._narrow(scan)
+        except RalphError:
+            return []
+        return [
+            Problem(
+                spec.shown,
+                f"story {spec.id} depends on {dep}, which {outside[dep]} and is not done",
+                spec.dependency_line(dep),
+            )
+            for spec in ordered
+            if spec.id not in done
+            for dep in spec.depends_on
+            if dep in outside and dep not in done
+        ]
+
+    def _narrow(self, scan: StoryScan) -> tuple[list[StorySpec], dict[str, str], set[str]]:
+        """The specs of this run in work order, why each story outside it is outside, and every done id."""
         done = recorded_done(self.state_path, self.progress_path) | self._marked
         done |= {spec.id for spec in scan.every.values() if spec.done}
         ordered = list(scan.stories)
@@ -75,14 +110,7 @@ class StorySource:
             skipped = ordered[: ids.index(self.resume_from)]
             outside |= {spec.id: f"--resume-from {self.resume_from} skips" for spec in skipped}
             ordered = ordered[len(skipped) :]
-        tasks = tuple(self._task(spec, done, outside) for spec in ordered)
-        upcoming = order.pick_next(tasks)
-        if upcoming is None:
-            for task in tasks:
-                message = None if task.done else _blocked_message(task, outside, done)
-                if message:
-                    raise RalphError(message)
-        return TaskView(tasks=tasks, next_task=upcoming)
+        return ordered, outside, done
 
     @staticmethod
     def _task(spec: StorySpec, done: Collection[str], outside: Collection[str]) -> Task:
