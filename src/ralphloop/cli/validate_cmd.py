@@ -31,12 +31,14 @@ def command(args: argparse.Namespace, argv: list[str]) -> int:
         settings = load_settings(root, {}, warn=warnings.append)
     except RalphError as exc:
         problems.append(Problem("config", str(exc)))
-    checked, found = check_workspace(paths, settings.story_order if settings else None)
+    kind = detect(paths.dir) if settings is not None else None
+    # The run's own check lists every problem of a story or goal workspace's files: not checked twice.
+    shared = _FILE_OF[kind] if kind in _LISTED_BY_THE_RUN_CHECK else None
+    checked, found = check_workspace(paths, settings.story_order if settings else None, leave_out=shared)
     problems += [problem for _, file_problems in found for problem in file_problems]
-    kind = detect(paths.dir)
     if settings is not None and kind is not None:
-        # what `ralph run` would refuse besides the task files' own problems (the source is loaded again
-        # only when its file has none: its first problem would be told twice)
+        # What `ralph run` would refuse besides the files' own problems. Its source check is left out when
+        # the file check found problems in the file it reads: its first one would be told twice.
         problems += run_problems(paths, settings, kind, source=not dict(found).get(_FILE_OF[kind]))
     for warning in warnings:
         print(f"warning: {warning}")
@@ -53,13 +55,15 @@ def command(args: argparse.Namespace, argv: list[str]) -> int:
 
 # The entry of check_workspace that holds the file each kind of task source reads.
 _FILE_OF = {"prd": "prd.json", "todo": "TODO.md", "fix-plan": "fix plan", "stories": "specs/", "goal": "SPRINT.yaml"}
+# Kinds whose source check (preflight.run_problems) lists every problem of their files, as the file check does.
+_LISTED_BY_THE_RUN_CHECK = frozenset({"stories", "goal"})
 
 
 def check_workspace(
-    paths: FeaturePaths, story_order: tuple[str, ...] | None
+    paths: FeaturePaths, story_order: tuple[str, ...] | None, leave_out: str | None = None
 ) -> tuple[list[str], list[tuple[str, list[Problem]]]]:
-    """Every task file the workspace holds, checked: (the files checked, each file's problems by the
-    entry of _FILE_OF naming it)."""
+    """Every task file the workspace holds, checked (but the `leave_out` entry of _FILE_OF, only named):
+    (the files checked, each file's problems by the entry of _FILE_OF naming it)."""
     cwd = os.getcwd()
     checked: list[str] = []
     found: list[tuple[str, list[Problem]]] = []
@@ -79,10 +83,12 @@ def check_workspace(
         found.append(("fix plan", fix_plan_problems(plan, display_path(plan, cwd))))
     if has_story_specs(paths.dir):
         checked.append("specs/")
-        found.append(("specs/", story_problems(paths.dir, display_path(paths.dir, cwd), story_order)))
+        if leave_out != "specs/":
+            found.append(("specs/", story_problems(paths.dir, display_path(paths.dir, cwd), story_order)))
     if is_goal_workspace(paths.dir):
         checked.append("SPRINT.yaml")
-        found.append(("SPRINT.yaml", goal_problems(paths.dir, display_path(paths.dir, cwd), paths.project_root)))
+        if leave_out != "SPRINT.yaml":
+            found.append(("SPRINT.yaml", goal_problems(paths.dir, display_path(paths.dir, cwd), paths.project_root)))
     if not checked:
         message = "no task file (prd.json, TODO.md, fix_plan.md, specs/epic-N/ or SPRINT.yaml)"
         found.append(("", [Problem(paths.display(), message)]))

@@ -78,13 +78,13 @@ def source_problems(
     story: str | None = None,
     resume_from: str | None = None,
 ) -> list[Problem]:
-    """What stops `ralph run` at its task source: the source opened and loaded as the run does it, and
-    for story specs each story that waits on one the run leaves out (the run would stop there later)."""
+    """What stops `ralph run` at its task source: the source opened and loaded as the run does it; for
+    story specs every problem, each at its place, with each story that waits on one the run leaves out
+    (the run would stop there later)."""
     if kind == "stories":
-        # before the load: these name the spec and its depends_on line, the load's error names neither
-        waiting = _story_source(paths, display_path(paths.dir, os.getcwd()), story_order, resume_from).unreachable()
-        if waiting:
-            return waiting
+        problems = _story_source(paths, display_path(paths.dir, os.getcwd()), story_order, resume_from).problems()
+        if problems or story is None:
+            return problems
     try:
         open_source(paths, kind, story_order=story_order, story=story, resume_from=resume_from).load()
     except RalphError as exc:

@@ -9,7 +9,7 @@ from dataclasses import replace
 from ralphloop.errors import RalphError
 from ralphloop.protocols import Task, TaskView
 from ralphloop.tasks import order
-from ralphloop.tasks.problems import Problem, raise_first
+from ralphloop.tasks.problems import Problem, from_error, raise_first
 from ralphloop.tasks.stories.files import shown_path
 from ralphloop.tasks.stories.marking import append_line, write_status
 from ralphloop.tasks.stories.recorded import recorded_done
@@ -70,17 +70,18 @@ class StorySource:
                     raise RalphError(message)
         return TaskView(tasks=tasks, next_task=upcoming)
 
-    def unreachable(self) -> list[Problem]:
-        """Each story of the run that waits on a story outside it (left out by story_order, skipped by
-        --resume-from) that is not done: `load` would stop the run there, maybe after other stories.
-        [] when the specs do not load at all (`load` says why)."""
+    def problems(self) -> list[Problem]:
+        """Everything `load` refuses, each problem at its place, from one scan: the specs' problems; else
+        an unknown --resume-from; else each story of the run that waits on a story outside it (left out
+        by story_order, skipped by --resume-from) that is not done, where `load` would stop the run,
+        maybe only after other stories."""
         scan = self.scan()
         if scan.problems:
-            return []
+            return list(scan.problems)
         try:
             ordered, outside, done = self._narrow(scan)
-        except RalphError:
-            return []
+        except RalphError as exc:
+            return [from_error(exc, self.path)]
         return [
             Problem(
                 spec.shown,

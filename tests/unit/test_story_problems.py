@@ -1,5 +1,5 @@
-"""StorySource.unreachable: each story of the run waiting on one outside it that is not done (the run would stop
-there), at its depends_on line; what the records say is done counts as done."""
+"""StorySource.problems: what load refuses, each at its place; among them each story of the run waiting on one
+outside it that is not done (the run would stop there), at its depends_on line. Done by the records counts."""
 
 from __future__ import annotations
 
@@ -22,7 +22,7 @@ def source(root: Path, story_order: list[str] | None = None, resume_from: str | 
 
 
 def found(src: StorySource) -> list[str]:
-    return [str(problem) for problem in src.unreachable()]
+    return [str(problem) for problem in src.problems()]
 
 
 def test_a_dependency_left_out_by_story_order_is_named_at_its_line(tmp_path: Path) -> None:
@@ -56,8 +56,10 @@ def test_done_by_the_records_or_the_spec_is_no_problem(tmp_path: Path) -> None:
     assert found(source(tmp_path, ["1.1", "1.3"])) == []
 
 
-def test_what_load_reports_itself_is_left_to_load(tmp_path: Path) -> None:
-    spec(tmp_path, "1.1", "'9.9'")  # an unknown id: a scan problem
-    assert found(source(tmp_path, ["1.1"])) == []
+def test_the_specs_problems_and_an_unknown_resume_from_as_load_says_them(tmp_path: Path) -> None:
+    spec(tmp_path, "1.1", "'9.9'")
+    assert found(source(tmp_path)) == [
+        "ws/specs/epic-1/story-1.1-x.md:4: depends_on names 9.9, but there is no specs/epic-9/story-9.9-*.md"
+    ]
     spec(tmp_path, "1.1")
-    assert found(source(tmp_path, resume_from="7.7")) == []  # no such story: load's error
+    assert found(source(tmp_path, resume_from="7.7")) == ["--resume-from 7.7: no such story in ws/specs (stories: 1.1)"]
