@@ -42,11 +42,9 @@ def run_problems(
 ) -> list[Problem]:
     """Everything `ralph run` would refuse for this workspace and these settings, in the order it meets
     them. `source=False` leaves out the task source, for a caller that has listed its problems already."""
-    problems = (
-        source_problems(paths, kind, story_order=settings.story_order, story=story, resume_from=resume_from)
-        if source
-        else []
-    )
+    problems: list[Problem] = []
+    if source:
+        problems += source_problems(paths, kind, story_order=settings.story_order, story=story, resume_from=resume_from)
     problems += branch_problems(paths, settings, kind)
     template, shown = template_file(prompt, paths, kind)
     problems += _refused(lambda: load_template(template, shown, kind), shown)
