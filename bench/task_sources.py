@@ -42,7 +42,7 @@ from ralphloop.protocols import TaskSource, TaskView
 from ralphloop.tasks.detect import detect
 from ralphloop.tasks.fix_plan import FixPlanSource
 from ralphloop.tasks.prd_json import PrdSource
-from ralphloop.tasks.stories import StorySource
+from ralphloop.tasks.stories.source import StorySource
 from ralphloop.tasks.todo_md import TodoSource
 
 RUNS = 31

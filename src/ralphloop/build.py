@@ -26,6 +26,7 @@ from ralphloop.guards.breaker import BreakerConfig
 from ralphloop.guards.budget import Budget
 from ralphloop.hooks.runner import HookRunner
 from ralphloop.paths import FeaturePaths, display_path, ralph_home, resolve_feature
+from ralphloop.preflight import run_problems, template_file
 from ralphloop.process import ProcessLimits
 from ralphloop.prompt import load_template
 from ralphloop.protocols import Clock, EventSink, TaskSource, TaskView, iso
@@ -37,7 +38,7 @@ from ralphloop.records.status import StatusFile
 from ralphloop.state.calls import CallLedger, ledger_path
 from ralphloop.state.circuit import BreakerFile
 from ralphloop.state.runstate import RunState, StateFile
-from ralphloop.tasks.fix_plan import find_prompt
+from ralphloop.tasks.problems import raise_first
 from ralphloop.tasks.sources import open_source, source_kind
 from ralphloop.workspace import Workspace
 
@@ -88,6 +89,17 @@ def build_run(
     if kind in ("todo", "goal") and settings.source("max_iterations") == "default":
         # seed 004: a plan folder runs until it is complete; seed 001: a goal, until it is reached
         settings = replace(settings, max_iterations=None)
+    # every problem `ralph validate` reports stops the run here, before any file is touched
+    found = run_problems(
+        paths,
+        settings,
+        kind,
+        story=request.story,
+        resume_from=request.resume_from,
+        reset_circuit=request.reset_circuit,
+        prompt=request.prompt,
+    )
+    raise_first(found)
     source = open_source(
         paths, kind, story_order=settings.story_order, story=request.story, resume_from=request.resume_from
     )
@@ -96,7 +108,8 @@ def build_run(
     in_git, git_warnings = _git_preflight(paths, settings)
     branch = _branch(paths, settings, source) if in_git else None
     auto_commit = in_git and (settings.auto_commit if settings.auto_commit is not None else kind == "todo")
-    policy = _policy(settings, _template(request.prompt, paths, kind), request, auto_commit)
+    template, shown = template_file(request.prompt, paths, kind)
+    policy = _policy(settings, load_template(template, shown, kind), request, auto_commit)
     saved = RunState.load(paths.state, paths.logs)
     cancel = cancel or CancelToken()
     records: list[EventSink] = [
@@ -216,20 +229,6 @@ def _policy(settings: Settings, template: str, request: RunRequest, auto_commit:
     )
 
 
-def _template(prompt_flag: str | None, paths: FeaturePaths, kind: str) -> str:
-    """-p FILE, else the workspace's prompt.md (seed 000: PROMPT.md beside the fix plan), else the
-    built-in template for the kind of task source."""
-    if prompt_flag:
-        return load_template(prompt_flag, f"-p/--prompt {prompt_flag}")
-    candidates = [paths.prompt]
-    if kind == "fix-plan":
-        candidates.append(find_prompt(paths.dir) or "")  # PROMPT.md, beside the fix plan first
-    for path in candidates:
-        if os.path.isfile(path):
-            return load_template(path, display_path(path, os.getcwd()))
-    return load_template(None, "", kind)
-
-
 def _git_preflight(paths: FeaturePaths, settings: Settings) -> tuple[bool, tuple[str, ...]]:
     """Seed 004's checks before the first iteration: whether the loop works in a git repository, and
     the warnings to show (uncommitted or untracked files). An error stops the run here."""
@@ -263,9 +262,4 @@ def _branch(paths: FeaturePaths, settings: Settings, source: TaskSource) -> str 
         wanted = PrdSource(paths.prd, display_path(paths.prd, os.getcwd())).read().branch_name.strip()
     if not wanted and settings.branch_auto_create:
         wanted = settings.branch_prefix + paths.name
-    if not wanted:
-        return None
-    if not git.valid_branch_name(paths.project_root, wanted):
-        where = "prd.json branchName" if source.kind == "prd" and not settings.branch_auto_create else "branch"
-        raise RalphError(f"{where} {wanted!r}: not a valid git branch name")
-    return wanted
+    return wanted or None  # its name is valid: run_problems checked it

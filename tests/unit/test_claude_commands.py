@@ -15,7 +15,7 @@ from ralphloop.claude_commands import (
     write_claude_commands,
 )
 from ralphloop.errors import RalphError
-from ralphloop.tasks.spec_md import spec_to_prd
+from ralphloop.tasks.spec_md.prd import spec_to_prd
 
 
 def frontmatter(text: str) -> dict[str, str]:

@@ -1,4 +1,4 @@
-"""tasks/spec_md.py: a seed 003 spec.md becomes prd.json data, deterministically, with problems by line."""
+"""tasks/spec_md/: a seed 003 spec.md becomes prd.json data, deterministically, with problems by line."""
 
 from __future__ import annotations
 
@@ -10,7 +10,8 @@ import pytest
 from ralphloop.errors import RalphError
 from ralphloop.tasks.prd_json import parse_prd
 from ralphloop.tasks.problems import Problem
-from ralphloop.tasks.spec_md import merge_passes, parse_spec, render_prd, spec_problems, spec_to_prd
+from ralphloop.tasks.spec_md.parse import parse_spec, spec_problems
+from ralphloop.tasks.spec_md.prd import merge_passes, render_prd, spec_to_prd
 
 LABEL = ".ralph/user-auth/spec.md"
 

@@ -1,4 +1,4 @@
-"""tasks/stories.py: seed 002 story specs, their order, dependencies, validation, done-ness and marking."""
+"""tasks/stories/: seed 002 story specs, their order, dependencies, validation, done-ness and marking."""
 
 from __future__ import annotations
 
@@ -9,15 +9,11 @@ import pytest
 
 from ralphloop.errors import RalphError
 from ralphloop.protocols import Task
-from ralphloop.tasks import stories
-from ralphloop.tasks.stories import (
-    StorySource,
-    completed_from_progress,
-    natural_key,
-    new_story_spec,
-    scan_stories,
-    story_problems,
-)
+from ralphloop.tasks.stories import marking
+from ralphloop.tasks.stories.example import new_story_spec
+from ralphloop.tasks.stories.recorded import completed_from_progress
+from ralphloop.tasks.stories.scan import natural_key, scan_stories, story_problems
+from ralphloop.tasks.stories.source import StorySource
 
 DISPLAY = "ws"
 
@@ -441,7 +437,7 @@ def test_mark_done_when_the_spec_cannot_be_written_is_remembered(
     def refuse(target: str, data: bytes) -> None:
         raise PermissionError(13, "Permission denied", target)
 
-    monkeypatch.setattr(stories, "atomic_write_bytes", refuse)
+    monkeypatch.setattr(marking, "atomic_write_bytes", refuse)
     notes = src.mark_done(task, "t")
     assert notes == ["ws/specs/epic-1/story-1.1-some-story.md: could not set status: done (Permission denied)"]
     assert path.read_bytes() == before

@@ -14,9 +14,24 @@ from ralphloop.protocols import AgentCommand, AgentRequest
 
 def make(settings: Settings, paths: FeaturePaths) -> CommandAgent:
     """The registry's factory for `--agent command` (what `--agent-cmd CMD` chooses)."""
+    return CommandAgent(required_command(settings), label=settings.source("agent_command"))
+
+
+def required_command(settings: Settings) -> str:
     if not settings.agent_command:
         raise RalphError("--agent command needs a command: pass --agent-cmd CMD or set agent.command in config")
-    return CommandAgent(settings.agent_command, label=settings.source("agent_command"))
+    return settings.agent_command
+
+
+def split_command(command: str, label: str) -> list[str]:
+    """The command's words, split like a shell would; an error naming `label` when it cannot be, or is empty."""
+    try:
+        argv = shlex.split(command)
+    except ValueError as exc:
+        raise RalphError(f"{label}: cannot split {command!r}: {exc}") from None
+    if not argv:
+        raise RalphError(f"{label}: the command is empty")
+    return argv
 
 
 class CommandAgent:
@@ -25,12 +40,7 @@ class CommandAgent:
     name = "command"
 
     def __init__(self, command: str, label: str = "--agent-cmd") -> None:
-        try:
-            argv = shlex.split(command)
-        except ValueError as exc:
-            raise RalphError(f"{label}: cannot split {command!r}: {exc}") from None
-        if not argv:
-            raise RalphError(f"{label}: the command is empty")
+        argv = split_command(command, label)
         if shutil.which(argv[0]) is None:
             raise RalphError(f"{label}: {argv[0]!r} is not an executable on PATH or a path to one")
         self.argv = tuple(argv)

@@ -52,10 +52,7 @@ class Backend:
 
 def make_agent(settings: Settings, paths: FeaturePaths) -> Agent:
     """The backend `settings.agent` names, ready to run, or a one-line error listing the known ones."""
-    backend = find_backend(settings.agent)
-    if backend is None:
-        known = ", ".join(sorted({*BUILT_IN, *plugin_backends()}))
-        raise RalphError(f"{settings.source('agent')}: unknown agent {settings.agent!r} (known: {known})")
+    backend = _named(settings)
     factory = _factory(backend)
     if not backend.plugin:
         return factory(settings, paths)  # ours: an exception here is a bug, reported with its traceback
@@ -69,6 +66,29 @@ def make_agent(settings: Settings, paths: FeaturePaths) -> Agent:
     if missing:
         raise RalphError(f"{backend.label} returned {type(agent).__name__}, not an agent (no {', '.join(missing)})")
     return agent
+
+
+def check_agent_settings(settings: Settings, paths: FeaturePaths) -> None:
+    """Raise the error `make_agent` would for the settings and the workspace's files alone: an unknown name, a
+    command agent's missing or unsplittable command, a scripted agent's script. Whether an executable is on
+    PATH is the machine's business, left to `make_agent` (`ralph validate` checks inputs)."""
+    _named(settings)
+    if settings.agent == "command":
+        from ralphloop.agents.command import required_command, split_command
+
+        split_command(required_command(settings), settings.source("agent_command"))
+    elif settings.agent == "scripted":
+        from ralphloop.agents.scripted import make
+
+        make(settings, paths)  # it only reads and checks the script
+
+
+def _named(settings: Settings) -> Backend:
+    backend = find_backend(settings.agent)
+    if backend is None:
+        known = ", ".join(sorted({*BUILT_IN, *plugin_backends()}))
+        raise RalphError(f"{settings.source('agent')}: unknown agent {settings.agent!r} (known: {known})")
+    return backend
 
 
 def find_backend(name: str) -> Backend | None:

@@ -22,7 +22,7 @@ from ralphloop.state.store import atomic_write_text
 from ralphloop.tasks.fix_plan import new_fix_plan, new_prompt_md
 from ralphloop.tasks.goal import new_sprint
 from ralphloop.tasks.prd_json import new_prd
-from ralphloop.tasks.stories import new_story_spec
+from ralphloop.tasks.stories.example import new_story_spec
 from ralphloop.tasks.todo_md import new_todo
 
 _NAME = re.compile(r"^[A-Za-z0-9][A-Za-z0-9._-]{0,99}$")

@@ -12,7 +12,7 @@ import os
 from ralphloop.errors import RalphError
 from ralphloop.paths import RALPH_DIR, display_path, find_project_root, is_feature_name
 from ralphloop.state.store import atomic_write_text
-from ralphloop.tasks.spec_md import merge_passes, render_prd, spec_to_prd
+from ralphloop.tasks.spec_md.prd import merge_passes, render_prd, spec_to_prd
 
 SPEC_NAME = "spec.md"
 

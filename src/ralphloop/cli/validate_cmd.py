@@ -10,13 +10,14 @@ import sys
 from ralphloop.config import load_settings
 from ralphloop.errors import RalphError
 from ralphloop.paths import FeaturePaths, display_path, find_project_root, resolve_feature
-from ralphloop.tasks.detect import fix_plan_file, has_story_specs, is_goal_workspace
+from ralphloop.preflight import run_problems
+from ralphloop.tasks.detect import detect, fix_plan_file, has_story_specs, is_goal_workspace
 from ralphloop.tasks.fix_plan import fix_plan_problems
 from ralphloop.tasks.goal import goal_problems
 from ralphloop.tasks.prd_json import prd_problems
 from ralphloop.tasks.problems import Problem
-from ralphloop.tasks.spec_md import spec_problems
-from ralphloop.tasks.stories import story_problems
+from ralphloop.tasks.spec_md.parse import spec_problems
+from ralphloop.tasks.stories.scan import story_problems
 from ralphloop.tasks.todo_md import todo_problems
 
 
@@ -25,13 +26,20 @@ def command(args: argparse.Namespace, argv: list[str]) -> int:
     paths = resolve_feature(root, args.feature)
     warnings: list[str] = []
     problems: list[Problem] = []
-    story_order = None
+    settings = None
     try:
-        story_order = load_settings(root, {}, warn=warnings.append).story_order
+        settings = load_settings(root, {}, warn=warnings.append)
     except RalphError as exc:
         problems.append(Problem("config", str(exc)))
-    checked, found = check_workspace(paths, story_order)
-    problems += found
+    kind = detect(paths.dir) if settings is not None else None
+    # The run's own check lists every problem of a story or goal workspace's files: not checked twice.
+    shared = _FILE_OF[kind] if kind in _LISTED_BY_THE_RUN_CHECK else None
+    checked, found = check_workspace(paths, settings.story_order if settings else None, leave_out=shared)
+    problems += [problem for _, file_problems in found for problem in file_problems]
+    if settings is not None and kind is not None:
+        # What `ralph run` would refuse besides the files' own problems. Its source check is left out when
+        # the file check found problems in the file it reads: its first one would be told twice.
+        problems += run_problems(paths, settings, kind, source=not dict(found).get(_FILE_OF[kind]))
     for warning in warnings:
         print(f"warning: {warning}")
     for problem in problems:
@@ -45,37 +53,46 @@ def command(args: argparse.Namespace, argv: list[str]) -> int:
     return 0
 
 
-def check_workspace(paths: FeaturePaths, story_order: tuple[str, ...] | None) -> tuple[list[str], list[Problem]]:
-    """Every task file the workspace holds, checked: (the files checked, the problems found)."""
+# The entry of check_workspace that holds the file each kind of task source reads.
+_FILE_OF = {"prd": "prd.json", "todo": "TODO.md", "fix-plan": "fix plan", "stories": "specs/", "goal": "SPRINT.yaml"}
+# Kinds whose source check (preflight.run_problems) lists every problem of their files, as the file check does.
+_LISTED_BY_THE_RUN_CHECK = frozenset({"stories", "goal"})
+
+
+def check_workspace(
+    paths: FeaturePaths, story_order: tuple[str, ...] | None, leave_out: str | None = None
+) -> tuple[list[str], list[tuple[str, list[Problem]]]]:
+    """Every task file the workspace holds, checked (but the `leave_out` entry of _FILE_OF, only named):
+    (the files checked, each file's problems by the entry of _FILE_OF naming it)."""
     cwd = os.getcwd()
     checked: list[str] = []
-    problems: list[Problem] = []
+    found: list[tuple[str, list[Problem]]] = []
     if os.path.isfile(paths.prd):
-        shown = display_path(paths.prd, cwd)
         checked.append("prd.json")
-        problems += prd_problems(_read(paths.prd), shown)
+        found.append(("prd.json", prd_problems(_read(paths.prd), display_path(paths.prd, cwd))))
     spec = os.path.join(paths.dir, "spec.md")
     if os.path.isfile(spec):
         checked.append("spec.md")
-        problems += spec_problems(_read(spec).decode("utf-8", "replace"), display_path(spec, cwd))
+        found.append(("spec.md", spec_problems(_read(spec).decode("utf-8", "replace"), display_path(spec, cwd))))
     if os.path.isfile(os.path.join(paths.dir, "TODO.md")):
         checked.append("TODO.md")
-        problems += todo_problems(paths.dir, display_path(paths.dir, cwd))
+        found.append(("TODO.md", todo_problems(paths.dir, display_path(paths.dir, cwd))))
     plan = fix_plan_file(paths.dir)
     if plan:
         checked.append(os.path.basename(plan))
-        problems += fix_plan_problems(plan, display_path(plan, cwd))
-    if has_story_specs(paths.dir) or story_order:
+        found.append(("fix plan", fix_plan_problems(plan, display_path(plan, cwd))))
+    if has_story_specs(paths.dir):
         checked.append("specs/")
-        problems += story_problems(paths.dir, display_path(paths.dir, cwd), story_order)
+        if leave_out != "specs/":
+            found.append(("specs/", story_problems(paths.dir, display_path(paths.dir, cwd), story_order)))
     if is_goal_workspace(paths.dir):
         checked.append("SPRINT.yaml")
-        problems += goal_problems(paths.dir, display_path(paths.dir, cwd), paths.project_root)
+        if leave_out != "SPRINT.yaml":
+            found.append(("SPRINT.yaml", goal_problems(paths.dir, display_path(paths.dir, cwd), paths.project_root)))
     if not checked:
-        problems.append(
-            Problem(paths.display(), "no task file (prd.json, TODO.md, fix_plan.md, specs/epic-N/ or SPRINT.yaml)")
-        )
-    return checked, problems
+        message = "no task file (prd.json, TODO.md, fix_plan.md, specs/epic-N/ or SPRINT.yaml)"
+        found.append(("", [Problem(paths.display(), message)]))
+    return checked, found
 
 
 def _read(path: str) -> bytes:

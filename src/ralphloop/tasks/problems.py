@@ -29,3 +29,10 @@ def raise_first(problems: Sequence[Problem]) -> None:
     more = len(problems) - 1
     tail = f" (and {more} more problem{'s' if more > 1 else ''}: see ralph validate)" if more else ""
     raise RalphError(f"{problems[0]}{tail}")
+
+
+def from_error(error: RalphError, fallback: str) -> Problem:
+    """A RalphError's one line as a Problem: `path: message` splits at its first ": ", a message without
+    one is placed at `fallback`; either way the problem reads as the error did."""
+    where, _, message = str(error).partition(": ")
+    return Problem(where, message) if message else Problem(fallback, where)

@@ -12,7 +12,8 @@ from ralphloop.tasks.fix_plan import FixPlanSource
 from ralphloop.tasks.focus import OneTask, ResumeFrom
 from ralphloop.tasks.goal import GoalSource
 from ralphloop.tasks.prd_json import PrdSource
-from ralphloop.tasks.stories import StorySource
+from ralphloop.tasks.problems import Problem, from_error
+from ralphloop.tasks.stories.source import StorySource
 from ralphloop.tasks.todo_md import TodoSource
 
 
@@ -46,9 +47,7 @@ def open_source(
         source = FixPlanSource(plan, display_path(plan, cwd))
     elif kind == "stories":
         # the story source handles --resume-from itself: it knows which specs story_order leaves out too
-        source = StorySource(
-            paths.dir, folder, paths.state, paths.progress, story_order=story_order, resume_from=resume_from
-        )
+        source = _story_source(paths, folder, story_order, resume_from)
         resume_from = None
     elif kind == "goal":
         if story or resume_from:
@@ -63,3 +62,31 @@ def open_source(
     elif resume_from:
         source = ResumeFrom(source, resume_from)
     return source
+
+
+def _story_source(
+    paths: FeaturePaths, folder: str, story_order: tuple[str, ...] | None, resume_from: str | None
+) -> StorySource:
+    return StorySource(paths.dir, folder, paths.state, paths.progress, story_order=story_order, resume_from=resume_from)
+
+
+def source_problems(
+    paths: FeaturePaths,
+    kind: str,
+    *,
+    story_order: tuple[str, ...] | None = None,
+    story: str | None = None,
+    resume_from: str | None = None,
+) -> list[Problem]:
+    """What stops `ralph run` at its task source: the source opened and loaded as the run does it; for
+    story specs every problem, each at its place, with each story that waits on one the run leaves out
+    (the run would stop there later)."""
+    if kind == "stories":
+        problems = _story_source(paths, display_path(paths.dir, os.getcwd()), story_order, resume_from).problems()
+        if problems or story is None:
+            return problems
+    try:
+        open_source(paths, kind, story_order=story_order, story=story, resume_from=resume_from).load()
+    except RalphError as exc:
+        return [from_error(exc, paths.display())]
+    return []

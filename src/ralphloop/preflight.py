@@ -1,0 +1,115 @@
+"""Every problem that stops `ralph run` before its first agent call, found without starting or writing
+anything: the one check `ralph validate` and `ralph run` share, so that they cannot disagree.
+
+It covers the run's inputs: the task source (loaded as the run loads it, narrowed by -s/--resume-from,
+and every story it could never start), the branch the run would switch to (prd.json's branchName, or
+branch.prefix and the feature's name), the prompt template, the circuit breaker's file and the agent's
+settings. Config errors are `load_settings`' own, which both commands call. What the machine holds is
+left to the run: git's state (git.preflight), executables on PATH, another run holding the lock.
+"""
+
+from __future__ import annotations
+
+import os
+import re
+from collections.abc import Callable
+
+from ralphloop import git
+from ralphloop.agents.registry import check_agent_settings
+from ralphloop.config import Settings
+from ralphloop.errors import RalphError
+from ralphloop.paths import FeaturePaths, display_path
+from ralphloop.prompt import load_template
+from ralphloop.state.circuit import load_breaker
+from ralphloop.tasks.fix_plan import find_prompt
+from ralphloop.tasks.prd_json import PrdSource
+from ralphloop.tasks.problems import Problem, from_error
+from ralphloop.tasks.sources import source_problems
+
+_BRANCH_KEY = re.compile(rb'(?<!\\)"branchName"\s*:')
+
+
+def run_problems(
+    paths: FeaturePaths,
+    settings: Settings,
+    kind: str,
+    *,
+    story: str | None = None,
+    resume_from: str | None = None,
+    reset_circuit: bool = False,
+    prompt: str | None = None,
+    source: bool = True,
+) -> list[Problem]:
+    """Everything `ralph run` would refuse for this workspace and these settings, in the order it meets
+    them. `source=False` leaves out the task source, for a caller that has listed its problems already."""
+    problems: list[Problem] = []
+    if source:
+        problems += source_problems(paths, kind, story_order=settings.story_order, story=story, resume_from=resume_from)
+    problems += branch_problems(paths, settings, kind)
+    template, shown = template_file(prompt, paths, kind)
+    problems += _refused(lambda: load_template(template, shown, kind), shown)
+    if not reset_circuit:  # a damaged file is what --reset-circuit is for
+        breaker = display_path(paths.circuit_state, paths.project_root)  # as the loop names it
+        problems += _refused(lambda: load_breaker(paths.circuit_state, breaker), breaker)
+    problems += _refused(lambda: check_agent_settings(settings, paths), "agent")
+    return problems
+
+
+def template_file(prompt_flag: str | None, paths: FeaturePaths, kind: str) -> tuple[str | None, str]:
+    """The prompt template's file and its label: -p FILE, else the workspace's prompt.md (seed 000:
+    PROMPT.md beside the fix plan), else None for the built-in template of the kind of task source."""
+    if prompt_flag:
+        return prompt_flag, f"-p/--prompt {prompt_flag}"
+    candidates = [paths.prompt]
+    if kind == "fix-plan":
+        candidates.append(find_prompt(paths.dir) or "")  # PROMPT.md, beside the fix plan first
+    for path in candidates:
+        if os.path.isfile(path):
+            return path, display_path(path, os.getcwd())
+    return None, ""
+
+
+def branch_problems(paths: FeaturePaths, settings: Settings, kind: str) -> list[Problem]:
+    """The branch the run would switch to, when git would refuse its name (seed 003: prd.json's
+    branchName; with branch.auto_create, branch.prefix and the feature's name)."""
+    if settings.branch_auto_create is False or git.toplevel(paths.project_root) is None:
+        return []  # outside a repository the run never switches branch
+    if kind == "prd":
+        shown = display_path(paths.prd, os.getcwd())
+        try:
+            wanted = PrdSource(paths.prd, shown).read().branch_name.strip()
+        except RalphError:
+            return []  # the task source's problem, told once
+        if wanted:
+            if git.valid_branch_name(paths.project_root, wanted):
+                return []
+            message = f"branchName {wanted!r}: not a valid git branch name"
+            return [Problem(shown, message, _key_line(paths.prd))]
+    if not settings.branch_auto_create:
+        return []
+    wanted = settings.branch_prefix + paths.name
+    if git.valid_branch_name(paths.project_root, wanted):
+        return []
+    where = settings.source("branch_auto_create")
+    message = f"branch {wanted!r} (branch.prefix and the feature's name, as {where} asks): not a valid git branch name"
+    return [Problem(paths.display(), message)]
+
+
+def _key_line(path: str) -> int:
+    """The line of prd.json's first "branchName" key (0 when it cannot be found)."""
+    try:
+        with open(path, "rb") as handle:
+            raw = handle.read()
+    except OSError:
+        return 0
+    match = _BRANCH_KEY.search(raw)
+    return raw.count(b"\n", 0, match.start()) + 1 if match else 0
+
+
+def _refused(check: Callable[[], object], fallback: str) -> list[Problem]:
+    """The problem `check()` raises, as one Problem; [] when it passes."""
+    try:
+        check()
+    except RalphError as exc:
+        return [from_error(exc, fallback)]
+    return []

@@ -1,0 +1,40 @@
+"""A story marked done on disk: its spec's `status:` set to done, a `[DONE] Story` line in progress.txt."""
+
+from __future__ import annotations
+
+import os
+
+from ralphloop.state.store import append_text, atomic_write_bytes
+from ralphloop.tasks.frontmatter import parse_mapping, set_field, split_frontmatter
+from ralphloop.tasks.stories.spec import StorySpec
+
+
+def write_status(spec: StorySpec) -> list[str]:
+    """Rewrite the spec with `status: done`, every other byte unchanged; the note says what changed."""
+    try:
+        with open(spec.path, "rb") as handle:
+            text = handle.read().decode("utf-8")
+        fm = split_frontmatter(text)
+        fields = parse_mapping(fm, spec.shown)[0] if fm else {}
+        old = fields["status"].value if "status" in fields else None
+        if isinstance(old, str) and old.strip().lower() == "done":
+            return []
+        atomic_write_bytes(spec.path, set_field(text, "status", "done").encode("utf-8"))
+    except (OSError, UnicodeDecodeError, ValueError) as exc:
+        reason = exc.strerror if isinstance(exc, OSError) else str(exc)
+        return [f"{spec.shown}: could not set status: done ({reason})"]
+    return [f"{spec.shown}: status: {old if isinstance(old, str) else '(none)'} → done"]
+
+
+def append_line(path: str, line: str) -> None:
+    """Append `line`, starting on a new line even when the file does not end with one."""
+    try:
+        with open(path, "rb") as handle:
+            handle.seek(0, os.SEEK_END)
+            if handle.tell() > 0:
+                handle.seek(-1, os.SEEK_END)
+                if handle.read(1) != b"\n":
+                    line = "\n" + line
+    except FileNotFoundError:
+        pass
+    append_text(path, line + "\n")
