@@ -111,6 +111,9 @@ def build_run(
     template, shown = template_file(request.prompt, paths, kind)
     policy = _policy(settings, load_template(template, shown, kind), request, auto_commit)
     saved = RunState.load(paths.state, paths.logs)
+    # seed 002: state.json's completed list, rebuilt from the task source (and progress.txt) when lost; a
+    # narrowed run sees only part of the tasks and keeps the others it does not show
+    saved.completed_ids = sorted((set(saved.completed_ids) - set(view.open_ids)) | view.done_ids)
     cancel = cancel or CancelToken()
     records: list[EventSink] = [
         StatusFile(paths.status, clock.now, clock.monotonic),

@@ -6,12 +6,19 @@ beside them, tokens as input/output with cache reads apart. Pure, and imports no
 from __future__ import annotations
 
 
-def iteration_words(number: int, counted: int, uncounted: int, limit: int | None) -> str:
+def iteration_words(number: int, counted: int, uncounted: int, limit: int | None, *, running: bool = False) -> str:
     """`4 / 20` while this run's count toward the limit is the iteration's number; else the number, then that
-    count labelled: `7 · counted 2 of 20 this run, 1 call not counted`."""
-    if counted == number and not uncounted:
-        return f"{number} / {limit if limit else 'unlimited'}"
-    text = f"{number} · counted {counted}{f' of {limit}' if limit else ''} this run"
+    count labelled: `7 · counted 2 of 20 this run, 1 call not counted`. `running`: iteration `number` is going
+    on and not counted yet (`counted` is this run's so far): `7 · this run: 2/20 counted so far`."""
+    of = f"{limit}" if limit else "unlimited"
+    if running:
+        if counted + 1 == number and not uncounted:
+            return f"{number} / {of}"
+        text = f"{number} · this run: {counted}{f'/{limit}' if limit else ''} counted so far"
+    else:
+        if counted == number and not uncounted:
+            return f"{number} / {of}"
+        text = f"{number} · counted {counted}{f' of {limit}' if limit else ''} this run"
     return text + (f", {calls(uncounted)} not counted" if uncounted else "")
 
 

@@ -1,7 +1,7 @@
 """A stand-in for `claude -p --output-format stream-json --verbose` driven by the environment: for the end-to-end
 budget and usage-limit tests, which put a `claude` wrapper running this file first on PATH.
 
-It reads the prompt on stdin, writes claude-<iteration>.txt in the project (so every iteration is progress), and
+It reads the prompt on stdin, writes claude-<iteration>.txt in the project (so every iteration changes a file), and
 prints the stream-json events Claude Code 2.1 prints for one turn (shapes of tests/fixtures/claude/gleam_*):
 system init, one assistant message, one result carrying the cost and usage. The environment says what to report:
   FAKE_CLAUDE_COST     total_cost_usd of the result (default 0.6)

@@ -208,20 +208,21 @@ def test_an_invalid_key_stops_at_once_with_the_fix(
 def test_max_turns_reached_is_a_failed_attempt_saved_and_undone(
     project: Path, feature: Path, ralph: RalphRunner, env: dict[str, str], fake_api: FakeAnthropic, claude_bin: str
 ) -> None:
-    use_claude(project, claude_bin, "  max_turns: 1\n")
+    use_claude(project, claude_bin, "  max_turns: 2\n")
     fake_api.add_turns(
-        bash("echo half > half-done.txt && echo started"),  # turn 1 of 1: the CLI stops after the tool
-        bash(finish_story("S-1")),
+        bash("echo half > half-done.txt && echo started"),
+        bash(finish_story("S-1")),  # turn 2 of 2: the CLI stops after the tool, S-1 marked passing but unfinished
+        bash(finish_story("S-1")),  # the retry: the same work, then its reply
         Text("S-1 done."),
     )
     done = run(ralph, env, "-n", "2", "-s", "S-1")
     assert done.returncode == 0, done.stdout + done.stderr  # -s S-1: done once S-1 passes
     progress = (feature / "progress.txt").read_text()
-    assert "[FAIL] S-1 - Claude Code ran out of turns (claude.max_turns: 1): Reached maximum number of turns (1)" in (
+    assert "[FAIL] S-1 - Claude Code ran out of turns (claude.max_turns: 2): Reached maximum number of turns (2)" in (
         progress
     )
     assert [entry["Status"] for entry in entries(feature)] == ["failed", "complete"]
-    # The half-done attempt was saved, then undone before the retry.
+    # The unfinished attempt was saved, then undone before the retry (its story mark with it).
     assert not (project / "half-done.txt").exists()
     saved = git(project, env, "show", "refs/ralph/attempts/feat/iteration-1:half-done.txt")
     assert saved == "half\n"

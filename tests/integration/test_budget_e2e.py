@@ -28,6 +28,14 @@ def claude_env(tmp_path: Path, ralph_env: dict[str, str]) -> dict[str, str]:
     return {"PATH": f"{folder}{os.pathsep}{ralph_env['PATH']}", "FAKE_CLAUDE_COST": "0.6", "FAKE_CLAUDE_TOKENS": "400"}
 
 
+@pytest.fixture(autouse=True)
+def patient_breaker(project: Path, feature: Path) -> None:
+    """The stand-in claude changes a file each time but never finishes a story (no progress): a breaker that
+    waits 20 such iterations keeps these tests about budgets."""
+    config = project / ".ralph" / "config.yaml"
+    config.write_text(config.read_text() + "\ncircuit_breaker:\n  no_progress_threshold: 20\n")
+
+
 def entries(feature: Path) -> list[dict[str, str]]:
     return [entry_fields(entry) for entry in progress_entries((feature / "progress.txt").read_text())]
 

@@ -69,7 +69,7 @@ def test_monitor_waits_for_ralph_then_follows_the_run_to_its_end(feature, backgr
     watcher.thread.join(timeout=10)
     lines = watcher.lines
     assert "Ralph has exited: complete" in lines
-    assert "Iterations: 3 in this run (3 in all runs)" in lines
+    assert "Iteration:  3 / 5" in lines
     assert "Exit:       complete - every task passes" in lines
     assert "Progress:   3/3 stories pass" in lines
     assert any(line.startswith("Duration:   ") for line in lines)
@@ -100,7 +100,9 @@ def test_monitor_wait_skips_the_last_run_and_follows_the_next(ralph, feature, ba
     assert not watcher.saw("Ralph has exited")
 
     loop = background.ralph("run", "-n", "1", "--agent-cmd", agent)
-    assert wait_until(lambda: watcher.saw("iteration 1 / 1 (2 in all runs) · running · S-2 - Story 2")), watcher.text()
+    assert wait_until(lambda: watcher.saw("iteration 2 · this run: 0/1 counted so far · running · S-2 - Story 2")), (
+        watcher.text()
+    )
     (gates / "go-2").touch()  # RALPH_ITERATION counts every run of the feature
     assert watcher.proc.wait(timeout=60) == 0, watcher.text()
     assert loop.wait(timeout=60) == 1

@@ -212,7 +212,7 @@ def test_a_usage_limited_call_is_numbered_but_not_counted_on_every_surface(
     assert done.returncode == 0, done.stdout + done.stderr
     out = done.stdout
     assert "── Iteration 1 / 20 · S-1" in out
-    assert "── Iteration 2 · S-1: Story 1 · this run: 0/20 counted, 1 not counted" in out
+    assert "── Iteration 2 · S-1: Story 1 · this run: 0/20 counted so far, 1 call not counted" in out
     assert "Summary: 1 iteration (+1 call not counted) · 1 advanced, 0 failed" in out
     assert "  Completed:       1 / 20\n  Not counted:     1 agent call" in out
     assert "Success Rate:    100%" in out

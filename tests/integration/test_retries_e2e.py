@@ -97,12 +97,13 @@ def test_a_failing_story_is_retried_from_a_clean_workspace_then_stops(
     assert starts[1]["status"] == starts[0]["status"] == starts[2]["status"]
     assert {"M  tracked.txt", " M edited.txt", "?? notes.txt"} <= set(starts[2]["status"]), starts[2]
     assert not any("feature.py" in line or "scratch.txt" in line for line in starts[2]["status"])
-    # Attempts 1 and 2 were saved; the last one is left in place for the human (docs/guards.md).
-    for number in (1, 2):
+    # Every attempt was saved and undone, the last one too: a failed story is never left half done (the human
+    # finds it under its ref and in its patch, docs/guards.md).
+    for number in (1, 2, 3):
         assert git(project, ralph_env, "show", f"{REF.format(number)}:src/feature.py") == f"attempt = {number}\n"
     refs = git(project, ralph_env, "for-each-ref", "--format=%(refname)", "refs/ralph/").split()
-    assert refs == [REF.format(1), REF.format(2)]
-    assert (project / "src" / "feature.py").read_text() == "attempt = 3\n"
+    assert refs == [REF.format(1), REF.format(2), REF.format(3)]
+    assert not (project / "src" / "feature.py").exists()
     # The retry's prompt says the last attempt failed and was undone.
     retry_prompt = (feature / "logs" / "iteration-2.prompt.md").read_text()
     assert "attempt at S-1 failed" in retry_prompt and "was undone" in retry_prompt, retry_prompt
@@ -161,10 +162,11 @@ def test_a_fail_signal_with_exit_0_is_retried(
     progress = (feature / "progress.txt").read_text()
     assert "(attempt 1/3)" in progress and "(attempt 2/3)" in progress
     assert "the API schema is missing" in progress
-    # Attempts 1 and 2 were saved and undone; the third is left in place.
+    # Every failed attempt, the last one too, was saved and undone: nothing of a failed attempt stays in place.
     assert git(project, ralph_env, "show", f"{REF.format(1)}:half.txt") == "half 1\n"
     assert git(project, ralph_env, "show", f"{REF.format(2)}:half.txt") == "half 2\n"
-    assert (project / "half.txt").read_text() == "half 3\n"
+    assert git(project, ralph_env, "show", f"{REF.format(3)}:half.txt") == "half 3\n"
+    assert not (project / "half.txt").exists()
 
 
 def test_the_hint_after_max_retries_works(project: Path, feature: Path, ralph: RalphRunner, tmp_path: Path) -> None:
@@ -175,11 +177,13 @@ def test_the_hint_after_max_retries_works(project: Path, feature: Path, ralph: R
     assert first.returncode == 1, first.stdout + first.stderr
     assert read_json(feature / "status.json")["exitReason"] == "retries_exhausted"
 
-    done = ralph("run", "-s", "S-1", "-f", "feat", "--no-archive", "--agent-cmd", cmd)
+    hint = next(line for line in first.stdout.splitlines() if "then run: " in line).split("then run: ")[1]
+    assert hint == "ralph run -s S-1 -f feat"
+    done = ralph(*hint.split()[1:], "--no-archive", "--agent-cmd", cmd)  # the hint, pasted
 
     assert done.returncode == 0, done.stdout + done.stderr
     status = read_json(feature / "status.json")
-    assert (status["exitReason"], status["retryCount"]) == ("complete", 0)
+    assert (status["exitReason"], status["retryCount"]) == ("story_done", 0)  # S-1 done; S-2 and S-3 still open
     assert [entry["Status"] for entry in entries(feature)] == ["failed", "failed", "failed", "complete"]
 
 
@@ -212,7 +216,7 @@ def test_story_flag_works_on_that_story_only(project: Path, feature: Path, ralph
     done = ralph("run", "-s", "S-2", "-n", "5", "--no-archive", "--agent-cmd", cmd)
 
     assert done.returncode == 0, done.stdout + done.stderr
-    assert read_json(feature / "status.json")["exitReason"] == "complete"
+    assert read_json(feature / "status.json")["exitReason"] == "story_done"
     tasks = [json.loads(line)["env"]["RALPH_TASK_ID"] for line in record.read_text().splitlines()]
     assert tasks == ["S-2"]
     stories = {story["id"]: story["passes"] for story in read_json(feature / "prd.json")["userStories"]}

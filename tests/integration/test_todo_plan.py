@@ -31,7 +31,7 @@ def test_plan_dir_runs_until_complete_and_commits_each_task(
     done = ralph("run", "plans/arena/", "--agent-cmd", agent_cmd("checklist_agent.py", "TODO.md"))
     assert done.returncode == 0, done.stdout + done.stderr
     # no ITERATIONS: unlimited, as seed 004 shows it
-    assert "Iteration 1 (unlimited)" in done.stdout
+    assert "Iteration 1 / unlimited" in done.stdout
     assert "ALL COMPLETE!" in done.stdout
     assert "- [ ]" not in (plan / "TODO.md").read_text()
     # progress.txt and ralph_metrics.jsonl live in the plan folder

@@ -37,7 +37,7 @@ def test_describe_names_each_notable_event() -> None:
     run = run_started()
     assert describe(run) == ("info", "run started: claude, up to 20 iterations, 1/3 done")
     started = iteration_started(number=5, max_iterations=None, task_id="S-2", task_title="Add the flag")
-    assert describe(started) == ("info", "iteration 5 started: S-2 Add the flag (this run: 0 counted)")
+    assert describe(started) == ("info", "iteration 5 started: S-2 Add the flag (this run: 0 counted so far)")
     first = iteration_started(number=1, task_id="S-2", task_title="Add the flag")
     assert describe(first) == ("info", "iteration 1 started: S-2 Add the flag (1 of 20)")
     assert describe(finished("complete")) == ("ok", "S-2 done · 2 files changed · 1/3 done")

@@ -167,7 +167,7 @@ def test_a_finished_run_gets_the_completion_summary(feature: Path) -> None:
     assert found.ended  # no lock held: the run is over
     lines = summary_lines(found.report or {})
     assert lines[0] == "Ralph has exited: complete"
-    assert "Iterations: 3 in this run (7 in all runs)" in lines
+    assert "Iteration:  7 · counted 3 of 5 this run" in lines
     assert "Duration:   1h15m30s" in lines
     assert "Exit:       complete - every task passes" in lines
     text = render(summary_view(found), colour=True)

@@ -38,6 +38,7 @@ from ralphloop.events import (
     Waiting,
 )
 from ralphloop.exitcodes import ExitReason
+from ralphloop.numbers import iteration_words
 from ralphloop.records.metrics import METRICS_NAME, format_iteration, format_summary, line_of, summarize
 from ralphloop.textsafe import clean_text, one_line, strip_terminal_controls
 
@@ -328,13 +329,10 @@ class TerminalRenderer:
 def iteration_header(event: IterationStarted) -> str:
     """`── Iteration 4 / 20 · S-1: title`; when this run's count toward the limit is not the iteration's number
     (a resumed run, calls that did not count), that count so far is shown beside it, labelled."""
-    tally, limit = event.tally, event.max_iterations
-    title = f"{event.task_id}: {event.task_title}"
-    if tally.counted + 1 == event.number and not tally.uncounted:
-        return f"── Iteration {event.number} {f'/ {limit}' if limit else '(unlimited)'} · {title}"
-    uncounted = f", {tally.uncounted} not counted" if tally.uncounted else ""
-    counted = f"{tally.counted}/{limit}" if limit else f"{tally.counted}"
-    return f"── Iteration {event.number} · {title} · this run: {counted} counted{uncounted}"
+    tally = event.tally
+    words = iteration_words(event.number, tally.counted, tally.uncounted, event.max_iterations, running=True)
+    number, _, count = words.partition(" · ")
+    return f"── Iteration {number} · {event.task_id}: {event.task_title}" + (f" · {count}" if count else "")
 
 
 def tokens_text(tally: Tally) -> str:

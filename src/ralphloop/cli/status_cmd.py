@@ -45,7 +45,13 @@ def render(report: dict[str, Any]) -> str:
         f"Run:        {run}",
         f"Status:     {report['status']}" + _why(report),
         "Iteration:  "
-        + iteration_words(report["iteration"], report["iterationsCounted"], report["callsNotCounted"], limit),
+        + iteration_words(
+            report["iteration"],
+            report["iterationsCounted"],
+            report["callsNotCounted"],
+            limit,
+            running=report["inIteration"],
+        ),
         f"{_COUNTED.get(report.get('format') or 'prd', 'Tasks:      {} / {} done')}".format(done, total)
         + f"  [{'#' * filled}{'-' * (10 - filled)}]",
     ]

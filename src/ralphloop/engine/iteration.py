@@ -93,7 +93,7 @@ def _settle_facts(run: Run, prepared: Prepared, seen: Seen, checks: Checks) -> S
         clean=seen.clean,
         says_done=says_done(prepared.task, seen),
         claimed=checks.claimed,
-        gate_failures=checks.gates.failures,
+        gate_failures=checks.gates.failures + checks.verify_failed,
         completion_claimed=a.completion_claimed,
         json_result=a.json_result,
         json_error=a.json_error,

@@ -116,13 +116,16 @@ def judge(state: LoopState, breaker: Breaker, facts: Facts, policy: Policy, *, w
         transient_retry=state.transient_retry + 1 if transient else 0 if counted else state.transient_retry,
         tally=spent,
     )
+    rejected = mismatch or transient or fatal
+    # a failed or rejected attempt is undone: the task state it shows is not the one the loop goes on from
+    undone = (task_failed is not None or rejected is not None) and not facts.interrupted
     transition = None
     if counted:
-        breaker, transition = breaker.after(_breaker_facts(facts, progress), policy.breaker, facts.now)
+        breaker, transition = breaker.after(_breaker_facts(facts, progress, task_failed), policy.breaker, facts.now)
     obs = Observation(
         gate_failures=failures,
         claim_refused=settled.refused,
-        all_done=view.all_done and broken is None,
+        all_done=view.all_done and broken is None and not undone,
         open_ids=view.open_ids,
         claimed_complete=a.completion_claimed,
         interrupted=facts.interrupted,
@@ -168,7 +171,6 @@ def judge(state: LoopState, breaker: Breaker, facts: Facts, policy: Policy, *, w
             f"the agent's API failed, not the task: not counted as an iteration; retrying in {delay:g}s "
             f"(attempt {new_state.transient_retry}/{policy.backoff.attempts})"
         )
-    rejected = mismatch or transient or fatal
     return Judged(
         new_state,
         breaker,
@@ -248,7 +250,9 @@ def _attempt_failure(facts: Facts, passed: bool) -> str | None:
     return None
 
 
-def _breaker_facts(facts: Facts, progress: bool) -> IterationFacts:
+def _breaker_facts(facts: Facts, progress: bool, task_failed: str | None) -> IterationFacts:
+    """A failed attempt (a crash, a timeout, FAIL, a refuted claim, no DONE) adds to the failure streak, not to
+    the no-progress one: the task's retries stop it first."""
     r = facts.result
     # A bare "exit code 1" says nothing about which error it was: then the output's error lines decide.
     detailed = r.failed and r.error is not None and ": " in r.error
@@ -256,11 +260,11 @@ def _breaker_facts(facts: Facts, progress: bool) -> IterationFacts:
         failed=r.error if detailed else None,
         tool_errors=r.tool_errors,
         text=r.final_text[-_ERROR_SCAN:],  # errors end a reply; a hostile reply must not cost seconds here
-    ) or (r.error if r.failed else None)
+    ) or (r.error if r.failed else task_failed)
     return IterationFacts(
         iteration=facts.number,
         progress=progress,
-        failed=r.failed and not (r.timed_out and progress),
+        failed=r.failed or task_failed is not None,
         error=error,
         fingerprint=fingerprint(error) if error else None,
         denials=r.permission_denials,

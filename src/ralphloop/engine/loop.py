@@ -5,6 +5,7 @@ or the user does. The engine never prints and never writes a record: it emits ev
 from __future__ import annotations
 
 import os
+import shlex
 from collections.abc import Hashable
 from dataclasses import dataclass
 
@@ -45,6 +46,8 @@ def run_loop(run: Run) -> LoopOutcome:
     _started(run, view)
     if run.policy.reset_circuit:
         reset_circuit(run, run.policy.reset_circuit, state.number)
+    else:
+        run.breaker.save(run.breaker.load(), state.number)  # readable from the start
     step: Step | None = None
     start: git.WorkTree | None = None
     decision = Decision(Action.CONTINUE)
@@ -191,10 +194,11 @@ def _advice(run: Run, decision: Decision, state: LoopState, step: Step | None) -
     if reason is ExitReason.CIRCUIT_OPEN:
         return circuit_advice(run)
     if reason is ExitReason.RETRIES_EXHAUSTED:
+        story = shlex.join(["ralph", "run", "-s", state.task]) + again.removeprefix("ralph run")
         return (
             f"Human intervention required: {state.task} failed {state.retries} times. Read the failed attempts "
             f"(logs/iteration-N.patch and `git log refs/ralph/attempts/`), fix the cause or the task, then run: "
-            f"{again} -s {state.task}"
+            f"{story}"
         )
     if reason is ExitReason.USAGE_LIMIT:
         limit = step.limit if step is not None else None

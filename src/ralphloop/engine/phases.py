@@ -199,7 +199,7 @@ def verify(run: Run, prepared: Prepared, seen: Seen) -> Checks:
     """post_iteration hooks, then the quality gates when the iteration claims something is done. After a
     failed agent run only the gates run, and only when every task looks done: a completion they confirm."""
     gates_set = bool(run.policy.gates)
-    if not seen.clean:
+    if not seen.clean or seen.broken is not None:
         if seen.broken is None and not seen.interrupted and seen.view.all_done and gates_set:
             return _gated(run, Checks(claimed=True), prepared.context)
         return Checks()

@@ -87,7 +87,9 @@ def until(value: object, now: datetime) -> str | None:
 
 def iteration_text(report: dict[str, Any]) -> str:
     counted, uncounted = whole(report.get("iterationsCounted")), whole(report.get("callsNotCounted"))
-    return iteration_words(whole(report.get("iteration")), counted, uncounted, whole(report.get("maxIterations")))
+    running = report.get("inIteration") is True
+    number, limit = whole(report.get("iteration")), whole(report.get("maxIterations"))
+    return iteration_words(number, counted, uncounted, limit, running=running)
 
 
 def circuit_text(report: dict[str, Any]) -> Text:
@@ -117,6 +119,8 @@ def spent_text(report: dict[str, Any]) -> str | None:
     cost, tokens = number(report.get("costUsd")), report.get("tokens")
     kinds = tokens if isinstance(tokens, dict) else {}
     spent = tokens_words(kinds.get("inputTokens"), kinds.get("outputTokens"), kinds.get("cacheReadTokens"))
+    if not kinds and whole(report.get("tokensUsed")):  # a status.json of an older ralph: one total
+        spent = f"{whole(report.get('tokensUsed')):,} tokens"
     if cost is None and not spent:
         return None
     text = " · ".join(part for part in (f"${cost:.2f}" if cost is not None else "", spent) if part)

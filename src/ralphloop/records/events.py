@@ -22,6 +22,7 @@ from ralphloop.events import (
     RunStarted,
     Waiting,
 )
+from ralphloop.numbers import iteration_words
 from ralphloop.protocols import iso
 from ralphloop.redact import redact, secret_values
 from ralphloop.state.read import read_tail_lines
@@ -54,12 +55,13 @@ def describe(event: object) -> tuple[str, str] | None:
 
 
 def counted_of(event: IterationStarted) -> str:
-    """ " (3 of 20 counted)": how far this run is toward its limit, when that differs from the number."""
-    tally, limit = event.tally, event.max_iterations
-    if tally.counted + 1 == event.number and not tally.uncounted:
-        return f" ({event.number} of {limit})" if limit else ""
-    uncounted = f", {tally.uncounted} not counted" if tally.uncounted else ""
-    return f" (this run: {tally.counted}{f'/{limit}' if limit else ''} counted{uncounted})"
+    """ " (4 / 20)", or " (this run: 2/20 counted so far)" when that differs from the number."""
+    tally = event.tally
+    words = iteration_words(event.number, tally.counted, tally.uncounted, event.max_iterations, running=True)
+    count = words.partition(" · ")[2]
+    if count:
+        return f" ({count})"
+    return f" ({event.number} of {event.max_iterations})" if event.max_iterations else ""
 
 
 def _finished(event: IterationFinished) -> tuple[str, str]:

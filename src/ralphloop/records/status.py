@@ -69,6 +69,7 @@ class LiveStatus:
     activity: str | None = None  # what the agent is doing now ("Bash: pytest -q"), when it says
     session_id: str | None = None  # the agent's last session id (Claude Code), for `claude --resume`
     activity_written: float = 0.0  # monotonic time of the last write for an activity change
+    in_iteration: bool = False  # an agent is working on iteration `number` (not counted yet)
 
     def record_slot(self, slot: Slot) -> None:
         self.api_calls_used = slot.used
@@ -82,6 +83,7 @@ class LiveStatus:
             "totalIterations": self.number,  # the same number (older readers look here)
             "iterationsCounted": tally.counted,
             "callsNotCounted": tally.uncounted,
+            "inIteration": self.in_iteration,
             "maxIterations": self.max_iterations,
             "status": self.status,
             "feature": self.feature,
@@ -147,7 +149,7 @@ class StatusFile:
         elif isinstance(event, RunStarted):
             self._started(event)
         elif isinstance(event, IterationStarted):
-            live.number, live.status, live.activity = event.number, "running", None
+            live.number, live.status, live.activity, live.in_iteration = event.number, "running", None, True
             live.current_story, live.log_file = f"{event.task_id} - {event.task_title}", event.log_path
             live.retry_count, live.tally = event.attempt - 1, event.tally
             live.record_slot(event.slot)
@@ -174,6 +176,7 @@ class StatusFile:
                 event.tally,
             )
             live.stories_complete, live.stories_total, live.activity, live.waiting = event.done, event.total, None, None
+            live.in_iteration = False
         else:
             return
         live.write(self.now())
@@ -192,7 +195,7 @@ class StatusFile:
 
     def _finished(self, event: IterationFinished) -> None:
         live, evidence = self.live, event.evidence
-        live.activity, live.tally = None, event.tally
+        live.activity, live.tally, live.in_iteration = None, event.tally, False
         live.stories_complete, live.stories_total = event.done, event.total
         live.last_outcome = f"iteration {event.number}: {event.status} ({event.task_id})"
         live.last_signals, live.refused_claim = list(event.signals), event.refused_claim

@@ -72,9 +72,8 @@ def gather(paths: FeaturePaths, *, strict: bool = True) -> dict[str, Any]:
         "status": word,
         "exitReason": status.get("exitReason"),
         "exitMessage": status.get("exitMessage"),
-        "iteration": max(_count(status.get("iteration")), _count(state.get("iteration"))),
-        "iterationsCounted": _count(status.get("iterationsCounted", status.get("iteration"))),
-        "callsNotCounted": _count(status.get("callsNotCounted")),
+        **_numbers(status, state, alive and word == "running"),
+        "inIteration": alive and status.get("inIteration", word == "running") is True,
         "maxIterations": status.get("maxIterations"),
         "totalIterations": state.get("iteration", status.get("totalIterations", 0)),
         "storiesComplete": done,
@@ -110,6 +109,19 @@ def gather(paths: FeaturePaths, *, strict: bool = True) -> dict[str, Any]:
         "note": note,
         "circuitResetSince": reset_since,
     }
+
+
+def _numbers(status: dict[str, Any], state: dict[str, Any], running: bool) -> dict[str, int]:
+    """The iteration's number, this run's counted iterations and uncounted calls. A status.json of an older
+    ralph counted `iteration` within the run (the one going on included) and numbered it `totalIterations`."""
+    if "iterationsCounted" in status:
+        counted, uncounted = _count(status.get("iterationsCounted")), _count(status.get("callsNotCounted"))
+        number = _count(status.get("iteration"))
+    else:
+        counted, uncounted = max(0, _count(status.get("iteration")) - running), 0
+        number = _count(status.get("totalIterations")) or _count(status.get("iteration"))
+    number = max(number, _count(state.get("iteration")))
+    return {"iteration": number, "iterationsCounted": counted, "callsNotCounted": uncounted}
 
 
 def _count(value: object) -> int:
