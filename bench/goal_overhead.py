@@ -17,7 +17,6 @@ import sys
 from _project import make_project
 from ralphloop.agents.command import CommandAgent
 from ralphloop.cancel import CancelToken
-from ralphloop.tasks.goal_steps import GoalProgress, HookTask, Step
 from ralphloop.engine.loop import Loop, LoopConfig
 from ralphloop.events import IterationFinished
 from ralphloop.guards.breaker import BreakerConfig
@@ -28,6 +27,7 @@ from ralphloop.prompt import default_template
 from ralphloop.protocols import SystemClock
 from ralphloop.state.calls import CallLedger, ledger_path
 from ralphloop.tasks.goal import GoalSource
+from ralphloop.tasks.goal_steps import GoalProgress, HookTask, Step
 
 ITERATIONS = 30
 QUIET_BREAKER = BreakerConfig(

@@ -14,11 +14,11 @@ from typing import Any
 
 from ralphloop import git
 from ralphloop.agents.registry import make_agent
+from ralphloop.analysis.reading import Streaks
 from ralphloop.cancel import CancelToken
 from ralphloop.config import Settings, load_settings
-from ralphloop.engine.policy import Policy, UsagePolicy
 from ralphloop.engine.run import Ask, Run
-from ralphloop.engine.state import LoopState, Streaks
+from ralphloop.engine.state import LoopState
 from ralphloop.errors import RalphError
 from ralphloop.exitcodes import ExitReason
 from ralphloop.guards.backoff import Backoff
@@ -26,6 +26,7 @@ from ralphloop.guards.breaker import BreakerConfig
 from ralphloop.guards.budget import Budget
 from ralphloop.hooks.runner import HookRunner
 from ralphloop.paths import FeaturePaths, display_path, ralph_home, resolve_feature
+from ralphloop.policy import Policy, UsagePolicy
 from ralphloop.preflight import run_problems, template_file
 from ralphloop.process import ProcessLimits
 from ralphloop.prompt import load_template

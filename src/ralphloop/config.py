@@ -11,19 +11,15 @@ from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
 from typing import Any
 
-from ralphloop.durations import parse_duration
+from ralphloop import config_values as values
 from ralphloop.errors import RalphError
 from ralphloop.hooks.parse import parse_hooks, parse_quality_checks
 from ralphloop.hooks.spec import CommandSpec, LifecycleHooks
-from ralphloop.notify import DEFAULT_EVENTS, NOTIFY_EVENTS, check_webhook_url
+from ralphloop.notify import DEFAULT_EVENTS
 from ralphloop.paths import RALPH_DIR, display_path, ralph_home
 
 CONFIG_NAME = "config.yaml"
-# verify: a completion claim ends the loop only when the task source (and gates) agree.
-# trust: the seeds' rule, a promise or EXIT_SIGNAL: true ends it at the agent's word.
-COMPLETION_MODES = ("verify", "trust")
-# What to do at a vendor usage limit: wait for the reset, stop (exit 2), or ask on a terminal.
-USAGE_POLICIES = ("wait", "exit", "ask")
+Converter = Callable[[Any], Any]
 
 
 @dataclass(frozen=True, slots=True)
@@ -82,236 +78,60 @@ class Settings:
         return self.sources.get(key, "default")
 
 
-Converter = Callable[[Any], Any]
-
-
-def _positive_int(value: Any) -> int:
-    if isinstance(value, bool) or not isinstance(value, int | str):
-        raise ValueError("expected a whole number")
-    try:
-        number = int(value)
-    except ValueError:
-        raise ValueError(f"{value!r} is not a whole number") from None
-    if number < 1:
-        raise ValueError("must be 1 or more")
-    return number
-
-
-def _iterations(value: Any) -> int | None:
-    if isinstance(value, str) and value.strip().lower() in ("0", "unlimited", "none"):
-        return None
-    if value == 0 and not isinstance(value, bool):
-        return None
-    return _positive_int(value)
-
-
-def _minutes(value: Any) -> float:
-    if isinstance(value, bool):
-        raise ValueError("expected a duration such as 15, 90s, 15m or 1h")
-    if isinstance(value, int | float):
-        return parse_duration(str(value))
-    if isinstance(value, str):
-        try:
-            return parse_duration(value)
-        except ValueError:
-            raise ValueError(f"{value!r} is not a duration (use 15, 90s, 15m or 1h)") from None
-    raise ValueError("expected a duration such as 15, 90s, 15m or 1h")
-
-
-def _seconds(value: Any) -> float:
-    if isinstance(value, bool) or not isinstance(value, int | float) or value < 0:
-        raise ValueError("expected a number of seconds, 0 or more")
-    return float(value)
-
-
-def _text(value: Any) -> str:
-    if not isinstance(value, str) or not value.strip():
-        raise ValueError("expected a non-empty string")
-    return value
-
-
-def _completion(value: Any) -> str:
-    if not isinstance(value, str) or value.strip().lower() not in COMPLETION_MODES:
-        raise ValueError(f"expected one of {', '.join(COMPLETION_MODES)}")
-    return value.strip().lower()
-
-
-def _policy(value: Any) -> str:
-    if not isinstance(value, str) or value.strip().lower() not in USAGE_POLICIES:
-        raise ValueError(f"expected one of {', '.join(USAGE_POLICIES)}")
-    return value.strip().lower()
-
-
-def _money(value: Any) -> float:
-    if isinstance(value, str):
-        try:
-            value = float(value.strip().lstrip("$"))
-        except ValueError:
-            raise ValueError(f"{value!r} is not an amount in USD") from None
-    if isinstance(value, bool) or not isinstance(value, int | float) or not value > 0:
-        raise ValueError("expected an amount in USD above 0, such as 5 or 2.50")
-    return float(value)
-
-
-def _fraction(value: Any) -> float:
-    if isinstance(value, str):
-        text = value.strip()
-        try:
-            value = float(text[:-1]) / 100 if text.endswith("%") else float(text)
-        except ValueError:
-            raise ValueError(f"{value!r} is not a fraction such as 0.9 or 90%") from None
-    if isinstance(value, bool) or not isinstance(value, int | float) or not 0 < value <= 1:
-        raise ValueError("expected a fraction above 0 and at most 1, such as 0.9 (or 90%)")
-    return float(value)
-
-
-def _flag(value: Any) -> bool:
-    if isinstance(value, bool):
-        return value
-    if isinstance(value, str) and value.strip().lower() in ("1", "true", "yes", "on", "0", "false", "no", "off"):
-        return value.strip().lower() in ("1", "true", "yes", "on")
-    raise ValueError("expected true or false")
-
-
-def _tools(value: Any) -> tuple[str, ...]:
-    """`allowed_tools` as a list, or as the CLI spells it: "Write,Bash(git *),Read". A comma inside
-    parentheses belongs to the rule (`Bash(git commit -m a,b)`), not to the list."""
-    if isinstance(value, str):
-        items, depth, current = [], 0, ""
-        for char in value:
-            depth += (char == "(") - (char == ")")
-            if char == "," and depth <= 0:
-                items.append(current)
-                current = ""
-            else:
-                current += char
-        items.append(current)
-    elif isinstance(value, list):
-        if not all(isinstance(item, str) for item in value):
-            raise ValueError('expected tool names, such as [Read, Write, "Bash(git *)"]')
-        items = value
-    else:
-        raise ValueError('expected a list of tools or a string such as "Write,Bash(git *),Read"')
-    tools = tuple(item.strip() for item in items if item.strip())
-    if not tools:
-        raise ValueError("expected at least one tool")
-    return tools
-
-
-def _story_ids(value: Any) -> tuple[str, ...]:
-    if not isinstance(value, list) or not value:
-        raise ValueError('expected a list of story ids, such as ["1.1", "1.2", "2.1"]')
-    for item in value:
-        if isinstance(item, float | int) and not isinstance(item, bool):
-            # YAML reads 1.10 as the number 1.1: the id as written is lost, so it must be quoted.
-            raise ValueError(f'write story ids as quoted strings ("{item}"): a bare 1.10 reads as the number 1.1')
-        if not isinstance(item, str) or not item.strip():
-            raise ValueError('expected a list of story ids, such as ["1.1", "1.2", "2.1"]')
-    ids = tuple(item.strip() for item in value)
-    twice = sorted({item for item in ids if ids.count(item) > 1})
-    if twice:
-        raise ValueError(f"{', '.join(twice)} listed twice")
-    return ids
-
-
-def _branch_prefix(value: Any) -> str:
-    if not isinstance(value, str) or any(char in value for char in " ~^:?*[\\") or ".." in value:
-        raise ValueError('expected a branch-name prefix such as "feature/"')
-    return value
-
-
-def _desktop(value: Any) -> bool | None:
-    if isinstance(value, str) and value.strip().lower() == "auto":
-        return None
-    try:
-        return _flag(value)
-    except ValueError:
-        raise ValueError("expected true, false or auto") from None
-
-
-def _webhook(value: Any) -> str:
-    if not isinstance(value, str):
-        raise ValueError("expected an http:// or https:// URL")
-    return check_webhook_url(value)
-
-
-def _notify_on(value: Any) -> tuple[str, ...]:
-    """`on: [complete, halt]` or "complete,halt"; an empty list turns notifications off."""
-    items = value.split(",") if isinstance(value, str) else value
-    if not isinstance(items, list) or not all(isinstance(item, str) for item in items):
-        raise ValueError(f"expected a list from {', '.join(NOTIFY_EVENTS)}")
-    events = tuple(dict.fromkeys(item.strip().lower() for item in items if item.strip()))
-    unknown = [item for item in events if item not in NOTIFY_EVENTS]
-    if unknown:
-        raise ValueError(f"{unknown[0]!r} is not one of {', '.join(NOTIFY_EVENTS)}")
-    return events
-
-
-def _megabytes(value: Any) -> int:
-    return _positive_int(value) * 1024 * 1024
-
-
-def _bytes(value: Any) -> int:
-    number = _positive_int(value)
-    if number < 1024:
-        raise ValueError("must be at least 1024")
-    return number
-
-
 # key → (yaml path, env var, converter, default)
 _FIELDS: dict[str, tuple[tuple[str, ...], str | None, Converter, Any]] = {
-    "max_iterations": (("defaults", "max_iterations"), "RALPH_MAX_ITERATIONS", _iterations, 20),
-    "timeout_s": (("defaults", "timeout_minutes"), "RALPH_TIMEOUT", _minutes, 15 * 60.0),
-    "rate_limit_per_hour": (("defaults", "rate_limit_per_hour"), "RALPH_RATE_LIMIT", _positive_int, 100),
-    "agent": (("agent", "name"), "RALPH_AGENT", _text, "claude"),
-    "agent_command": (("agent", "command"), "RALPH_AGENT_CMD", _text, None),
-    "scripted_script": (("scripted", "script"), "RALPH_SCRIPT", _text, None),
-    "progress_bytes": (("context", "progress_bytes"), None, _bytes, 16 * 1024),
-    "kill_grace_s": (("process", "kill_grace_seconds"), None, _seconds, 5.0),
-    "log_max_bytes": (("process", "log_max_mb"), None, _megabytes, 64 * 1024 * 1024),
+    "max_iterations": (("defaults", "max_iterations"), "RALPH_MAX_ITERATIONS", values.iterations, 20),
+    "timeout_s": (("defaults", "timeout_minutes"), "RALPH_TIMEOUT", values.minutes, 15 * 60.0),
+    "rate_limit_per_hour": (("defaults", "rate_limit_per_hour"), "RALPH_RATE_LIMIT", values.positive_int, 100),
+    "agent": (("agent", "name"), "RALPH_AGENT", values.text, "claude"),
+    "agent_command": (("agent", "command"), "RALPH_AGENT_CMD", values.text, None),
+    "scripted_script": (("scripted", "script"), "RALPH_SCRIPT", values.text, None),
+    "progress_bytes": (("context", "progress_bytes"), None, values.byte_size, 16 * 1024),
+    "kill_grace_s": (("process", "kill_grace_seconds"), None, values.seconds, 5.0),
+    "log_max_bytes": (("process", "log_max_mb"), None, values.megabytes, 64 * 1024 * 1024),
     # Top-level keys (a one-part path): `completion: trust`, `blocked_threshold: 3`.
-    "completion": (("completion",), "RALPH_COMPLETION", _completion, "verify"),
-    "blocked_threshold": (("blocked_threshold",), None, _positive_int, 3),
+    "completion": (("completion",), "RALPH_COMPLETION", values.completion, "verify"),
+    "blocked_threshold": (("blocked_threshold",), None, values.positive_int, 3),
     # Seed 002: a failing task is tried this many times in all, then the loop asks for a human.
-    "max_retries": (("max_retries",), "RALPH_MAX_RETRIES", _positive_int, 3),
-    "no_progress_threshold": (("circuit_breaker", "no_progress_threshold"), None, _positive_int, 3),
-    "same_error_threshold": (("circuit_breaker", "same_error_threshold"), None, _positive_int, 5),
-    "failure_threshold": (("circuit_breaker", "failure_threshold"), None, _positive_int, 5),
-    "permission_denial_threshold": (("circuit_breaker", "permission_denial_threshold"), None, _positive_int, 2),
-    "cooldown_s": (("circuit_breaker", "cooldown_minutes"), None, _minutes, None),
+    "max_retries": (("max_retries",), "RALPH_MAX_RETRIES", values.positive_int, 3),
+    "no_progress_threshold": (("circuit_breaker", "no_progress_threshold"), None, values.positive_int, 3),
+    "same_error_threshold": (("circuit_breaker", "same_error_threshold"), None, values.positive_int, 5),
+    "failure_threshold": (("circuit_breaker", "failure_threshold"), None, values.positive_int, 5),
+    "permission_denial_threshold": (("circuit_breaker", "permission_denial_threshold"), None, values.positive_int, 2),
+    "cooldown_s": (("circuit_breaker", "cooldown_minutes"), None, values.minutes, None),
     # None: ask on a terminal, wait otherwise (decided where the terminal is known).
-    "usage_policy": (("usage_limit", "policy"), "RALPH_ON_USAGE_LIMIT", _policy, None),
-    "usage_pause_at": (("usage_limit", "pause_at"), None, _fraction, None),
-    "usage_margin_s": (("usage_limit", "margin_seconds"), None, _seconds, 60.0),
-    "usage_fallback_wait_s": (("usage_limit", "fallback_wait_minutes"), None, _minutes, 30 * 60.0),
-    "max_cost_usd": (("budget", "max_cost_usd"), "RALPH_MAX_COST_USD", _money, None),
-    "max_tokens": (("budget", "max_tokens"), "RALPH_MAX_TOKENS", _positive_int, None),
-    "max_runtime_s": (("budget", "max_runtime"), "RALPH_MAX_RUNTIME", _minutes, None),
-    "model": (("agent", "model"), "RALPH_MODEL", _text, None),
-    "poorman": (("agent", "poorman"), None, _flag, False),
-    "rate_account": (("rate_limit", "account"), None, _text, None),
+    "usage_policy": (("usage_limit", "policy"), "RALPH_ON_USAGE_LIMIT", values.policy, None),
+    "usage_pause_at": (("usage_limit", "pause_at"), None, values.fraction, None),
+    "usage_margin_s": (("usage_limit", "margin_seconds"), None, values.seconds, 60.0),
+    "usage_fallback_wait_s": (("usage_limit", "fallback_wait_minutes"), None, values.minutes, 30 * 60.0),
+    "max_cost_usd": (("budget", "max_cost_usd"), "RALPH_MAX_COST_USD", values.money, None),
+    "max_tokens": (("budget", "max_tokens"), "RALPH_MAX_TOKENS", values.positive_int, None),
+    "max_runtime_s": (("budget", "max_runtime"), "RALPH_MAX_RUNTIME", values.minutes, None),
+    "model": (("agent", "model"), "RALPH_MODEL", values.text, None),
+    "poorman": (("agent", "poorman"), None, values.flag, False),
+    "rate_account": (("rate_limit", "account"), None, values.text, None),
     # Claude Code (agents/claude/): the executable and the flags ralph adds to `claude -p`.
-    "claude_command": (("claude", "command"), "RALPH_CLAUDE_COMMAND", _text, None),
-    "skip_permissions": (("claude", "dangerously_skip_permissions"), None, _flag, False),
-    "allowed_tools": (("claude", "allowed_tools"), None, _tools, ()),
-    "max_turns": (("claude", "max_turns"), None, _positive_int, None),
-    "append_system_prompt": (("claude", "append_system_prompt"), None, _text, None),
-    "resume": (("claude", "resume"), None, _flag, False),
+    "claude_command": (("claude", "command"), "RALPH_CLAUDE_COMMAND", values.text, None),
+    "skip_permissions": (("claude", "dangerously_skip_permissions"), None, values.flag, False),
+    "allowed_tools": (("claude", "allowed_tools"), None, values.tools, ()),
+    "max_turns": (("claude", "max_turns"), None, values.positive_int, None),
+    "append_system_prompt": (("claude", "append_system_prompt"), None, values.text, None),
+    "resume": (("claude", "resume"), None, values.flag, False),
     # Retries of transient API errors (overloaded, network) and of a wrong model: seed 004's backoff.
-    "backoff_initial_s": (("backoff", "initial_seconds"), None, _seconds, 5.0),
-    "backoff_max_s": (("backoff", "max_seconds"), None, _seconds, 600.0),
-    "backoff_attempts": (("backoff", "attempts"), None, _positive_int, 10),
+    "backoff_initial_s": (("backoff", "initial_seconds"), None, values.seconds, 5.0),
+    "backoff_max_s": (("backoff", "max_seconds"), None, values.seconds, 600.0),
+    "backoff_attempts": (("backoff", "attempts"), None, values.positive_int, 10),
     # git (seeds 003, 004): preflight before the first iteration, the branch, commits after iterations.
-    "git_required": (("git", "require"), None, _flag, True),
-    "auto_commit": (("git", "auto_commit"), "RALPH_AUTO_COMMIT", _flag, None),
-    "branch_auto_create": (("branch", "auto_create"), None, _flag, None),
-    "branch_prefix": (("branch", "prefix"), None, _branch_prefix, "feature/"),
+    "git_required": (("git", "require"), None, values.flag, True),
+    "auto_commit": (("git", "auto_commit"), "RALPH_AUTO_COMMIT", values.flag, None),
+    "branch_auto_create": (("branch", "auto_create"), None, values.flag, None),
+    "branch_prefix": (("branch", "prefix"), None, values.branch_prefix, "feature/"),
     # Seed 002: the order stories are worked in (default: every spec, sorted naturally).
-    "story_order": (("story_order",), None, _story_ids, None),
+    "story_order": (("story_order",), None, values.story_ids, None),
     # When a run ends: a desktop notification and a JSON POST (notify.py).
-    "notify_desktop": (("notify", "desktop"), None, _desktop, None),
-    "notify_webhook": (("notify", "webhook"), "RALPH_NOTIFY_WEBHOOK", _webhook, None),
-    "notify_on": (("notify", "on"), None, _notify_on, DEFAULT_EVENTS),
+    "notify_desktop": (("notify", "desktop"), None, values.desktop, None),
+    "notify_webhook": (("notify", "webhook"), "RALPH_NOTIFY_WEBHOOK", values.webhook, None),
+    "notify_on": (("notify", "on"), None, values.notify_on, DEFAULT_EVENTS),
 }
 
 # Sections other issues give meaning to; accepted now so that a seed's config loads without warnings.
@@ -499,73 +319,3 @@ def read_yaml_mapping(path: str, label: str) -> dict[str, Any] | None:
     if not isinstance(data, dict):
         raise RalphError(f"{label}: expected a mapping of settings at the top level")
     return data
-
-
-DEFAULT_PROJECT_CONFIG = """\
-# ralph project settings. Flags and RALPH_* environment variables override these;
-# ~/.ralph/config.yaml (or $RALPH_HOME/config.yaml) holds per-user defaults.
-
-defaults:
-  max_iterations: 20        # per `ralph run`; 0 means until complete
-  timeout_minutes: 15       # per iteration; also "90s", "15m", "1h"
-  rate_limit_per_hour: 100
-
-# Which agent runs each iteration: claude, command or scripted.
-# agent: claude
-# A command agent gets the prompt on stdin (see the README):
-# agent:
-#   command: "python3 my_agent.py"
-
-context:
-  progress_bytes: 16384     # newest progress.txt entries put into each prompt
-
-# A completion claim ends the loop only once the task file agrees (verify);
-# trust takes a promise or EXIT_SIGNAL: true at its word, as the original scripts did.
-completion: verify
-# Stop when the agent reports BLOCKED this many iterations in a row.
-blocked_threshold: 3
-# A failing task is tried this many times in all (its failed attempts are saved, then undone).
-max_retries: 3
-
-circuit_breaker:
-  no_progress_threshold: 3  # iterations in a row with no change to files, commits or tasks
-  same_error_threshold: 5   # iterations in a row ending with the same error
-  failure_threshold: 5      # failed iterations in a row (crash, non-zero exit, timeout)
-  # cooldown_minutes: 30    # unattended: try again this long after opening
-
-usage_limit:
-  policy: ask               # wait | exit | ask (asks on a terminal, waits otherwise)
-  margin_seconds: 60        # extra wait after the reset time the vendor gives
-
-# Claude Code, the default agent (run as `claude -p --output-format stream-json --verbose`).
-# claude:
-#   command: claude                       # or a path to the executable
-#   allowed_tools: "Write,Edit,Read,Bash(git *),Bash(pytest *)"
-#   max_turns: 50
-#   append_system_prompt: "Keep commits small."
-#   dangerously_skip_permissions: false   # only inside a sandbox you can throw away
-#   resume: false                         # a fresh context each iteration is the point
-
-# backoff:                  # retries of overloaded / unreachable APIs (not counted as iterations)
-#   initial_seconds: 5      # doubling each time
-#   max_seconds: 600
-#   attempts: 10
-
-# git:
-#   require: true           # stop unless this is a git repository on a branch, with user.name/email set
-#   auto_commit: false      # commit each iteration's changes (default: on for TODO.md plan folders)
-# branch:
-#   auto_create: true       # work on a branch: prd.json's branchName, else PREFIX + the feature name
-#   prefix: "feature/"
-# story_order: ["1.1", "1.2", "2.1"]   # story specs (specs/epic-N/): default every spec, sorted naturally
-
-# budget:                   # for one `ralph run`
-#   max_cost_usd: 10
-#   max_tokens: 5000000
-#   max_runtime: 8h
-
-# notify:                   # when a run ends; a failed notification is only a warning
-#   desktop: auto           # notify-send, osascript or tt notify, whichever is on PATH; true, false or auto
-#   webhook: "https://example.com/hook"   # gets a JSON POST (or set $RALPH_NOTIFY_WEBHOOK)
-#   on: [complete, halt]    # also: interrupt
-"""

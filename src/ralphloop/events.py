@@ -6,7 +6,7 @@ notifications subscribe to these. Every event carries its run's id, so one view 
 from __future__ import annotations
 
 from collections.abc import Mapping
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from datetime import datetime
 from typing import Any
 
@@ -49,6 +49,21 @@ class Tally:
             return None
         return (self.input_tokens or 0) + (self.output_tokens or 0)
 
+    def plus(self, result: AgentResult, *, counted: bool) -> Tally:
+        """With one more agent call: its tokens by kind, its cost and time (unknown plus unknown stays unknown)."""
+        usage = result.usage
+        return replace(
+            self,
+            counted=self.counted + counted,
+            uncounted=self.uncounted + (not counted),
+            input_tokens=_plus(self.input_tokens, usage.input_tokens if usage else None),
+            output_tokens=_plus(self.output_tokens, usage.output_tokens if usage else None),
+            cache_read_tokens=_plus(self.cache_read_tokens, usage.cache_read_tokens if usage else None),
+            cache_write_tokens=_plus(self.cache_write_tokens, usage.cache_creation_tokens if usage else None),
+            cost_usd=_plus(self.cost_usd, result.cost_usd),
+            agent_s=self.agent_s + max(0.0, result.duration_s),
+        )
+
     def to_json(self) -> dict[str, Any]:
         return {
             "counted": self.counted,
@@ -61,6 +76,12 @@ class Tally:
             "costUsd": round(self.cost_usd, 6) if self.cost_usd is not None else None,
             "agentSeconds": round(self.agent_s, 1),
         }
+
+
+def _plus(total: Any, more: Any) -> Any:
+    if total is None and more is None:
+        return None
+    return (total or 0) + (more or 0)
 
 
 @dataclass(frozen=True, slots=True)
@@ -136,7 +157,8 @@ class IterationFinished:
     finished_at: datetime
     signals: tuple[str, ...] = ()  # the protocols the agent used (analysis.signals)
     info: tuple[str, ...] = ()  # what the iteration changed besides files (goal mode: steps added, completed)
-    marks: tuple[str, ...] = ()  # seed 002's one-line records ([FAIL], [LEARN])
+    failure: str | None = None  # why the attempt at the task failed (a crash, FAIL, a refuted claim, no DONE)
+    source_kind: str = ""  # the task format: prd | todo | fix-plan | stories | goal
     learnings: tuple[str, ...] = ()
     agent: str = ""
     committing: bool = False  # ralph commits the iteration's work next (git.auto_commit)

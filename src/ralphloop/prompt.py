@@ -10,8 +10,16 @@ from __future__ import annotations
 import os
 from dataclasses import dataclass
 from importlib import resources
+from typing import TYPE_CHECKING
 
 from ralphloop.errors import RalphError
+
+if TYPE_CHECKING:
+    from datetime import datetime
+
+    from ralphloop.paths import FeaturePaths
+    from ralphloop.policy import Policy
+    from ralphloop.protocols import AgentRequest, Task, TaskSource
 
 ENTRY_SEPARATOR = "\n---\n"
 TASK_PLACEHOLDER = "{{task}}"
@@ -114,3 +122,42 @@ def build_prompt(template: str, parts: PromptParts, progress_bytes: int) -> str:
         shown = "the whole file" if size <= progress_bytes else f"the newest entries; the full log is {parts.progress}"
         sections += ["", f"## Recent progress ({shown})", "", recent]
     return "\n".join(sections) + "\n"
+
+
+def iteration_prompt(
+    paths: FeaturePaths, source: TaskSource, task: Task, number: int, notes: tuple[str, ...], policy: Policy
+) -> str:
+    """The prompt of iteration `number`: the template with the task's section, the notes about the last
+    iteration and the newest progress entries (bounded: the prompt never grows with the run)."""
+    root = paths.project_root
+    parts = PromptParts(
+        iteration=number,
+        feature=paths.name,
+        feature_dir=os.path.relpath(paths.dir, root),
+        prd=os.path.relpath(source.path, root),
+        progress=os.path.relpath(paths.progress, root),
+        progress_file=paths.progress,
+        task_id=task.id,
+        task_section=source.describe(task),
+        notes=notes,
+    )
+    return build_prompt(policy.template, parts, policy.progress_bytes)
+
+
+def iteration_request(
+    paths: FeaturePaths, prompt: str, number: int, task: Task, now: datetime, policy: Policy, session: str
+) -> AgentRequest:
+    """What an agent backend needs to build iteration `number`'s invocation."""
+    from ralphloop.protocols import AgentRequest
+
+    return AgentRequest(
+        prompt=prompt,
+        iteration=number,
+        project_root=paths.project_root,
+        feature_dir=paths.dir,
+        prompt_file=paths.iteration_prompt(number),
+        task_id=task.id,
+        started_at=now,
+        model=policy.model,
+        resume_session=session or None,
+    )

@@ -8,7 +8,8 @@ from typing import Any
 
 import pytest
 
-from ralphloop.config import DEFAULT_PROJECT_CONFIG, Settings, load_settings
+from ralphloop.config import Settings, load_settings
+from ralphloop.config_template import DEFAULT_PROJECT_CONFIG
 from ralphloop.errors import RalphError
 
 PROJECT_LABEL = ".ralph/config.yaml"

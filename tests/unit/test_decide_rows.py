@@ -11,8 +11,8 @@ import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
-from ralphloop.engine.decide import ROWS, Action, Observation, decide, refusal, table_markdown
-from ralphloop.engine.state import Streaks
+from ralphloop.analysis.reading import Streaks
+from ralphloop.engine.decide import ROWS, Action, Observation, decide, refusal
 from ralphloop.exitcodes import ExitReason
 
 DOCS = Path(__file__).resolve().parents[2] / "docs" / "exit-decision.md"
@@ -28,6 +28,13 @@ def base(**changes: object) -> Observation:
         max_iterations=10,
     )
     return replace(observation, **changes)  # type: ignore[arg-type]
+
+
+def table_markdown() -> str:
+    """The decision table as docs/exit-decision.md shows it."""
+    lines = ["| row | condition | decision |", "|-----|-----------|----------|"]
+    lines += [f"| {number} | {row.condition} | {row.outcome} |" for number, row in enumerate(ROWS, start=1)]
+    return "\n".join(lines) + "\n"
 
 
 def test_the_docs_hold_the_same_table_as_the_code() -> None:

@@ -8,7 +8,8 @@ import pytest
 
 from ralphloop.config import read_yaml_mapping
 from ralphloop.errors import RalphError
-from ralphloop.tasks.goal import GoalSource, dump_progress
+from ralphloop.tasks.goal import GoalSource
+from ralphloop.tasks.goal_file import dump_progress
 from ralphloop.tasks.goal_steps import GoalProgress, Step
 
 NOW = "2026-11-21T10:00:00Z"

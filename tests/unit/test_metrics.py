@@ -13,18 +13,9 @@ from hypothesis import strategies as st
 from ralphloop.errors import RalphError
 from ralphloop.guards.usage import UsageLimit
 from ralphloop.protocols import AgentResult, TokenUsage
-from ralphloop.records.metrics import (
-    METRICS_NAME,
-    append_metrics,
-    cache_hit_rate,
-    clock,
-    format_iteration,
-    format_summary,
-    metrics_line,
-    percent,
-    read_metrics,
-    summarize,
-)
+from ralphloop.records.metrics import METRICS_NAME, append_metrics, metrics_line, read_metrics
+from ralphloop.records.metrics_text import clock, format_iteration, format_summary, percent
+from ralphloop.records.summary import cache_hit_rate, summarize
 
 SEED_USAGE = TokenUsage(input_tokens=12500, output_tokens=850, cache_creation_tokens=5000, cache_read_tokens=10000)
 

@@ -14,7 +14,8 @@ import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
-from ralphloop.config import DEFAULT_PROJECT_CONFIG, load_settings
+from ralphloop.config import load_settings
+from ralphloop.config_template import DEFAULT_PROJECT_CONFIG
 from ralphloop.errors import RalphError
 from ralphloop.events import LoopEnded, Tally
 from ralphloop.exitcodes import ExitReason

@@ -4,10 +4,9 @@ from __future__ import annotations
 
 import pytest
 
+from ralphloop.analysis.reading import Streaks, is_test_path, iteration_notes, next_prompt_notes, read_iteration
 from ralphloop.analysis.signals import analyze
 from ralphloop.engine.decide import Action, Decision
-from ralphloop.engine.reading import is_test_path, iteration_notes, next_prompt_notes, read_iteration
-from ralphloop.engine.state import Streaks
 from ralphloop.protocols import Task, TaskView
 
 S1 = Task("S-1", "First", done=True)
@@ -96,7 +95,7 @@ def test_next_prompt_tells_the_agent_what_still_fails() -> None:
     analysis = analyze("<promise>COMPLETE</promise> <ralph>DONE S-2</ralph> Should I also add docs?")
     reading = read_iteration(analysis, S2, VIEW, [])
     decision = Decision(Action.CONTINUE, refused_claim="1 task(s) still do not pass: S-2")
-    notes = next_prompt_notes(analysis, reading, decision, 3)
+    notes = next_prompt_notes(analysis, reading, decision.refused_claim, 3)
     assert any("your last completion claim was refused: 1 task(s) still do not pass: S-2" in note for note in notes)
     assert any("you signalled DONE S-2, but S-2 still does not pass" in note for note in notes)
     assert not any("nobody answers" in note for note in notes)  # it claimed completion: not question-only
@@ -104,10 +103,10 @@ def test_next_prompt_tells_the_agent_what_still_fails() -> None:
 
 def test_next_prompt_after_questions_and_blocked() -> None:
     asking = analyze("Which database do you prefer?")
-    notes = next_prompt_notes(asking, read_iteration(asking, S2, VIEW, []), Decision(Action.CONTINUE), 3)
+    notes = next_prompt_notes(asking, read_iteration(asking, S2, VIEW, []), None, 3)
     assert any("nobody answers them during the loop" in note for note in notes)
     blocked = analyze("---RALPH_STATUS---\nSTATUS: BLOCKED\nRECOMMENDATION: no creds\n---END_RALPH_STATUS---")
-    notes = next_prompt_notes(blocked, read_iteration(blocked, S2, VIEW, []), Decision(Action.CONTINUE), 4)
+    notes = next_prompt_notes(blocked, read_iteration(blocked, S2, VIEW, []), None, 4)
     assert any("you reported BLOCKED last iteration (no creds)" in note and "after 4" in note for note in notes)
 
 
@@ -115,4 +114,4 @@ def test_a_quiet_iteration_has_no_notes() -> None:
     analysis = analyze("Implemented the slug helper and committed it.")
     reading = read_iteration(analysis, S2, VIEW, ["src/slug.py"])
     assert iteration_notes(analysis, reading, Streaks(), None, 3) == []
-    assert next_prompt_notes(analysis, reading, Decision(Action.CONTINUE), 3) == []
+    assert next_prompt_notes(analysis, reading, None, 3) == []

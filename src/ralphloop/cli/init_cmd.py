@@ -12,7 +12,8 @@ import shutil
 import tempfile
 
 from ralphloop.claude_commands import edited_claude_commands, write_claude_commands
-from ralphloop.config import CONFIG_NAME, DEFAULT_PROJECT_CONFIG
+from ralphloop.config import CONFIG_NAME
+from ralphloop.config_template import DEFAULT_PROJECT_CONFIG
 from ralphloop.errors import RalphError
 from ralphloop.paths import ARCHIVE_DIR, GITIGNORE_TEXT, RALPH_DIR, display_path, find_project_root
 from ralphloop.prompt import default_template
@@ -20,7 +21,7 @@ from ralphloop.protocols import SystemClock, iso
 from ralphloop.records.progress import header
 from ralphloop.state.store import atomic_write_text
 from ralphloop.tasks.fix_plan import new_fix_plan, new_prompt_md
-from ralphloop.tasks.goal import new_sprint
+from ralphloop.tasks.goal_sprint import new_sprint
 from ralphloop.tasks.prd_json import new_prd
 from ralphloop.tasks.stories.example import new_story_spec
 from ralphloop.tasks.todo_md import new_todo

@@ -39,7 +39,9 @@ from ralphloop.events import (
 )
 from ralphloop.exitcodes import ExitReason
 from ralphloop.numbers import iteration_words
-from ralphloop.records.metrics import METRICS_NAME, format_iteration, format_summary, line_of, summarize
+from ralphloop.records.metrics import METRICS_NAME, line_of
+from ralphloop.records.metrics_text import format_iteration, format_summary
+from ralphloop.records.summary import summarize
 from ralphloop.textsafe import clean_text, one_line, strip_terminal_controls
 
 _TASKS_WORD = {

@@ -10,7 +10,9 @@ import os
 import sys
 
 from ralphloop.paths import display_path, find_project_root, resolve_feature
-from ralphloop.records.metrics import METRICS_NAME, SCHEMA_VERSION, format_summary, read_metrics, summarize
+from ralphloop.records.metrics import METRICS_NAME, SCHEMA_VERSION, read_metrics
+from ralphloop.records.metrics_text import format_summary
+from ralphloop.records.summary import summarize
 
 TYPE_CHECKING = False
 if TYPE_CHECKING:

@@ -1,7 +1,7 @@
 """The exit decision as one table: a pure function of what the iteration observed.
 
-The table is data (ROWS); `decide` walks it and docs/exit-decision.md holds the same table,
-rendered by `table_markdown()` (a test keeps the two identical).
+The table is data (ROWS); `decide` walks it and docs/exit-decision.md holds the same table
+(tests/unit/test_decide_rows.py renders ROWS and keeps the two identical).
 """
 
 from __future__ import annotations
@@ -290,10 +290,3 @@ def decide(obs: Observation) -> Decision:
         if row.applies(obs):
             return replace(row.decision(obs), refused_claim=refusal(obs))
     raise AssertionError("the last row always applies")
-
-
-def table_markdown() -> str:
-    """The decision table as docs/exit-decision.md shows it."""
-    lines = ["| row | condition | decision |", "|-----|-----------|----------|"]
-    lines += [f"| {number} | {row.condition} | {row.outcome} |" for number, row in enumerate(ROWS, start=1)]
-    return "\n".join(lines) + "\n"

@@ -6,19 +6,20 @@ from __future__ import annotations
 
 from dataclasses import dataclass, replace
 
-from ralphloop import git
+from ralphloop.analysis.reading import read_iteration, says_done
 from ralphloop.analysis.text import last_paragraph
 from ralphloop.engine.decide import Action, Decision, decide
 from ralphloop.engine.judge import Facts, Judged, Verdict, judge, verdict
-from ralphloop.engine.phases import Checks, Prepared, Seen, observe, prepare, run_agent, says_done, verify
-from ralphloop.engine.reading import read_iteration
+from ralphloop.engine.phases import Prepared, Seen, observe, prepare, run_agent, verify
 from ralphloop.engine.record import record
 from ralphloop.engine.run import Run
 from ralphloop.engine.state import LoopState
 from ralphloop.errors import RalphError
 from ralphloop.events import CircuitChanged, Committed, Notice, Slot
+from ralphloop.git import WorkTree
 from ralphloop.guards.breaker import Breaker, CircuitState, guidance
 from ralphloop.guards.usage import UsageLimit
+from ralphloop.hooks.checks import Checks
 from ralphloop.protocols import AgentResult, SettleFacts, Settlement, TaskView, iso
 from ralphloop.redact import redact
 from ralphloop.textsafe import clean_text, one_line
@@ -31,22 +32,12 @@ class Step:
     state: LoopState
     decision: Decision
     view: TaskView
-    next_start: git.WorkTree | None  # the next iteration's starting capture, when nothing else ran since
+    next_start: WorkTree | None  # the next iteration's starting capture, when nothing else ran since
     last_message: str  # the agent's last paragraph (for a stop that needs the user)
-    warned: bool  # the "cannot verify the model" warning was given
     limit: UsageLimit | None  # the vendor's usage limit, when the agent hit one
 
 
-def iteration(
-    run: Run,
-    state: LoopState,
-    breaker: Breaker,
-    view: TaskView,
-    start: git.WorkTree | None,
-    slot: Slot,
-    *,
-    warned: bool = False,
-) -> Step:
+def iteration(run: Run, state: LoopState, breaker: Breaker, view: TaskView, start: WorkTree | None, slot: Slot) -> Step:
     """Run one iteration of `view.next_task`, record it, and say what comes next."""
     prepared = prepare(run, state, view, start, slot)
     result, session = run_agent(run, prepared, state.session)
@@ -55,7 +46,7 @@ def iteration(
     settled = run.source.settle(_settle_facts(run, prepared, seen, checks))
     end = run.workspace.capture() if run.workspace else None
     facts = _facts(run, prepared, result, seen, checks, settled, end)
-    judged = judge(state, breaker, facts, run.policy, warned=warned)
+    judged = judge(state, breaker, facts, run.policy)
     decision = decide(judged.observation)
     told = verdict(judged, decision, facts, run.policy)
     _breaker(run, prepared.number, judged)
@@ -74,13 +65,13 @@ def iteration(
     if committing:
         _commit(run, prepared, kept_before)
     if judged.counted and not seen.interrupted:
-        _per_iteration_hooks(run, prepared)
+        run.hooks.format_hooks(run.source, prepared.context, run.now)
     # The next start from `end`, ralph's own records read again, when nothing else touched the files since:
     # after an undo, a commit or hooks, it is captured afresh (the private index no longer matches `end`).
     fresh = told.undo or committing or bool(run.source.iteration_hooks()) or bool(run.hooks.running)
     next_start = run.workspace.after_records(end) if run.workspace is not None and not fresh else None
     message = clean_text(redact(last_paragraph(result.final_text).encode("utf-8", "replace")).decode())
-    return Step(state, told.decision, view, next_start, message, warned or judged.warning is not None, judged.limit)
+    return Step(state, told.decision, view, next_start, message, judged.limit)
 
 
 def _settle_facts(run: Run, prepared: Prepared, seen: Seen, checks: Checks) -> SettleFacts:
@@ -91,9 +82,9 @@ def _settle_facts(run: Run, prepared: Prepared, seen: Seen, checks: Checks) -> S
         number=prepared.number,
         now=iso(run.clock.now()),
         clean=seen.clean,
-        says_done=says_done(prepared.task, seen),
+        says_done=says_done(prepared.task.id, seen.analysis, clean=seen.clean),
         claimed=checks.claimed,
-        gate_failures=checks.gates.failures + checks.verify_failed,
+        gate_failures=checks.failures,
         completion_claimed=a.completion_claimed,
         json_result=a.json_result,
         json_error=a.json_error,
@@ -108,7 +99,7 @@ def _facts(
     seen: Seen,
     checks: Checks,
     settled: Settlement,
-    end: git.WorkTree | None,
+    end: WorkTree | None,
 ) -> Facts:
     changed = run.workspace.changed(prepared.start, end) if run.workspace else ()
     return Facts(
@@ -125,9 +116,8 @@ def _facts(
         gate_failures=checks.gates.failures,
         verify_failures=checks.verify_failed,
         marks_done=run.source.marks_done,
-        stories=run.source.kind == "stories",
         now=run.clock.now(),
-        runtime_s=run.clock.monotonic() - run.started,
+        runtime_s=run.runtime(),
     )
 
 
@@ -157,7 +147,7 @@ def _breaker(run: Run, number: int, judged: Judged) -> None:
 
 
 def _apply(
-    run: Run, prepared: Prepared, end: git.WorkTree | None, view: TaskView, told: Verdict
+    run: Run, prepared: Prepared, end: WorkTree | None, view: TaskView, told: Verdict
 ) -> tuple[TaskView, tuple[str, ...]]:
     """A failed or rejected attempt is saved and undone, whatever the loop does next; the task file is then
     read again, since the undo put it back too (a story the attempt marked done is open again)."""
@@ -188,23 +178,3 @@ def _commit(run: Run, prepared: Prepared, kept: tuple[str, ...]) -> None:
         return
     if made:
         run.emit(Committed(prepared.number, made, one_line(message, 72)))
-
-
-def _per_iteration_hooks(run: Run, prepared: Prepared) -> None:
-    """The format's hooks after a counted iteration (goal mode's per-iteration hooks), recorded by it."""
-    try:
-        hooks = run.source.iteration_hooks()
-    except RalphError as exc:
-        run.emit(Notice("warning", f"per-iteration hooks skipped: {exc}"))
-        return
-    if hooks:
-        run.hooks.per_iteration(hooks, prepared.context, lambda hook, ran: hook_record(run, prepared.number, hook, ran))
-
-
-def hook_record(run: Run, number: int, hook: object, ran: object | None) -> None:
-    """A per-iteration hook started (`ran` None) or ended: the format records it; its end is told."""
-    warning = run.source.record_hook(number, str(getattr(hook, "id", hook)), ran, iso(run.clock.now()))
-    if warning:
-        run.emit(Notice("warning", warning))
-    if ran is not None:
-        run.hooks.tell(f"per-iteration hook {ran.summary()}", ran.ok)  # type: ignore[attr-defined]

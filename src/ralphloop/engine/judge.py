@@ -8,21 +8,17 @@ from __future__ import annotations
 from dataclasses import dataclass, replace
 from datetime import datetime
 
-from ralphloop.analysis.fingerprint import fingerprint, iteration_error
+from ralphloop.analysis.reading import IterationReading, attempt_failure, iteration_notes, next_prompt_notes
 from ralphloop.analysis.signals import Analysis
 from ralphloop.engine.decide import Action, Decision, Observation
-from ralphloop.engine.policy import Policy
-from ralphloop.engine.reading import IterationReading, iteration_notes, next_prompt_notes
-from ralphloop.engine.state import LoopState, tallied
-from ralphloop.events import Tally
-from ralphloop.guards.backoff import model_matches
-from ralphloop.guards.breaker import Breaker, IterationFacts, Transition
+from ralphloop.engine.state import LoopState
+from ralphloop.guards.backoff import model_check
+from ralphloop.guards.breaker import Breaker, Transition, facts_of
 from ralphloop.guards.budget import Spent, exceeded
-from ralphloop.guards.usage import UsageLimit
-from ralphloop.protocols import AgentResult, Settlement, Task, TaskView, iso
+from ralphloop.guards.usage import UsageLimit, pause_for, wait_for
+from ralphloop.policy import Policy
+from ralphloop.protocols import AgentResult, Settlement, Task, TaskView
 from ralphloop.textsafe import one_line
-
-_ERROR_SCAN = 64 * 1024  # how much of the reply's end is searched for error lines (the same-error fingerprint)
 
 
 @dataclass(frozen=True, slots=True)
@@ -42,7 +38,6 @@ class Facts:
     gate_failures: tuple[str, ...]
     verify_failures: tuple[str, ...]  # post_iteration hooks that said "verification failed"
     marks_done: bool  # the format records a task done itself, on the agent's DONE
-    stories: bool  # seed 002's story specs: [LEARN] lines in progress.txt
     now: datetime
     runtime_s: float  # the run's wall time so far
 
@@ -75,18 +70,20 @@ class Verdict:
     undo: bool  # save its attempt, then put the workspace back
     notes: tuple[str, ...]
     prompt_notes: tuple[str, ...]
-    marks: tuple[str, ...]
     decision: Decision  # as told: a refusal the format already told is not told twice
 
 
-def judge(state: LoopState, breaker: Breaker, facts: Facts, policy: Policy, *, warned: bool = False) -> Judged:
+def judge(state: LoopState, breaker: Breaker, facts: Facts, policy: Policy) -> Judged:
     """Counters, streaks, progress and the breaker after the iteration; the facts the decision needs."""
     r, a, settled = facts.result, facts.analysis, facts.settled
     limit = None if facts.interrupted else r.usage_limit
     kind = None if facts.interrupted or limit else r.error_kind
     fatal = r.error if kind is not None and kind.fatal else None
     transient = r.error if kind is not None and kind.transient else None
-    mismatch, warning = (None, None) if facts.interrupted or limit or fatal or transient else _model(policy, r, warned)
+    skip = facts.interrupted or limit or fatal or transient
+    mismatch, warning = (
+        (None, None) if skip else model_check(policy.model, policy.poorman, r.model, warned=state.model_unverified)
+    )
     counted = not facts.interrupted and limit is None and mismatch is None and fatal is None and transient is None
     view, broken = settled.view, facts.broken or settled.error
     failures = facts.gate_failures + facts.verify_failures
@@ -98,9 +95,10 @@ def judge(state: LoopState, breaker: Breaker, facts: Facts, policy: Policy, *, w
         and not facts.verify_failures
         and not facts.reading.question_only
     )
-    task_failed = (settled.failed or _attempt_failure(facts, passed)) if counted else None
+    failure = attempt_failure(facts.task.id, r, a, facts.reading, marks_done=facts.marks_done, passed=passed)
+    task_failed = (settled.failed or failure) if counted else None
     retries = 0 if passed and not task_failed else state.attempt_at(facts.task.id) + (task_failed is not None)
-    spent = tallied(state.tally, r, counted=counted, success=False)
+    spent = state.tally.plus(r, counted=counted)
     new_state = replace(
         state,
         number=facts.number,
@@ -115,13 +113,17 @@ def judge(state: LoopState, breaker: Breaker, facts: Facts, policy: Policy, *, w
         model_retry=state.model_retry + 1 if mismatch else 0 if counted else state.model_retry,
         transient_retry=state.transient_retry + 1 if transient else 0 if counted else state.transient_retry,
         tally=spent,
+        model_unverified=state.model_unverified or warning is not None,
     )
     rejected = mismatch or transient or fatal
     # a failed or rejected attempt is undone: the task state it shows is not the one the loop goes on from
     undone = (task_failed is not None or rejected is not None) and not facts.interrupted
     transition = None
     if counted:
-        breaker, transition = breaker.after(_breaker_facts(facts, progress, task_failed), policy.breaker, facts.now)
+        proved = facts_of(
+            facts.number, r, progress=progress, failed=task_failed, churn=bool(facts.changed) and not progress
+        )
+        breaker, transition = breaker.after(proved, policy.breaker, facts.now)
     obs = Observation(
         gate_failures=failures,
         claim_refused=settled.refused,
@@ -140,7 +142,7 @@ def judge(state: LoopState, breaker: Breaker, facts: Facts, policy: Policy, *, w
         blocked_reason=a.blocked_reason,
         usage_limit=limit.message if limit else None,
         usage_action="exit" if policy.usage.action == "exit" else "wait",
-        usage_wait_s=usage_wait(limit, policy, facts.now) if limit else 0.0,
+        usage_wait_s=wait_for(limit, facts.now, policy.usage.margin_s, policy.usage.fallback_wait_s) if limit else 0.0,
         agent_fatal=fatal,
         transient_error=transient,
         transient_retry=new_state.transient_retry,
@@ -155,8 +157,10 @@ def judge(state: LoopState, breaker: Breaker, facts: Facts, policy: Policy, *, w
         task_failed=task_failed,
         attempt=retries,
         max_retries=policy.max_retries,
-        budget_exceeded=_over_budget(policy, spent, facts.runtime_s) if counted else None,
-        pause_s=_pause(r, policy, facts.now) if counted else 0.0,
+        budget_exceeded=exceeded(policy.budget, Spent(spent.cost_usd, spent.tokens, facts.runtime_s))
+        if counted
+        else None,
+        pause_s=pause_for(r.limit_warning, facts.now, policy.usage.pause_at, policy.usage.margin_s) if counted else 0.0,
         scope=view.scope,
         outside_open=view.outside_open,
     )
@@ -209,7 +213,7 @@ def verdict(judged: Judged, decision: Decision, facts: Facts, policy: Policy) ->
         status = "blocked" if a.blocked else "in-progress"
     accepted = judged.counted and status in ("complete", "in-progress", "blocked")
     notes = list(iteration_notes(a, reading, judged.state.streaks, told.refused_claim, policy.blocked_threshold))
-    prompt_notes = next_prompt_notes(a, reading, told, policy.blocked_threshold)
+    prompt_notes = next_prompt_notes(a, reading, told.refused_claim, policy.blocked_threshold)
     if decision.action is Action.RETRY and judged.task_failed:
         prompt_notes.append(
             f"your previous attempt at {facts.task.id} failed ({one_line(judged.task_failed)}) and was undone; "
@@ -222,86 +226,5 @@ def verdict(judged: Judged, decision: Decision, facts: Facts, policy: Policy) ->
         undo=bool(judged.task_failed or judged.rejected) and not facts.interrupted,
         notes=(*notes, *judged.notes),
         prompt_notes=(*prompt_notes, *facts.settled.prompt_notes),
-        marks=_marks(facts, judged, policy),
         decision=told,
     )
-
-
-def usage_wait(limit: UsageLimit, policy: Policy, now: datetime) -> float:
-    """How long to wait for a usage limit: to the vendor's reset time plus the margin, or the fallback."""
-    if limit.resets_at is None:
-        return policy.usage.fallback_wait_s
-    return max(0.0, (limit.resets_at - now).total_seconds()) + policy.usage.margin_s
-
-
-def _attempt_failure(facts: Facts, passed: bool) -> str | None:
-    """Why this attempt at the task failed (seed 002: crash, timeout, FAIL, no or another DONE), or None.
-    A crash is a failure even when the task file says the task passes: the attempt did not finish."""
-    r, a, reading = facts.result, facts.analysis, facts.reading
-    if r.failed:
-        return r.error or "the agent failed"
-    if reading.failed_here:
-        reasons = [failure.reason for failure in a.failed if failure.reason]
-        return f"the agent signalled FAIL: {reasons[-1]}" if reasons else "the agent signalled FAIL"
-    if facts.marks_done and not passed:  # the DONE tag is how a story gets done: without it, the attempt failed
-        if reading.mismatched_done and facts.task.id not in a.done_ids:
-            return f"mismatched: the agent signalled DONE {', '.join(reading.mismatched_done)}, not {facts.task.id}"
-        return "no completion signal in output"
-    return None
-
-
-def _breaker_facts(facts: Facts, progress: bool, task_failed: str | None) -> IterationFacts:
-    """A failed attempt (a crash, a timeout, FAIL, a refuted claim, no DONE) adds to the failure streak, not to
-    the no-progress one: the task's retries stop it first."""
-    r = facts.result
-    # A bare "exit code 1" says nothing about which error it was: then the output's error lines decide.
-    detailed = r.failed and r.error is not None and ": " in r.error
-    error = iteration_error(
-        failed=r.error if detailed else None,
-        tool_errors=r.tool_errors,
-        text=r.final_text[-_ERROR_SCAN:],  # errors end a reply; a hostile reply must not cost seconds here
-    ) or (r.error if r.failed else task_failed)
-    return IterationFacts(
-        iteration=facts.number,
-        progress=progress,
-        failed=r.failed or task_failed is not None,
-        error=error,
-        fingerprint=fingerprint(error) if error else None,
-        denials=r.permission_denials,
-        churn=bool(facts.changed) and not progress,
-    )
-
-
-def _model(policy: Policy, r: AgentResult, warned: bool) -> tuple[str | None, str | None]:
-    """(why the model is wrong, a warning when it cannot be told)."""
-    want = policy.model
-    if not want or policy.poorman:
-        return None, None
-    if r.model is None:
-        return None, None if warned else f"cannot verify --model {want}: the agent did not report its model"
-    return (None if model_matches(want, r.model) else f"got {r.model} instead of {want}"), None
-
-
-def _over_budget(policy: Policy, tally: Tally, runtime_s: float) -> str | None:
-    return exceeded(policy.budget, Spent(tally.cost_usd, tally.tokens, runtime_s))
-
-
-def _pause(r: AgentResult, policy: Policy, now: datetime) -> float:
-    """Near the limit (`usage_limit.pause_at`): seconds to pause until that window resets."""
-    warning, pause_at = r.limit_warning, policy.usage.pause_at
-    if warning is None or pause_at is None or warning.utilization < pause_at or warning.resets_at is None:
-        return 0.0
-    left = (warning.resets_at - now).total_seconds()
-    return max(0.0, left) + policy.usage.margin_s if left > 0 else 0.0
-
-
-def _marks(facts: Facts, judged: Judged, policy: Policy) -> tuple[str, ...]:
-    """Seed 002's one-line records: [LEARN] lines in story mode, [FAIL] for a failed attempt."""
-    name = f"Story {facts.task.id}" if facts.stories else facts.task.id
-    marks = [f"[LEARN] {one_line(text)}" for text in facts.analysis.learnings] if facts.stories else []
-    if judged.task_failed:
-        marks.append(
-            f"[FAIL] {name} - {one_line(judged.task_failed)} - {iso(facts.now)} "
-            f"(attempt {judged.state.retries}/{policy.max_retries})"
-        )
-    return tuple(marks)

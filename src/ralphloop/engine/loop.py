@@ -5,23 +5,22 @@ or the user does. The engine never prints and never writes a record: it emits ev
 from __future__ import annotations
 
 import os
-import shlex
-from collections.abc import Hashable
 from dataclasses import dataclass
 
 from ralphloop import git
 from ralphloop.archive import archive_copy
 from ralphloop.engine.decide import Action, Decision
-from ralphloop.engine.iteration import Step, hook_record, iteration
+from ralphloop.engine.iteration import Step, iteration
 from ralphloop.engine.run import Run
 from ralphloop.engine.state import LoopState
-from ralphloop.engine.waits import Cleared, after_decision, circuit_advice, guards_before, reset_circuit
+from ralphloop.engine.waits import Cleared, after_decision, guards_before
 from ralphloop.errors import RalphError
-from ralphloop.events import Archived, LoopEnded, Notice, RunStarted
+from ralphloop.events import Archived, CircuitChanged, LoopEnded, Notice, RunStarted
 from ralphloop.exitcodes import ExitReason
-from ralphloop.hooks.run import CommandRun
-from ralphloop.protocols import TaskView, iso
-from ralphloop.textsafe import one_line
+from ralphloop.guards.advice import advice
+from ralphloop.guards.breaker import Breaker
+from ralphloop.hooks.checks import confirm_done
+from ralphloop.protocols import TaskView
 
 _GOING_ON = (Action.CONTINUE, Action.WAIT, Action.RETRY)
 # The stops where the agent's own last words are what the user needs to act on.
@@ -43,11 +42,13 @@ def run_loop(run: Run) -> LoopOutcome:
     view = run.source.load()
     state = run.start
     os.makedirs(run.paths.logs, exist_ok=True)
-    _started(run, view)
-    if run.policy.reset_circuit:
-        reset_circuit(run, run.policy.reset_circuit, state.number)
-    else:
-        run.breaker.save(run.breaker.load(), state.number)  # readable from the start
+    moved = (
+        run.breaker.reset(run.policy.reset_circuit, run.clock.now(), state.number) if run.policy.reset_circuit else None
+    )
+    _started(run, view, run.breaker.load())
+    if moved is not None:
+        run.emit(CircuitChanged(moved.from_state.value, moved.to_state.value, moved.reason))
+    run.breaker.save(run.breaker.load(), state.number)  # readable from the start
     step: Step | None = None
     start: git.WorkTree | None = None
     decision = Decision(Action.CONTINUE)
@@ -61,7 +62,7 @@ def run_loop(run: Run) -> LoopOutcome:
             if run.cancel.is_set():
                 decision = Decision(Action.HALT, ExitReason.INTERRUPTED, "interrupted")
                 break
-            _hooks_ended(run, run.hooks.collect())
+            run.hooks.recorded(run.source, run.hooks.collect(), run.now)
             cleared = guards_before(run, state)
             if not isinstance(cleared, Cleared):
                 decision = cleared
@@ -71,7 +72,7 @@ def run_loop(run: Run) -> LoopOutcome:
                 break
             if start is None and run.workspace is not None:
                 start = run.workspace.capture()
-            step = iteration(run, state, cleared.breaker, view, start, cleared.slot, warned=bool(step and step.warned))
+            step = iteration(run, state, cleared.breaker, view, start, cleared.slot)
             state, view, start = step.state, step.view, step.next_start
             decision = after_decision(run, step.decision, step.limit)
             if decision.wait_s > 0:
@@ -81,12 +82,7 @@ def run_loop(run: Run) -> LoopOutcome:
     return _finish(run, decision, state, view, step)
 
 
-def _started(run: Run, view: TaskView) -> None:
-    try:
-        breaker = run.breaker.load()
-        circuit, why = breaker.state.value, breaker.reason
-    except RalphError:
-        circuit, why = "OPEN", "the breaker's state file is damaged"
+def _started(run: Run, view: TaskView, breaker: Breaker) -> None:
     run.emit(
         RunStarted(
             run_id=run.id,
@@ -102,8 +98,8 @@ def _started(run: Run, view: TaskView) -> None:
             metrics_file=os.path.relpath(run.paths.metrics, os.getcwd()),
             scope=view.scope,
             max_retries=run.policy.max_retries,
-            circuit_state=circuit,
-            circuit_reason=why,
+            circuit_state=breaker.state.value,
+            circuit_reason=breaker.reason,
             rate_limit=run.policy.rate_limit_per_hour,
             number=run.start.number,
         )
@@ -112,32 +108,32 @@ def _started(run: Run, view: TaskView) -> None:
 
 def _already_done(run: Run, state: LoopState) -> Decision:
     """Every task passes before any iteration: complete, once the quality gates agree."""
-    verdict = run.hooks.run_gates(run.context("", state.number))
-    if not verdict.failures:
+    failing = confirm_done(run.hooks, run.context("", state.number), run.paths.project_root)
+    if not failing:
         return Decision(Action.COMPLETE, ExitReason.COMPLETE, "every task already passes")
-    for note in verdict.report(run.paths.project_root):
-        run.emit(Notice("warning", note))
-    return Decision(
-        Action.HALT,
-        ExitReason.ERROR,
-        f"every task is done, but quality gates fail: {', '.join(verdict.failures)}; fix them, or reopen "
-        "the task they concern, and run again",
-    )
-
-
-def _hooks_ended(run: Run, finished: list[tuple[Hashable, CommandRun]]) -> None:
-    """Background per-iteration hooks that ended: the format records them."""
-    for key, ran in finished:
-        assert isinstance(key, tuple)
-        hook_id, number = key
-        hook_record(run, number, hook_id, ran)
+    why = f"every task is done, but quality gates fail: {', '.join(failing)}; fix them, or reopen the task they concern"
+    return Decision(Action.HALT, ExitReason.ERROR, why + ", and run again")
 
 
 def _finish(run: Run, decision: Decision, state: LoopState, view: TaskView, step: Step | None) -> LoopOutcome:
     """The background hooks waited for (or stopped), the final records, the archive, the end hooks."""
     assert decision.reason is not None
-    _hooks_ended(run, run.hooks.stop(cancel=decision.reason is ExitReason.INTERRUPTED))
-    advice = _advice(run, decision, state, step)
+    stopped = run.hooks.stop(cancel=decision.reason is ExitReason.INTERRUPTED)
+    run.hooks.recorded(run.source, stopped, run.now)
+    try:
+        breaker = run.breaker.load() if decision.reason is ExitReason.CIRCUIT_OPEN else None
+    except RalphError:  # the advice is a courtesy; the reason is already told
+        breaker = None
+    limit = step.limit if step is not None else None
+    told = advice(
+        decision.reason,
+        again=run.resume,
+        feature=run.paths.name,
+        task=state.task,
+        retries=state.retries,
+        breaker=breaker,
+        resets_at=limit.resets_at if limit else None,
+    )
     duration = run.clock.monotonic() - run.started
     last_words = step.last_message if step is not None and decision.reason in _SAY_LAST_WORDS else ""
     run.emit(
@@ -150,7 +146,7 @@ def _finish(run: Run, decision: Decision, state: LoopState, view: TaskView, step
             done=view.done_count,
             total=view.total,
             ended_at=run.clock.now(),
-            guidance=advice,
+            guidance=told,
             scope=view.scope,
             last_message=last_words,
             max_iterations=run.policy.max_iterations,
@@ -165,49 +161,6 @@ def _finish(run: Run, decision: Decision, state: LoopState, view: TaskView, step
             run.emit(Archived(archived))
         except OSError as exc:  # the work is done and recorded; a failed copy must not hide that
             run.emit(Notice("warning", f"could not archive {run.paths.display()}: {exc}"))
-    _end_hooks(run, decision, state)
+    run.hooks.end_of_run(decision.reason, decision.message, run.context(state.task, state.number))
     run.hooks.close()
-    return LoopOutcome(decision.reason, decision.message, state.tally.counted, duration, archived, advice)
-
-
-def _end_hooks(run: Run, decision: Decision, state: LoopState) -> None:
-    """on_complete, on_error or on_halt, once the records are final; told why through the environment."""
-    assert decision.reason is not None
-    if decision.reason in (ExitReason.COMPLETE, ExitReason.STORY_DONE):
-        event = "on_complete"
-    elif decision.reason in (ExitReason.ERROR, ExitReason.AGENT_ERROR):
-        event = "on_error"
-    else:
-        event = "on_halt"
-    extra = {
-        "RALPH_EXIT_REASON": decision.reason.value,
-        "RALPH_EXIT_CODE": str(decision.reason.exit_code),
-        "RALPH_EXIT_MESSAGE": one_line(decision.message, 1000),
-    }
-    run.hooks.lifecycle(event, run.context(state.task, state.number), extra)
-
-
-def _advice(run: Run, decision: Decision, state: LoopState, step: Step | None) -> str:
-    """What the user should do next, after a halt a guard caused: commands that work when pasted."""
-    again = run.resume
-    reason = decision.reason
-    if reason is ExitReason.CIRCUIT_OPEN:
-        return circuit_advice(run)
-    if reason is ExitReason.RETRIES_EXHAUSTED:
-        story = shlex.join(["ralph", "run", "-s", state.task]) + again.removeprefix("ralph run")
-        return (
-            f"Human intervention required: {state.task} failed {state.retries} times. Read the failed attempts "
-            f"(logs/iteration-N.patch and `git log refs/ralph/attempts/`), fix the cause or the task, then run: "
-            f"{story}"
-        )
-    if reason is ExitReason.USAGE_LIMIT:
-        limit = step.limit if step is not None else None
-        when = iso(limit.resets_at) if limit and limit.resets_at else "an unknown time"
-        return f"The usage limit resets at {when}. Then run: {again}"
-    if reason is ExitReason.BUDGET:
-        return f"Raise the budget (--max-cost, --max-tokens, --max-runtime or budget: in config), then: {again}"
-    if reason is ExitReason.MODEL_MISMATCH:
-        return "Request another model (--model), or accept any model with --poorman"
-    if reason is ExitReason.AGENT_ERROR:
-        return f"Fix what the message says, then run: {again}"
-    return ""
+    return LoopOutcome(decision.reason, decision.message, state.tally.counted, duration, archived, told)

@@ -4,19 +4,19 @@ verify it with the hooks and quality gates. Each returns a frozen value; iterati
 
 from __future__ import annotations
 
-import os
-from dataclasses import dataclass, field, replace
+from dataclasses import dataclass, replace
 
 from ralphloop import git
+from ralphloop.analysis.reading import says_done
 from ralphloop.analysis.signals import Analysis, analyze, with_records
 from ralphloop.engine.run import Run
 from ralphloop.engine.state import LoopState
 from ralphloop.errors import RalphError
 from ralphloop.events import AgentActivity, AgentOutput, IterationStarted, Notice, Slot
-from ralphloop.hooks.gates import GateVerdict
+from ralphloop.hooks.checks import Checks, check_iteration
 from ralphloop.hooks.runner import HookContext
 from ralphloop.process import run_agent_process
-from ralphloop.prompt import PromptParts, build_prompt
+from ralphloop.prompt import iteration_prompt, iteration_request
 from ralphloop.protocols import AgentRequest, AgentResult, ErrorKind, Task, TaskView, iso
 from ralphloop.records import signal_log
 
@@ -50,44 +50,10 @@ class Seen:
     notes: tuple[str, ...]
 
 
-@dataclass(frozen=True, slots=True)
-class Checks:
-    """What the post_iteration hooks and the quality gates made of an iteration."""
-
-    claimed: bool = False  # the iteration says something is done: the gates ran
-    gates: GateVerdict = field(default_factory=GateVerdict)
-    verify_failed: tuple[str, ...] = ()  # post_iteration hooks that exited 75
-    notes: tuple[str, ...] = ()
-    prompt_notes: tuple[str, ...] = ()
-
-
 def prompt_for(run: Run, state: LoopState, number: int, task: Task) -> tuple[str, AgentRequest]:
     """The prompt of iteration `number` and the request the agent gets (also what --dry-run shows)."""
-    root = run.paths.project_root
-    parts = PromptParts(
-        iteration=number,
-        feature=run.paths.name,
-        feature_dir=os.path.relpath(run.paths.dir, root),
-        prd=os.path.relpath(run.source.path, root),
-        progress=os.path.relpath(run.paths.progress, root),
-        progress_file=run.paths.progress,
-        task_id=task.id,
-        task_section=run.source.describe(task),
-        notes=state.notes,
-    )
-    prompt = build_prompt(run.policy.template, parts, run.policy.progress_bytes)
-    request = AgentRequest(
-        prompt=prompt,
-        iteration=number,
-        project_root=root,
-        feature_dir=run.paths.dir,
-        prompt_file=run.paths.iteration_prompt(number),
-        task_id=task.id,
-        started_at=run.clock.now(),
-        model=run.policy.model,
-        resume_session=state.session or None,
-    )
-    return prompt, request
+    prompt = iteration_prompt(run.paths, run.source, task, number, state.notes, run.policy)
+    return prompt, iteration_request(run.paths, prompt, number, task, run.clock.now(), run.policy, state.session)
 
 
 def prepare(run: Run, state: LoopState, view: TaskView, start: git.WorkTree | None, slot: Slot) -> Prepared:
@@ -184,39 +150,15 @@ def observe(run: Run, prepared: Prepared, result: AgentResult) -> Seen:
     return Seen(view, broken, analysis, interrupted, clean, (*notes, *new.problems))
 
 
-def says_done(task: Task, seen: Seen) -> bool:
-    """The agent signalled DONE for exactly this task (seed 002; a bare legacy [DONE] counts when no
-    <ralph> tag names a task), and not FAIL."""
-    analysis = seen.analysis
-    if not seen.clean or analysis.failed or analysis.legacy == "fail":
-        return False
-    if analysis.done_ids:
-        return task.id in analysis.done_ids
-    return analysis.legacy == "done"
-
-
 def verify(run: Run, prepared: Prepared, seen: Seen) -> Checks:
-    """post_iteration hooks, then the quality gates when the iteration claims something is done. After a
-    failed agent run only the gates run, and only when every task looks done: a completion they confirm."""
-    gates_set = bool(run.policy.gates)
-    if not seen.clean or seen.broken is not None:
-        if seen.broken is None and not seen.interrupted and seen.view.all_done and gates_set:
-            return _gated(run, Checks(claimed=True), prepared.context)
-        return Checks()
-    runs = run.hooks.lifecycle("post_iteration", prepared.context)
-    refused = [hook for hook in runs if hook.verify_failed]
-    notes = [f"verification failed: {hook.summary()}; the iteration is not progress" for hook in refused]
-    tails = ["\n".join(hook.tail.splitlines()[-10:]) for hook in refused]
-    prompt_notes = [
-        "the post_iteration check failed (verification failed)" + (f":\n{tail}" if tail else "") for tail in tails
-    ]
-    checks = Checks(
-        claimed=_claims(prepared, seen),
-        verify_failed=tuple(f"post_iteration hook {hook.name}" for hook in refused),
-        notes=tuple(notes),
-        prompt_notes=tuple(prompt_notes),
+    """post_iteration hooks and quality gates (hooks/checks.py) over what the agent left."""
+    ran_clean = seen.clean and seen.broken is None
+    all_done = seen.broken is None and not seen.interrupted and seen.view.all_done
+    claimed = ran_clean and _claims(prepared, seen)
+    root = run.paths.project_root
+    return check_iteration(
+        run.hooks, prepared.context, ran_clean=ran_clean, claimed=claimed, all_done=all_done, root=root
     )
-    return _gated(run, checks, prepared.context) if checks.claimed and gates_set else checks
 
 
 def _claims(prepared: Prepared, seen: Seen) -> bool:
@@ -227,23 +169,9 @@ def _claims(prepared: Prepared, seen: Seen) -> bool:
     if result is not None and (result.completed_step_ids or result.status == "goal-complete"):
         return True
     newly = seen.view.done_ids - prepared.view.done_ids
-    return bool(newly) or says_done(prepared.task, seen) or a.completion_claimed or seen.view.all_done
-
-
-def _gated(run: Run, checks: Checks, context: HookContext) -> Checks:
-    """The quality gates run; what fails goes to the iteration's log, progress.txt and the next prompt."""
-    verdict = run.hooks.run_gates(context)
-    root = run.paths.project_root
-    report = verdict.report(root)
-    if report:
-        try:
-            with open(context.transcript, "a", encoding="utf-8") as handle:
-                handle.write("\n[ralph: " + "\n\n".join(report) + "]\n")
-        except OSError:
-            pass  # the same text is in progress.txt and the next prompt
-    return replace(
-        checks,
-        gates=verdict,
-        notes=(*checks.notes, *verdict.summaries(root)),
-        prompt_notes=(*checks.prompt_notes, *report),
+    return (
+        bool(newly)
+        or says_done(prepared.task.id, seen.analysis, clean=seen.clean)
+        or a.completion_claimed
+        or seen.view.all_done
     )

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from ralphloop.analysis.reading import evidence
 from ralphloop.engine.judge import Facts, Judged, Verdict
 from ralphloop.engine.phases import Prepared
 from ralphloop.engine.run import Run
@@ -44,22 +45,13 @@ def record(
         finished_at=run.clock.now(),
         signals=a.signals,
         info=facts.settled.info,
-        marks=told.marks,
+        failure=judged.task_failed,
+        source_kind=run.source.kind,
         learnings=a.learnings,
         agent=run.agent.name,
         committing=committing,
         analysis=a.to_json(),
-        evidence={
-            "test_only": reading.test_only,
-            "question_only": reading.question_only,
-            "unverified_done": list(reading.unverified_done),
-            "completion_indicators": bool(a.heuristics.completion_phrases or a.heuristics.nothing_to_do),
-            "blocked": a.blocked,
-            "blocked_reason": a.blocked_reason if a.blocked else None,
-            "completion_claimed": a.completion_claimed,
-            "confidence": a.confidence,
-            "streaks": state.streaks.counts(),
-        },
+        evidence=evidence(a, reading, state.streaks),
         decision=decision.action.value,
         exit_reason=decision.reason.value if decision.reason else None,
         refused_claim=decision.refused_claim,
@@ -67,16 +59,7 @@ def record(
         max_retries=run.policy.max_retries,
         next_prompt_notes=state.notes,
         state=state.persisted(),
-        usage_limit=None
-        if limit is None
-        else {
-            "message": limit.message,
-            "vendor": limit.vendor,
-            "kind": limit.kind,
-            "resetsAt": iso(limit.resets_at) if limit.resets_at else None,
-            "policy": run.policy.usage.action,
-            "at": iso(run.clock.now()),
-        },
+        usage_limit=limit.record(run.policy.usage.action, iso(run.clock.now())) if limit else None,
         done_ids=tuple(sorted(view.done_ids)),
         open_ids=view.open_ids,
     )

@@ -2,17 +2,15 @@
 
 from __future__ import annotations
 
-import os
 from collections.abc import Callable
 from dataclasses import dataclass
 
 from ralphloop.cancel import CancelToken
-from ralphloop.engine.policy import Policy
 from ralphloop.engine.state import LoopState
-from ralphloop.errors import RalphError
 from ralphloop.hooks.runner import HookContext, HookRunner
 from ralphloop.paths import FeaturePaths
-from ralphloop.protocols import Agent, Clock, EventSink, TaskSource
+from ralphloop.policy import Policy
+from ralphloop.protocols import Agent, Clock, EventSink, TaskSource, iso
 from ralphloop.state.calls import CallLedger
 from ralphloop.state.circuit import BreakerFile
 from ralphloop.workspace import Workspace
@@ -42,16 +40,14 @@ class Run:
     resume: str  # the command that runs this feature again, as the user would paste it
     ask: Ask | None = None  # the terminal, when there is someone to ask (usage limits)
 
+    def runtime(self) -> float:
+        """Seconds since the run began (what the runtime budget counts)."""
+        return self.clock.monotonic() - self.started
+
+    def now(self) -> str:
+        """The time now, as every record writes it."""
+        return iso(self.clock.now())
+
     def context(self, task_id: str, number: int, transcript: str = "") -> HookContext:
-        """The hook variables: the feature and the task, or a goal's sprint and phase."""
-        sprint_id, phase = self.paths.name, task_id
-        try:
-            scope = self.source.hook_scope(task_id)
-        except RalphError:  # a damaged goal file stops the loop elsewhere; the hooks still get the feature
-            scope = None
-        if scope is not None:
-            sprint_id, phase = scope
-        if not transcript:  # the run's hooks: the last iteration's log, when there was one
-            last = self.paths.iteration_log(number)
-            transcript = last if os.path.isfile(last) else ""
-        return HookContext(number, task_id, transcript, sprint_id, phase)
+        """The hook variables of an iteration (or of the run, for pre_run and the end hooks)."""
+        return self.hooks.context_for(self.source, task_id, number, transcript)

@@ -6,16 +6,15 @@ may be asked what to do. Every wait counts down in events and wakes at once on C
 from __future__ import annotations
 
 from dataclasses import dataclass
-from datetime import timedelta
 
+from ralphloop.countdown import count_down
 from ralphloop.engine.decide import Action, Decision
 from ralphloop.engine.run import Run
 from ralphloop.engine.state import LoopState
-from ralphloop.errors import RalphError
-from ralphloop.events import CircuitChanged, Slot, UsageAnswered, Waiting
+from ralphloop.events import CircuitChanged, Slot, UsageAnswered
 from ralphloop.exitcodes import ExitReason
-from ralphloop.guards.breaker import Breaker, CircuitState, guidance
-from ralphloop.guards.budget import Spent, exceeded
+from ralphloop.guards.breaker import Breaker
+from ralphloop.guards.budget import Spent, exceeded, within
 from ralphloop.guards.usage import UsageLimit
 from ralphloop.protocols import iso
 
@@ -48,7 +47,8 @@ def guards_before(run: Run, state: LoopState) -> Cleared | Decision:
         if not wait(run, left, "circuit cooldown", f"circuit open ({breaker.reason}); cooling down"):
             return INTERRUPTED
     while True:
-        over = over_budget(run, state)  # again after every wait: waiting spends the runtime budget too
+        tally = state.tally  # checked again after every wait: waiting spends the runtime budget too
+        over = exceeded(run.policy.budget, Spent(tally.cost_usd, tally.tokens, run.runtime()))
         if over:
             return Decision(Action.HALT, ExitReason.BUDGET, over)
         now = run.clock.now()
@@ -57,7 +57,9 @@ def guards_before(run: Run, state: LoopState) -> Cleared | Decision:
         if taken.granted:
             return Cleared(breaker, slot)
         message = f"rate limit reached: {taken.used}/{taken.limit} agent calls in the last hour"
-        if not wait(run, within_budget(run, max(taken.wait_s(now), 1.0)), "rate limit", message, slot):
+        if not wait(
+            run, within(run.policy.budget, max(taken.wait_s(now), 1.0), run.runtime()), "rate limit", message, slot
+        ):
             return INTERRUPTED
 
 
@@ -77,59 +79,11 @@ def after_decision(run: Run, decision: Decision, limit: UsageLimit | None) -> De
         run.emit(UsageAnswered(answer))
         if answer == "exit":
             return Decision(Action.HALT, ExitReason.USAGE_LIMIT, decision.message)
-    if not wait(run, within_budget(run, decision.wait_s), decision.wait_kind, decision.message):
+    if not wait(run, within(run.policy.budget, decision.wait_s, run.runtime()), decision.wait_kind, decision.message):
         return INTERRUPTED
     return decision
 
 
 def wait(run: Run, seconds: float, kind: str, message: str, slot: Slot | None = None) -> bool:
     """Wait with a countdown (an event every second); False when interrupted."""
-    clock = run.clock
-    until_mono = clock.monotonic() + seconds
-    until = clock.now() + timedelta(seconds=seconds)
-    first = True
-    try:
-        while True:
-            if run.cancel.is_set():
-                return False
-            left = until_mono - clock.monotonic()
-            if left <= 0:
-                return True
-            run.emit(Waiting(kind, message, until, left, first=first, slot=slot))
-            first = False
-            clock.sleep(min(1.0, left), run.cancel.fileno())
-    finally:
-        run.emit(Waiting(kind, message, until, 0.0, done=True, slot=slot))
-
-
-def over_budget(run: Run, state: LoopState) -> str | None:
-    tally = state.tally
-    return exceeded(run.policy.budget, Spent(tally.cost_usd, tally.tokens, run.clock.monotonic() - run.started))
-
-
-def within_budget(run: Run, seconds: float) -> float:
-    """`seconds`, cut to what is left of the runtime budget."""
-    limit = run.policy.budget.max_runtime_s
-    if limit is None:
-        return seconds
-    return max(0.0, min(seconds, limit - (run.clock.monotonic() - run.started)))
-
-
-def reset_circuit(run: Run, why: str, number: int) -> None:
-    """`--reset-circuit`: CLOSED with every count at zero, before the first iteration."""
-    try:
-        breaker = run.breaker.load()
-    except RalphError:  # a damaged file is what --reset-circuit is for
-        breaker = Breaker()
-    fresh, moved = breaker.reset(why, run.clock.now(), number)
-    run.breaker.save(fresh, number, moved)
-    run.emit(CircuitChanged(moved.from_state.value, moved.to_state.value, moved.reason))
-
-
-def circuit_advice(run: Run) -> str:
-    """What to check and do, once the loop stopped with the circuit open."""
-    try:
-        breaker = run.breaker.load()
-    except RalphError:  # the advice is a courtesy; the reason is already told
-        return ""
-    return guidance(breaker, run.paths.name) if breaker.state is CircuitState.OPEN else ""
+    return count_down(run.clock, run.cancel, run.emit, seconds, kind, message, slot)

@@ -38,3 +38,13 @@ def model_matches(requested: str, used: str) -> bool:
         return want in got.replace("[", "-").split("-")
     # Only a date (-20250929) or a context tag ([1m]) may follow: claude-sonnet-4 is not claude-sonnet-4-5.
     return re.fullmatch(re.escape(want) + r"(?:-\d{8})?(?:\[[^\]]*\])?", got) is not None
+
+
+def model_check(want: str | None, poorman: bool, used: str | None, *, warned: bool) -> tuple[str | None, str | None]:
+    """`--model`'s check of one run: (why the model is wrong, or None; a warning to give once when the agent
+    does not say which model answered, or None)."""
+    if not want or poorman:
+        return None, None
+    if used is None:
+        return None, None if warned else f"cannot verify --model {want}: the agent did not report its model"
+    return (None if model_matches(want, used) else f"got {used} instead of {want}"), None

@@ -20,10 +20,12 @@ from datetime import UTC, datetime, timedelta
 from enum import Enum
 from typing import Any
 
-from ralphloop.protocols import iso
+from ralphloop.analysis.fingerprint import fingerprint, iteration_error
+from ralphloop.protocols import AgentResult, iso
 from ralphloop.textsafe import one_line
 
 HISTORY_KEEP = 200
+_ERROR_SCAN = 64 * 1024  # how much of the reply's end is searched for error lines (the same-error fingerprint)
 
 
 class CircuitState(Enum):
@@ -247,6 +249,27 @@ class Breaker:
             total_opens=_count(data, "total_opens"),
             probation=_flag(data.get("probation", False)),
         )
+
+
+def facts_of(number: int, result: AgentResult, *, progress: bool, failed: str | None, churn: bool) -> IterationFacts:
+    """What an iteration proved, for the breaker. A failed attempt (a crash, a timeout, FAIL, a refuted claim,
+    no DONE) adds to the failure streak, not to the no-progress one: the task's retries stop it first."""
+    # A bare "exit code 1" says nothing about which error it was: then the output's error lines decide.
+    detailed = result.failed and result.error is not None and ": " in result.error
+    error = iteration_error(
+        failed=result.error if detailed else None,
+        tool_errors=result.tool_errors,
+        text=result.final_text[-_ERROR_SCAN:],  # errors end a reply; a hostile reply must not cost seconds here
+    ) or (result.error if result.failed else failed)
+    return IterationFacts(
+        iteration=number,
+        progress=progress,
+        failed=result.failed or failed is not None,
+        error=error,
+        fingerprint=fingerprint(error) if error else None,
+        denials=result.permission_denials,
+        churn=churn,
+    )
 
 
 def guidance(breaker: Breaker, feature: str) -> str:

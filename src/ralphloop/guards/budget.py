@@ -52,3 +52,10 @@ def exceeded(budget: Budget, spent: Spent) -> str | None:
             f"{format_duration(budget.max_runtime_s)}"
         )
     return None
+
+
+def within(budget: Budget, seconds: float, runtime_s: float) -> float:
+    """`seconds` of waiting, cut to what is left of the runtime budget (a wait never outlasts the run)."""
+    if budget.max_runtime_s is None:
+        return seconds
+    return max(0.0, min(seconds, budget.max_runtime_s - runtime_s))

@@ -34,6 +34,18 @@ class UsageLimit:
     kind: str = ""  # five_hour | seven_day | seven_day_opus | session | weekly | opus | sonnet | daily | ""
     source: str = ""  # "rate_limit_event" | "api_error" | "text"
 
+    def record(self, policy: str, at: str) -> dict[str, str | None]:
+        """As status.json keeps it: what the vendor said, when it resets, and what the loop does about it."""
+        resets = self.resets_at.strftime("%Y-%m-%dT%H:%M:%SZ") if self.resets_at else None
+        return {
+            "message": self.message,
+            "vendor": self.vendor,
+            "kind": self.kind,
+            "resetsAt": resets,
+            "policy": policy,
+            "at": at,
+        }
+
 
 @dataclass(frozen=True, slots=True)
 class LimitWarning:
@@ -70,3 +82,18 @@ def clean_message(text: str) -> str:
     """`text` as one line for users: escapes and control characters gone, at most MESSAGE_MAX characters."""
     flat = " ".join(_CONTROL.sub(" ", ANSI_ESCAPE.sub("", text)).split())
     return flat if len(flat) <= MESSAGE_MAX else flat[: MESSAGE_MAX - 1].rstrip() + "…"
+
+
+def wait_for(limit: UsageLimit, now: datetime, margin_s: float, fallback_s: float) -> float:
+    """How long to wait at a usage limit: to the vendor's reset time plus the margin, or the fallback."""
+    if limit.resets_at is None:
+        return fallback_s
+    return max(0.0, (limit.resets_at - now).total_seconds()) + margin_s
+
+
+def pause_for(warning: LimitWarning | None, now: datetime, pause_at: float | None, margin_s: float) -> float:
+    """Near the limit (`usage_limit.pause_at`): seconds to pause until that window resets; 0 to go on."""
+    if warning is None or pause_at is None or warning.utilization < pause_at or warning.resets_at is None:
+        return 0.0
+    left = (warning.resets_at - now).total_seconds()
+    return max(0.0, left) + margin_s if left > 0 else 0.0

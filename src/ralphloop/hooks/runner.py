@@ -19,7 +19,9 @@ from collections.abc import Callable, Hashable, Mapping
 from dataclasses import dataclass, replace
 
 from ralphloop.cancel import CancelToken
+from ralphloop.errors import RalphError
 from ralphloop.events import Notice
+from ralphloop.exitcodes import ExitReason
 from ralphloop.hooks.background import Background
 from ralphloop.hooks.gates import GateVerdict, run_gates
 from ralphloop.hooks.run import CommandRun, run_command, run_shell
@@ -27,7 +29,8 @@ from ralphloop.hooks.spec import CommandSpec, HookSpec, LifecycleHooks, safe_nam
 from ralphloop.hooks.variables import HookVars, substitute
 from ralphloop.paths import FeaturePaths
 from ralphloop.process import ProcessLimits
-from ralphloop.protocols import Agent, AgentRequest, EventSink
+from ralphloop.protocols import Agent, AgentRequest, EventSink, TaskSource
+from ralphloop.textsafe import one_line
 
 
 @dataclass(frozen=True, slots=True)
@@ -204,6 +207,64 @@ class HookRunner:
             select.select([self.cancel.fileno()], [], [], 0.1)
             finished += self.background.collect()
         return finished + self.background.stop(cancel=cancel)
+
+    def context_for(self, source: TaskSource, task_id: str, number: int, transcript: str = "") -> HookContext:
+        """The hook variables: the feature and the task, or a goal's sprint and phase; the transcript is the
+        iteration's log (for the run's hooks: the last iteration's log, when there was one)."""
+        sprint_id, phase = self.paths.name, task_id
+        try:
+            scope = source.hook_scope(task_id)
+        except RalphError:  # a damaged goal file stops the loop elsewhere; the hooks still get the feature
+            scope = None
+        if scope is not None:
+            sprint_id, phase = scope
+        if not transcript:
+            last = self.paths.iteration_log(number)
+            transcript = last if os.path.isfile(last) else ""
+        return HookContext(number, task_id, transcript, sprint_id, phase)
+
+    def format_hooks(self, source: TaskSource, context: HookContext, now: Callable[[], str]) -> None:
+        """The task format's hooks after a counted iteration (goal mode's per-iteration hooks): started now,
+        recorded by the format when they start and end."""
+        try:
+            hooks = source.iteration_hooks()
+        except RalphError as exc:
+            self.tell(f"per-iteration hooks skipped: {exc}", False)
+            return
+        if hooks:
+            self.per_iteration(hooks, context, lambda hook, ran: self.record(source, context.number, hook.id, ran, now))
+
+    def record(
+        self, source: TaskSource, number: int, hook_id: str, ran: CommandRun | None, now: Callable[[], str]
+    ) -> None:
+        """A per-iteration hook started (`ran` None) or ended: the format records it; its end is told."""
+        warning = source.record_hook(number, hook_id, ran, now())
+        if warning:
+            self.tell(warning, False)
+        if ran is not None:
+            self.tell(f"per-iteration hook {ran.summary()}", ran.ok)
+
+    def recorded(self, source: TaskSource, finished: list[tuple[Hashable, CommandRun]], now: Callable[[], str]) -> None:
+        """Background hooks that ended (from `collect` or `stop`), recorded by the format."""
+        for key, ran in finished:
+            assert isinstance(key, tuple)
+            hook_id, number = key
+            self.record(source, number, hook_id, ran, now)
+
+    def end_of_run(self, reason: ExitReason, message: str, context: HookContext) -> None:
+        """on_complete, on_error or on_halt, once the records are final; told why through the environment."""
+        if reason in (ExitReason.COMPLETE, ExitReason.STORY_DONE):
+            event = "on_complete"
+        elif reason in (ExitReason.ERROR, ExitReason.AGENT_ERROR):
+            event = "on_error"
+        else:
+            event = "on_halt"
+        extra = {
+            "RALPH_EXIT_REASON": reason.value,
+            "RALPH_EXIT_CODE": str(reason.exit_code),
+            "RALPH_EXIT_MESSAGE": one_line(message, 1000),
+        }
+        self.lifecycle(event, context, extra)
 
     def tell(self, message: str, ok: bool) -> None:
         """Tell `message` as a notice: info when `ok`, else a warning."""

@@ -5,6 +5,7 @@ from __future__ import annotations
 import os
 from collections.abc import Sequence
 from dataclasses import dataclass
+from typing import Any
 
 from ralphloop.state.store import append_text
 
@@ -107,6 +108,22 @@ class ProgressLog:
                     commit=event.commit,
                     agent=f"{event.agent} · {ended} · {format_duration(result.duration_s)}",
                     notes=(*signals, *event.notes, *event.info),
-                    marks=event.marks,
+                    marks=marks(event),
                 ),
             )
+
+
+def marks(event: Any) -> tuple[str, ...]:
+    """Seed 002's one-line records after an entry: [LEARN] lines in story mode, [FAIL] for a failed attempt."""
+    from ralphloop.protocols import iso
+    from ralphloop.textsafe import one_line
+
+    stories = event.source_kind == "stories"
+    found = [f"[LEARN] {one_line(text)}" for text in event.learnings] if stories else []
+    if event.failure:
+        name = f"Story {event.task_id}" if stories else event.task_id
+        found.append(
+            f"[FAIL] {name} - {one_line(event.failure)} - {iso(event.finished_at)} "
+            f"(attempt {event.attempt}/{event.max_retries})"
+        )
+    return tuple(found)

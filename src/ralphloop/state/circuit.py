@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import json
 from collections.abc import Iterable
+from datetime import datetime
 from typing import Any
 
 from ralphloop.errors import RalphError
@@ -69,6 +70,16 @@ class BreakerFile:
 
     def load(self) -> Breaker:
         return load_breaker(self.path, self.label)
+
+    def reset(self, why: str, now: datetime, iteration: int) -> Transition:
+        """CLOSED with every count at zero (`ralph reset-circuit`, `run --reset-circuit`); a damaged file too."""
+        try:
+            breaker = self.load()
+        except RalphError:  # a damaged file is what a reset is for
+            breaker = Breaker()
+        fresh, moved = breaker.reset(why, now, iteration)
+        self.save(fresh, iteration, moved)
+        return moved
 
     def save(self, breaker: Breaker, iteration: int, transition: Transition | None = None) -> None:
         save_breaker(self.path, breaker, iteration)

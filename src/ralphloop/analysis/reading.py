@@ -8,17 +8,45 @@ records comes out, with the notes for progress.txt and for the next prompt.
 from __future__ import annotations
 
 import re
+from collections.abc import Mapping
 from dataclasses import dataclass
+from typing import Any
 
 from ralphloop.analysis.signals import Analysis
-from ralphloop.engine.decide import Decision
-from ralphloop.engine.state import Streaks
-from ralphloop.protocols import Task, TaskView
+from ralphloop.protocols import AgentResult, Task, TaskView
 
 # A test file by the usual conventions: tests/ or test/ folders, test_*.py, *_test.go, *.test.ts, *.spec.js ...
 _TEST_PATH = re.compile(
     r"(?:^|/)(?:tests?|__tests__|spec)/|(?:^|/)test_[^/]*$|[._-](?:test|spec)\.[^/]+$|_test\.[^/]+$"
 )
+
+
+@dataclass(frozen=True, slots=True)
+class Streaks:
+    """Consecutive counted iterations with a property. Any counted iteration without it resets that count;
+    an uncounted one (interrupted, limited, an API retry) is no evidence either way."""
+
+    blocked: int = 0
+    test_only: int = 0
+    question_only: int = 0
+
+    @classmethod
+    def from_counts(cls, counts: Mapping[str, Any]) -> Streaks:
+        """From state.json's `streaks` mapping (unknown keys ignored, missing or malformed ones 0)."""
+        found = {name: counts.get(name, 0) for name in ("blocked", "test_only", "question_only")}
+        return cls(**{name: value if type(value) is int and value >= 0 else 0 for name, value in found.items()})
+
+    def counts(self) -> dict[str, int]:
+        return {"blocked": self.blocked, "test_only": self.test_only, "question_only": self.question_only}
+
+    def after(self, *, counted: bool, blocked: bool, test_only: bool, question_only: bool) -> Streaks:
+        if not counted:
+            return self
+        return Streaks(
+            blocked=self.blocked + 1 if blocked else 0,
+            test_only=self.test_only + 1 if test_only else 0,
+            question_only=self.question_only + 1 if question_only else 0,
+        )
 
 
 @dataclass(frozen=True, slots=True)
@@ -73,14 +101,13 @@ def iteration_notes(
 
 
 def next_prompt_notes(
-    analysis: Analysis, reading: IterationReading, decision: Decision, blocked_threshold: int
+    analysis: Analysis, reading: IterationReading, refused_claim: str | None, blocked_threshold: int
 ) -> list[str]:
     """What the next prompt tells the agent about this iteration."""
     notes: list[str] = []
-    if decision.refused_claim:
+    if refused_claim:
         notes.append(
-            f"your last completion claim was refused: {decision.refused_claim}. "
-            "Claim completion only when every task passes."
+            f"your last completion claim was refused: {refused_claim}. Claim completion only when every task passes."
         )
     notes += [
         f"you signalled DONE {item}, but {item} still does not pass in the task file; "
@@ -100,3 +127,45 @@ def next_prompt_notes(
     if analysis.json_error:
         notes.append(f"your JSON result could not be read ({analysis.json_error}); print it as one ```json block")
     return notes
+
+
+def says_done(task_id: str, analysis: Analysis, *, clean: bool) -> bool:
+    """The agent ran clean and signalled DONE for exactly this task (seed 002; a bare legacy [DONE] counts when
+    no <ralph> tag names a task), and not FAIL."""
+    if not clean or analysis.failed or analysis.legacy == "fail":
+        return False
+    if analysis.done_ids:
+        return task_id in analysis.done_ids
+    return analysis.legacy == "done"
+
+
+def evidence(analysis: Analysis, reading: IterationReading, streaks: Streaks) -> dict[str, Any]:
+    """What the loop concluded from the analysis, as the records keep it (.exit_signals, status.json)."""
+    return {
+        "test_only": reading.test_only,
+        "question_only": reading.question_only,
+        "unverified_done": list(reading.unverified_done),
+        "completion_indicators": bool(analysis.heuristics.completion_phrases or analysis.heuristics.nothing_to_do),
+        "blocked": analysis.blocked,
+        "blocked_reason": analysis.blocked_reason if analysis.blocked else None,
+        "completion_claimed": analysis.completion_claimed,
+        "confidence": analysis.confidence,
+        "streaks": streaks.counts(),
+    }
+
+
+def attempt_failure(
+    task_id: str, result: AgentResult, analysis: Analysis, reading: IterationReading, *, marks_done: bool, passed: bool
+) -> str | None:
+    """Why this attempt at the task failed (seed 002: crash, timeout, FAIL, no or another DONE), or None.
+    A crash is a failure even when the task file says the task passes: the attempt did not finish."""
+    if result.failed:
+        return result.error or "the agent failed"
+    if reading.failed_here:
+        reasons = [failure.reason for failure in analysis.failed if failure.reason]
+        return f"the agent signalled FAIL: {reasons[-1]}" if reasons else "the agent signalled FAIL"
+    if marks_done and not passed:  # the DONE tag is how a story gets done: without it, the attempt failed
+        if reading.mismatched_done and task_id not in analysis.done_ids:
+            return f"mismatched: the agent signalled DONE {', '.join(reading.mismatched_done)}, not {task_id}"
+        return "no completion signal in output"
+    return None

@@ -1,0 +1,72 @@
+"""The commented .ralph/config.yaml `ralph init` writes: every setting a project is likely to change."""
+
+from __future__ import annotations
+
+DEFAULT_PROJECT_CONFIG = """\
+# ralph project settings. Flags and RALPH_* environment variables override these;
+# ~/.ralph/config.yaml (or $RALPH_HOME/config.yaml) holds per-user defaults.
+
+defaults:
+  max_iterations: 20        # per `ralph run`; 0 means until complete
+  timeout_minutes: 15       # per iteration; also "90s", "15m", "1h"
+  rate_limit_per_hour: 100
+
+# Which agent runs each iteration: claude, command or scripted.
+# agent: claude
+# A command agent gets the prompt on stdin (see the README):
+# agent:
+#   command: "python3 my_agent.py"
+
+context:
+  progress_bytes: 16384     # newest progress.txt entries put into each prompt
+
+# A completion claim ends the loop only once the task file agrees (verify);
+# trust takes a promise or EXIT_SIGNAL: true at its word, as the original scripts did.
+completion: verify
+# Stop when the agent reports BLOCKED this many iterations in a row.
+blocked_threshold: 3
+# A failing task is tried this many times in all (its failed attempts are saved, then undone).
+max_retries: 3
+
+circuit_breaker:
+  no_progress_threshold: 3  # iterations in a row with no change to files, commits or tasks
+  same_error_threshold: 5   # iterations in a row ending with the same error
+  failure_threshold: 5      # failed iterations in a row (crash, non-zero exit, timeout)
+  # cooldown_minutes: 30    # unattended: try again this long after opening
+
+usage_limit:
+  policy: ask               # wait | exit | ask (asks on a terminal, waits otherwise)
+  margin_seconds: 60        # extra wait after the reset time the vendor gives
+
+# Claude Code, the default agent (run as `claude -p --output-format stream-json --verbose`).
+# claude:
+#   command: claude                       # or a path to the executable
+#   allowed_tools: "Write,Edit,Read,Bash(git *),Bash(pytest *)"
+#   max_turns: 50
+#   append_system_prompt: "Keep commits small."
+#   dangerously_skip_permissions: false   # only inside a sandbox you can throw away
+#   resume: false                         # a fresh context each iteration is the point
+
+# backoff:                  # retries of overloaded / unreachable APIs (not counted as iterations)
+#   initial_seconds: 5      # doubling each time
+#   max_seconds: 600
+#   attempts: 10
+
+# git:
+#   require: true           # stop unless this is a git repository on a branch, with user.name/email set
+#   auto_commit: false      # commit each iteration's changes (default: on for TODO.md plan folders)
+# branch:
+#   auto_create: true       # work on a branch: prd.json's branchName, else PREFIX + the feature name
+#   prefix: "feature/"
+# story_order: ["1.1", "1.2", "2.1"]   # story specs (specs/epic-N/): default every spec, sorted naturally
+
+# budget:                   # for one `ralph run`
+#   max_cost_usd: 10
+#   max_tokens: 5000000
+#   max_runtime: 8h
+
+# notify:                   # when a run ends; a failed notification is only a warning
+#   desktop: auto           # notify-send, osascript or tt notify, whichever is on PATH; true, false or auto
+#   webhook: "https://example.com/hook"   # gets a JSON POST (or set $RALPH_NOTIFY_WEBHOOK)
+#   on: [complete, halt]    # also: interrupt
+"""

@@ -1,0 +1,191 @@
+"""The converters of config values: each takes what a YAML file, an environment variable or a flag gave
+and returns the typed value, or raises ValueError saying what was expected (config.py names where)."""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from typing import Any
+
+from ralphloop.durations import parse_duration
+from ralphloop.notify import NOTIFY_EVENTS, check_webhook_url
+
+# verify: a completion claim ends the loop only when the task source (and gates) agree.
+# trust: the seeds' rule, a promise or EXIT_SIGNAL: true ends it at the agent's word.
+COMPLETION_MODES = ("verify", "trust")
+# What to do at a vendor usage limit: wait for the reset, stop (exit 2), or ask on a terminal.
+USAGE_POLICIES = ("wait", "exit", "ask")
+
+Converter = Callable[[Any], Any]
+
+
+def positive_int(value: Any) -> int:
+    if isinstance(value, bool) or not isinstance(value, int | str):
+        raise ValueError("expected a whole number")
+    try:
+        number = int(value)
+    except ValueError:
+        raise ValueError(f"{value!r} is not a whole number") from None
+    if number < 1:
+        raise ValueError("must be 1 or more")
+    return number
+
+
+def iterations(value: Any) -> int | None:
+    if isinstance(value, str) and value.strip().lower() in ("0", "unlimited", "none"):
+        return None
+    if value == 0 and not isinstance(value, bool):
+        return None
+    return positive_int(value)
+
+
+def minutes(value: Any) -> float:
+    if isinstance(value, bool):
+        raise ValueError("expected a duration such as 15, 90s, 15m or 1h")
+    if isinstance(value, int | float):
+        return parse_duration(str(value))
+    if isinstance(value, str):
+        try:
+            return parse_duration(value)
+        except ValueError:
+            raise ValueError(f"{value!r} is not a duration (use 15, 90s, 15m or 1h)") from None
+    raise ValueError("expected a duration such as 15, 90s, 15m or 1h")
+
+
+def seconds(value: Any) -> float:
+    if isinstance(value, bool) or not isinstance(value, int | float) or value < 0:
+        raise ValueError("expected a number of seconds, 0 or more")
+    return float(value)
+
+
+def text(value: Any) -> str:
+    if not isinstance(value, str) or not value.strip():
+        raise ValueError("expected a non-empty string")
+    return value
+
+
+def completion(value: Any) -> str:
+    if not isinstance(value, str) or value.strip().lower() not in COMPLETION_MODES:
+        raise ValueError(f"expected one of {', '.join(COMPLETION_MODES)}")
+    return value.strip().lower()
+
+
+def policy(value: Any) -> str:
+    if not isinstance(value, str) or value.strip().lower() not in USAGE_POLICIES:
+        raise ValueError(f"expected one of {', '.join(USAGE_POLICIES)}")
+    return value.strip().lower()
+
+
+def money(value: Any) -> float:
+    if isinstance(value, str):
+        try:
+            value = float(value.strip().lstrip("$"))
+        except ValueError:
+            raise ValueError(f"{value!r} is not an amount in USD") from None
+    if isinstance(value, bool) or not isinstance(value, int | float) or not value > 0:
+        raise ValueError("expected an amount in USD above 0, such as 5 or 2.50")
+    return float(value)
+
+
+def fraction(value: Any) -> float:
+    if isinstance(value, str):
+        text = value.strip()
+        try:
+            value = float(text[:-1]) / 100 if text.endswith("%") else float(text)
+        except ValueError:
+            raise ValueError(f"{value!r} is not a fraction such as 0.9 or 90%") from None
+    if isinstance(value, bool) or not isinstance(value, int | float) or not 0 < value <= 1:
+        raise ValueError("expected a fraction above 0 and at most 1, such as 0.9 (or 90%)")
+    return float(value)
+
+
+def flag(value: Any) -> bool:
+    if isinstance(value, bool):
+        return value
+    if isinstance(value, str) and value.strip().lower() in ("1", "true", "yes", "on", "0", "false", "no", "off"):
+        return value.strip().lower() in ("1", "true", "yes", "on")
+    raise ValueError("expected true or false")
+
+
+def tools(value: Any) -> tuple[str, ...]:
+    """`allowed_tools` as a list, or as the CLI spells it: "Write,Bash(git *),Read". A comma inside
+    parentheses belongs to the rule (`Bash(git commit -m a,b)`), not to the list."""
+    if isinstance(value, str):
+        items, depth, current = [], 0, ""
+        for char in value:
+            depth += (char == "(") - (char == ")")
+            if char == "," and depth <= 0:
+                items.append(current)
+                current = ""
+            else:
+                current += char
+        items.append(current)
+    elif isinstance(value, list):
+        if not all(isinstance(item, str) for item in value):
+            raise ValueError('expected tool names, such as [Read, Write, "Bash(git *)"]')
+        items = value
+    else:
+        raise ValueError('expected a list of tools or a string such as "Write,Bash(git *),Read"')
+    tools = tuple(item.strip() for item in items if item.strip())
+    if not tools:
+        raise ValueError("expected at least one tool")
+    return tools
+
+
+def story_ids(value: Any) -> tuple[str, ...]:
+    if not isinstance(value, list) or not value:
+        raise ValueError('expected a list of story ids, such as ["1.1", "1.2", "2.1"]')
+    for item in value:
+        if isinstance(item, float | int) and not isinstance(item, bool):
+            # YAML reads 1.10 as the number 1.1: the id as written is lost, so it must be quoted.
+            raise ValueError(f'write story ids as quoted strings ("{item}"): a bare 1.10 reads as the number 1.1')
+        if not isinstance(item, str) or not item.strip():
+            raise ValueError('expected a list of story ids, such as ["1.1", "1.2", "2.1"]')
+    ids = tuple(item.strip() for item in value)
+    twice = sorted({item for item in ids if ids.count(item) > 1})
+    if twice:
+        raise ValueError(f"{', '.join(twice)} listed twice")
+    return ids
+
+
+def branch_prefix(value: Any) -> str:
+    if not isinstance(value, str) or any(char in value for char in " ~^:?*[\\") or ".." in value:
+        raise ValueError('expected a branch-name prefix such as "feature/"')
+    return value
+
+
+def desktop(value: Any) -> bool | None:
+    if isinstance(value, str) and value.strip().lower() == "auto":
+        return None
+    try:
+        return flag(value)
+    except ValueError:
+        raise ValueError("expected true, false or auto") from None
+
+
+def webhook(value: Any) -> str:
+    if not isinstance(value, str):
+        raise ValueError("expected an http:// or https:// URL")
+    return check_webhook_url(value)
+
+
+def notify_on(value: Any) -> tuple[str, ...]:
+    """`on: [complete, halt]` or "complete,halt"; an empty list turns notifications off."""
+    items = value.split(",") if isinstance(value, str) else value
+    if not isinstance(items, list) or not all(isinstance(item, str) for item in items):
+        raise ValueError(f"expected a list from {', '.join(NOTIFY_EVENTS)}")
+    events = tuple(dict.fromkeys(item.strip().lower() for item in items if item.strip()))
+    unknown = [item for item in events if item not in NOTIFY_EVENTS]
+    if unknown:
+        raise ValueError(f"{unknown[0]!r} is not one of {', '.join(NOTIFY_EVENTS)}")
+    return events
+
+
+def megabytes(value: Any) -> int:
+    return positive_int(value) * 1024 * 1024
+
+
+def byte_size(value: Any) -> int:
+    number = positive_int(value)
+    if number < 1024:
+        raise ValueError("must be at least 1024")
+    return number

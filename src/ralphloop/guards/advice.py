@@ -1,0 +1,42 @@
+"""What the user should do next, after a halt a guard caused: commands that work when pasted."""
+
+from __future__ import annotations
+
+import shlex
+from datetime import datetime
+
+from ralphloop.exitcodes import ExitReason
+from ralphloop.guards.breaker import Breaker, CircuitState, guidance
+from ralphloop.protocols import iso
+
+
+def advice(
+    reason: ExitReason,
+    *,
+    again: str,
+    feature: str,
+    task: str = "",
+    retries: int = 0,
+    breaker: Breaker | None = None,
+    resets_at: datetime | None = None,
+) -> str:
+    """`again` is the command that runs the feature again, as the user named it (`ralph run -f auth`)."""
+    if reason is ExitReason.CIRCUIT_OPEN:
+        return guidance(breaker, feature) if breaker is not None and breaker.state is CircuitState.OPEN else ""
+    if reason is ExitReason.RETRIES_EXHAUSTED:
+        story = shlex.join(["ralph", "run", "-s", task]) + again.removeprefix("ralph run")
+        return (
+            f"Human intervention required: {task} failed {retries} times. Read the failed attempts "
+            f"(logs/iteration-N.patch and `git log refs/ralph/attempts/`), fix the cause or the task, then run: "
+            f"{story}"
+        )
+    if reason is ExitReason.USAGE_LIMIT:
+        when = iso(resets_at) if resets_at else "an unknown time"
+        return f"The usage limit resets at {when}. Then run: {again}"
+    if reason is ExitReason.BUDGET:
+        return f"Raise the budget (--max-cost, --max-tokens, --max-runtime or budget: in config), then: {again}"
+    if reason is ExitReason.MODEL_MISMATCH:
+        return "Request another model (--model), or accept any model with --poorman"
+    if reason is ExitReason.AGENT_ERROR:
+        return f"Fix what the message says, then run: {again}"
+    return ""
