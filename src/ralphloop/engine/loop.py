@@ -13,7 +13,7 @@ from dataclasses import dataclass, field, replace
 from datetime import timedelta
 from typing import Any
 
-from ralphloop import git
+from ralphloop import captures, git
 from ralphloop.analysis.fingerprint import fingerprint, iteration_error
 from ralphloop.analysis.signals import Analysis, analyze, with_records
 from ralphloop.archive import archive_copy
@@ -231,7 +231,7 @@ class Loop:
                 raise
             self.breaker = Breaker()  # a damaged file is what --reset-circuit is for
         self.git_root = git.toplevel(paths.project_root)
-        self.scratch_index = git.scratch_index(paths.project_root, paths.name) if self.git_root else None
+        self.scratch_index = captures.scratch_index(paths.project_root, paths.name) if self.git_root else None
         self.spent = Spent()
         self.counted = 0  # iterations that count toward max_iterations (not usage-limited, not a wrong model)
         self.model_retry = 0
@@ -612,7 +612,7 @@ class Loop:
         analysis: Analysis,
         marks: list[str],
         decision: Decision,
-        start: git.WorkTree | None,
+        start: captures.WorkTree | None,
     ) -> str | None:
         """The iteration's records; then, with git.auto_commit, its commit. Returns the commit to show."""
         signals = [f"signals: {', '.join(analysis.signals)}"] if analysis.signals else []
@@ -992,7 +992,7 @@ class Loop:
         log = os.path.relpath(self.paths.progress, self.git_root)
         return any(name != log for name in changed)
 
-    def _auto_commit(self, task: Task, start: git.WorkTree | None) -> str | None:
+    def _auto_commit(self, task: Task, start: captures.WorkTree | None) -> str | None:
         """Commit what this iteration changed (the agent's work, and ralph's records of it: progress.txt,
         a story's status) with the task as the message; never ralph's runtime files, never the user's
         other uncommitted work. Returns the new commit."""
@@ -1084,8 +1084,8 @@ class Loop:
 
     def _retry(
         self,
-        start: git.WorkTree | None,
-        end: git.WorkTree | None,
+        start: captures.WorkTree | None,
+        end: captures.WorkTree | None,
         number: int,
         task: Task,
         view: TaskView,
@@ -1096,7 +1096,9 @@ class Loop:
         notes.append(self._undo_attempt(start, end, number, task))
         return self._reread(view, notes)[0]
 
-    def _undo_attempt(self, start: git.WorkTree | None, end: git.WorkTree | None, number: int, task: Task) -> str:
+    def _undo_attempt(
+        self, start: captures.WorkTree | None, end: captures.WorkTree | None, number: int, task: Task
+    ) -> str:
         """Save the failed attempt (a git ref and a patch), then put the workspace back as it was at its start."""
         if start is None or end is None:
             return "not a git repository: the failed attempt's changes stay in place for the retry"
@@ -1107,7 +1109,7 @@ class Loop:
         patch = os.path.join(self.paths.logs, f"iteration-{number}.patch")
         progress = _read_bytes(self.paths.progress)
         try:
-            saved = git.save_attempt(
+            saved = captures.save_attempt(
                 self.paths.project_root,
                 start,
                 end,
@@ -1115,7 +1117,7 @@ class Loop:
                 f"ralph: failed attempt at {task.id} (iteration {number})",
                 patch,
             )
-            git.restore(self.paths.project_root, start, end)
+            captures.restore(self.paths.project_root, start, end)
         except OSError as exc:
             self.emit(Notice("warning", f"could not undo the failed attempt of iteration {number}: {exc}"))
             return f"could not undo the failed attempt ({exc}); the retry starts on top of its changes"
@@ -1128,22 +1130,22 @@ class Loop:
             f"failed attempt saved as {where}, then undone: the workspace is back as it was before iteration {number}"
         )
 
-    def _capture(self) -> git.WorkTree | None:
+    def _capture(self) -> captures.WorkTree | None:
         if self.scratch_index is None:
             return None
-        return git.capture(self.paths.project_root, self.scratch_index)
+        return captures.capture(self.paths.project_root, self.scratch_index)
 
-    def _changed(self, start: git.WorkTree | None, end: git.WorkTree | None) -> list[str]:
+    def _changed(self, start: captures.WorkTree | None, end: captures.WorkTree | None) -> list[str]:
         if self.git_root is None or start is None or end is None:
             return []
-        names = git.changed_between(self.paths.project_root, start, end)
+        names = captures.changed_between(self.paths.project_root, start, end)
         return [name for name in names if not self.paths.is_runtime(os.path.join(self.git_root, name))]
 
     def _made_progress(
         self,
         task: Task,
-        start: git.WorkTree | None,
-        end: git.WorkTree | None,
+        start: captures.WorkTree | None,
+        end: captures.WorkTree | None,
         changed: list[str],
         before: TaskView,
         after: TaskView,
@@ -1156,8 +1158,8 @@ class Loop:
 
     def _progress(
         self,
-        start: git.WorkTree | None,
-        end: git.WorkTree | None,
+        start: captures.WorkTree | None,
+        end: captures.WorkTree | None,
         changed: list[str],
         before: TaskView,
         after: TaskView,

@@ -1,0 +1,182 @@
+"""Whole-workspace captures as git trees: what an iteration changed, and undoing a failed attempt.
+
+A capture writes every file under the project root (tracked or not, ignored ones aside) as a tree
+through a private index kept in .git/ralph/, so the user's staging area is never touched; see gitcache
+for what makes the next capture cheap.
+"""
+
+from __future__ import annotations
+
+import os
+from dataclasses import dataclass
+
+from ralphloop import gitcache
+from ralphloop.git import parse_status, run
+
+_ATTEMPT_IDENTITY = {
+    "GIT_AUTHOR_NAME": "ralph",
+    "GIT_AUTHOR_EMAIL": "ralph@localhost",
+    "GIT_COMMITTER_NAME": "ralph",
+    "GIT_COMMITTER_EMAIL": "ralph@localhost",
+}
+
+
+@dataclass(frozen=True, slots=True)
+class WorkTree:
+    """The workspace at one instant as git objects: HEAD, the tree of every tracked and untracked
+    (not ignored) file as it is on disk, and the tree of the index (None when it has conflicts).
+
+    Two captures with the same `tree` hold the same content, whatever the file times say."""
+
+    head: str | None
+    tree: str
+    index_tree: str | None
+
+
+def scratch_index(root: str, name: str) -> str | None:
+    """A private index file for captures (inside .git), so the user's staging area is never touched."""
+    done = run(root, "rev-parse", "--absolute-git-dir", *_LAYOUT_ARGS)
+    if done.returncode != 0:
+        return None
+    git_dir, _, rest = done.stdout.partition(b"\n")
+    folder = os.path.join(git_dir.decode(), "ralph")
+    os.makedirs(folder, exist_ok=True)
+    safe = "".join(ch if ch.isalnum() or ch in "._-" else "_" for ch in name)
+    index_file = os.path.join(folder, f"{safe}.index")
+    gitcache.memo(index_file, gitcache.parse_layout(root, rest))
+    return index_file
+
+
+_LAYOUT_ARGS = ("--show-toplevel", "--show-prefix", "--git-path", "index")
+
+
+def capture(root: str, index_file: str) -> WorkTree | None:
+    """Capture the workspace (every file under `root` but ignored ones) as a tree in the private index;
+    None on failure. Cheap when little changed: see gitcache."""
+    memo = gitcache.memo(index_file)
+    if memo is None:
+        try:
+            done = run(root, "rev-parse", *_LAYOUT_ARGS)
+        except FileNotFoundError:
+            return None
+        memo = gitcache.memo(index_file, gitcache.parse_layout(root, done.stdout) if done.returncode == 0 else None)
+        if memo is None:
+            return None
+    captured = _capture_tree(root, memo, index_file)
+    if captured is None:
+        gitcache.forget(index_file)
+        return None
+    head, tree = captured
+    return WorkTree(head=head, tree=tree, index_tree=_user_tree(root, memo))
+
+
+def _capture_tree(root: str, memo: gitcache.Memo, index_file: str) -> tuple[str | None, str] | None:
+    """HEAD and the tree of the workspace, written from the private index brought up to date."""
+    private = {"GIT_INDEX_FILE": index_file, "GIT_OPTIONAL_LOCKS": "1"}  # the private index may be rewritten
+    layout = memo.layout
+    listed: list[str] | None = None
+    if os.path.exists(index_file):
+        # Limiting status to a folder turns git's untracked cache off: only when ralph runs below the top.
+        where = ("--", f":(literal){layout.prefix}") if layout.prefix else ()
+        status = run(layout.top, *gitcache.CACHE_CONFIG, *gitcache.STATUS_ARGS, *where, env=private)
+        if status.returncode == 0:
+            snap = parse_status(status.stdout)
+            head, listed = snap.head, gitcache.changed_paths(snap.entries, layout.prefix)
+    if listed is None:
+        found = run(root, "rev-parse", "--verify", "-q", "HEAD")
+        head = found.stdout.decode().strip() or None if found.returncode == 0 else None
+    if listed == [] and memo.tree is not None:
+        return head, memo.tree
+    if not listed or not _add_paths(layout.top, private, listed):
+        run(root, *gitcache.CACHE_CONFIG, "add", "-A", "--ignore-errors", "--", ".", env=private)
+    tree = run(root, *gitcache.CACHE_CONFIG, "write-tree", env=private)
+    if tree.returncode != 0:
+        return None
+    memo.tree = tree.stdout.decode().strip()
+    return head, memo.tree
+
+
+def _add_paths(top: str, env: dict[str, str], paths: list[str]) -> bool:
+    """`git add -A` of exactly `paths` (from the top); False when git refused them all (one vanished, say)."""
+    listed = "".join(f"{path}\0" for path in paths).encode("utf-8", "surrogateescape")
+    args = ("add", "-A", "--ignore-errors", "--pathspec-from-file=-", "--pathspec-file-nul")
+    done = run(top, "-c", "core.literalPathspecs=true", *gitcache.CACHE_CONFIG, *args, env=env, stdin=listed)
+    return done.returncode in {0, 1}  # 1: --ignore-errors skipped an unreadable file, the rest is added
+
+
+def _user_tree(root: str, memo: gitcache.Memo) -> str | None:
+    """The user's staging area as a tree (None while it has conflicts); written again only when its file changed."""
+    before = gitcache.stamp(memo.layout.user_index)
+    if before is not None and before == memo.user_stamp:
+        return memo.user_tree
+    done = run(root, "write-tree")
+    tree = done.stdout.decode().strip() if done.returncode == 0 else None
+    # write-tree may itself rewrite the index (to store its cache of trees): remember it once it does not.
+    kept = tree is not None and before == gitcache.stamp(memo.layout.user_index)
+    memo.user_stamp, memo.user_tree = (before, tree) if kept else (None, None)
+    return tree
+
+
+def changed_between(root: str, before: WorkTree, after: WorkTree) -> list[str]:
+    """Paths whose content differs between two captures (commits and uncommitted work alike)."""
+    if before.tree == after.tree:
+        return []
+    done = run(root, "diff-tree", "-r", "--name-only", "-z", "--no-renames", before.tree, after.tree)
+    return sorted(name for name in done.stdout.decode("utf-8", "surrogateescape").split("\0") if name)
+
+
+@dataclass(frozen=True, slots=True)
+class SavedAttempt:
+    ref: str
+    commit: str
+    patch: str | None  # the patch file, None when it could not be written
+
+
+def save_attempt(root: str, before: WorkTree, after: WorkTree, ref: str, message: str, patch_path: str) -> SavedAttempt:
+    """Keep a failed attempt's work before it is undone: a commit under `ref` (its parent is HEAD as
+    the agent left it, so its own commits stay reachable too) and a binary patch from the start."""
+    parents = ("-p", after.head) if after.head else ()
+    made = run(root, "commit-tree", after.tree, *parents, "-m", message, env=_ATTEMPT_IDENTITY)
+    if made.returncode != 0:
+        raise OSError(f"git commit-tree failed: {made.stderr.decode(errors='replace').strip()}")
+    commit = made.stdout.decode().strip()
+    stored = run(root, "update-ref", "-m", message, ref, commit)
+    if stored.returncode != 0:
+        raise OSError(f"git update-ref {ref} failed: {stored.stderr.decode(errors='replace').strip()}")
+    diff = run(root, "diff", "--binary", "--no-color", before.tree, after.tree)
+    patch: str | None = patch_path
+    try:
+        with open(patch_path, "wb") as handle:
+            handle.write(diff.stdout)
+    except OSError:
+        patch = None
+    return SavedAttempt(ref=ref, commit=commit, patch=patch)
+
+
+def restore(root: str, before: WorkTree, after: WorkTree) -> None:
+    """Put the workspace back as `before` captured it: branch, files (untracked ones included) and
+    the staging area. Ignored files (ralph's runtime files among them) are left alone.
+
+    Save the attempt first (save_attempt): this discards everything done since `before`."""
+    if after.head != before.head:
+        if before.head:
+            _checked(root, "reset", "-q", "--soft", before.head)
+        else:
+            _checked(root, "update-ref", "-d", "HEAD")
+    # Track every current file in the index, so that read-tree -u removes the ones `before` did not have.
+    _checked(root, "add", "-A", "--ignore-errors", "--", ".", allow_failure=True)
+    _checked(root, "read-tree", "--reset", "-u", before.tree)
+    if before.index_tree:
+        _checked(root, "read-tree", before.index_tree)
+    elif before.head:
+        _checked(root, "read-tree", before.head)
+    else:
+        _checked(root, "read-tree", "--empty")
+    run(root, "update-index", "-q", "--refresh")
+
+
+def _checked(root: str, *args: str, allow_failure: bool = False) -> None:
+    done = run(root, *args)
+    if done.returncode != 0 and not allow_failure:
+        detail = done.stderr.decode(errors="replace").strip().splitlines()
+        raise OSError(f"git {args[0]} failed: {detail[-1] if detail else f'exit {done.returncode}'}")

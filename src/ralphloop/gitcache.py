@@ -1,0 +1,96 @@
+"""What workspace captures remember between calls, so that the next one starts as few git processes as it can.
+
+A capture (git.capture) keeps the workspace in a private index. Between two captures, one `git status`
+against that index, with git's untracked cache kept in it, lists what changed: only those paths are
+added again, and with nothing changed the tree is the one written last time. The user's own index is
+written as a tree again only when its file changed (git replaces that file whenever it writes it).
+
+A memo is valid while only this process writes its private index; the run's lock on the feature
+makes it so. Anything unexpected falls back to the full `git add -A`, which needs no memo.
+"""
+
+from __future__ import annotations
+
+import os
+from dataclasses import dataclass
+
+# Keep git's untracked cache in the private index: unchanged folders are then not read again. It is
+# kept only for `status -unormal` (whose folders-as-one-entry listing is all a capture needs).
+CACHE_CONFIG = ("-c", "core.untrackedCache=true", "-c", "status.showUntrackedFiles=normal")
+STATUS_ARGS = (
+    "status",
+    "--porcelain=v2",
+    "-z",
+    "--branch",  # HEAD comes with it: no process of its own
+    "--no-ahead-behind",
+    "--untracked-files=normal",
+    "--ignored=no",
+    "--no-renames",
+    "--ignore-submodules=none",  # a moved submodule is a change, whatever the user's config says
+)
+
+Stamp = tuple[int, int, int, int]
+
+
+@dataclass(frozen=True, slots=True)
+class Layout:
+    """Where a project's repository keeps things, as `git rev-parse` said once."""
+
+    top: str  # the repository's top folder
+    prefix: str  # the project root below it: "" or "sub/dir/"
+    user_index: str  # the user's index file
+
+
+@dataclass(slots=True)
+class Memo:
+    """One private index's last capture: its tree, and the user's index tree with that file's stamp."""
+
+    layout: Layout
+    tree: str | None = None
+    user_stamp: Stamp | None = None
+    user_tree: str | None = None
+
+
+_MEMOS: dict[str, Memo] = {}  # by private index file
+
+
+def parse_layout(root: str, output: bytes) -> Layout | None:
+    """The Layout from `git rev-parse --show-toplevel --show-prefix --git-path index` run in `root`."""
+    lines = output.decode("utf-8", "surrogateescape").split("\n")
+    if len(lines) < 3 or not lines[0]:
+        return None
+    return Layout(top=lines[0], prefix=lines[1], user_index=os.path.join(root, lines[2]))
+
+
+def memo(index_file: str, layout: Layout | None = None) -> Memo | None:
+    """The memo of `index_file`, made with `layout` when there is none yet."""
+    found = _MEMOS.get(index_file)
+    if found is None and layout is not None:
+        found = _MEMOS[index_file] = Memo(layout)
+    return found
+
+
+def forget(index_file: str) -> None:
+    """Drop what is known of `index_file` (after a capture failed half-way)."""
+    _MEMOS.pop(index_file, None)
+
+
+def changed_paths(entries: dict[str, str], prefix: str) -> list[str]:
+    """Paths under `prefix` whose files differ from the private index: a capture adds these again.
+
+    `entries` are parse_status records of a `git status` against the private index. Its staged side
+    (HEAD against the index) is the user's uncommitted work, not a change since the last capture."""
+    return [
+        path
+        for path, record in entries.items()
+        if path.startswith(prefix) and (record[0] in "?u" or (record[0] in "12" and record[3] != "."))
+    ]
+
+
+def stamp(path: str) -> Stamp | None:
+    """What says that a file was replaced or written; None when it is missing."""
+    try:
+        info = os.stat(path)
+    except OSError:
+        return None
+    return (info.st_ino, info.st_size, info.st_mtime_ns, info.st_ctime_ns)
