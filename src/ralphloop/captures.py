@@ -35,19 +35,16 @@ class WorkTree:
 
 def scratch_index(root: str, name: str) -> str | None:
     """A private index file for captures (inside .git), so the user's staging area is never touched."""
-    done = run(root, "rev-parse", "--absolute-git-dir", *_LAYOUT_ARGS)
-    if done.returncode != 0:
+    done = run(root, "rev-parse", *gitcache.LAYOUT_ARGS)
+    layout = gitcache.parse_layout(root, done.stdout) if done.returncode == 0 else None
+    if layout is None:
         return None
-    git_dir, _, rest = done.stdout.partition(b"\n")
-    folder = os.path.join(git_dir.decode(), "ralph")
+    folder = os.path.join(layout.git_dir, "ralph")
     os.makedirs(folder, exist_ok=True)
     safe = "".join(ch if ch.isalnum() or ch in "._-" else "_" for ch in name)
     index_file = os.path.join(folder, f"{safe}.index")
-    gitcache.memo(index_file, gitcache.parse_layout(root, rest))
+    gitcache.memo(index_file, layout)
     return index_file
-
-
-_LAYOUT_ARGS = ("--show-toplevel", "--show-prefix", "--git-path", "index")
 
 
 def capture(root: str, index_file: str) -> WorkTree | None:
@@ -56,7 +53,7 @@ def capture(root: str, index_file: str) -> WorkTree | None:
     memo = gitcache.memo(index_file)
     if memo is None:
         try:
-            done = run(root, "rev-parse", *_LAYOUT_ARGS)
+            done = run(root, "rev-parse", *gitcache.LAYOUT_ARGS)
         except FileNotFoundError:
             return None
         memo = gitcache.memo(index_file, gitcache.parse_layout(root, done.stdout) if done.returncode == 0 else None)
@@ -73,27 +70,57 @@ def capture(root: str, index_file: str) -> WorkTree | None:
 def _capture_tree(root: str, memo: gitcache.Memo, index_file: str) -> tuple[str | None, str] | None:
     """HEAD and the tree of the workspace, written from the private index brought up to date."""
     private = {"GIT_INDEX_FILE": index_file, "GIT_OPTIONAL_LOCKS": "1"}  # the private index may be rewritten
-    layout = memo.layout
-    listed: list[str] | None = None
-    if os.path.exists(index_file):
-        # Limiting status to a folder turns git's untracked cache off: only when ralph runs below the top.
-        where = ("--", f":(literal){layout.prefix}") if layout.prefix else ()
-        status = run(layout.top, *gitcache.CACHE_CONFIG, *gitcache.STATUS_ARGS, *where, env=private)
-        if status.returncode == 0:
-            snap = parse_status(status.stdout)
-            head, listed = snap.head, gitcache.changed_paths(snap.entries, layout.prefix)
-    if listed is None:
-        found = run(root, "rev-parse", "--verify", "-q", "HEAD")
-        head = found.stdout.decode().strip() or None if found.returncode == 0 else None
-    if listed == [] and memo.tree is not None:
+    header = gitcache.index_header(index_file)
+    if header is None:  # no private index yet: every file is added
+        head, state = _head(root, memo.layout), _UNKNOWN
+    elif header[1] < gitcache.STATUS_FROM:
+        head, state = _head(root, memo.layout), _add_all(root, private)
+    else:
+        if header[0] != gitcache.INDEX_VERSION:  # made by an older ralph
+            run(root, "update-index", "--index-version", str(gitcache.INDEX_VERSION), env=private)
+        head, state = _status_and_add(memo.layout, private)
+    if state == _SAME and memo.tree is not None:
         return head, memo.tree
-    if not listed or not _add_paths(layout.top, private, listed):
+    if state == _UNKNOWN:
         run(root, *gitcache.CACHE_CONFIG, "add", "-A", "--ignore-errors", "--", ".", env=private)
     tree = run(root, *gitcache.CACHE_CONFIG, "write-tree", env=private)
     if tree.returncode != 0:
         return None
     memo.tree = tree.stdout.decode().strip()
     return head, memo.tree
+
+
+# What a first step learnt of the private index: nothing changed, paths were added, or nothing is known.
+_SAME, _ADDED, _UNKNOWN = "same", "added", "unknown"
+
+
+def _head(root: str, layout: gitcache.Layout) -> str | None:
+    known, head = gitcache.read_head(layout)
+    if known:
+        return head
+    found = run(root, "rev-parse", "--verify", "-q", "HEAD")
+    return found.stdout.decode().strip() or None if found.returncode == 0 else None
+
+
+def _add_all(root: str, env: dict[str, str]) -> str:
+    """`git add -A` of the whole project: in a small one, cheaper than a `git status` first."""
+    done = run(root, *gitcache.CACHE_CONFIG, "add", "-A", "--verbose", "--ignore-errors", "--", ".", env=env)
+    # --verbose names each path added or removed: silence means the index holds what it held.
+    return _SAME if done.returncode in {0, 1} and not done.stdout.strip() else _ADDED
+
+
+def _status_and_add(layout: gitcache.Layout, env: dict[str, str]) -> tuple[str | None, str]:
+    """`git status` against the private index (it reads only changed folders), then adds what it lists."""
+    # Limiting status to a folder turns git's untracked cache off: only when ralph runs below the top.
+    where = ("--", f":(literal){layout.prefix}") if layout.prefix else ()
+    status = run(layout.top, *gitcache.CACHE_CONFIG, *gitcache.STATUS_ARGS, *where, env=env)
+    if status.returncode != 0:
+        return _head(layout.top, layout), _UNKNOWN
+    snap = parse_status(status.stdout)
+    listed = gitcache.changed_paths(snap.entries, layout.prefix)
+    if not listed:
+        return snap.head, _SAME
+    return snap.head, _ADDED if _add_paths(layout.top, env, listed) else _UNKNOWN
 
 
 def _add_paths(top: str, env: dict[str, str], paths: list[str]) -> bool:

@@ -13,23 +13,42 @@ from pathlib import Path
 
 import pytest
 
-from ralphloop import captures
+from ralphloop import captures, gitcache
 from ralphloop.captures import WorkTree
 
 Step = Callable[[Path], None]
 
 
-@pytest.fixture
-def repo(tmp_path: Path, ralph_env: dict[str, str]) -> Path:
-    root = tmp_path / "repo"
-    (root / "src").mkdir(parents=True)
-    (root / "src" / "a.py").write_text("a = 1\n")
-    (root / "src" / "b.py").write_text("b = 1\n")
-    (root / "README").write_text("readme\n")
-    (root / ".gitignore").write_text("*.log\nbuild/\n")
-    for args in (["init", "-q", "-b", "main"], ["add", "-A"], ["commit", "-q", "-m", "base"]):
-        subprocess.run(["git", *args], cwd=root, env=ralph_env, check=True)
-    return root
+@pytest.fixture(scope="module")
+def templates(tmp_path_factory: pytest.TempPathFactory) -> dict[str, Path]:
+    """Committed repositories, made once: a small one, and a big one with enough files for captures to
+    start with `git status`."""
+    env = {key: value for key, value in os.environ.items() if not key.startswith("GIT_")}
+    env.update(
+        GIT_AUTHOR_NAME="T", GIT_AUTHOR_EMAIL="t@t.invalid", GIT_COMMITTER_NAME="T", GIT_COMMITTER_EMAIL="t@t.invalid"
+    )
+    made = {}
+    for size in ("small", "big"):
+        root = tmp_path_factory.mktemp(size) / "repo"
+        (root / "src").mkdir(parents=True)
+        for number in range(gitcache.STATUS_FROM if size == "big" else 0):
+            folder = root / "lib" / f"pkg{number // 100}"
+            folder.mkdir(parents=True, exist_ok=True)
+            (folder / f"m{number}.py").write_text(f"{number}\n")
+        (root / "src" / "a.py").write_text("a = 1\n")
+        (root / "src" / "b.py").write_text("b = 1\n")
+        (root / "README").write_text("readme\n")
+        (root / ".gitignore").write_text("*.log\nbuild/\n")
+        for args in (["init", "-q", "-b", "main"], ["add", "-A"], ["commit", "-q", "-m", "base"], ["repack", "-adq"]):
+            subprocess.run(["git", *args], cwd=root, env=env, check=True)  # one pack: quicker to copy
+        made[size] = root
+    return made
+
+
+@pytest.fixture(params=["small", "big"])
+def repo(request: pytest.FixtureRequest, templates: dict[str, Path], tmp_path: Path) -> Path:
+    """A copy of a template repository (a "big" one makes captures take their `git status` path)."""
+    return Path(shutil.copytree(templates[request.param], tmp_path / "repo", symlinks=True))
 
 
 def git(root: Path, *args: str) -> str:
@@ -136,12 +155,16 @@ def test_below_the_top_only_the_project_folder_is_captured(repo: Path, tmp_path:
 def test_the_untracked_cache_is_kept_in_the_private_index(repo: Path, tmp_path: Path) -> None:
     index = tmp_path / "private.index"
     for _ in range(3):
+        (repo / "new.txt").write_text("new\n")
         captures.capture(str(repo), str(index))
-    assert b"UNTR" in index.read_bytes()  # git's untracked-cache extension
+    # git's untracked-cache extension, with a folder in it (an empty cache is a few bytes)
+    assert b"UNTR" in index.read_bytes()
+    assert len(index.read_bytes().partition(b"UNTR")[2]) > 100
     assert b"UNTR" not in (repo / ".git" / "index").read_bytes()  # the user's index is left as it was
 
 
-def test_a_conflicted_staging_area_has_no_tree(repo: Path, tmp_path: Path) -> None:
+def test_a_conflicted_staging_area_has_no_tree(templates: dict[str, Path], tmp_path: Path) -> None:
+    repo = Path(shutil.copytree(templates["small"], tmp_path / "repo"))
     git(repo, "checkout", "-q", "-b", "other")
     (repo / "README").write_text("other\n")
     git(repo, "commit", "-q", "-am", "other")
@@ -163,7 +186,7 @@ exec {git} "$@"
 
 
 def test_a_capture_with_nothing_changed_runs_one_git_process(repo: Path, tmp_path: Path) -> None:
-    """What makes an iteration cheap in a big repository: `git status` alone, the trees come from memory."""
+    """What makes an iteration cheap: `git add` (small projects) or `git status` alone, the rest from memory."""
     shim = tmp_path / "bin" / "git"
     shim.parent.mkdir()
     shim.write_text(SHIM.format(git=shutil.which("git")))
@@ -172,7 +195,7 @@ def test_a_capture_with_nothing_changed_runs_one_git_process(repo: Path, tmp_pat
     script = textwrap.dedent(
         """
         import os, sys
-        from ralphloop import captures
+        from ralphloop import captures, gitcache
         index = captures.scratch_index(sys.argv[1], "feat")
         first = captures.capture(sys.argv[1], index)
         open(os.environ["GIT_CALLS"], "a").write("--\\n")
@@ -183,4 +206,5 @@ def test_a_capture_with_nothing_changed_runs_one_git_process(repo: Path, tmp_pat
     subprocess.run([sys.executable, "-c", script, str(repo)], env=env, check=True)
     second = calls.read_text().split("--\n")[1].splitlines()
     assert len(second) == 1
-    assert " status " in f" {second[0]} "
+    big = len(git(repo, "ls-files").splitlines()) >= gitcache.STATUS_FROM
+    assert f" {'status' if big else 'add'} " in f" {second[0]} "
