@@ -8,6 +8,7 @@ for what makes the next capture cheap.
 from __future__ import annotations
 
 import os
+from collections.abc import Sequence
 from dataclasses import dataclass
 
 from ralphloop import gitcache
@@ -65,6 +66,29 @@ def capture(root: str, index_file: str) -> WorkTree | None:
         return None
     head, tree = captured
     return WorkTree(head=head, tree=tree, index_tree=_user_tree(root, memo))
+
+
+def recapture(root: str, index_file: str, paths: Sequence[str]) -> WorkTree | None:
+    """capture() when only `paths` (absolute, or from `root`) can have changed since this index's last
+    capture, as when ralph itself wrote them between two iterations: nothing else is looked at.
+
+    Costs `git add` of those paths and `write-tree`, against a `git status` of every file for capture()."""
+    memo = gitcache.memo(index_file)
+    if memo is None or memo.tree is None:
+        return capture(root, index_file)
+    top = os.path.realpath(memo.layout.top)
+    inside = [os.path.relpath(os.path.realpath(os.path.join(root, path)), top) for path in paths]
+    listed = [path for path in inside if path != ".." and not path.startswith(("../", "/"))]
+    private = {"GIT_INDEX_FILE": index_file, "GIT_OPTIONAL_LOCKS": "1"}
+    if listed and not _add_paths(memo.layout.top, private, listed):
+        return capture(root, index_file)
+    tree = run(root, *gitcache.CACHE_CONFIG, "write-tree", env=private) if listed else None
+    if tree is not None and tree.returncode != 0:
+        gitcache.forget(index_file)
+        return None
+    if tree is not None:
+        memo.tree = tree.stdout.decode().strip()
+    return WorkTree(head=_head(root, memo.layout), tree=memo.tree, index_tree=_user_tree(root, memo))
 
 
 def _capture_tree(root: str, memo: gitcache.Memo, index_file: str) -> tuple[str | None, str] | None:

@@ -208,3 +208,19 @@ def test_a_capture_with_nothing_changed_runs_one_git_process(repo: Path, tmp_pat
     assert len(second) == 1
     big = len(git(repo, "ls-files").splitlines()) >= gitcache.STATUS_FROM
     assert f" {'status' if big else 'add'} " in f" {second[0]} "
+
+
+def test_recapture_of_the_paths_ralph_wrote_equals_a_full_capture(repo: Path, tmp_path: Path) -> None:
+    index = str(tmp_path / "private.index")
+    first = captures.capture(str(repo), index)
+    with open(repo / "README", "a", encoding="utf-8") as handle:
+        handle.write("a progress entry\n")
+    (repo / "notes").mkdir()
+    (repo / "notes" / "new.md").write_text("new\n")
+    (repo / "debug.log").write_text("ignored\n")
+    written = [str(repo / "README"), "notes/new.md", "debug.log", str(tmp_path / "outside.txt")]
+    again = captures.recapture(str(repo), index, written)
+    assert first is not None and again is not None
+    assert again == fresh(repo, tmp_path, [0])
+    assert captures.changed_between(str(repo), first, again) == ["README", "notes/new.md"]
+    assert captures.recapture(str(repo), index, []) == again
