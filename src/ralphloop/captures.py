@@ -68,13 +68,14 @@ def capture(root: str, index_file: str) -> WorkTree | None:
     return WorkTree(head=head, tree=tree, index_tree=_user_tree(root, memo))
 
 
-def recapture(root: str, index_file: str, paths: Sequence[str]) -> WorkTree | None:
-    """capture() when only `paths` (absolute, or from `root`) can have changed since this index's last
-    capture, as when ralph itself wrote them between two iterations: nothing else is looked at.
+def recapture(root: str, index_file: str, base: WorkTree, paths: Sequence[str]) -> WorkTree | None:
+    """capture() when only `paths` (absolute, or from `root`) can have changed since `base`, this index's
+    last capture, as when ralph itself wrote them between two iterations: nothing else is looked at.
 
-    Costs `git add` of those paths and `write-tree`, against a `git status` of every file for capture()."""
+    Costs `git add` of those paths and `write-tree`, where capture() runs a `git status` of every file;
+    falls back to capture() when `base` is not what the private index last held."""
     memo = gitcache.memo(index_file)
-    if memo is None or memo.tree is None:
+    if memo is None or memo.tree is None or memo.tree != base.tree:
         return capture(root, index_file)
     top = os.path.realpath(memo.layout.top)
     inside = [os.path.relpath(os.path.realpath(os.path.join(root, path)), top) for path in paths]

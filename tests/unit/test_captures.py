@@ -219,8 +219,20 @@ def test_recapture_of_the_paths_ralph_wrote_equals_a_full_capture(repo: Path, tm
     (repo / "notes" / "new.md").write_text("new\n")
     (repo / "debug.log").write_text("ignored\n")
     written = [str(repo / "README"), "notes/new.md", "debug.log", str(tmp_path / "outside.txt")]
-    again = captures.recapture(str(repo), index, written)
-    assert first is not None and again is not None
+    assert first is not None
+    again = captures.recapture(str(repo), index, first, written)
+    assert again is not None
     assert again == fresh(repo, tmp_path, [0])
     assert captures.changed_between(str(repo), first, again) == ["README", "notes/new.md"]
-    assert captures.recapture(str(repo), index, []) == again
+    assert captures.recapture(str(repo), index, again, []) == again
+
+
+def test_recapture_from_a_capture_the_index_no_longer_holds_looks_at_everything(repo: Path, tmp_path: Path) -> None:
+    index = str(tmp_path / "private.index")
+    first = captures.capture(str(repo), index)
+    (repo / "agent.txt").write_text("written by someone else\n")
+    second = captures.capture(str(repo), index)
+    (repo / "later.txt").write_text("also not ralph's\n")
+    assert first is not None and second is not None
+    again = captures.recapture(str(repo), index, first, [])  # the index holds `second`, not `first`
+    assert again == fresh(repo, tmp_path, [0])
