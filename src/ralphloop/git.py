@@ -110,12 +110,22 @@ def changed_files(root: str, before: Snapshot | None, after: Snapshot | None) ->
     return sorted(changed)
 
 
+_TOPS: dict[str, str] = {}  # a folder's repository top, asked once: several steps of a run start want it
+
+
 def toplevel(root: str) -> str | None:
+    """The top folder of the repository `root` is in; None outside one (or without git)."""
+    known = _TOPS.get(root)
+    if known is not None:
+        return known
     try:
         done = run(root, "rev-parse", "--show-toplevel")
     except FileNotFoundError:
         return None
-    return done.stdout.decode().strip() or None if done.returncode == 0 else None
+    top = done.stdout.decode().strip() or None if done.returncode == 0 else None
+    if top is not None:
+        _TOPS[root] = top
+    return top
 
 
 def exclude_paths(root: str, patterns: list[str]) -> bool:
@@ -158,23 +168,27 @@ def preflight(root: str, runtime: Sequence[str]) -> Preflight:
     """Seed 004's checks: a repository, on a branch, with an identity to commit as; uncommitted or
     untracked files are a warning. `runtime` holds paths (relative to the repository) of ralph's
     own files, which are never the user's uncommitted work."""
-    if not is_repo(root):
+    try:  # one `git status` says whether this is a repository, the branch and what is dirty
+        status = run(root, "status", "--porcelain=v2", "--branch", "-z", "-uall")
+    except FileNotFoundError:
+        status = None
+    raw = status.stdout if status is not None and status.returncode == 0 else None
+    if raw is None and not is_repo(root):
         return Preflight(
             f"{root}: not a git repository. Make it one: git init && git add -A && git commit -m 'initial' "
             "(or set git.require: false in .ralph/config.yaml to run without git: no commits, no undo)"
         )
-    head = run(root, "symbolic-ref", "-q", "--short", "HEAD")
-    if head.returncode != 0:
+    if (_branch_of(raw) if raw is not None else current_branch(root)) is None:
         return Preflight(
             "the repository is in detached HEAD state: check out a branch first (git switch -c NAME or git switch main)"
         )
-    for key, env_name in (("user.name", "GIT_AUTHOR_NAME"), ("user.email", "GIT_AUTHOR_EMAIL")):
-        if not os.environ.get(env_name, "").strip() and not config_value(root, key):
-            example = "Your Name" if key == "user.name" else "you@example.com"
-            return Preflight(f'git {key} is not configured: run git config --global {key} "{example}"')
-    snap = snapshot(root)
-    dirty = sorted(path for path in (snap.entries if snap else {}) if not _is_under(path, runtime))
-    untracked = [path for path in dirty if snap and snap.entries[path].startswith("?")]
+    missing = _missing_identity(root)
+    if missing:
+        example = "Your Name" if missing == "user.name" else "you@example.com"
+        return Preflight(f'git {missing} is not configured: run git config --global {missing} "{example}"')
+    entries = parse_status(raw).entries if raw is not None else {}
+    dirty = sorted(path for path in entries if not _is_under(path, runtime))
+    untracked = [path for path in dirty if entries[path].startswith("?")]
     changed = [path for path in dirty if path not in set(untracked)]
     warnings = []
     if changed:
@@ -182,6 +196,32 @@ def preflight(root: str, runtime: Sequence[str]) -> Preflight:
     if untracked:
         warnings.append(f"{_count(untracked, 'untracked file')}: {_names(untracked)}")
     return Preflight(None, tuple(warnings))
+
+
+def _branch_of(raw: bytes) -> str | None:
+    """The branch in `git status --porcelain=v2 --branch -z` output; None when HEAD is detached."""
+    for record in raw.decode("utf-8", "surrogateescape").split("\0"):
+        if record.startswith("# branch.head "):
+            name = record[len("# branch.head ") :]
+            return None if name == "(detached)" else name
+    return None
+
+
+def _missing_identity(root: str) -> str | None:
+    """user.name or user.email when neither the environment nor git's config gives it (one git call at most)."""
+    wanted = [
+        key
+        for key, env in (("user.name", "GIT_AUTHOR_NAME"), ("user.email", "GIT_AUTHOR_EMAIL"))
+        if not os.environ.get(env, "").strip()
+    ]
+    if not wanted:
+        return None
+    done = run(root, "config", "--get-regexp", r"^user\.(name|email)$")
+    found = {}
+    for line in done.stdout.decode(errors="replace").splitlines():  # the last of several values wins, as for --get
+        key, _, value = line.partition(" ")
+        found[key.lower()] = value.strip()
+    return next((key for key in wanted if not found.get(key)), None)
 
 
 def _count(items: list[str], noun: str) -> str:
@@ -195,11 +235,6 @@ def _names(paths: list[str]) -> str:
 
 def _is_under(path: str, prefixes: Sequence[str]) -> bool:
     return any(path == prefix or path.startswith(prefix.rstrip("/") + "/") for prefix in prefixes)
-
-
-def config_value(root: str, key: str) -> str:
-    done = run(root, "config", "--get", key)
-    return done.stdout.decode(errors="replace").strip() if done.returncode == 0 else ""
 
 
 def current_branch(root: str) -> str | None:
