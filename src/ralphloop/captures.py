@@ -8,7 +8,8 @@ for what makes the next capture cheap.
 from __future__ import annotations
 
 import os
-from collections.abc import Sequence
+import subprocess
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 
 from ralphloop import gitcache
@@ -61,6 +62,10 @@ def capture(root: str, index_file: str) -> WorkTree | None:
         if memo is None:
             return None
     captured = _capture_tree(root, memo, index_file)
+    if captured is None and gitcache.discard(index_file):
+        # A private index git cannot use (its shared part or its objects pruned, say): made again from the files.
+        memo.tree = None
+        captured = _capture_tree(root, memo, index_file)
     if captured is None:
         gitcache.forget(index_file)
         return None
@@ -80,10 +85,10 @@ def recapture(root: str, index_file: str, base: WorkTree, paths: Sequence[str]) 
     top = os.path.realpath(memo.layout.top)
     inside = [os.path.relpath(os.path.realpath(os.path.join(root, path)), top) for path in paths]
     listed = [path for path in inside if path != ".." and not path.startswith(("../", "/"))]
-    private = {"GIT_INDEX_FILE": index_file, "GIT_OPTIONAL_LOCKS": "1"}
+    private = _private_git(index_file, gitcache.is_big(index_file, gitcache.index_header(index_file)))
     if listed and not _add_paths(memo.layout.top, private, listed):
         return capture(root, index_file)
-    tree = run(root, *gitcache.CACHE_CONFIG, "write-tree", env=private) if listed else None
+    tree = private(root, "write-tree") if listed else None
     if tree is not None and tree.returncode != 0:
         gitcache.forget(index_file)
         return None
@@ -94,21 +99,22 @@ def recapture(root: str, index_file: str, base: WorkTree, paths: Sequence[str]) 
 
 def _capture_tree(root: str, memo: gitcache.Memo, index_file: str) -> tuple[str | None, str] | None:
     """HEAD and the tree of the workspace, written from the private index brought up to date."""
-    private = {"GIT_INDEX_FILE": index_file, "GIT_OPTIONAL_LOCKS": "1"}  # the private index may be rewritten
     header = gitcache.index_header(index_file)
+    big = gitcache.is_big(index_file, header)
+    private = _private_git(index_file, big)
     if header is None:  # no private index yet: every file is added
         head, state = _head(root, memo.layout), _UNKNOWN
-    elif header[1] < gitcache.STATUS_FROM:
+    elif not big:
         head, state = _head(root, memo.layout), _add_all(root, private)
     else:
         if header[0] != gitcache.INDEX_VERSION:  # made by an older ralph
-            run(root, "update-index", "--index-version", str(gitcache.INDEX_VERSION), env=private)
+            private(root, "update-index", "--index-version", str(gitcache.INDEX_VERSION))
         head, state = _status_and_add(memo.layout, private)
     if state == _SAME and memo.tree is not None:
         return head, memo.tree
     if state == _UNKNOWN:
-        run(root, *gitcache.CACHE_CONFIG, "add", "-A", "--ignore-errors", "--", ".", env=private)
-    tree = run(root, *gitcache.CACHE_CONFIG, "write-tree", env=private)
+        private(root, "add", "-A", "--ignore-errors", "--", ".")
+    tree = private(root, "write-tree")
     if tree.returncode != 0:
         return None
     memo.tree = tree.stdout.decode().strip()
@@ -117,6 +123,18 @@ def _capture_tree(root: str, memo: gitcache.Memo, index_file: str) -> tuple[str 
 
 # What a first step learnt of the private index: nothing changed, paths were added, or nothing is known.
 _SAME, _ADDED, _UNKNOWN = "same", "added", "unknown"
+PrivateGit = Callable[..., subprocess.CompletedProcess[bytes]]
+
+
+def _private_git(index_file: str, big: bool) -> PrivateGit:
+    """git on the private index: `call(cwd, *args, stdin=None)`."""
+    env = {"GIT_INDEX_FILE": index_file, "GIT_OPTIONAL_LOCKS": "1"}  # the private index may be rewritten
+    config = gitcache.config(big)
+
+    def call(cwd: str, *args: str, stdin: bytes | None = None) -> subprocess.CompletedProcess[bytes]:
+        return run(cwd, *config, *args, env=env, stdin=stdin)
+
+    return call
 
 
 def _head(root: str, layout: gitcache.Layout) -> str | None:
@@ -127,32 +145,32 @@ def _head(root: str, layout: gitcache.Layout) -> str | None:
     return found.stdout.decode().strip() or None if found.returncode == 0 else None
 
 
-def _add_all(root: str, env: dict[str, str]) -> str:
+def _add_all(root: str, private: PrivateGit) -> str:
     """`git add -A` of the whole project: in a small one, cheaper than a `git status` first."""
-    done = run(root, *gitcache.CACHE_CONFIG, "add", "-A", "--verbose", "--ignore-errors", "--", ".", env=env)
+    done = private(root, "add", "-A", "--verbose", "--ignore-errors", "--", ".")
     # --verbose names each path added or removed: silence means the index holds what it held.
     return _SAME if done.returncode in {0, 1} and not done.stdout.strip() else _ADDED
 
 
-def _status_and_add(layout: gitcache.Layout, env: dict[str, str]) -> tuple[str | None, str]:
+def _status_and_add(layout: gitcache.Layout, private: PrivateGit) -> tuple[str | None, str]:
     """`git status` against the private index (it reads only changed folders), then adds what it lists."""
     # Limiting status to a folder turns git's untracked cache off: only when ralph runs below the top.
     where = ("--", f":(literal){layout.prefix}") if layout.prefix else ()
-    status = run(layout.top, *gitcache.CACHE_CONFIG, *gitcache.STATUS_ARGS, *where, env=env)
+    status = private(layout.top, *gitcache.STATUS_ARGS, *where)
     if status.returncode != 0:
         return _head(layout.top, layout), _UNKNOWN
     snap = parse_status(status.stdout)
     listed = gitcache.changed_paths(snap.entries, layout.prefix)
     if not listed:
         return snap.head, _SAME
-    return snap.head, _ADDED if _add_paths(layout.top, env, listed) else _UNKNOWN
+    return snap.head, _ADDED if _add_paths(layout.top, private, listed) else _UNKNOWN
 
 
-def _add_paths(top: str, env: dict[str, str], paths: list[str]) -> bool:
+def _add_paths(top: str, private: PrivateGit, paths: list[str]) -> bool:
     """`git add -A` of exactly `paths` (from the top); False when git refused them all (one vanished, say)."""
     listed = "".join(f"{path}\0" for path in paths).encode("utf-8", "surrogateescape")
     args = ("add", "-A", "--ignore-errors", "--pathspec-from-file=-", "--pathspec-file-nul")
-    done = run(top, "-c", "core.literalPathspecs=true", *gitcache.CACHE_CONFIG, *args, env=env, stdin=listed)
+    done = private(top, "-c", "core.literalPathspecs=true", *args, stdin=listed)
     return done.returncode in {0, 1}  # 1: --ignore-errors skipped an unreadable file, the rest is added
 
 

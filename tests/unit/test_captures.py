@@ -236,3 +236,20 @@ def test_recapture_from_a_capture_the_index_no_longer_holds_looks_at_everything(
     assert first is not None and second is not None
     again = captures.recapture(str(repo), index, first, [])  # the index holds `second`, not `first`
     assert again == fresh(repo, tmp_path, [0])
+
+
+def test_a_private_index_git_cannot_read_is_made_again(repo: Path, tmp_path: Path) -> None:
+    """A damaged private index, or a big one whose shared part in .git was cleaned away, costs a full add."""
+    index = tmp_path / "private.index"
+    captures.capture(str(repo), str(index))
+    captures.capture(str(repo), str(index))
+    shared = list((repo / ".git").glob("sharedindex.*"))
+    assert bool(shared) == (len(git(repo, "ls-files").splitlines()) >= gitcache.STATUS_FROM)  # big ones are split
+    for path in shared:
+        path.unlink()
+    (repo / "after.txt").write_text("written after the damage\n")
+    again = captures.capture(str(repo), str(index))
+    assert again is not None
+    assert again == fresh(repo, tmp_path, [0])
+    index.write_bytes(b"DIRC garbage")
+    assert captures.capture(str(repo), str(index)) == again
