@@ -35,7 +35,7 @@ STATUS_ARGS = (
     "--untracked-files=normal",
     "--ignored=no",
     "--no-renames",
-    "--ignore-submodules=none",  # a moved submodule is a change, whatever the user's config says
+    "--ignore-submodules=dirty",  # a submodule counts by its commit, as its gitlink does (and whatever the config)
 )
 
 Stamp = tuple[int, int, int, int]

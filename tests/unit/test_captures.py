@@ -253,3 +253,20 @@ def test_a_private_index_git_cannot_read_is_made_again(repo: Path, tmp_path: Pat
     assert again == fresh(repo, tmp_path, [0])
     index.write_bytes(b"DIRC garbage")
     assert captures.capture(str(repo), str(index)) == again
+
+
+def test_a_nested_repository_counts_by_its_commit(repo: Path, tmp_path: Path, ralph_env: dict[str, str]) -> None:
+    """An agent's nested repository is captured as its commit: a new commit there is a change, a dirty file not."""
+    index = str(tmp_path / "private.index")
+    nested = repo / "vendor" / "lib"
+    nested.mkdir(parents=True)
+    for args in (["init", "-q", "-b", "main"], ["commit", "-q", "--allow-empty", "-m", "one"]):
+        subprocess.run(["git", *args], cwd=nested, env=ralph_env, check=True)
+    first = captures.capture(str(repo), index)
+    (nested / "dirty.txt").write_text("not committed\n")
+    dirty = captures.capture(str(repo), index)
+    subprocess.run(["git", "commit", "-q", "--allow-empty", "-m", "two"], cwd=nested, env=ralph_env, check=True)
+    moved = captures.capture(str(repo), index)
+    assert first is not None and dirty is not None and moved is not None
+    assert dirty.tree == first.tree != moved.tree
+    assert moved == fresh(repo, tmp_path, [0])
