@@ -8,6 +8,7 @@ for what makes the next capture cheap.
 from __future__ import annotations
 
 import os
+import shutil
 import subprocess
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
@@ -223,30 +224,49 @@ def save_attempt(root: str, before: WorkTree, after: WorkTree, ref: str, message
     return SavedAttempt(ref=ref, commit=commit, patch=patch)
 
 
-def restore(root: str, before: WorkTree, after: WorkTree) -> None:
-    """Put the workspace back as `before` captured it: branch, files (untracked ones included) and
-    the staging area. Ignored files (ralph's runtime files among them) are left alone.
+def restore(root: str, before: WorkTree, index_file: str) -> None:
+    """Put the workspace back as `before` (captured with `index_file`) holds it: the branch, every file
+    under `root` (untracked ones included) and the staging area. Ignored files (ralph's runtime files among
+    them) and files outside `root` are left alone.
 
     Save the attempt first (save_attempt): this discards everything done since `before`."""
-    if after.head != before.head:
+    now = capture(root, index_file)  # every file as it is now, with its stat: only changed ones are written back
+    if now is None:
+        raise OSError("git could not read the workspace")
+    if now.head != before.head:
         if before.head:
             _checked(root, "reset", "-q", "--soft", before.head)
         else:
             _checked(root, "update-ref", "-d", "HEAD")
-    # Track every current file in the index, so that read-tree -u removes the ones `before` did not have.
-    _checked(root, "add", "-A", "--ignore-errors", "--", ".", allow_failure=True)
-    _checked(root, "read-tree", "--reset", "-u", before.tree)
-    if before.index_tree:
-        _checked(root, "read-tree", before.index_tree)
-    elif before.head:
-        _checked(root, "read-tree", before.head)
-    else:
+    # A copy of the private index (it holds `now`) goes to `before`: read-tree -u writes the files that differ
+    # and removes those `before` did not have; the copy, with their new stat, is the private index from then on.
+    undo = index_file + ".undo"
+    shutil.copyfile(index_file, undo)
+    private = _private_git(undo, gitcache.is_big(index_file, gitcache.index_header(index_file)))
+    done = private(root, "read-tree", "--reset", "-u", before.tree)
+    if done.returncode != 0:
+        gitcache.discard(undo)
+        raise OSError(f"git read-tree failed: {_last_line(done)}")
+    os.replace(undo, index_file)
+    memo = gitcache.memo(index_file)
+    if memo is not None:
+        memo.tree = before.tree
+    staged = before.index_tree or before.head
+    # -m keeps the stat of entries whose content is unchanged, so the refresh hashes only what was written back;
+    # a conflicted staging area refuses -m, and is replaced whole.
+    if staged is None:
         _checked(root, "read-tree", "--empty")
+    elif run(root, "read-tree", "-m", staged).returncode != 0:
+        _checked(root, "read-tree", staged)
     run(root, "update-index", "-q", "--refresh")
 
 
-def _checked(root: str, *args: str, allow_failure: bool = False) -> None:
+def _last_line(done: subprocess.CompletedProcess[bytes]) -> str:
+    lines = done.stderr.decode(errors="replace").strip().splitlines()
+    return lines[-1] if lines else f"exit {done.returncode}"
+
+
+def _checked(root: str, *args: str) -> None:
     done = run(root, *args)
-    if done.returncode != 0 and not allow_failure:
-        detail = done.stderr.decode(errors="replace").strip().splitlines()
-        raise OSError(f"git {args[0]} failed: {detail[-1] if detail else f'exit {done.returncode}'}")
+    if done.returncode != 0:
+        raise OSError(f"git {args[0]} failed: {_last_line(done)}")

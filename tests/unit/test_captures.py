@@ -270,3 +270,41 @@ def test_a_nested_repository_counts_by_its_commit(repo: Path, tmp_path: Path, ra
     assert first is not None and dirty is not None and moved is not None
     assert dirty.tree == first.tree != moved.tree
     assert moved == fresh(repo, tmp_path, [0])
+
+
+def test_restore_puts_back_files_branch_and_staging_area(repo: Path, tmp_path: Path) -> None:
+    index = str(tmp_path / "private.index")
+    (repo / "README").write_text("staged by the user\n")
+    git(repo, "add", "README")
+    (repo / "notes.txt").write_text("the user's untracked notes\n")
+    before = captures.capture(str(repo), index)
+    (repo / "src" / "a.py").write_text("broken\n")
+    (repo / "src" / "b.py").unlink()
+    (repo / "pkg").mkdir()
+    (repo / "pkg" / "new.py").write_text("new\n")
+    (repo / "debug.log").write_text("ignored: kept\n")
+    git(repo, "add", "-A")
+    git(repo, "commit", "-q", "-m", "the attempt")
+    assert before is not None
+    captures.restore(str(repo), before, index)
+    assert captures.capture(str(repo), index) == before == fresh(repo, tmp_path, [0])
+    assert not (repo / "pkg").exists()
+    assert (repo / "debug.log").read_text() == "ignored: kept\n"
+    assert git(repo, "status", "--porcelain") == "M  README\n?? notes.txt".strip()
+
+
+def test_restore_below_the_top_leaves_the_rest_of_the_repository_alone(repo: Path, tmp_path: Path) -> None:
+    """A project in a folder of a bigger repository: undoing an attempt there touches nothing outside it."""
+    index = str(tmp_path / "private.index")
+    project = repo / "src"
+    before = captures.capture(str(project), index)
+    (project / "a.py").write_text("broken\n")
+    (project / "new.py").write_text("new\n")
+    (repo / "README").write_text("the user's edit outside the project\n")
+    assert before is not None
+    captures.restore(str(project), before, index)
+    assert (project / "a.py").read_text() == "a = 1\n"
+    assert not (project / "new.py").exists()
+    assert (repo / "README").read_text() == "the user's edit outside the project\n"
+    assert (repo / ".gitignore").exists()
+    assert git(repo, "status", "--porcelain") == "M README"

@@ -1100,7 +1100,7 @@ class Loop:
         self, start: captures.WorkTree | None, end: captures.WorkTree | None, number: int, task: Task
     ) -> str:
         """Save the failed attempt (a git ref and a patch), then put the workspace back as it was at its start."""
-        if start is None or end is None:
+        if start is None or end is None or self.scratch_index is None:
             return "not a git repository: the failed attempt's changes stay in place for the retry"
         if start.tree == end.tree and start.head == end.head:
             return "the failed attempt changed no file; nothing to undo"
@@ -1117,7 +1117,7 @@ class Loop:
                 f"ralph: failed attempt at {task.id} (iteration {number})",
                 patch,
             )
-            captures.restore(self.paths.project_root, start, end)
+            captures.restore(self.paths.project_root, start, self.scratch_index)
         except OSError as exc:
             self.emit(Notice("warning", f"could not undo the failed attempt of iteration {number}: {exc}"))
             return f"could not undo the failed attempt ({exc}); the retry starts on top of its changes"
