@@ -1,102 +1,117 @@
-"""Goal mode's cost per iteration (ralph's own time: wall minus the agent's), over 30 iterations of an
-instant agent that adds a step and completes one each time:
+"""Goal mode's cost per iteration (ralph's own time: from one agent's exit to the next one's start), side by
+side for a baseline git ref and the working tree, over 30 iterations of an instant agent that completes the
+step it is given and adds one each time:
 
 - a fresh goal workspace;
-- the same with a sequential command hook (`true`), a parallel one and a quality gate (`true`) each iteration;
+- the same with a sequential hook (`true`), a background one and a quality gate (`true`) each iteration;
 - a PROGRESS.yaml that already holds 500 steps and 1,000 hook-task records (read and written every iteration).
 
-Drives the real engine in-process with the real command agent, real git and real files.
+Drives the real `ralph run` with bench/_agent.py's agent in goal mode; each version in its own project.
+
+    .venv/bin/python bench/goal_overhead.py [--iterations N] [--baseline REF] [--only-current]
 """
 
 from __future__ import annotations
 
 import os
 import statistics
-import sys
+import subprocess
+import tempfile
 
-from _project import make_project
-from ralphloop.agents.command import CommandAgent
-from ralphloop.cancel import CancelToken
-from ralphloop.engine.loop import Loop, LoopConfig
-from ralphloop.events import IterationFinished
-from ralphloop.guards.breaker import BreakerConfig
-from ralphloop.hooks.spec import CommandSpec
-from ralphloop.paths import ralph_home, resolve_feature
-from ralphloop.process import ProcessLimits
-from ralphloop.prompt import default_template
-from ralphloop.protocols import SystemClock
-from ralphloop.state.calls import CallLedger, ledger_path
-from ralphloop.tasks.goal import GoalSource
-from ralphloop.tasks.goal_steps import GoalProgress, HookTask, Step
+from _agent import StampAgent, build, gaps_ms, read_stamps
+from _project import ENV, PATIENT_CONFIG, make_project
+from _versions import Version, arguments, table, versions
 
-ITERATIONS = 30
-QUIET_BREAKER = BreakerConfig(
-    no_progress_threshold=1000, half_open_after=1000, failure_threshold=1000, same_error_threshold=1000
-)
-AGENT = (
-    "import json, os, re, sys; p = sys.stdin.read(); n = os.environ['RALPH_ITERATION']; "
-    "m = re.search(r'^Work on (step-\\d+)', p, re.M); "
-    "print('```json'); print(json.dumps({'status': 'continue', 'completedStepIds': [m.group(1)] if m else [], "
-    "'pendingSteps': [{'id': None, 'prompt': 'step from iteration ' + n}]})); print('```')"
-)
 HOOKS = (
     "per-iteration-hooks:\n"
     "  - {id: seq, command: 'true', parallel: false}\n"
     "  - {id: bg, command: 'echo $ITERATION > /dev/null', parallel: true}\n"
 )
+GATE = "quality_checks:\n  gate: 'true'\n"
+STAMP = "2026-11-21T00:00:00Z"
 
 
-def measure(label: str, *, hooks: bool = False, big: bool = False) -> None:
-    root, env = make_project()
-    os.environ.update(env)
-    os.chdir(root)
-    folder = os.path.join(root, ".ralph", "goal")
+def big_progress() -> str:
+    """A PROGRESS.yaml of 500 completed steps and 1,000 hook-task records, in the format ralph writes."""
+    steps = "".join(
+        f'- id: step-{n}\n  prompt: "{f"step {n} " * 10}"\n  status: completed\n  added-at: "{STAMP}"\n'
+        f'  added-in-iteration: {n}\n  completed-at: "{STAMP}"\n'
+        for n in range(500)
+    )
+    tasks = "".join(
+        f'- iteration: {n // 2}\n  hook-id: hook-{n % 2}\n  status: completed\n  spawned-at: "{STAMP}"\n'
+        f'  completed-at: "{STAMP}"\n  exit-code: 0\n'
+        for n in range(1000)
+    )
+    return (
+        "sprint-id: bench\nstatus: in-progress\nmode: ralph\ngoal: |\n  Benchmark the loop.\n"
+        "ralph:\n  idle-threshold: 3\n  min-iterations: 0\nper-iteration-hooks: []\n"
+        f"dynamic-steps:\n{steps}hook-tasks:\n{tasks}"
+        "ralph-exit:\n  detected-at: null\n  iteration: null\n  final-summary: null\n"
+        f'stats:\n  started-at: "{STAMP}"\n  current-iteration: 500\n  max-iterations: null\n  idle-iterations: 0\n'
+    )
+
+
+def goal_project(version: Version, *, hooks: bool, big: bool) -> tuple[str, dict[str, str]]:
+    """A project with the goal workspace `.ralph/bench/`, made by `version`."""
+    root, env = make_project(
+        ralph=version.ralph(), env=version.env(ENV), config=PATIENT_CONFIG + (GATE if hooks else "")
+    )
+    folder = os.path.join(root, ".ralph", "bench")
     os.makedirs(folder)
     with open(os.path.join(folder, "SPRINT.yaml"), "w", encoding="utf-8") as handle:
         handle.write("workflow: ralph\ngoal: |\n  Benchmark the loop.\n" + (HOOKS if hooks else ""))
-    paths = resolve_feature(root, "goal")
-    source = GoalSource(paths.dir, "goal", root)
     if big:
-        now = "2026-11-21T00:00:00Z"
-        steps = tuple(Step(f"step-{n}", f"step {n} " * 10, "completed", now, n, now) for n in range(500))
-        tasks = tuple(HookTask(n // 2, f"hook-{n % 2}", "completed", now, now, 0) for n in range(1000))
-        source.save(GoalProgress("bench", "Benchmark the loop.\n", steps=steps, hook_tasks=tasks))
-    finished: list[IterationFinished] = []
-    config = LoopConfig(
-        ITERATIONS,
-        ProcessLimits(60.0),
-        16 * 1024,
-        1000,
-        default_template("goal"),
-        archive=False,
-        breaker=QUIET_BREAKER,
-        gates=(CommandSpec("gate", "true"),) if hooks else (),
-    )
-    loop = Loop(
-        paths=paths,
-        source=source,
-        agent=CommandAgent(f"{sys.executable} -c {AGENT!r}"),
-        config=config,
-        clock=SystemClock(),
-        sink=lambda event: finished.append(event) if isinstance(event, IterationFinished) else None,
-        cancel=CancelToken(),
-        ledger=CallLedger(ledger_path(ralph_home(), "bench")),
-        goal=source,
-    )
-    outcome = loop.run()
-    overhead = sorted(item.overhead_s * 1000 for item in finished)
-    size = os.path.getsize(source.progress_file)
-    print(f"{len(finished)} goal iterations ({outcome.reason.value}) {label}; PROGRESS.yaml {size / 1024:.0f} KB:")
-    print(
-        f"  ralph overhead per iteration: median {statistics.median(overhead):.1f} ms, "
-        f"p90 {overhead[int(0.9 * len(overhead))]:.1f} ms, max {overhead[-1]:.1f} ms"
-    )
+        with open(os.path.join(folder, "PROGRESS.yaml"), "w", encoding="utf-8") as handle:
+            handle.write(big_progress())
+    subprocess.run(["git", "add", "-A"], cwd=root, env=env, check=True)
+    subprocess.run(["git", "commit", "-q", "-m", "goal"], cwd=root, env=env, check=True)
+    return root, env
+
+
+def measure(
+    found: list[Version], agent: StampAgent, iterations: int, *, hooks: bool, big: bool
+) -> dict[str, list[float]]:
+    """Each version's per-iteration times (ms), one run each."""
+    times = {}
+    for version in found:
+        root, env = goal_project(version, hooks=hooks, big=big)
+        stamps = os.path.join(tempfile.mkdtemp(prefix="ralph-bench-stamps-"), "stamps.txt")
+        command = [*version.ralph(), "run", "bench", "-n", str(iterations + 1), "--no-archive"]
+        command += ["--agent-cmd", agent.command(stamps, goal=True)]
+        subprocess.run(command, cwd=root, env=env, check=False, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+        found_stamps = read_stamps(stamps)
+        if len(found_stamps) < iterations + 1:
+            print(f"  ({version.label}: only {len(found_stamps)} of {iterations + 1} agent calls; see {root})")
+        times[version.label] = gaps_ms(found_stamps)
+    return times
+
+
+def cells(times: list[float]) -> list[str]:
+    ordered = sorted(times)
+    if not ordered:
+        return ["no iterations"]
+    p90 = ordered[int(0.9 * (len(ordered) - 1))]
+    return [f"median {statistics.median(ordered):6.1f} ms", f"p90 {p90:6.1f} ms", f"max {ordered[-1]:6.1f} ms"]
 
 
 def main() -> None:
-    measure("in a fresh workspace")
-    measure("with a sequential hook, a background hook and a quality gate", hooks=True)
-    measure("over 500 steps and 1,000 hook records", big=True)
+    parser = arguments(__doc__.splitlines()[0] if __doc__ else None)
+    parser.add_argument("--iterations", type=int, default=30, help="iterations per run (default 30)")
+    options = parser.parse_args()
+    found = versions(options.baseline, options.only_current)
+    agent = build()
+    for title, hooks, big in (
+        ("a fresh goal workspace", False, False),
+        ("with a sequential hook, a background hook and a quality gate", True, False),
+        ("over 500 steps and 1,000 hook records in PROGRESS.yaml", False, True),
+    ):
+        times = measure(found, agent, options.iterations, hooks=hooks, big=big)
+        table(
+            f"goal mode, ralph's own time per iteration, {title}:",
+            [(v.label, cells(times[v.label])) for v in found],
+            "-",
+        )
 
 
 if __name__ == "__main__":

@@ -1,85 +1,144 @@
-"""ralph's own time per iteration (wall time minus the agent's): target median < 100 ms over 30
-iterations of an instant agent (aim 30 ms); and the same for iterations whose failed attempt is
-saved (git ref + patch) and undone before the retry.
+"""ralph's own time per iteration: from one agent's exit to the next agent's start (wall time minus the
+agent's), side by side for a baseline git ref and the working tree, through the real `ralph run`.
 
-Drives the real engine in-process with the real command agent, real git and real records
-(the rate-limit ledger included), and reads each iteration's wall and agent times from the
-engine's events.
+Targets (issue 19): median <= 15 ms in a small repository, <= 60 ms with 20,000 tracked files.
+
+Modes (all three by default, or `--mode NAME`):
+- small: a project of a few files; an instant agent that changes nothing;
+- 20k:   the same with 20,000 tracked files (200 folders);
+- undo:  a small project whose agent appends to a file and exits 1: each failed attempt is saved
+         (a git ref and a patch) and undone before the retry.
+
+Each version runs in its own project (made by its own `ralph init`), with a config that lets an agent
+that never progresses (or always fails) go on; the runs alternate between the versions, so a busy
+machine slows both alike. The agent is a small C program that notes its start and end (bench/_agent.py).
+Wall times suffer on a busy machine; the CPU column (ralph and the git processes it starts, per iteration:
+a run's CPU time less that of a one-iteration run, over the iterations) hardly does.
+
+    .venv/bin/python bench/loop_overhead.py [--mode small|20k|undo] [--iterations N] [--rounds N]
+                                            [--baseline REF] [--only-current]
 """
 
 from __future__ import annotations
 
 import os
+import resource
 import statistics
-import sys
+import subprocess
+import tempfile
+from dataclasses import dataclass
 
-from _project import make_project
-from ralphloop.agents.command import CommandAgent
-from ralphloop.cancel import CancelToken
-from ralphloop.engine.loop import Loop, LoopConfig
-from ralphloop.events import IterationFinished
-from ralphloop.guards.breaker import BreakerConfig
-from ralphloop.paths import ralph_home, resolve_feature
-from ralphloop.process import ProcessLimits
-from ralphloop.prompt import default_template
-from ralphloop.protocols import SystemClock
-from ralphloop.state.calls import CallLedger, ledger_path
-from ralphloop.tasks.prd_json import PrdSource
-
-ITERATIONS = 30
-# The agent changes nothing, so the breaker would open after 3: keep it out of the measurement.
-QUIET_BREAKER = BreakerConfig(
-    no_progress_threshold=1000, half_open_after=1000, failure_threshold=1000, same_error_threshold=1000
-)
-FAILING_SCRIPT = "import os; open('attempt.txt', 'a').write(os.environ['RALPH_ITERATION']); raise SystemExit(1)"
-FAILING_AGENT = f'{sys.executable} -c "{FAILING_SCRIPT}"'
+from _agent import StampAgent, build, gaps_ms, read_stamps
+from _project import ENV, PATIENT_CONFIG, make_project
+from _versions import Version, arguments, table, versions
 
 
-def measure(agent_command: str, label: str) -> None:
-    root, env = make_project()
-    os.environ.update(env)
-    os.chdir(root)
-    paths = resolve_feature(root, "feat")
-    finished: list[IterationFinished] = []
+@dataclass(frozen=True, slots=True)
+class Mode:
+    """One workload: the project's size and what the agent does."""
 
-    def sink(event: object) -> None:
-        if isinstance(event, IterationFinished):
-            finished.append(event)
+    name: str
+    title: str
+    files: int
+    exit_code: int
+    touch: str | None
+    target: str
 
-    config = LoopConfig(
-        ITERATIONS,
-        ProcessLimits(60.0),
-        16 * 1024,
-        1000,
-        default_template(),
-        archive=False,
-        breaker=QUIET_BREAKER,
-        max_retries=ITERATIONS + 1,
+
+MODES = {
+    "small": Mode("small", "a small project, an instant agent that changes nothing", 0, 0, None, "median <= 15 ms"),
+    "20k": Mode(
+        "20k", "20,000 tracked files, an instant agent that changes nothing", 20_000, 0, None, "median <= 60 ms"
+    ),
+    "undo": Mode("undo", "a failing agent whose attempt is saved and undone each time", 0, 1, "attempt.txt", "-"),
+}
+
+
+@dataclass(frozen=True, slots=True)
+class Run:
+    """One `ralph run`: ralph's wall time between agent calls (ms), and the CPU time of all it ran (s)."""
+
+    gaps: list[float]
+    cpu_s: float
+
+
+def ralph_run(version: Version, root: str, env: dict[str, str], agent: StampAgent, mode: Mode, calls: int) -> Run:
+    """One `ralph run` of `calls` agent calls in `root`."""
+    stamps = os.path.join(tempfile.mkdtemp(prefix="ralph-bench-stamps-"), "stamps.txt")
+    command = agent.command(stamps, mode.exit_code, mode.touch)
+    before = resource.getrusage(resource.RUSAGE_CHILDREN)
+    subprocess.run(
+        [*version.ralph(), "run", "-n", str(calls), "--no-archive", "--agent-cmd", command],
+        cwd=root,
+        env=env,
+        check=False,
+        stdout=subprocess.DEVNULL,
+        stderr=subprocess.DEVNULL,
     )
-    loop = Loop(
-        paths=paths,
-        source=PrdSource(paths.prd),
-        agent=CommandAgent(agent_command),
-        config=config,
-        clock=SystemClock(),
-        sink=sink,
-        cancel=CancelToken(),
-        ledger=CallLedger(ledger_path(ralph_home(), "bench")),
-    )
-    outcome = loop.run()
-    overhead = sorted(item.overhead_s * 1000 for item in finished)
-    agent = [item.result.duration_s * 1000 for item in finished]
-    print(f"{len(finished)} iterations ({outcome.reason.value}) of {label}:")
-    print(
-        f"  ralph overhead per iteration: median {statistics.median(overhead):.1f} ms, "
-        f"p90 {overhead[int(0.9 * len(overhead))]:.1f} ms, max {overhead[-1]:.1f} ms (target: median < 100 ms, aim 30)"
-    )
-    print(f"  agent process (spawn to exit): median {statistics.median(agent):.1f} ms")
+    after = resource.getrusage(resource.RUSAGE_CHILDREN)
+    found = read_stamps(stamps)
+    if len(found) < calls:
+        print(f"  ({version.label}: only {len(found)} of {calls} agent calls; see {root})")
+    os.unlink(stamps)
+    cpu = after.ru_utime + after.ru_stime - before.ru_utime - before.ru_stime
+    return Run(gaps_ms(found), cpu)
+
+
+def cpu_per_iteration(long: Run, short: Run, iterations: int) -> float:
+    """CPU milliseconds per iteration: a long run's CPU time less a one-call run's (start-up and exit)."""
+    return (long.cpu_s - short.cpu_s) * 1000 / iterations
+
+
+def measure(
+    mode: Mode, found: list[Version], agent: StampAgent, iterations: int, rounds: int
+) -> dict[str, list[float]]:
+    """Each version's per-iteration times over `rounds` alternating runs."""
+    projects = {
+        version.label: make_project(
+            files=mode.files, ralph=version.ralph(), env=version.env(ENV), config=PATIENT_CONFIG
+        )
+        for version in found
+    }
+    times: dict[str, tuple[list[float], list[float]]] = {version.label: ([], []) for version in found}
+    for _ in range(rounds):
+        for version in found:
+            root, env = projects[version.label]
+            long = ralph_run(version, root, env, agent, mode, iterations + 1)
+            short = ralph_run(version, root, env, agent, mode, 1)
+            times[version.label][0].extend(long.gaps)
+            times[version.label][1].append(cpu_per_iteration(long, short, iterations))
+    return times
+
+
+def summary(times: list[float]) -> list[str]:
+    """Median, p90 and max of a list of milliseconds."""
+    ordered = sorted(times)
+    if not ordered:
+        return ["no iterations"]
+    p90 = ordered[int(0.9 * (len(ordered) - 1))]
+    return [f"median {statistics.median(ordered):6.1f} ms", f"p90 {p90:6.1f} ms", f"max {ordered[-1]:6.1f} ms"]
 
 
 def main() -> None:
-    measure("true", "an instant agent (`true`)")
-    measure(FAILING_AGENT, "a failing agent whose attempt is saved and undone each time")
+    parser = arguments(__doc__.splitlines()[0] if __doc__ else None)
+    parser.add_argument("--mode", choices=sorted(MODES), action="append", help="a workload (default: all)")
+    parser.add_argument("--iterations", type=int, default=30, help="iterations per run (default 30)")
+    parser.add_argument("--rounds", type=int, default=2, help="runs per version, alternating (default 2)")
+    options = parser.parse_args()
+    found = versions(options.baseline, options.only_current)
+    agent = build()
+    for name in options.mode or ["small", "20k", "undo"]:
+        mode = MODES[name]
+        times = measure(mode, found, agent, options.iterations, options.rounds)
+        rows = [
+            (
+                version.label,
+                [*summary(times[version.label][0]), f"CPU {statistics.median(times[version.label][1]):5.1f} ms"],
+            )
+            for version in found
+        ]
+        count = options.iterations * options.rounds
+        table(f"ralph's own time per iteration, {mode.title} ({count} iterations each):", rows, mode.target)
 
 
 if __name__ == "__main__":

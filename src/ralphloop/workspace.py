@@ -6,7 +6,7 @@ from __future__ import annotations
 
 import os
 
-from ralphloop import git
+from ralphloop import captures, git
 from ralphloop.paths import FeaturePaths, display_path
 from ralphloop.state.store import atomic_write_bytes
 from ralphloop.textsafe import one_line
@@ -24,31 +24,31 @@ class Workspace:
     @classmethod
     def open(cls, paths: FeaturePaths) -> Workspace | None:
         top = git.toplevel(paths.project_root)
-        index = git.scratch_index(paths.project_root, paths.name) if top else None
+        index = captures.scratch_index(paths.project_root, paths.name) if top else None
         return cls(paths, top, index) if top and index else None
 
-    def capture(self) -> git.WorkTree | None:
+    def capture(self) -> captures.WorkTree | None:
         """The whole workspace now (a walk of every file: the costly capture)."""
-        return git.capture(self.paths.project_root, self.index_file)
+        return captures.capture(self.paths.project_root, self.index_file)
 
-    def after_records(self, base: git.WorkTree | None) -> git.WorkTree | None:
+    def after_records(self, base: captures.WorkTree | None) -> captures.WorkTree | None:
         """`base` (the files as an iteration left them) with ralph's own appends since read again: the
         next iteration's start without walking every file. Valid only when nothing else ran meanwhile."""
-        found = git.recapture(self.top, self.index_file, base, [self.progress_rel]) if base else None
+        found = captures.recapture(self.top, self.index_file, base, [self.progress_rel]) if base else None
         return found or self.capture()
 
-    def changed(self, start: git.WorkTree | None, end: git.WorkTree | None) -> tuple[str, ...]:
+    def changed(self, start: captures.WorkTree | None, end: captures.WorkTree | None) -> tuple[str, ...]:
         """Paths changed between two captures, ralph's runtime files left out."""
         if start is None or end is None:
             return ()
-        names = git.changed_between(self.paths.project_root, start, end)
+        names = captures.changed_between(self.paths.project_root, start, end)
         return tuple(name for name in names if not self.paths.is_runtime(os.path.join(self.top, name)))
 
     def work_changed(self, names: tuple[str, ...]) -> bool:
         """Whether `names` hold more than the progress log (which alone is not work)."""
         return any(name != self.progress_rel for name in names)
 
-    def undo(self, start: git.WorkTree | None, end: git.WorkTree | None, number: int, task_id: str) -> str:
+    def undo(self, start: captures.WorkTree | None, end: captures.WorkTree | None, number: int, task_id: str) -> str:
         """Save a failed attempt (a git ref and a patch), then put the workspace back as it was at its start;
         progress.txt keeps what was appended meanwhile (it is append-only). Returns the note to record."""
         if start is None or end is None:
@@ -61,10 +61,10 @@ class Workspace:
         progress = _read_bytes(self.paths.progress)
         root = self.paths.project_root
         try:
-            saved = git.save_attempt(
+            saved = captures.save_attempt(
                 root, start, end, ref, f"ralph: failed attempt at {task_id} (iteration {number})", patch
             )
-            git.restore(root, start, end)
+            captures.restore(root, start, self.index_file)
         except OSError as exc:
             return f"could not undo the failed attempt ({exc}); the retry starts on top of its changes"
         if progress is not None and _read_bytes(self.paths.progress) != progress:
@@ -76,11 +76,11 @@ class Workspace:
             f"failed attempt saved as {where}, then undone: the workspace is back as it was before iteration {number}"
         )
 
-    def commit(self, start: git.WorkTree | None, kept: tuple[str, ...], message: str) -> str | None:
+    def commit(self, start: captures.WorkTree | None, kept: tuple[str, ...], message: str) -> str | None:
         """Commit what changed since `start` (the agent's work and ralph's record of it) and the `kept` files
         of earlier iterations' work; never ralph's runtime files, never the user's other uncommitted work.
         Returns the commit; raises OSError (git refused: a failing pre-commit hook, say)."""
-        now = git.capture(self.paths.project_root, self.index_file)
+        now = captures.capture(self.paths.project_root, self.index_file)
         names = sorted({*self.changed(start, now), *kept})
         made = git.commit_paths(self.top, names, one_line(message, 200))
         return made[:12] if made else None

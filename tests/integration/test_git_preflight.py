@@ -58,6 +58,19 @@ def test_missing_identity_names_the_fix(project: Path, feature: Path, ralph: Ral
     assert snapshot(project) == before
 
 
+def test_identity_from_git_config_is_read_key_by_key(
+    project: Path, feature: Path, ralph: RalphRunner, ralph_env: dict[str, str]
+) -> None:
+    """user.name set in the repository's config but no user.email: the error names the one missing."""
+    no_identity = {"GIT_AUTHOR_NAME": "", "GIT_AUTHOR_EMAIL": "", "GIT_COMMITTER_NAME": "", "GIT_COMMITTER_EMAIL": ""}
+    git(project, ralph_env, "config", "user.name", "Configured Name")
+    done = ralph("run", "--agent-cmd", FINISH, env=no_identity)
+    assert_one_line_error(done, "user.email", "git config --global user.email")
+    git(project, ralph_env, "config", "user.email", "configured@example.invalid")
+    done = ralph("run", "--agent-cmd", FINISH, env=no_identity)
+    assert "is not configured" not in done.stderr + done.stdout
+
+
 def test_uncommitted_and_untracked_files_are_a_warning(
     project: Path, feature: Path, ralph: RalphRunner, ralph_env: dict[str, str]
 ) -> None:

@@ -4,7 +4,9 @@ so `ralph status` pays for nothing it does not use (no YAML, no msgspec, no engi
 from __future__ import annotations
 
 import argparse
+import functools
 import importlib
+import os
 import sys
 
 from ralphloop import __version__
@@ -12,10 +14,38 @@ from ralphloop import __version__
 TYPE_CHECKING = False
 if TYPE_CHECKING:
     from collections.abc import Sequence
+    from typing import Any
+
+
+class _Formatter(argparse.HelpFormatter):
+    """argparse's help layout, with the terminal's width found once: argparse makes a formatter for every
+    argument it adds, each importing shutil (and bz2, lzma) and asking the terminal (~5 ms in all)."""
+
+    def __init__(self, prog: str, indent_increment: int = 2, max_help_position: int = 24, width: int | None = None):
+        super().__init__(prog, indent_increment, max_help_position, width or _help_width())
+
+
+@functools.cache
+def _help_width() -> int:
+    """shutil.get_terminal_size's columns (COLUMNS, else the terminal, else 80), less argparse's margin of 2."""
+    try:
+        columns = int(os.environ.get("COLUMNS", "0"))
+    except ValueError:
+        columns = 0
+    if columns <= 0:
+        try:
+            columns = os.get_terminal_size(sys.__stdout__.fileno()).columns if sys.__stdout__ else 0
+        except (AttributeError, ValueError, OSError):
+            columns = 0
+    return (columns or 80) - 2
 
 
 class _Parser(argparse.ArgumentParser):
     """argparse that reports a bad flag in one line and exits 1 (exit 2 means 'usage limit' here)."""
+
+    def __init__(self, *args: Any, **kwargs: Any) -> None:
+        kwargs.setdefault("formatter_class", _Formatter)
+        super().__init__(*args, **kwargs)
 
     def error(self, message: str) -> None:  # type: ignore[override]
         self.exit(1, f"ralph: error: {message} (see '{self.prog} --help')\n")
@@ -27,7 +57,8 @@ def build_parser() -> argparse.ArgumentParser:
         description="Run a coding agent in a loop, a fresh process per iteration, until the work is verifiably done.",
     )
     parser.add_argument("--version", action="version", version=f"ralph {__version__}")
-    commands = parser.add_subparsers(dest="command", metavar="COMMAND", parser_class=_Parser)
+    # prog given: argparse would otherwise lay out the usage text to find it
+    commands = parser.add_subparsers(dest="command", metavar="COMMAND", parser_class=_Parser, prog="ralph")
 
     init = commands.add_parser("init", help="create a feature folder in .ralph/")
     init.add_argument("feature", metavar="FEATURE", help="feature name (letters, digits, . _ -)")

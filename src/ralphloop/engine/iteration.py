@@ -8,6 +8,7 @@ from dataclasses import dataclass, replace
 
 from ralphloop.analysis.reading import read_iteration, says_done
 from ralphloop.analysis.text import last_paragraph
+from ralphloop.captures import WorkTree
 from ralphloop.engine.decide import Action, Decision, decide
 from ralphloop.engine.judge import Facts, Judged, Verdict, judge, verdict
 from ralphloop.engine.phases import Prepared, Seen, observe, prepare, run_agent, verify
@@ -16,7 +17,6 @@ from ralphloop.engine.run import Run
 from ralphloop.engine.state import LoopState
 from ralphloop.errors import RalphError
 from ralphloop.events import CircuitChanged, Committed, Notice, Slot
-from ralphloop.git import WorkTree
 from ralphloop.guards.breaker import Breaker, CircuitState, guidance
 from ralphloop.guards.usage import UsageLimit
 from ralphloop.hooks.checks import Checks

@@ -7,8 +7,8 @@ from __future__ import annotations
 import os
 from dataclasses import dataclass
 
-from ralphloop import git
 from ralphloop.archive import archive_copy
+from ralphloop.captures import WorkTree
 from ralphloop.engine.decide import Action, Decision
 from ralphloop.engine.iteration import Step, iteration
 from ralphloop.engine.run import Run
@@ -50,7 +50,7 @@ def run_loop(run: Run) -> LoopOutcome:
         run.emit(CircuitChanged(moved.from_state.value, moved.to_state.value, moved.reason))
     run.breaker.save(run.breaker.load(), state.number)  # readable from the start
     step: Step | None = None
-    start: git.WorkTree | None = None
+    start: WorkTree | None = None
     decision = Decision(Action.CONTINUE)
     try:
         run.hooks.lifecycle("pre_run", run.context(view.next_task.id if view.next_task else "", state.number))

@@ -6,9 +6,9 @@ from __future__ import annotations
 
 from dataclasses import dataclass, replace
 
-from ralphloop import git
 from ralphloop.analysis.reading import says_done
 from ralphloop.analysis.signals import Analysis, analyze, with_records
+from ralphloop.captures import WorkTree
 from ralphloop.engine.run import Run
 from ralphloop.engine.state import LoopState
 from ralphloop.errors import RalphError
@@ -28,7 +28,7 @@ class Prepared:
     number: int
     task: Task
     view: TaskView  # the task state at its start
-    start: git.WorkTree | None
+    start: WorkTree | None
     prompt: str
     request: AgentRequest
     log_path: str
@@ -56,7 +56,7 @@ def prompt_for(run: Run, state: LoopState, number: int, task: Task) -> tuple[str
     return prompt, iteration_request(run.paths, prompt, number, task, run.clock.now(), run.policy, state.session)
 
 
-def prepare(run: Run, state: LoopState, view: TaskView, start: git.WorkTree | None, slot: Slot) -> Prepared:
+def prepare(run: Run, state: LoopState, view: TaskView, start: WorkTree | None, slot: Slot) -> Prepared:
     """Everything before the agent starts: its prompt written, the number reserved (state.json, by the
     records), the format's stats, the pre_iteration hooks."""
     began = run.clock.monotonic()

@@ -1,0 +1,96 @@
+"""gitcache's reads of .git's own files, against what git itself says, on real repositories."""
+
+from __future__ import annotations
+
+import subprocess
+from pathlib import Path
+
+import pytest
+
+from ralphloop import gitcache
+
+
+def git(root: Path, env: dict[str, str], *args: str) -> str:
+    done = subprocess.run(["git", *args], cwd=root, env=env, check=True, capture_output=True, text=True)
+    return done.stdout.strip()
+
+
+def layout(root: Path, env: dict[str, str]) -> gitcache.Layout:
+    done = subprocess.run(
+        ["git", "rev-parse", *gitcache.LAYOUT_ARGS], cwd=root, env=env, capture_output=True, check=True
+    )
+    found = gitcache.parse_layout(str(root), done.stdout)
+    assert found is not None
+    return found
+
+
+@pytest.fixture
+def repo(tmp_path: Path, ralph_env: dict[str, str]) -> Path:
+    root = tmp_path / "repo"
+    root.mkdir()
+    git(root, ralph_env, "init", "-q", "-b", "main")
+    return root
+
+
+def test_head_of_a_branch_loose_then_packed(repo: Path, ralph_env: dict[str, str]) -> None:
+    git(repo, ralph_env, "commit", "-q", "--allow-empty", "-m", "one")
+    assert gitcache.read_head(layout(repo, ralph_env)) == (True, git(repo, ralph_env, "rev-parse", "HEAD"))
+    git(repo, ralph_env, "pack-refs", "--all")
+    assert not (repo / ".git" / "refs" / "heads" / "main").exists()
+    assert gitcache.read_head(layout(repo, ralph_env)) == (True, git(repo, ralph_env, "rev-parse", "HEAD"))
+
+
+def test_head_detached(repo: Path, ralph_env: dict[str, str]) -> None:
+    git(repo, ralph_env, "commit", "-q", "--allow-empty", "-m", "one")
+    git(repo, ralph_env, "commit", "-q", "--allow-empty", "-m", "two")
+    git(repo, ralph_env, "checkout", "-q", "--detach", "HEAD~1")
+    assert gitcache.read_head(layout(repo, ralph_env)) == (True, git(repo, ralph_env, "rev-parse", "HEAD"))
+
+
+def test_head_of_a_branch_not_born_yet_is_left_to_git(repo: Path, ralph_env: dict[str, str]) -> None:
+    assert gitcache.read_head(layout(repo, ralph_env)) == (False, None)
+
+
+def test_head_in_a_linked_worktree(repo: Path, tmp_path: Path, ralph_env: dict[str, str]) -> None:
+    git(repo, ralph_env, "commit", "-q", "--allow-empty", "-m", "one")
+    linked = tmp_path / "linked"
+    git(repo, ralph_env, "worktree", "add", "-q", "-b", "side", str(linked))
+    git(linked, ralph_env, "commit", "-q", "--allow-empty", "-m", "on the side")
+    found = layout(linked, ralph_env)
+    assert found.top == str(linked)
+    assert gitcache.read_head(found) == (True, git(linked, ralph_env, "rev-parse", "HEAD"))
+    assert gitcache.read_head(found) != gitcache.read_head(layout(repo, ralph_env))
+
+
+def test_layout_below_the_top(repo: Path, ralph_env: dict[str, str]) -> None:
+    (repo / "sub" / "dir").mkdir(parents=True)
+    found = layout(repo / "sub" / "dir", ralph_env)
+    assert (found.top, found.prefix) == (str(repo), "sub/dir/")
+    assert Path(found.user_index).resolve() == repo / ".git" / "index"
+    assert Path(found.common_dir).resolve() == repo / ".git"
+
+
+def test_index_header(repo: Path, tmp_path: Path, ralph_env: dict[str, str]) -> None:
+    for name in ("a", "b", "c"):
+        (repo / name).write_text(name)
+    git(repo, ralph_env, "add", "-A")
+    assert gitcache.index_header(str(repo / ".git" / "index")) == (2, 3)
+    git(repo, ralph_env, "update-index", "--index-version", "4")
+    assert gitcache.index_header(str(repo / ".git" / "index")) == (4, 3)
+    (tmp_path / "not-an-index").write_text("DIR")
+    assert gitcache.index_header(str(tmp_path / "not-an-index")) is None
+    assert gitcache.index_header(str(tmp_path / "missing")) is None
+
+
+def test_changed_paths_leave_out_the_staged_side() -> None:
+    entries = {
+        "staged only": "1 M. N... 100644 100644 100644 a b staged only",
+        "edited": "1 .M N... 100644 100644 100644 a b edited",
+        "both": "1 MM N... 100644 100644 100644 a b both",
+        "deleted": "1 .D N... 100644 100644 000000 a b deleted",
+        "new": "?",
+        "sub/new": "?",
+        "other/new": "?",
+    }
+    assert gitcache.changed_paths(entries, "") == ["edited", "both", "deleted", "new", "sub/new", "other/new"]
+    assert gitcache.changed_paths(entries, "sub/") == ["sub/new"]
