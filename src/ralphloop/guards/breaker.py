@@ -22,6 +22,7 @@ from typing import Any
 
 from ralphloop.analysis.fingerprint import fingerprint, iteration_error
 from ralphloop.protocols import AgentResult, iso
+from ralphloop.state.schemas import BREAKER
 from ralphloop.textsafe import one_line
 
 HISTORY_KEEP = 200
@@ -206,25 +207,27 @@ class Breaker:
     # ------------------------------------------------------------------ the state file
 
     def to_json(self, iteration: int) -> dict[str, Any]:
-        """`.circuit_breaker_state`: seed 000's fields, then ours."""
-        return {
-            "state": self.state.value,
-            "last_change": _iso(self.last_change) if self.last_change else None,
-            "consecutive_no_progress": self.no_progress,
-            "consecutive_churn": self.churn,
-            "consecutive_same_error": self.same_error,
-            "consecutive_failures": self.failures,
-            "consecutive_permission_denials": self.denial_streak,
-            "last_progress_loop": self.last_progress_iteration,
-            "total_opens": self.total_opens,
-            "reason": self.reason,
-            "current_loop": iteration,
-            "opened_at": _iso(self.opened_at) if self.opened_at else None,
-            "last_error": self.last_error,
-            "last_error_fingerprint": self.last_fingerprint,
-            "denied_commands": list(self.denied),
-            "probation": self.probation,
-        }
+        """`.circuit_breaker_state`: seed 000's fields, then ours (state/schemas.py: BREAKER)."""
+        return BREAKER.dump(
+            {
+                "state": self.state.value,
+                "last_change": _iso(self.last_change) if self.last_change else None,
+                "consecutive_no_progress": self.no_progress,
+                "consecutive_churn": self.churn,
+                "consecutive_same_error": self.same_error,
+                "consecutive_failures": self.failures,
+                "consecutive_permission_denials": self.denial_streak,
+                "last_progress_loop": self.last_progress_iteration,
+                "total_opens": self.total_opens,
+                "reason": self.reason,
+                "current_loop": iteration,
+                "opened_at": _iso(self.opened_at) if self.opened_at else None,
+                "last_error": self.last_error,
+                "last_error_fingerprint": self.last_fingerprint,
+                "denied_commands": list(self.denied),
+                "probation": self.probation,
+            }
+        )
 
     @classmethod
     def from_json(cls, data: Mapping[str, Any]) -> Breaker:

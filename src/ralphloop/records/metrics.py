@@ -15,6 +15,7 @@ import os
 from dataclasses import dataclass
 
 from ralphloop.errors import RalphError
+from ralphloop.state.schemas import METRICS_LINE, kind_of
 
 TYPE_CHECKING = False  # typing costs ~9 ms of import; `ralph report` must stay fast
 if TYPE_CHECKING:
@@ -24,7 +25,7 @@ if TYPE_CHECKING:
     from ralphloop.protocols import AgentResult
 
 METRICS_NAME = "ralph_metrics.jsonl"
-SCHEMA_VERSION = 1
+SCHEMA_VERSION = METRICS_LINE.version
 
 # The iteration's status word, as the loop decides it.
 OUTCOMES = ("complete", "in-progress", "failed", "refused", "blocked", "interrupted", "usage-limit", "api-error")
@@ -32,32 +33,7 @@ UNCOUNTED = ("interrupted", "usage-limit", "api-error")  # lines written before 
 USAGE_KEYS = ("input_tokens", "output_tokens", "cache_creation_tokens", "cache_read_tokens", "total_tokens")
 
 
-_INT = (int,)
-_NUMBER = (int, float)
-_TEXT = (str,)
-_BOOL = (bool,)
-# key, the JSON types it may have (besides null), and whether null or missing is an error.
-_FIELDS: tuple[tuple[str, tuple[type, ...], bool], ...] = (
-    ("iteration", _INT, True),
-    ("timestamp", _TEXT, False),
-    ("duration_seconds", _NUMBER, True),
-    ("model", _TEXT, False),
-    ("stop_reason", _TEXT, False),
-    ("usage", (dict,), False),
-    ("files_changed", _INT, False),
-    ("success", _BOOL, True),
-    ("exit_code", _INT, False),
-    ("cost_usd", _NUMBER, False),
-    ("num_turns", _INT, False),
-    ("session_id", _TEXT, False),
-    ("task_id", _TEXT, False),
-    ("outcome", _TEXT, False),
-    ("agent", _TEXT, False),
-    ("counted", _BOOL, False),
-)
-_FIELD_KEYS = tuple(key for key, _, _ in _FIELDS)
-_JSON_KIND = {dict: "an object", list: "an array", str: "a string", int: "an integer", float: "a number"}
-_JSON_KIND.update({bool: "a boolean", type(None): "null"})
+_FIELD_KEYS = tuple(METRICS_LINE.fields)
 
 # ---------------------------------------------------------------- writing
 
@@ -98,24 +74,26 @@ def metrics_line(
             "cache_read_tokens": usage.cache_read_tokens,
             "total_tokens": usage.total,
         }
-    return {
-        "iteration": iteration,
-        "timestamp": timestamp,
-        "duration_seconds": round(max(0.0, result.duration_s), 1),
-        "model": result.model,
-        "stop_reason": result.stop_reason,
-        "usage": tokens,
-        "files_changed": files_changed,
-        "success": success if success is not None else is_success(result) and outcome == "complete",
-        "exit_code": result.exit_code,
-        "cost_usd": result.cost_usd,
-        "num_turns": result.num_turns,
-        "session_id": result.session_id,
-        "task_id": task_id,
-        "outcome": outcome,
-        "agent": agent,
-        "counted": counted,
-    }
+    return METRICS_LINE.dump(
+        {
+            "iteration": iteration,
+            "timestamp": timestamp,
+            "duration_seconds": round(max(0.0, result.duration_s), 1),
+            "model": result.model,
+            "stop_reason": result.stop_reason,
+            "usage": tokens,
+            "files_changed": files_changed,
+            "success": success if success is not None else is_success(result) and outcome == "complete",
+            "exit_code": result.exit_code,
+            "cost_usd": result.cost_usd,
+            "num_turns": result.num_turns,
+            "session_id": result.session_id,
+            "task_id": task_id,
+            "outcome": outcome,
+            "agent": agent,
+            "counted": counted,
+        }
+    )
 
 
 def append_metrics(path: str | os.PathLike[str], line: Mapping[str, Any]) -> None:
@@ -216,13 +194,9 @@ def _checked(value: object, name: str, number: int, known: set[object]) -> dict[
 
 def _problem(value: dict[str, Any]) -> str | None:
     """What is wrong with the fields of one line, or None."""
-    for key, kinds, required in _FIELDS:
-        field = value.get(key)
-        if field is None:
-            if required:
-                return f'"{key}" is missing' if key not in value else f'"{key}" is null'
-        elif type(field) not in kinds:
-            return f'"{key}" is {_kind(field)}, expected {"a number" if kinds is _NUMBER else _JSON_KIND[kinds[0]]}'
+    problem = METRICS_LINE.problem(value)
+    if problem:
+        return problem
     usage = value.get("usage")
     if usage is not None:
         for key in USAGE_KEYS:
@@ -233,7 +207,7 @@ def _problem(value: dict[str, Any]) -> str | None:
 
 
 def _kind(value: object) -> str:
-    return _JSON_KIND.get(type(value), type(value).__name__)
+    return kind_of(value)
 
 
 def _json_error(exc: ValueError) -> str:

@@ -21,7 +21,7 @@ from ralphloop.events import (
     Waiting,
 )
 from ralphloop.protocols import iso
-from ralphloop.state.schemas import STATUS_VERSION
+from ralphloop.state.schemas import STATUS
 from ralphloop.state.store import atomic_write_json
 from ralphloop.textsafe import one_line
 
@@ -77,57 +77,58 @@ class LiveStatus:
 
     def to_json(self, now: datetime) -> dict[str, object]:
         tally = self.tally
-        return {
-            "schema_version": STATUS_VERSION,
-            "iteration": self.number,
-            "totalIterations": self.number,  # the same number (older readers look here)
-            "iterationsCounted": tally.counted,
-            "callsNotCounted": tally.uncounted,
-            "inIteration": self.in_iteration,
-            "maxIterations": self.max_iterations,
-            "status": self.status,
-            "feature": self.feature,
-            "featureDir": self.feature_dir,
-            "storiesComplete": self.stories_complete,
-            "storiesTotal": self.stories_total,
-            "scope": self.scope or None,
-            "currentStory": self.current_story,
-            "apiCallsUsed": self.api_calls_used,
-            "apiCallsLimit": self.api_calls_limit,
-            "rateLimitResetsAt": iso(self.rate_limit_resets_at) if self.rate_limit_resets_at else None,
-            "startedAt": iso(self.started_at) if self.started_at else None,
-            "lastUpdated": iso(now),
-            "agent": self.agent,
-            "pid": os.getpid(),
-            "logFile": self.log_file,
-            "lastOutcome": self.last_outcome,
-            "exitReason": self.exit_reason,
-            "exitMessage": self.exit_message,
-            "lastMessage": self.last_message,
-            "lastSignals": self.last_signals,
-            "confidence": self.confidence,
-            "refusedClaim": self.refused_claim,
-            "blockedReason": self.blocked_reason,
-            "blockedLoops": self.streaks.get("blocked", 0),
-            "testOnlyLoops": self.streaks.get("test_only", 0),
-            "questionLoops": self.streaks.get("question_only", 0),
-            "circuitState": self.circuit_state,
-            "circuitReason": self.circuit_reason,
-            "guidance": self.guidance,
-            "waiting": self.waiting,
-            "usageLimit": self.usage_limit,
-            "retryCount": self.retry_count,
-            "maxRetries": self.max_retries,
-            "model": self.model,
-            "costUsd": round(tally.cost_usd, 6) if tally.cost_usd is not None else None,
-            "tokensUsed": tally.tokens,  # input + output: what --max-tokens counts
-            "tokens": tally.to_json(),
-            "activity": self.activity,
-            "sessionId": self.session_id,
-        }
+        return STATUS.dump(
+            {
+                "iteration": self.number,
+                "totalIterations": self.number,  # the same number (older readers look here)
+                "iterationsCounted": tally.counted,
+                "callsNotCounted": tally.uncounted,
+                "inIteration": self.in_iteration,
+                "maxIterations": self.max_iterations,
+                "status": self.status,
+                "feature": self.feature,
+                "featureDir": self.feature_dir,
+                "storiesComplete": self.stories_complete,
+                "storiesTotal": self.stories_total,
+                "scope": self.scope or None,
+                "currentStory": self.current_story,
+                "apiCallsUsed": self.api_calls_used,
+                "apiCallsLimit": self.api_calls_limit,
+                "rateLimitResetsAt": iso(self.rate_limit_resets_at) if self.rate_limit_resets_at else None,
+                "startedAt": iso(self.started_at) if self.started_at else None,
+                "lastUpdated": iso(now),
+                "agent": self.agent,
+                "pid": os.getpid(),
+                "logFile": self.log_file,
+                "lastOutcome": self.last_outcome,
+                "exitReason": self.exit_reason,
+                "exitMessage": self.exit_message,
+                "lastMessage": self.last_message,
+                "lastSignals": self.last_signals,
+                "confidence": self.confidence,
+                "refusedClaim": self.refused_claim,
+                "blockedReason": self.blocked_reason,
+                "blockedLoops": self.streaks.get("blocked", 0),
+                "testOnlyLoops": self.streaks.get("test_only", 0),
+                "questionLoops": self.streaks.get("question_only", 0),
+                "circuitState": self.circuit_state,
+                "circuitReason": self.circuit_reason,
+                "guidance": self.guidance,
+                "waiting": self.waiting,
+                "usageLimit": self.usage_limit,
+                "retryCount": self.retry_count,
+                "maxRetries": self.max_retries,
+                "model": self.model,
+                "costUsd": round(tally.cost_usd, 6) if tally.cost_usd is not None else None,
+                "tokensUsed": tally.tokens,  # input + output: what --max-tokens counts
+                "tokens": tally.to_json(),
+                "activity": self.activity,
+                "sessionId": self.session_id,
+            }
+        )
 
     def write(self, now: datetime) -> None:
-        atomic_write_json(self.path, self.to_json(now))
+        atomic_write_json(self.path, self.to_json(now), version=STATUS.version)
 
 
 class StatusFile:

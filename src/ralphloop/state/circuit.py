@@ -9,7 +9,8 @@ from typing import Any
 
 from ralphloop.errors import RalphError
 from ralphloop.guards.breaker import HISTORY_KEEP, Breaker, Transition
-from ralphloop.state.store import SCHEMA_VERSION, atomic_write_json
+from ralphloop.state.schemas import BREAKER
+from ralphloop.state.store import atomic_write_json
 
 
 def load_breaker(path: str, label: str) -> Breaker:
@@ -25,8 +26,8 @@ def load_breaker(path: str, label: str) -> Breaker:
         data = json.loads(raw)
         if not isinstance(data, dict):
             raise ValueError("not a JSON object")
-        if data.get("schema_version", SCHEMA_VERSION) != SCHEMA_VERSION:
-            raise ValueError(f"schema_version {data.get('schema_version')!r} is not {SCHEMA_VERSION}")
+        if data.get("schema_version", BREAKER.version) != BREAKER.version:
+            raise ValueError(f"schema_version {data.get('schema_version')!r} is not {BREAKER.version}")
         return Breaker.from_json(data)
     except (ValueError, TypeError, KeyError, RecursionError) as exc:
         raise RalphError(
@@ -35,7 +36,7 @@ def load_breaker(path: str, label: str) -> Breaker:
 
 
 def save_breaker(path: str, breaker: Breaker, iteration: int) -> None:
-    atomic_write_json(path, breaker.to_json(iteration))
+    atomic_write_json(path, breaker.to_json(iteration), version=BREAKER.version)
 
 
 def read_history(path: str) -> list[dict[str, Any]]:

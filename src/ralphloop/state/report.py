@@ -9,6 +9,7 @@ import json
 from ralphloop.errors import RalphError
 from ralphloop.paths import FeaturePaths
 from ralphloop.state.read import lock_holder_alive, read_json_object
+from ralphloop.state.schemas import BREAKER, STATE, STATUS
 from ralphloop.tasks.detect import detect
 
 TYPE_CHECKING = False
@@ -41,7 +42,8 @@ def task_counts(paths: FeaturePaths, kind: str | None, status: dict[str, Any]) -
 def gather(paths: FeaturePaths, *, strict: bool = True) -> dict[str, Any]:
     """The report of `ralph status --json`. Not `strict` (the monitor): a prd.json missing or broken
     mid-run gives the counts status.json last wrote instead of an error."""
-    status = read_json_object(paths.status) or {}
+    raw = read_json_object(paths.status) or {}
+    status = STATUS.load(raw)
     kind = detect(paths.dir)
     try:
         done, total = task_counts(paths, kind, status)
@@ -49,9 +51,9 @@ def gather(paths: FeaturePaths, *, strict: bool = True) -> dict[str, Any]:
         if strict:
             raise
         done, total = task_counts(paths, None, status)
-    state = read_json_object(paths.state) or {}
+    state = STATE.load(read_json_object(paths.state))
     # The breaker's own file is the truth: `ralph reset-circuit` rewrites it without touching status.json.
-    circuit = read_json_object(paths.circuit_state) or {}
+    circuit = BREAKER.load(read_json_object(paths.circuit_state))
     # `ralph reset-circuit` since a run stopped on an open circuit: the circuit is no longer why it stands still
     reset_since = status.get("exitReason") == "circuit_open" and circuit.get("state", "CLOSED") != "OPEN"
     holder = lock_holder_alive(paths.lock)
@@ -72,8 +74,8 @@ def gather(paths: FeaturePaths, *, strict: bool = True) -> dict[str, Any]:
         "status": word,
         "exitReason": status.get("exitReason"),
         "exitMessage": status.get("exitMessage"),
-        **_numbers(status, state, alive and word == "running"),
-        "inIteration": alive and status.get("inIteration", word == "running") is True,
+        **_numbers(status, state, alive and word == "running", older="iterationsCounted" not in raw),
+        "inIteration": alive and (status["inIteration"] if "inIteration" in raw else word == "running"),
         "maxIterations": status.get("maxIterations"),
         "totalIterations": state.get("iteration", status.get("totalIterations", 0)),
         "storiesComplete": done,
@@ -111,10 +113,10 @@ def gather(paths: FeaturePaths, *, strict: bool = True) -> dict[str, Any]:
     }
 
 
-def _numbers(status: dict[str, Any], state: dict[str, Any], running: bool) -> dict[str, int]:
-    """The iteration's number, this run's counted iterations and uncounted calls. A status.json of an older
+def _numbers(status: dict[str, Any], state: dict[str, Any], running: bool, *, older: bool) -> dict[str, int]:
+    """The iteration's number, this run's counted iterations and uncounted calls. A status.json of an `older`
     ralph counted `iteration` within the run (the one going on included) and numbered it `totalIterations`."""
-    if "iterationsCounted" in status:
+    if not older:
         counted, uncounted = _count(status.get("iterationsCounted")), _count(status.get("callsNotCounted"))
         number = _count(status.get("iteration"))
     else:

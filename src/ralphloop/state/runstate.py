@@ -11,7 +11,8 @@ from typing import Any
 
 from ralphloop.protocols import iso
 from ralphloop.state.read import read_json_object
-from ralphloop.state.store import SCHEMA_VERSION, atomic_write_json
+from ralphloop.state.schemas import STATE
+from ralphloop.state.store import atomic_write_json
 
 _LOG_NAME = re.compile(r"^iteration-(\d+)\.log$")
 
@@ -48,7 +49,7 @@ class RunState:
         """The saved state; a missing or unreadable file starts afresh, numbered after existing logs."""
         data = read_json_object(path)
         # seed 002's own state.json has no schema_version: its fields are read all the same
-        if data is None or data.get("schema_version", SCHEMA_VERSION) != SCHEMA_VERSION:
+        if data is None or data.get("schema_version", STATE.version) != STATE.version:
             return cls(iteration=highest_log_number(logs_dir))
         outcome = data.get("last_outcome")
         try:
@@ -71,7 +72,7 @@ class RunState:
         return state
 
     def save(self, path: str) -> None:
-        atomic_write_json(path, self.to_json())
+        atomic_write_json(path, self.to_json(), version=STATE.version)
 
     def to_json(self) -> dict[str, Any]:
         """Seed 002's schema first ({completed_stories, current_story, retry_count}), then ralph's own fields."""
@@ -81,7 +82,7 @@ class RunState:
             "current_story": body.pop("current_task") or None,
             "retry_count": body.pop("retry_count"),
         }
-        return {**seed, **body}
+        return STATE.dump({**seed, **body})
 
 
 def _strings(value: Any) -> list[str]:

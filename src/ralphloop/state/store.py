@@ -62,9 +62,9 @@ def atomic_write_text(path: str | os.PathLike[str], text: str) -> None:
     atomic_write_bytes(path, text.encode("utf-8"))
 
 
-def atomic_write_json(path: str | os.PathLike[str], value: dict[str, Any]) -> None:
-    """Atomically replace `path` with `value` as indented JSON (with schema_version)."""
-    body = {"schema_version": SCHEMA_VERSION, **value}
+def atomic_write_json(path: str | os.PathLike[str], value: dict[str, Any], version: int = SCHEMA_VERSION) -> None:
+    """Atomically replace `path` with `value` as indented JSON (with its schema_version first)."""
+    body = {"schema_version": version, **value}
     atomic_write_text(path, json.dumps(body, indent=2, ensure_ascii=False) + "\n")
 
 
