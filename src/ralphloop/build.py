@@ -39,6 +39,7 @@ from ralphloop.records.status import StatusFile
 from ralphloop.state.calls import CallLedger, ledger_path
 from ralphloop.state.circuit import BreakerFile
 from ralphloop.state.runstate import RunState, StateFile
+from ralphloop.tasks.formats import FORMATS
 from ralphloop.tasks.problems import raise_first
 from ralphloop.tasks.sources import open_source, source_kind
 from ralphloop.workspace import Workspace
@@ -87,7 +88,8 @@ def build_run(
     kind = source_kind(paths)
     warnings: list[str] = []
     settings = load_settings(root, dict(request.flags or {}), warn=warnings.append)
-    if kind in ("todo", "goal") and settings.source("max_iterations") == "default":
+    row = FORMATS[kind]
+    if row.until_complete and settings.source("max_iterations") == "default":
         # seed 004: a plan folder runs until it is complete; seed 001: a goal, until it is reached
         settings = replace(settings, max_iterations=None)
     # every problem `ralph validate` reports stops the run here, before any file is touched
@@ -108,7 +110,7 @@ def build_run(
     agent = make_agent(settings, paths)
     in_git, git_warnings = _git_preflight(paths, settings)
     branch = _branch(paths, settings, source) if in_git else None
-    auto_commit = in_git and (settings.auto_commit if settings.auto_commit is not None else kind == "todo")
+    auto_commit = in_git and (settings.auto_commit if settings.auto_commit is not None else row.auto_commit)
     template, shown = template_file(request.prompt, paths, kind)
     policy = _policy(settings, load_template(template, shown, kind), request, auto_commit)
     saved = RunState.load(paths.state, paths.logs)

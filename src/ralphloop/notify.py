@@ -20,6 +20,7 @@ from urllib.parse import unquote, urlsplit, urlunsplit
 
 from ralphloop.exitcodes import ExitReason
 from ralphloop.redact import redact, secret_values
+from ralphloop.tasks.formats import format_of
 from ralphloop.textsafe import one_line, strip_terminal_controls
 
 if TYPE_CHECKING:
@@ -34,7 +35,6 @@ NOTIFIERS = ("notify-send", "osascript", "tt")
 TIMEOUT_S = 5.0
 TITLE = "ralph"
 _MESSAGE_LIMIT = 300
-_STORY_KINDS = ("prd", "stories")
 
 
 @dataclass(frozen=True, slots=True)
@@ -74,7 +74,7 @@ def safe_text(text: str, env: Mapping[str, str]) -> str:
 def message(event: LoopEnded, feature: str, source_kind: str = "prd", env: Mapping[str, str] | None = None) -> str:
     """The notification's one line, e.g. "ralph: auth complete — 5/5 stories in 12 iterations"."""
     env = os.environ if env is None else env
-    unit = "stories" if source_kind in _STORY_KINDS else "tasks"
+    unit = format_of(source_kind).units.lower()
     runs = f"{event.iterations} iteration{'s' if event.iterations != 1 else ''}"
     if event.tally.uncounted:
         runs += f" (+{event.tally.uncounted} not counted)"

@@ -41,18 +41,10 @@ class PromptParts:
     notes: tuple[str, ...] = ()
 
 
-# The built-in template of each kind of task source.
-_TEMPLATES = {
-    "prd": "prompt.md",
-    "todo": "prompt-todo.md",
-    "fix-plan": "prompt-fix-plan.md",
-    "stories": "prompt-story.md",
-    "goal": "prompt-goal.md",
-}
-
-
 def default_template(kind: str = "prd") -> str:
-    name = _TEMPLATES.get(kind, "prompt.md")
+    from ralphloop.tasks.formats import format_of
+
+    name = format_of(kind).template
     return resources.files("ralphloop.templates").joinpath(name).read_text(encoding="utf-8")
 
 

@@ -5,7 +5,6 @@ TODO.md, fix_plan.md + PROMPT.md, or a story spec), progress.txt and the prompt;
 from __future__ import annotations
 
 import argparse
-import json
 import os
 import re
 import shutil
@@ -16,15 +15,10 @@ from ralphloop.config import CONFIG_NAME
 from ralphloop.config_template import DEFAULT_PROJECT_CONFIG
 from ralphloop.errors import RalphError
 from ralphloop.paths import ARCHIVE_DIR, GITIGNORE_TEXT, RALPH_DIR, display_path, find_project_root
-from ralphloop.prompt import default_template
 from ralphloop.protocols import SystemClock, iso
 from ralphloop.records.progress import header
 from ralphloop.state.store import atomic_write_text
-from ralphloop.tasks.fix_plan import new_fix_plan, new_prompt_md
-from ralphloop.tasks.goal_sprint import new_sprint
-from ralphloop.tasks.prd_json import new_prd
-from ralphloop.tasks.stories.example import new_story_spec
-from ralphloop.tasks.todo_md import new_todo
+from ralphloop.tasks.formats import FORMATS
 
 _NAME = re.compile(r"^[A-Za-z0-9][A-Za-z0-9._-]{0,99}$")
 
@@ -70,41 +64,13 @@ def command(args: argparse.Namespace, argv: list[str]) -> int:
     print("Created " + ", ".join(made))
     for path in edited_claude_commands(root):  # the user's own version wins; say so, so an update is not a mystery
         print(f"Kept your edited {display_path(path, os.getcwd())} (ralph's version was not written)")
-    print(f"Next: {_NEXT[args.format].format(shown=shown)}, then: ralph run -f {name}")
+    print(f"Next: {FORMATS[args.format].next_step.format(shown=shown)}, then: ralph run -f {name}")
     return 0
-
-
-_NEXT = {
-    "prd": "write the stories in {shown}/prd.json (or plan them with /ralph-plan in Claude Code)",
-    "todo": "write the tasks in {shown}/TODO.md",
-    "fix-plan": "write the items in {shown}/fix_plan.md and the instructions in {shown}/PROMPT.md",
-    "stories": "write the story specs in {shown}/specs/epic-N/story-N.M-slug.md",
-    "goal": "write the goal (and its success criteria) in {shown}/SPRINT.yaml",
-}
 
 
 def _starter_files(kind: str, name: str, created: str) -> dict[str, str]:
     """The files a new feature of `kind` starts with (paths relative to its folder)."""
-    files = {"progress.txt": header(name, created)}
-    if kind == "todo":
-        files.update({"TODO.md": new_todo(name), "prompt.md": default_template("todo")})
-    elif kind == "fix-plan":
-        files.update({"fix_plan.md": new_fix_plan(name), "PROMPT.md": new_prompt_md(name)})
-    elif kind == "goal":
-        files.update({"SPRINT.yaml": new_sprint(name), "prompt.md": default_template("goal")})
-    elif kind == "stories":
-        files.update(
-            {"specs/epic-1/story-1.1-first-story.md": new_story_spec(), "prompt.md": default_template("stories")}
-        )
-    else:
-        files.update(
-            {
-                "prd.json": json.dumps(new_prd(name, created), indent=2) + "\n",
-                "prompt.md": default_template(),
-                "specs/.gitkeep": "",
-            }
-        )
-    return files
+    return {"progress.txt": header(name, created), **FORMATS[kind].load("starter")(name, created)}
 
 
 def ensure_gitignore(ralph_dir: str) -> bool:

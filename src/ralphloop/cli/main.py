@@ -65,7 +65,7 @@ def build_parser() -> argparse.ArgumentParser:
     init.add_argument(
         "--format",
         default="prd",
-        choices=("prd", "todo", "fix-plan", "stories", "goal"),
+        choices=_format_names(),
         help="task file to start with: prd.json (default), TODO.md, fix_plan.md + PROMPT.md, story specs, "
         "or a goal (SPRINT.yaml)",
     )
@@ -239,3 +239,9 @@ def _save_traceback() -> str:
 
 def entry() -> None:
     sys.exit(main())
+
+
+def _format_names() -> tuple[str, ...]:
+    from ralphloop.tasks.formats import FORMATS  # light: names and file finders; a format's module loads when used
+
+    return tuple(FORMATS)

@@ -42,15 +42,9 @@ from ralphloop.numbers import iteration_words
 from ralphloop.records.metrics import METRICS_NAME, line_of
 from ralphloop.records.metrics_text import format_iteration, format_summary
 from ralphloop.records.summary import summarize
+from ralphloop.tasks.formats import format_of
 from ralphloop.textsafe import clean_text, one_line, strip_terminal_controls
 
-_TASKS_WORD = {
-    "prd": "stories pass",
-    "stories": "stories done",
-    "todo": "tasks done",
-    "fix-plan": "tasks done",
-    "goal": "steps done",
-}
 _COLOURS = {"ok": "32", "fail": "31", "warn": "33", "info": "36", "dim": "2", "bold": "1"}
 
 
@@ -119,7 +113,7 @@ class TerminalRenderer:
         elif isinstance(event, RunStarted):
             self.max_iterations = event.max_iterations
             self.metrics_file = event.metrics_file or os.path.join(event.feature_dir, METRICS_NAME)
-            self.tasks_word = _TASKS_WORD.get(event.source_kind, "tasks done")
+            self.tasks_word = format_of(event.source_kind).done_words
             limit = f"up to {event.max_iterations} iterations" if event.max_iterations else "until complete"
             self.line(
                 self.paint("bold", f"ralph · {event.feature}")

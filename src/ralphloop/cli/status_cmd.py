@@ -10,19 +10,13 @@ import json
 from ralphloop.numbers import iteration_words, tokens_words
 from ralphloop.paths import find_project_root, resolve_feature
 from ralphloop.state.report import gather
+from ralphloop.tasks.formats import format_of
 from ralphloop.textsafe import strip_terminal_controls
 
 TYPE_CHECKING = False
 if TYPE_CHECKING:
     import argparse
     from typing import Any
-
-
-_COUNTED = {
-    "prd": "Stories:    {} / {} pass",
-    "stories": "Stories:    {} / {} done",
-    "goal": "Steps:      {} / {} done (the goal itself included)",
-}
 
 
 def command(args: argparse.Namespace, argv: list[str]) -> int:
@@ -52,8 +46,7 @@ def render(report: dict[str, Any]) -> str:
             limit,
             running=report["inIteration"],
         ),
-        f"{_COUNTED.get(report.get('format') or 'prd', 'Tasks:      {} / {} done')}".format(done, total)
-        + f"  [{'#' * filled}{'-' * (10 - filled)}]",
+        format_of(report.get("format")).status_words.format(done, total) + f"  [{'#' * filled}{'-' * (10 - filled)}]",
     ]
     if report["currentStory"]:
         lines.append(f"Current:    {report['currentStory']}")

@@ -22,6 +22,7 @@ from ralphloop.guards.usage import UsageLimit
 from ralphloop.hooks.checks import Checks
 from ralphloop.protocols import AgentResult, SettleFacts, Settlement, TaskView, iso
 from ralphloop.redact import redact
+from ralphloop.tasks.formats import FORMATS
 from ralphloop.textsafe import clean_text, one_line
 
 
@@ -170,7 +171,7 @@ def _committing(run: Run, told: Verdict, decision: Decision, facts: Facts, kept:
 def _commit(run: Run, prepared: Prepared, kept: tuple[str, ...]) -> None:
     assert run.workspace is not None
     task = prepared.task
-    message = task.title if run.source.kind in ("todo", "fix-plan") else f"{task.id}: {task.title}"
+    message = task.title if FORMATS[run.source.kind].title_commits else f"{task.id}: {task.title}"
     try:
         made = run.workspace.commit(prepared.start, kept, message)
     except OSError as exc:

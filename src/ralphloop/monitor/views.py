@@ -19,6 +19,7 @@ from rich.text import Text
 from ralphloop.durations import format_duration
 from ralphloop.monitor.snapshot import Snapshot, parse_time
 from ralphloop.numbers import iteration_words, tokens_words
+from ralphloop.tasks.formats import format_of
 from ralphloop.textsafe import one_line, strip_terminal_controls
 
 WAITING_TEXT = "Waiting for Ralph to start..."
@@ -35,7 +36,6 @@ _STATUS_STYLES = {
 }
 _CIRCUIT_STYLES = {"CLOSED": "green", "HALF_OPEN": "yellow", "OPEN": "bold red"}
 _LEVEL_STYLES = {"ok": "green", "fail": "red", "warn": "yellow", "info": "cyan"}
-_TASK_WORDS = {"prd": "stories pass", "stories": "stories done", "goal": "steps done"}
 
 
 def safe(value: object, limit: int = 300) -> str:
@@ -139,7 +139,7 @@ def doing_text(report: dict[str, Any], now: datetime) -> Text | None:
 
 def progress_row(report: dict[str, Any]) -> RenderableType:
     done, total = whole(report.get("storiesComplete")), whole(report.get("storiesTotal"))
-    word = _TASK_WORDS.get(str(report.get("format")), "tasks done")
+    word = format_of(str(report.get("format"))).done_words
     grid = Table.grid(padding=(0, 1))
     grid.add_row(ProgressBar(total=max(total, 1), completed=done if total else 0, width=20), f"{done}/{total} {word}")
     return grid
@@ -222,7 +222,7 @@ def summary_lines(report: dict[str, Any]) -> list[str]:
     seconds = seconds_until(ended, started) if started else None
     duration = format_duration(max(0, round(seconds))) if seconds is not None else "unknown"
     done, total = whole(report.get("storiesComplete")), whole(report.get("storiesTotal"))
-    word = _TASK_WORDS.get(str(report.get("format")), "tasks done")
+    word = format_of(str(report.get("format"))).done_words
     reason = safe(report.get("exitReason") or report.get("status"), 60)
     lines = [
         f"Ralph has exited: {safe(report.get('status'), 40)}",

@@ -116,9 +116,10 @@ class ProgressLog:
 def marks(event: Any) -> tuple[str, ...]:
     """Seed 002's one-line records after an entry: [LEARN] lines in story mode, [FAIL] for a failed attempt."""
     from ralphloop.protocols import iso
+    from ralphloop.tasks.formats import format_of
     from ralphloop.textsafe import one_line
 
-    stories = event.source_kind == "stories"
+    stories = format_of(event.source_kind).learn_marks
     found = [f"[LEARN] {one_line(text)}" for text in event.learnings] if stories else []
     if event.failure:
         name = f"Story {event.task_id}" if stories else event.task_id

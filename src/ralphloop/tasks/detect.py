@@ -1,4 +1,5 @@
-"""Which task source a folder holds, by the files in it (ARCHITECTURE.md, "Workspace").
+"""Which task source a folder holds, by the files in it (ARCHITECTURE.md, "Workspace"); the finders of the
+formats in tasks/formats.py.
 
 Only file names are looked at, nothing is parsed: `ralph status` resolves features through this,
 and it must stay cheap (plain `os`, no YAML, no JSON).
@@ -10,9 +11,6 @@ import os
 import re
 
 RALPH_DIR = ".ralph"
-# In the order they win when a folder holds more than one (a feature made by `ralph init` has
-# prd.json and an empty specs/ folder: it is a prd feature).
-KINDS = ("prd", "todo", "fix-plan", "stories", "goal")
 FIX_PLAN_NAMES = ("fix_plan.md", "@fix_plan.md")
 _EPIC = re.compile(r"^epic-\d+$")
 _STORY = re.compile(r"^story-\d+\.\d+(?:-.+)?\.md$")
@@ -60,18 +58,10 @@ def is_goal_workspace(folder: str) -> bool:
 
 
 def detect(folder: str) -> str | None:
-    """The kind of task source `folder` holds (one of KINDS), or None."""
-    if os.path.isfile(os.path.join(folder, "prd.json")):
-        return "prd"
-    if os.path.isfile(os.path.join(folder, "TODO.md")):
-        return "todo"
-    if fix_plan_file(folder):
-        return "fix-plan"
-    if has_story_specs(folder):
-        return "stories"
-    if is_goal_workspace(folder):
-        return "goal"
-    return None
+    """The kind of task source `folder` holds (a name of tasks/formats.py's FORMATS), or None."""
+    from ralphloop.tasks.formats import detect_kind  # its rows use the finders above
+
+    return detect_kind(folder)
 
 
 def detect_root(project_root: str) -> str | None:

@@ -12,10 +12,12 @@ import functools
 import os
 import re
 
+from ralphloop.errors import RalphError
+from ralphloop.paths import FeaturePaths, display_path
 from ralphloop.protocols import Task, TaskView
 from ralphloop.tasks.base import SourceBase
 from ralphloop.tasks.checklist import Item, scan_checklist
-from ralphloop.tasks.detect import RALPH_DIR, fix_plan_file
+from ralphloop.tasks.detect import RALPH_DIR, fix_plan_file, missing_message
 from ralphloop.tasks.order import pick_next
 from ralphloop.tasks.problems import Problem, raise_first
 from ralphloop.tasks.todo_md import block_problems, checklist_tasks, later_section, read_markdown
@@ -187,3 +189,18 @@ RECOMMENDATION: <one line: what the next iteration should do>
 - If you are blocked, say why in `progress.txt` and stop; leave the item unchecked.
 - Nobody answers questions during the loop: decide yourself and note the decision in `progress.txt`.
 """
+
+
+def open_source(
+    paths: FeaturePaths, *, story_order: tuple[str, ...] | None = None, resume_from: str | None = None
+) -> FixPlanSource:
+    """The format registry's opener (tasks/formats.py)."""
+    plan = fix_plan_file(paths.dir)
+    if plan is None:
+        raise RalphError(missing_message(paths.display()))
+    return FixPlanSource(plan, display_path(plan, os.getcwd()))
+
+
+def starter(name: str, created: str) -> dict[str, str]:
+    """The files `ralph init --format fix-plan` writes (seed 000's pair)."""
+    return {"fix_plan.md": new_fix_plan(name), "PROMPT.md": new_prompt_md(name)}

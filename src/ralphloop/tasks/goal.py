@@ -22,6 +22,7 @@ from ralphloop.analysis.json_result import JsonResult
 from ralphloop.config import read_yaml_mapping
 from ralphloop.errors import RalphError
 from ralphloop.hooks.spec import HookSpec
+from ralphloop.paths import FeaturePaths, display_path
 from ralphloop.protocols import SettleFacts, Settlement, Task, TaskView
 from ralphloop.state.store import atomic_write_text
 from ralphloop.tasks.base import SourceBase
@@ -253,3 +254,18 @@ def goal_problems(folder: str, display: str, project_root: str) -> list[Problem]
         where, _, message = str(exc).partition(": ")
         return [Problem(where, message) if message else Problem(display, where)]
     return []
+
+
+def open_source(
+    paths: FeaturePaths, *, story_order: tuple[str, ...] | None = None, resume_from: str | None = None
+) -> GoalSource:
+    """The format registry's opener (tasks/formats.py)."""
+    return GoalSource(paths.dir, display_path(paths.dir, os.getcwd()), paths.project_root)
+
+
+def starter(name: str, created: str) -> dict[str, str]:
+    """The files `ralph init --format goal` writes."""
+    from ralphloop.prompt import default_template
+    from ralphloop.tasks.goal_sprint import new_sprint
+
+    return {"SPRINT.yaml": new_sprint(name), "prompt.md": default_template("goal")}

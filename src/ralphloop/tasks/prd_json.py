@@ -3,11 +3,13 @@
 from __future__ import annotations
 
 import json
+import os
 import re
 
 import msgspec
 
 from ralphloop.errors import RalphError
+from ralphloop.paths import FeaturePaths, display_path
 from ralphloop.protocols import Task, TaskView
 from ralphloop.tasks.base import SourceBase
 from ralphloop.tasks.problems import Problem
@@ -240,3 +242,18 @@ _TYPE_NAMES: dict[type | tuple[type, ...], str] = {
     bool: "true or false",
     list: "an array",
 }
+
+
+def open_source(
+    paths: FeaturePaths, *, story_order: tuple[str, ...] | None = None, resume_from: str | None = None
+) -> PrdSource:
+    """The format registry's opener (tasks/formats.py)."""
+    return PrdSource(paths.prd, display_path(paths.prd, os.getcwd()))
+
+
+def starter(name: str, created: str) -> dict[str, str]:
+    """The files `ralph init --format prd` writes (the default format)."""
+    from ralphloop.prompt import default_template
+
+    prd = json.dumps(new_prd(name, created), indent=2) + "\n"
+    return {"prd.json": prd, "prompt.md": default_template("prd"), "specs/.gitkeep": ""}

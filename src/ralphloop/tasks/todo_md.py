@@ -17,6 +17,7 @@ import posixpath
 import re
 from collections.abc import Iterable, Sequence
 
+from ralphloop.paths import FeaturePaths, display_path
 from ralphloop.protocols import Task, TaskView
 from ralphloop.tasks.base import SourceBase
 from ralphloop.tasks.checklist import Checklist, Item, scan_checklist
@@ -150,3 +151,17 @@ def later_section(tasks: Sequence[Task], current: Task, title: str) -> list[str]
     if len(waiting) > LATER_SHOWN:
         lines.append(f"- ... and {len(waiting) - LATER_SHOWN} more")
     return lines
+
+
+def open_source(
+    paths: FeaturePaths, *, story_order: tuple[str, ...] | None = None, resume_from: str | None = None
+) -> TodoSource:
+    """The format registry's opener (tasks/formats.py)."""
+    return TodoSource(paths.dir, display_path(paths.dir, os.getcwd()))
+
+
+def starter(name: str, created: str) -> dict[str, str]:
+    """The files `ralph init --format todo` writes."""
+    from ralphloop.prompt import default_template
+
+    return {"TODO.md": new_todo(name), "prompt.md": default_template("todo")}

@@ -3,10 +3,12 @@ finished story is marked done by ralph."""
 
 from __future__ import annotations
 
+import os
 from collections.abc import Collection, Sequence
 from dataclasses import replace
 
 from ralphloop.errors import RalphError
+from ralphloop.paths import FeaturePaths, display_path
 from ralphloop.protocols import Task, TaskView
 from ralphloop.tasks import order
 from ralphloop.tasks.base import SourceBase
@@ -172,3 +174,20 @@ class StorySource(SourceBase):
         except OSError as exc:
             notes.append(f"could not append the [DONE] line to progress.txt: {exc.strerror}")
         return notes
+
+
+def open_source(
+    paths: FeaturePaths, *, story_order: tuple[str, ...] | None = None, resume_from: str | None = None
+) -> StorySource:
+    """The format registry's opener (tasks/formats.py): story specs narrow --resume-from themselves, since they
+    know which specs story_order leaves out."""
+    folder = display_path(paths.dir, os.getcwd())
+    return StorySource(paths.dir, folder, paths.state, paths.progress, story_order=story_order, resume_from=resume_from)
+
+
+def starter(name: str, created: str) -> dict[str, str]:
+    """The files `ralph init --format stories` writes."""
+    from ralphloop.prompt import default_template
+    from ralphloop.tasks.stories.example import new_story_spec
+
+    return {"specs/epic-1/story-1.1-first-story.md": new_story_spec(), "prompt.md": default_template("stories")}
