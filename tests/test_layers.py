@@ -113,3 +113,15 @@ def test_the_engine_is_under_1300_lines() -> None:
         len(path.read_text().splitlines()) for name, path in MODULES.items() if within(name, "ralphloop.engine")
     )
     assert total < 1300
+
+
+def test_claude_specifics_stay_under_the_claude_backend() -> None:
+    """Event parsing, usage-limit events, token kinds, activity lines: only agents/ imports agents/claude/."""
+    broken = [
+        f"{name} imports {target}"
+        for name in sorted(MODULES)
+        if not within(name, "ralphloop.agents")
+        for target in sorted(imports(name))
+        if within(target, "ralphloop.agents.claude")
+    ]
+    assert broken == []

@@ -12,7 +12,6 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 
 _GIT_ENV = {**os.environ, "GIT_OPTIONAL_LOCKS": "0", "LC_ALL": "C"}
-_EMPTY_TREE = "4b825dc642cb6eb9a060e54bf8d69288fbee4904"
 
 
 @dataclass(frozen=True, slots=True)
@@ -36,35 +35,6 @@ def is_repo(root: str) -> bool:
         return run(root, "rev-parse", "--is-inside-work-tree").stdout.strip() == b"true"
     except FileNotFoundError:
         return False
-
-
-def snapshot(root: str, top: str | None = None) -> Snapshot | None:
-    """The workspace as git sees it now, or None outside a repository (or without git).
-
-    `top` is the repository's top folder when the caller knows it (saves a git call).
-    """
-    try:
-        done = run(root, "status", "--porcelain=v2", "--branch", "-z", "-uall")
-    except FileNotFoundError:
-        return None
-    if done.returncode != 0:
-        return None
-    return _with_file_stamps(top or root, parse_status(done.stdout), known_top=top is not None)
-
-
-def _with_file_stamps(root: str, snap: Snapshot, *, known_top: bool) -> Snapshot:
-    """Add size and mtime to each dirty path: an already-dirty file edited again then counts as changed."""
-    top = root if known_top else toplevel(root) if snap.entries else None
-    if top is None:
-        return snap
-    stamped = {}
-    for path, record in snap.entries.items():
-        try:
-            info = os.lstat(os.path.join(top, path))
-            stamped[path] = f"{record}|{info.st_size}:{info.st_mtime_ns}"
-        except OSError:
-            stamped[path] = record
-    return Snapshot(head=snap.head, entries=stamped)
 
 
 def parse_status(raw: bytes) -> Snapshot:
@@ -93,21 +63,6 @@ def parse_status(raw: bytes) -> Snapshot:
         elif record[0] in "?!":
             entries[record[2:]] = record[0]
     return Snapshot(head=head, entries=entries)
-
-
-def changed_files(root: str, before: Snapshot | None, after: Snapshot | None) -> list[str]:
-    """Paths (relative to the repository) changed between two snapshots: committed, staged, dirty or new."""
-    if before is None or after is None:
-        return []
-    changed = {
-        path
-        for path in before.entries.keys() | after.entries.keys()
-        if before.entries.get(path) != after.entries.get(path)
-    }
-    if after.head and after.head != before.head:
-        done = run(root, "diff", "--name-only", "-z", "--no-renames", before.head or _EMPTY_TREE, after.head)
-        changed.update(name for name in done.stdout.decode("utf-8", "surrogateescape").split("\0") if name)
-    return sorted(changed)
 
 
 _TOPS: dict[str, str] = {}  # a folder's repository top, asked once: several steps of a run start want it

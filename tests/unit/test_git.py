@@ -1,4 +1,4 @@
-"""parse_status on real `git status --porcelain=v2` output, and changed_files between real snapshots."""
+"""parse_status on real `git status --porcelain=v2` output (what the git preflight reads)."""
 
 from __future__ import annotations
 
@@ -7,7 +7,7 @@ from pathlib import Path
 
 import pytest
 
-from ralphloop.git import Snapshot, changed_files, is_repo, parse_status, snapshot
+from ralphloop.git import Snapshot, is_repo, parse_status
 
 STATUS_ARGS = ("status", "--porcelain=v2", "--branch", "-z", "-uall")
 
@@ -137,129 +137,8 @@ def test_unmerged_path_is_an_entry(repo: Path, git_env: dict[str, str]) -> None:
     assert snap.entries["conflict file.txt"].startswith("u ")
 
 
-def test_snapshot_outside_a_repository_is_none(tmp_path: Path) -> None:
+def test_outside_a_repository_is_not_one(tmp_path: Path, repo: Path) -> None:
     outside = tmp_path / "plain"
     outside.mkdir()
-    assert snapshot(str(outside)) is None
     assert not is_repo(str(outside))
-
-
-def test_snapshot_matches_parse_status(repo: Path, git_env: dict[str, str]) -> None:
-    (repo / "a b.txt").write_text("x\n")
-    snap = snapshot(str(repo))
-    parsed = status(repo, git_env)
-    assert snap is not None
-    assert snap.head == parsed.head
-    assert snap.entries.keys() == parsed.entries.keys()
-    # Each entry is git's record, stamped with the file's size and mtime.
-    assert all(snap.entries[path].startswith(record + "|") for path, record in parsed.entries.items())
     assert is_repo(str(repo))
-
-
-# ---------------------------------------------------------------- changed_files
-
-
-def test_commit_between_snapshots_lists_committed_files(repo: Path, git_env: dict[str, str]) -> None:
-    (repo / "base.txt").write_text("base\n")
-    (repo / "edited.txt").write_text("v1\n")
-    commit_all(repo, git_env)
-    before = snapshot(str(repo))
-
-    (repo / "edited.txt").write_text("v2\n")
-    (repo / "pkg").mkdir()
-    (repo / "pkg" / "new module.py").write_text("x = 1\n")
-    commit_all(repo, git_env)
-    after = snapshot(str(repo))
-
-    assert before is not None
-    assert after is not None
-    assert before.head != after.head
-    assert after.entries == {}
-    assert changed_files(str(repo), before, after) == ["edited.txt", "pkg/new module.py"]
-
-
-def test_first_commit_after_an_initial_snapshot_lists_its_files(repo: Path, git_env: dict[str, str]) -> None:
-    before = snapshot(str(repo))
-    (repo / "a.txt").write_text("a\n")
-    (repo / "b.txt").write_text("b\n")
-    commit_all(repo, git_env)
-    after = snapshot(str(repo))
-    assert before is not None
-    assert before.head is None
-    assert changed_files(str(repo), before, after) == ["a.txt", "b.txt"]
-
-
-def test_new_untracked_file_is_listed_and_unchanged_dirty_file_is_not(repo: Path, git_env: dict[str, str]) -> None:
-    (repo / "dirty.txt").write_text("v1\n")
-    (repo / "clean.txt").write_text("c\n")
-    commit_all(repo, git_env)
-    (repo / "dirty.txt").write_text("dirty before the iteration\n")
-    (repo / "old untracked.txt").write_text("here before\n")
-    before = snapshot(str(repo))
-
-    (repo / "fresh file.txt").write_text("new\n")
-    after = snapshot(str(repo))
-
-    assert changed_files(str(repo), before, after) == ["fresh file.txt"]
-
-
-def test_dirty_file_committed_between_snapshots_is_listed(repo: Path, git_env: dict[str, str]) -> None:
-    (repo / "a.txt").write_text("v1\n")
-    (repo / "untouched dirty.txt").write_text("v1\n")
-    commit_all(repo, git_env)
-    (repo / "a.txt").write_text("v2\n")
-    (repo / "untouched dirty.txt").write_text("v2\n")
-    before = snapshot(str(repo))
-
-    git(repo, git_env, "commit", "-q", "-m", "only a", "a.txt")
-    after = snapshot(str(repo))
-
-    assert changed_files(str(repo), before, after) == ["a.txt"]
-
-
-def test_staged_and_deleted_between_snapshots_are_listed(repo: Path, git_env: dict[str, str]) -> None:
-    (repo / "stage me.txt").write_text("v1\n")
-    (repo / "delete me.txt").write_text("v1\n")
-    commit_all(repo, git_env)
-    before = snapshot(str(repo))
-
-    (repo / "stage me.txt").write_text("v2\n")
-    git(repo, git_env, "add", "stage me.txt")
-    (repo / "delete me.txt").unlink()
-    after = snapshot(str(repo))
-
-    assert changed_files(str(repo), before, after) == ["delete me.txt", "stage me.txt"]
-
-
-def test_no_change_lists_nothing(repo: Path, git_env: dict[str, str]) -> None:
-    (repo / "a.txt").write_text("v1\n")
-    commit_all(repo, git_env)
-    (repo / "a.txt").write_text("dirty\n")
-    before = snapshot(str(repo))
-    after = snapshot(str(repo))
-    assert changed_files(str(repo), before, after) == []
-
-
-def test_missing_snapshot_lists_nothing(repo: Path) -> None:
-    snap = snapshot(str(repo))
-    assert changed_files(str(repo), None, snap) == []
-    assert changed_files(str(repo), snap, None) == []
-
-
-def test_dirty_file_edited_again_between_snapshots_is_listed(repo: Path, git_env: dict[str, str]) -> None:
-    """A file already dirty before the iteration and edited during it has changed between the two.
-
-    The porcelain records of both snapshots are identical (they carry no worktree hash), so a
-    comparison of records alone misses this edit.
-    """
-    (repo / "notes.txt").write_text("v1\n")
-    commit_all(repo, git_env)
-    (repo / "notes.txt").write_text("dirty before\n")
-    (repo / "scratch.txt").write_text("untracked before\n")
-    before = snapshot(str(repo))
-
-    (repo / "notes.txt").write_text("edited by the agent\n")
-    (repo / "scratch.txt").write_text("edited by the agent too\n")
-    after = snapshot(str(repo))
-
-    assert changed_files(str(repo), before, after) == ["notes.txt", "scratch.txt"]

@@ -34,6 +34,9 @@ BUILT_IN: Final[Mapping[str, str]] = MappingProxyType(
         "scripted": "ralphloop.agents.scripted:make",
     }
 )
+# How a backend's log reads as text (its structured output turned into lines): the monitor's log pane. A backend
+# that prints plain text needs no entry.
+LOG_READERS: Final[Mapping[str, str]] = MappingProxyType({"claude": "ralphloop.agents.claude.activity:readable_lines"})
 
 
 @dataclass(frozen=True, slots=True)
@@ -133,3 +136,12 @@ def _said(exc: BaseException) -> str:
     """An exception as one line: its type and message."""
     text = one_line(str(exc), 300)
     return f"{type(exc).__name__}: {text}" if text else type(exc).__name__
+
+
+def log_reader(name: str) -> Callable[[str], list[str] | None]:
+    """The function turning one line of backend `name`'s log into readable lines (None: show the line as it is)."""
+    target = LOG_READERS.get(name)
+    if target is None:
+        return lambda line: None
+    module_name, _, attribute = target.partition(":")
+    return cast("Callable[[str], list[str] | None]", getattr(importlib.import_module(module_name), attribute))

@@ -34,13 +34,3 @@ class StampedLines(io.TextIOBase):
         if self.pending.strip():
             self.write("\n")
         self.handle.close()
-
-
-def fan_out(*sinks: Callable[[object], None]) -> Callable[[object], None]:
-    """One event sink that hands every event to each of `sinks` in turn."""
-
-    def sink(event: object) -> None:
-        for each in sinks:
-            each(event)
-
-    return sink

@@ -11,7 +11,7 @@ from dataclasses import dataclass, field
 from datetime import UTC, datetime
 from typing import Any
 
-from ralphloop.agents.claude.activity import readable_lines
+from ralphloop.agents.registry import log_reader
 from ralphloop.paths import FeaturePaths
 from ralphloop.records.events import read_recent
 from ralphloop.state.read import lock_holder_alive, read_json_object, read_tail_lines
@@ -72,7 +72,7 @@ def read_snapshot(paths: FeaturePaths, now: datetime, *, events: int = 8, log_li
         signals=signal_counts(read_json_object(paths.exit_signals) or {}),
         events=read_recent(paths.events, events),
         log_name=os.path.basename(log_path),
-        log_lines=log_tail(log_path, log_lines) if log_path else [],
+        log_lines=log_tail(log_path, log_lines, str(status.get("agent") or "")) if log_path else [],
     )
 
 
@@ -94,9 +94,10 @@ def signal_counts(data: dict[str, Any]) -> dict[str, int]:
     return counts
 
 
-def log_tail(path: str, count: int) -> list[str]:
-    """The last `count` readable lines of an iteration log: stream-json turned into text, blank lines
-    dropped. Only the file's last LOG_TAIL_BYTES are read."""
+def log_tail(path: str, count: int, agent: str = "claude") -> list[str]:
+    """The last `count` readable lines of an iteration log: the backend's structured output (Claude's
+    stream-json) turned into text by its reader, blank lines dropped. Only the last LOG_TAIL_BYTES are read."""
+    readable_lines = log_reader(agent)
     raw = [line.decode("utf-8", "replace").rstrip("\r") for line in read_tail_lines(path, LOG_TAIL_BYTES) or []]
     shown: list[str] = []
     for line in reversed(raw):

@@ -27,8 +27,6 @@ if TYPE_CHECKING:
 METRICS_NAME = "ralph_metrics.jsonl"
 SCHEMA_VERSION = METRICS_LINE.version
 
-# The iteration's status word, as the loop decides it.
-OUTCOMES = ("complete", "in-progress", "failed", "refused", "blocked", "interrupted", "usage-limit", "api-error")
 UNCOUNTED = ("interrupted", "usage-limit", "api-error")  # lines written before `counted` was: their outcome tells
 USAGE_KEYS = ("input_tokens", "output_tokens", "cache_creation_tokens", "cache_read_tokens", "total_tokens")
 
@@ -57,7 +55,7 @@ def metrics_line(
 ) -> dict[str, Any]:
     """One line of ralph_metrics.jsonl: seed 004's fields in its order, then ralph's own.
 
-    `outcome` is the iteration's status word (see OUTCOMES); `success` the loop's verdict (accepted work
+    `outcome` is the iteration's status word (events.STATUSES); `success` the loop's verdict (accepted work
     that moved the task state), else what the agent's run alone says. `counted`: whether it counts toward
     max_iterations (a usage limit, an API retry or a wrong model does not). When the agent reported no
     usage, every usage value is null: unknown, not zero.

@@ -13,7 +13,6 @@ every function here returns a new one. The modes:
 from __future__ import annotations
 
 from dataclasses import dataclass, field, replace
-from typing import Protocol
 
 from ralphloop.analysis.json_result import JsonResult
 from ralphloop.hooks.spec import HookSpec
@@ -88,22 +87,6 @@ class GoalProgress:
     @property
     def pending(self) -> tuple[Step, ...]:
         return tuple(step for step in self.steps if step.pending)
-
-
-class GoalStore(Protocol):
-    """Where the loop reads and writes the goal's progress (tasks/goal.py: PROGRESS.yaml)."""
-
-    def progress(self) -> GoalProgress: ...
-
-    def save(self, progress: GoalProgress) -> None: ...
-
-    def saved_progress(self) -> GoalProgress:
-        """The progress as saved, even while the goal's settings file is being edited (for records)."""
-        ...
-
-    def restore_own(self) -> bool:
-        """Put back the progress as last saved when someone else changed the file; True when it did."""
-        ...
 
 
 def mode_of(progress: GoalProgress) -> str:
