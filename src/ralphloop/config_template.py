@@ -29,7 +29,7 @@ blocked_threshold: 3
 max_retries: 3
 
 circuit_breaker:
-  no_progress_threshold: 3  # iterations in a row with no change to files, commits or tasks
+  no_progress_threshold: 3  # iterations in a row in which no task advanced (changed files alone are churn)
   same_error_threshold: 5   # iterations in a row ending with the same error
   failure_threshold: 5      # failed iterations in a row (crash, non-zero exit, timeout)
   # cooldown_minutes: 30    # unattended: try again this long after opening
