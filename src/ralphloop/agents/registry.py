@@ -139,9 +139,22 @@ def _said(exc: BaseException) -> str:
 
 
 def log_reader(name: str) -> Callable[[str], list[str] | None]:
-    """The function turning one line of backend `name`'s log into readable lines (None: show the line as it is)."""
-    target = LOG_READERS.get(name)
-    if target is None:
-        return lambda line: None
+    """The function turning one line of backend `name`'s log into readable lines (None: show the line as it is).
+    A backend without a reader of its own (a command agent, which may well run `claude -p` underneath) gets
+    every known reader in turn: the first that recognises a line reads it."""
+    targets = [LOG_READERS[name]] if name in LOG_READERS else list(LOG_READERS.values())
+    readers = [_function(target) for target in targets]
+
+    def read(line: str) -> list[str] | None:
+        for reader in readers:
+            found = reader(line)
+            if found is not None:
+                return found
+        return None
+
+    return read
+
+
+def _function(target: str) -> Callable[[str], list[str] | None]:
     module_name, _, attribute = target.partition(":")
     return cast("Callable[[str], list[str] | None]", getattr(importlib.import_module(module_name), attribute))
