@@ -15,22 +15,24 @@ import os
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass
 from types import MappingProxyType
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from ralphloop import config_values as values
-from ralphloop.agents.claude.settings import ClaudeSettings
-from ralphloop.agents.registry import AgentSettings
 from ralphloop.errors import RalphError
-from ralphloop.git import GitSettings
-from ralphloop.guards.backoff import Backoff
-from ralphloop.guards.breaker import BreakerConfig
-from ralphloop.guards.budget import Budget
 from ralphloop.hooks.parse import parse_hooks, parse_quality_checks
 from ralphloop.hooks.spec import CommandSpec, LifecycleHooks
 from ralphloop.notify import DEFAULT_EVENTS, NotifySettings
 from ralphloop.paths import RALPH_DIR, display_path, ralph_home
-from ralphloop.policy import LoopSettings, UsagePolicy
-from ralphloop.process import ProcessLimits
+
+if TYPE_CHECKING:
+    from ralphloop.agents.claude.settings import ClaudeSettings
+    from ralphloop.agents.registry import AgentSettings
+    from ralphloop.git import GitSettings
+    from ralphloop.guards.backoff import Backoff
+    from ralphloop.guards.breaker import BreakerConfig
+    from ralphloop.guards.budget import Budget
+    from ralphloop.policy import LoopSettings, UsagePolicy
+    from ralphloop.process import ProcessLimits
 
 CONFIG_NAME = "config.yaml"
 Converter = Callable[[Any], Any]
@@ -164,18 +166,6 @@ _FIELD_NAMES = {
     "notify_webhook": "webhook",
     "notify_on": "on",
 }
-_COMPONENTS: dict[str, Callable[..., Any]] = {
-    "loop": LoopSettings,
-    "process": ProcessLimits,
-    "breaker": BreakerConfig,
-    "usage": UsagePolicy,
-    "budget": Budget,
-    "backoff": Backoff,
-    "agent": AgentSettings,
-    "claude": ClaudeSettings,
-    "git": GitSettings,
-    "notify": NotifySettings,
-}
 _FIELDS: dict[str, _Spec] = {key: spec for keys in _TABLE.values() for key, spec in keys.items()}
 
 
@@ -242,7 +232,7 @@ def load_settings(
     if values["scripted_script"] and not os.path.isabs(values["scripted_script"]):
         values["scripted_script"] = os.path.join(project_root, values["scripted_script"])
     return Settings(
-        **{name: build(**_fields(name, values)) for name, build in _COMPONENTS.items()},
+        **{name: build(**_fields(name, values)) for name, build in _components().items()},
         hooks=hooks,
         quality_checks=gates,
         sources=MappingProxyType(sources),
@@ -261,6 +251,32 @@ def _sections(read: list[tuple[str, dict[str, Any]]], agent: str) -> Mapping[str
             elif name == agent and name not in _KNOWN_SECTIONS and body is not None:
                 raise RalphError(f"{label}: {name}: expected a mapping")
     return MappingProxyType({name: MappingProxyType(body) for name, body in merged.items()})
+
+
+def _components() -> dict[str, Callable[..., Any]]:
+    """Each component's class, by its name in Settings. Imported here, when settings are loaded: the scripted
+    agent's runner and the goal files import this module for read_yaml_mapping alone, and stay light."""
+    from ralphloop.agents.claude.settings import ClaudeSettings
+    from ralphloop.agents.registry import AgentSettings
+    from ralphloop.git import GitSettings
+    from ralphloop.guards.backoff import Backoff
+    from ralphloop.guards.breaker import BreakerConfig
+    from ralphloop.guards.budget import Budget
+    from ralphloop.policy import LoopSettings, UsagePolicy
+    from ralphloop.process import ProcessLimits
+
+    return {
+        "loop": LoopSettings,
+        "process": ProcessLimits,
+        "breaker": BreakerConfig,
+        "usage": UsagePolicy,
+        "budget": Budget,
+        "backoff": Backoff,
+        "agent": AgentSettings,
+        "claude": ClaudeSettings,
+        "git": GitSettings,
+        "notify": NotifySettings,
+    }
 
 
 def _fields(component: str, values: Mapping[str, Any]) -> dict[str, Any]:
