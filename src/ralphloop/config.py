@@ -221,14 +221,14 @@ def load_settings(
         for key, (raw, label) in flags.items():
             values[key] = _convert(key, raw, label)
             sources[key], layer[key] = label, 4
+        # A command given at a layer at least as specific as the agent's name means the command agent.
+        if values["agent_command"] and layer.get("agent_command", 0) >= layer.get("agent", 0):
+            values["agent"] = "command"
+            sources["agent"] = sources["agent_command"]
     finally:
         for section, message in notes:  # the agent's own section is its plugin's business
             if section != values["agent"]:
                 warn(message)
-    # A command given at a layer at least as specific as the agent's name means the command agent.
-    if values["agent_command"] and layer.get("agent_command", 0) >= layer.get("agent", 0):
-        values["agent"] = "command"
-        sources["agent"] = sources["agent_command"]
     if values["scripted_script"] and not os.path.isabs(values["scripted_script"]):
         values["scripted_script"] = os.path.join(project_root, values["scripted_script"])
     return Settings(
