@@ -256,8 +256,7 @@ def _sections(read: list[tuple[str, dict[str, Any]]], agent: str) -> Mapping[str
 def _components() -> dict[str, Callable[..., Any]]:
     """Each component's class, by its name in Settings. Imported here, when settings are loaded: the scripted
     agent's runner and the goal files import this module for read_yaml_mapping alone, and stay light."""
-    from ralphloop.agents.claude.settings import ClaudeSettings
-    from ralphloop.agents.registry import AgentSettings
+    from ralphloop.agents.registry import AgentSettings, settings_type
     from ralphloop.git import GitSettings
     from ralphloop.guards.backoff import Backoff
     from ralphloop.guards.breaker import BreakerConfig
@@ -273,7 +272,7 @@ def _components() -> dict[str, Callable[..., Any]]:
         "budget": Budget,
         "backoff": Backoff,
         "agent": AgentSettings,
-        "claude": ClaudeSettings,
+        "claude": settings_type("claude"),  # Claude's own, known to the agent registry alone
         "git": GitSettings,
         "notify": NotifySettings,
     }

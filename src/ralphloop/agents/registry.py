@@ -19,7 +19,7 @@ import importlib
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass
 from types import MappingProxyType
-from typing import TYPE_CHECKING, Final, cast
+from typing import TYPE_CHECKING, Any, Final, cast
 
 from ralphloop.errors import RalphError
 from ralphloop.textsafe import one_line
@@ -43,6 +43,8 @@ BUILT_IN: Final[Mapping[str, str]] = MappingProxyType(
 # How a backend's log reads as text (its structured output turned into lines): the monitor's log pane. A backend
 # that prints plain text needs no entry.
 LOG_READERS: Final[Mapping[str, str]] = MappingProxyType({"claude": "ralphloop.agents.claude.activity:readable_lines"})
+# A built-in backend's own settings value, which config.py builds from that backend's keys in its table.
+SETTINGS: Final[Mapping[str, str]] = MappingProxyType({"claude": "ralphloop.agents.claude.settings:ClaudeSettings"})
 
 
 @dataclass(frozen=True, slots=True)
@@ -162,3 +164,9 @@ def log_reader(name: str) -> Callable[[str], list[str] | None]:
         return lambda line: None
     module_name, _, attribute = target.partition(":")
     return cast("Callable[[str], list[str] | None]", getattr(importlib.import_module(module_name), attribute))
+
+
+def settings_type(name: str) -> Callable[..., Any]:
+    """The class of built-in backend `name`'s settings value (config.py makes one from the config files)."""
+    module_name, _, attribute = SETTINGS[name].partition(":")
+    return cast("Callable[..., Any]", getattr(importlib.import_module(module_name), attribute))
