@@ -21,14 +21,10 @@ from ralphloop.engine.run import Ask, Run
 from ralphloop.engine.state import LoopState
 from ralphloop.errors import RalphError
 from ralphloop.exitcodes import ExitReason
-from ralphloop.guards.backoff import Backoff
-from ralphloop.guards.breaker import BreakerConfig
-from ralphloop.guards.budget import Budget
 from ralphloop.hooks.runner import HookRunner
 from ralphloop.paths import FeaturePaths, display_path, ralph_home, resolve_feature
-from ralphloop.policy import Policy, UsagePolicy
+from ralphloop.policy import Policy
 from ralphloop.preflight import run_problems, template_file
-from ralphloop.process import ProcessLimits
 from ralphloop.prompt import load_template
 from ralphloop.protocols import Clock, EventSink, TaskSource, TaskView, iso
 from ralphloop.records.events import EventLog
@@ -91,7 +87,7 @@ def build_run(
     row = FORMATS[kind]
     if row.until_complete and settings.source("max_iterations") == "default":
         # seed 004: a plan folder runs until it is complete; seed 001: a goal, until it is reached
-        settings = replace(settings, max_iterations=None)
+        settings = replace(settings, loop=replace(settings.loop, max_iterations=None))
     # every problem `ralph validate` reports stops the run here, before any file is touched
     found = run_problems(
         paths,
@@ -104,13 +100,13 @@ def build_run(
     )
     raise_first(found)
     source = open_source(
-        paths, kind, story_order=settings.story_order, story=request.story, resume_from=request.resume_from
+        paths, kind, story_order=settings.loop.story_order, story=request.story, resume_from=request.resume_from
     )
     view = source.load()  # invalid input stops here, before any file is touched
     agent = make_agent(settings, paths)
     in_git, git_warnings = _git_preflight(paths, settings)
     branch = _branch(paths, settings, source) if in_git else None
-    auto_commit = in_git and (settings.auto_commit if settings.auto_commit is not None else row.auto_commit)
+    auto_commit = in_git and (settings.git.auto_commit if settings.git.auto_commit is not None else row.auto_commit)
     template, shown = template_file(request.prompt, paths, kind)
     policy = _policy(settings, load_template(template, shown, kind), request, auto_commit)
     saved = RunState.load(paths.state, paths.logs)
@@ -136,7 +132,7 @@ def build_run(
         clock=clock,
         emit=emit,
         cancel=cancel,
-        ledger=CallLedger(ledger_path(ralph_home(), settings.rate_account or agent.name)),
+        ledger=CallLedger(ledger_path(ralph_home(), settings.loop.rate_account or agent.name)),
         hooks=HookRunner(
             paths=paths,
             agent=agent,
@@ -202,32 +198,23 @@ def resume_command(request: RunRequest, paths: FeaturePaths) -> str:
 
 
 def _policy(settings: Settings, template: str, request: RunRequest, auto_commit: bool) -> Policy:
-    action = settings.usage_policy or ("ask" if request.terminal else "wait")
-    if action == "ask" and not request.terminal:
-        action = "wait"  # nobody to ask: the documented default without a terminal
+    loop = settings.loop
     return Policy(
-        max_iterations=settings.max_iterations,
-        limits=ProcessLimits(settings.timeout_s, settings.kill_grace_s, settings.log_max_bytes),
+        max_iterations=loop.max_iterations,
+        limits=settings.process,
         template=template,
-        progress_bytes=settings.progress_bytes,
-        rate_limit_per_hour=settings.rate_limit_per_hour,
+        progress_bytes=loop.progress_bytes,
+        rate_limit_per_hour=loop.rate_limit_per_hour,
         archive=request.archive,
-        completion=settings.completion,
-        blocked_threshold=settings.blocked_threshold,
-        max_retries=settings.max_retries,
-        breaker=BreakerConfig(
-            no_progress_threshold=settings.no_progress_threshold,
-            half_open_after=min(2, settings.no_progress_threshold),
-            same_error_threshold=settings.same_error_threshold,
-            failure_threshold=settings.failure_threshold,
-            denial_threshold=settings.permission_denial_threshold,
-            cooldown_s=settings.cooldown_s,
-        ),
-        usage=UsagePolicy(action, settings.usage_margin_s, settings.usage_fallback_wait_s, settings.usage_pause_at),
-        budget=Budget(settings.max_cost_usd, settings.max_tokens, settings.max_runtime_s),
-        model=settings.model,
-        poorman=settings.poorman,
-        backoff=Backoff(settings.backoff_initial_s, settings.backoff_max_s, settings.backoff_attempts),
+        completion=loop.completion,
+        blocked_threshold=loop.blocked_threshold,
+        max_retries=loop.max_retries,
+        breaker=settings.breaker,
+        usage=settings.usage.at(request.terminal),
+        budget=settings.budget,
+        model=settings.agent.model,
+        poorman=settings.agent.poorman,
+        backoff=settings.backoff,
         reset_circuit="requested with ralph run --reset-circuit" if request.reset_circuit else None,
         auto_commit=auto_commit,
         hooks=settings.hooks,
@@ -238,7 +225,7 @@ def _policy(settings: Settings, template: str, request: RunRequest, auto_commit:
 def _git_preflight(paths: FeaturePaths, settings: Settings) -> tuple[bool, tuple[str, ...]]:
     """Seed 004's checks before the first iteration: whether the loop works in a git repository, and
     the warnings to show (uncommitted or untracked files). An error stops the run here."""
-    if not settings.git_required:
+    if not settings.git.require:
         return git.toplevel(paths.project_root) is not None, ()
     found = git.preflight(paths.project_root, runtime_paths(paths))
     if found.error:
@@ -261,11 +248,11 @@ def _branch(paths: FeaturePaths, settings: Settings, source: TaskSource) -> str 
     and the feature's name; None to stay where the user is."""
     from ralphloop.tasks.prd_json import PrdSource
 
-    if settings.branch_auto_create is False:
+    if settings.git.branch_auto_create is False:
         return None
     wanted = ""
     if source.kind == "prd":
         wanted = PrdSource(paths.prd, display_path(paths.prd, os.getcwd())).read().branch_name.strip()
-    if not wanted and settings.branch_auto_create:
-        wanted = settings.branch_prefix + paths.name
+    if not wanted and settings.git.branch_auto_create:
+        wanted = settings.git.branch_prefix + paths.name
     return wanted or None  # its name is valid: run_problems checked it

@@ -15,6 +15,16 @@ _GIT_ENV = {**os.environ, "GIT_OPTIONAL_LOCKS": "0", "LC_ALL": "C"}
 
 
 @dataclass(frozen=True, slots=True)
+class GitSettings:
+    """The `git:` and `branch:` settings (seeds 003, 004): preflight, the branch, commits after iterations."""
+
+    require: bool  # refuse to run outside a repository, or with a broken one
+    auto_commit: bool | None  # None: the task format's default (on for TODO.md plan folders, seed 004)
+    branch_auto_create: bool | None  # None: switch to prd.json's branchName when it has one
+    branch_prefix: str
+
+
+@dataclass(frozen=True, slots=True)
 class Snapshot:
     """HEAD (None before the first commit) and each dirty path with its status record."""
 

@@ -2,13 +2,27 @@
 
 from __future__ import annotations
 
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 
 from ralphloop.guards.backoff import Backoff
 from ralphloop.guards.breaker import BreakerConfig
 from ralphloop.guards.budget import Budget
 from ralphloop.hooks.spec import CommandSpec, LifecycleHooks
 from ralphloop.process import ProcessLimits
+
+
+@dataclass(frozen=True, slots=True)
+class LoopSettings:
+    """How the loop goes: how long, what it reads into prompts, when it stops on the agent's word."""
+
+    max_iterations: int | None  # None: until done
+    progress_bytes: int  # the recent progress.txt put into each prompt
+    completion: str  # verify | trust
+    blocked_threshold: int  # BLOCKED iterations in a row that stop the loop
+    max_retries: int  # attempts per task in all (seed 002)
+    rate_limit_per_hour: int  # agent calls per hour, per account
+    rate_account: str | None  # whose calls count together; None: the agent's name
+    story_order: tuple[str, ...] | None  # seed 002: the order stories are worked in
 
 
 @dataclass(frozen=True, slots=True)
@@ -19,6 +33,10 @@ class UsagePolicy:
     margin_s: float = 60.0  # extra wait past the reset time the vendor gives
     fallback_wait_s: float = 30 * 60.0  # when the vendor gives no reset time
     pause_at: float | None = None  # pause before the limit, at this share of the window used
+
+    def at(self, terminal: bool) -> UsagePolicy:
+        """The policy where the run is: nobody to ask without a terminal, so `ask` waits."""
+        return replace(self, action="wait") if self.action == "ask" and not terminal else self
 
 
 @dataclass(frozen=True, slots=True)

@@ -44,7 +44,9 @@ def run_problems(
     them. `source=False` leaves out the task source, for a caller that has listed its problems already."""
     problems: list[Problem] = []
     if source:
-        problems += source_problems(paths, kind, story_order=settings.story_order, story=story, resume_from=resume_from)
+        problems += source_problems(
+            paths, kind, story_order=settings.loop.story_order, story=story, resume_from=resume_from
+        )
     problems += branch_problems(paths, settings, kind)
     template, shown = template_file(prompt, paths, kind)
     problems += _refused(lambda: load_template(template, shown, kind), shown)
@@ -72,7 +74,7 @@ def template_file(prompt_flag: str | None, paths: FeaturePaths, kind: str) -> tu
 def branch_problems(paths: FeaturePaths, settings: Settings, kind: str) -> list[Problem]:
     """The branch the run would switch to, when git would refuse its name (seed 003: prd.json's
     branchName; with branch.auto_create, branch.prefix and the feature's name)."""
-    if settings.branch_auto_create is False or git.toplevel(paths.project_root) is None:
+    if settings.git.branch_auto_create is False or git.toplevel(paths.project_root) is None:
         return []  # outside a repository the run never switches branch
     if kind == "prd":
         shown = display_path(paths.prd, os.getcwd())
@@ -85,9 +87,9 @@ def branch_problems(paths: FeaturePaths, settings: Settings, kind: str) -> list[
                 return []
             message = f"branchName {wanted!r}: not a valid git branch name"
             return [Problem(shown, message, _key_line(paths.prd))]
-    if not settings.branch_auto_create:
+    if not settings.git.branch_auto_create:
         return []
-    wanted = settings.branch_prefix + paths.name
+    wanted = settings.git.branch_prefix + paths.name
     if git.valid_branch_name(paths.project_root, wanted):
         return []
     where = settings.source("branch_auto_create")

@@ -113,6 +113,59 @@ def test_a_plugin_cannot_take_a_built_in_name(one_story: Path, site: Path, ralph
     assert read_json(one_story / "prd.json")["userStories"][0]["passes"] is False
 
 
+# A plugin with options of its own: it reads its section of the config files and says what it was given.
+GREETER_AGENT = '''
+"""The greeter backend: prints the options of its `greeter:` config section."""
+from __future__ import annotations
+
+import json
+import sys
+
+
+def make(settings, paths):
+    return Greeter(dict(settings.section("greeter")), settings.agent.name)
+
+
+class Greeter:
+    name = "greeter"
+
+    def __init__(self, options, chosen):
+        self.said = json.dumps({"options": options, "agent": chosen}, sort_keys=True)
+
+    def command(self, request):
+        from ralphloop.agents.text import agent_env
+        from ralphloop.protocols import AgentCommand
+
+        return AgentCommand(argv=(sys.executable, "-c", f"print({self.said!r})"), env=agent_env(request), stdin=b"")
+
+    def parser(self, request):
+        from ralphloop.agents.text import TextOutputParser
+
+        return TextOutputParser(request)
+'''
+
+
+def test_a_plugin_reads_its_own_config_section(
+    one_story: Path, tmp_path: Path, ralph: RalphRunner, ralph_env: dict[str, str]
+) -> None:
+    install(
+        tmp_path / "site",
+        "ralph-greeter",
+        {"ralph_greeter_agent": GREETER_AGENT},
+        {"greeter": "ralph_greeter_agent:make"},
+    )
+    home = Path(ralph_env["RALPH_HOME"])
+    home.mkdir(exist_ok=True)
+    (home / "config.yaml").write_text("greeter:\n  greeting: hello\n  loud: false\n")
+    project_config = one_story.parent / "config.yaml"
+    project_config.write_text(project_config.read_text() + "\nagent: greeter\ngreeter:\n  loud: true\n")
+    done = ralph("run", "-n", "1", env={"PYTHONPATH": str(tmp_path / "site")})
+    assert done.returncode == 1, done.stderr  # the story stays open: max iterations
+    assert "unknown setting" not in done.stderr  # the section of the agent in use is its plugin's
+    said = (one_story / "logs" / "iteration-1.log").read_text().strip()
+    assert json.loads(said) == {"options": {"greeting": "hello", "loud": True}, "agent": "greeter"}
+
+
 BROKEN = [
     (
         {"ralph_broken_agent": "import ralph_no_such_module\n"},

@@ -63,15 +63,15 @@ def error_of(project: Path, **kwargs: Any) -> str:
 def test_defaults_without_any_file(project: Path) -> None:
     warnings: list[str] = []
     settings = load(project, warnings=warnings)
-    assert settings.max_iterations == 20
-    assert settings.timeout_s == 15 * 60
-    assert settings.rate_limit_per_hour == 100
-    assert settings.agent == "claude"
-    assert settings.agent_command is None
-    assert settings.scripted_script is None
-    assert settings.progress_bytes == 16 * 1024
-    assert settings.kill_grace_s == 5.0
-    assert settings.log_max_bytes == 64 * 1024 * 1024
+    assert settings.loop.max_iterations == 20
+    assert settings.process.timeout_s == 15 * 60
+    assert settings.loop.rate_limit_per_hour == 100
+    assert settings.agent.name == "claude"
+    assert settings.agent.command is None
+    assert settings.agent.scripted_script is None
+    assert settings.loop.progress_bytes == 16 * 1024
+    assert settings.process.kill_grace_s == 5.0
+    assert settings.process.log_max_bytes == 64 * 1024 * 1024
     assert dict(settings.sources) == {}
     assert settings.source("timeout_s") == "default"
     assert warnings == []
@@ -87,15 +87,15 @@ def test_each_layer_overrides_the_one_below_and_says_so(project: Path, home: Pat
     flags = {"agent": ("four", "--agent")}
     settings = load(project, flags=flags, env=env)
 
-    assert settings.progress_bytes == 16 * 1024
+    assert settings.loop.progress_bytes == 16 * 1024
     assert settings.source("progress_bytes") == "default"
-    assert settings.max_iterations == 5
+    assert settings.loop.max_iterations == 5
     assert settings.source("max_iterations") == f"{user} (defaults.max_iterations)"
-    assert settings.timeout_s == 20 * 60
+    assert settings.process.timeout_s == 20 * 60
     assert settings.source("timeout_s") == f"{PROJECT_LABEL} (defaults.timeout_minutes)"
-    assert settings.rate_limit_per_hour == 9
+    assert settings.loop.rate_limit_per_hour == 9
     assert settings.source("rate_limit_per_hour") == "$RALPH_RATE_LIMIT"
-    assert settings.agent == "four"
+    assert settings.agent.name == "four"
     assert settings.source("agent") == "--agent"
 
 
@@ -103,28 +103,28 @@ def test_env_overrides_files(project: Path, home: Path) -> None:
     write_user(home, "defaults:\n  timeout_minutes: 10\n")
     write_project(project, "defaults:\n  timeout_minutes: 20\n")
     settings = load(project, env={"RALPH_TIMEOUT": "90s"})
-    assert settings.timeout_s == 90
+    assert settings.process.timeout_s == 90
     assert settings.source("timeout_s") == "$RALPH_TIMEOUT"
 
 
 def test_blank_env_var_is_ignored(project: Path) -> None:
     write_project(project, "defaults:\n  rate_limit_per_hour: 8\n")
     settings = load(project, env={"RALPH_RATE_LIMIT": "  "})
-    assert settings.rate_limit_per_hour == 8
+    assert settings.loop.rate_limit_per_hour == 8
 
 
 def test_flags_override_env(project: Path) -> None:
     settings = load(project, flags={"timeout_s": ("1h", "-t/--timeout")}, env={"RALPH_TIMEOUT": "5"})
-    assert settings.timeout_s == 3600
+    assert settings.process.timeout_s == 3600
     assert settings.source("timeout_s") == "-t/--timeout"
 
 
 def test_user_file_alone_applies(project: Path, home: Path) -> None:
     user = write_user(home, "context:\n  progress_bytes: 4096\nprocess:\n  kill_grace_seconds: 2\n  log_max_mb: 3\n")
     settings = load(project)
-    assert settings.progress_bytes == 4096
-    assert settings.kill_grace_s == 2.0
-    assert settings.log_max_bytes == 3 * 1024 * 1024
+    assert settings.loop.progress_bytes == 4096
+    assert settings.process.kill_grace_s == 2.0
+    assert settings.process.log_max_bytes == 3 * 1024 * 1024
     assert settings.source("log_max_bytes") == f"{user} (process.log_max_mb)"
 
 
@@ -133,25 +133,25 @@ def test_the_config_ralph_init_writes_loads_without_warnings(project: Path) -> N
     warnings: list[str] = []
     settings = load(project, warnings=warnings)
     assert warnings == []
-    assert settings.max_iterations == 20
-    assert settings.progress_bytes == 16384
+    assert settings.loop.max_iterations == 20
+    assert settings.loop.progress_bytes == 16384
 
 
 @pytest.mark.parametrize(("value", "seconds"), [("15", 900), ("90s", 90), ("1h30m", 5400), ("1.5", 90)])
 def test_timeout_minutes_accepts_durations(project: Path, value: str, seconds: float) -> None:
     write_project(project, f"defaults:\n  timeout_minutes: {value}\n")
-    assert load(project).timeout_s == seconds
+    assert load(project).process.timeout_s == seconds
 
 
 def test_relative_scripted_script_is_under_the_project(project: Path) -> None:
     write_project(project, "scripted:\n  script: .ralph/script.yaml\n")
-    assert load(project).scripted_script == str(project / ".ralph" / "script.yaml")
+    assert load(project).agent.scripted_script == str(project / ".ralph" / "script.yaml")
 
 
 def test_absolute_scripted_script_is_kept(project: Path, tmp_path: Path) -> None:
     script = str(tmp_path / "elsewhere.yaml")
     write_project(project, f"scripted:\n  script: {script}\n")
-    assert load(project).scripted_script == script
+    assert load(project).agent.scripted_script == script
 
 
 # ---------------------------------------------------------------- max_iterations
@@ -161,20 +161,20 @@ def test_absolute_scripted_script_is_kept(project: Path, tmp_path: Path) -> None
 def test_max_iterations_zero_in_a_file_means_unlimited(project: Path, value: str) -> None:
     write_project(project, f"defaults:\n  max_iterations: {value}\n")
     settings = load(project)
-    assert settings.max_iterations is None
+    assert settings.loop.max_iterations is None
     assert settings.source("max_iterations") == f"{PROJECT_LABEL} (defaults.max_iterations)"
 
 
 def test_max_iterations_zero_from_env_and_flag(project: Path) -> None:
-    assert load(project, env={"RALPH_MAX_ITERATIONS": "0"}).max_iterations is None
-    assert load(project, flags={"max_iterations": (0, "-n")}).max_iterations is None
-    assert load(project, flags={"max_iterations": ("3", "-n")}).max_iterations == 3
+    assert load(project, env={"RALPH_MAX_ITERATIONS": "0"}).loop.max_iterations is None
+    assert load(project, flags={"max_iterations": (0, "-n")}).loop.max_iterations is None
+    assert load(project, flags={"max_iterations": ("3", "-n")}).loop.max_iterations == 3
 
 
 def test_flag_zero_overrides_a_file_limit(project: Path) -> None:
     write_project(project, "defaults:\n  max_iterations: 4\n")
     settings = load(project, flags={"max_iterations": ("0", "-n/--max-iterations")})
-    assert settings.max_iterations is None
+    assert settings.loop.max_iterations is None
     assert settings.source("max_iterations") == "-n/--max-iterations"
 
 
@@ -184,36 +184,36 @@ def test_flag_zero_overrides_a_file_limit(project: Path) -> None:
 def test_agent_shorthand_names_the_agent(project: Path) -> None:
     write_project(project, "agent: scripted\nscripted:\n  script: s.yaml\n")
     settings = load(project)
-    assert settings.agent == "scripted"
+    assert settings.agent.name == "scripted"
     assert settings.source("agent") == f"{PROJECT_LABEL} (agent.name)"
 
 
 def test_agent_command_in_a_file_implies_the_command_agent(project: Path) -> None:
     write_project(project, "agent:\n  command: python3 my_agent.py\n")
     settings = load(project)
-    assert settings.agent == "command"
-    assert settings.agent_command == "python3 my_agent.py"
+    assert settings.agent.name == "command"
+    assert settings.agent.command == "python3 my_agent.py"
     assert settings.source("agent") == f"{PROJECT_LABEL} (agent.command)"
 
 
 def test_agent_command_from_env_implies_the_command_agent_over_a_file_name(project: Path) -> None:
     write_project(project, "agent: claude\n")
     settings = load(project, env={"RALPH_AGENT_CMD": "./agent.sh"})
-    assert settings.agent == "command"
-    assert settings.agent_command == "./agent.sh"
+    assert settings.agent.name == "command"
+    assert settings.agent.command == "./agent.sh"
     assert settings.source("agent") == "$RALPH_AGENT_CMD"
 
 
 def test_a_more_specific_agent_name_beats_a_user_file_command(project: Path, home: Path) -> None:
     write_user(home, "agent:\n  command: ./agent.sh\n")
     write_project(project, "agent: claude\n")
-    assert load(project).agent == "claude"
+    assert load(project).agent.name == "claude"
 
 
 def test_agent_flag_beats_a_file_command(project: Path) -> None:
     write_project(project, "agent:\n  command: ./agent.sh\n")
     settings = load(project, flags={"agent": ("claude", "--agent")})
-    assert settings.agent == "claude"
+    assert settings.agent.name == "claude"
     assert settings.source("agent") == "--agent"
 
 
@@ -291,7 +291,7 @@ def test_yaml_is_data_not_code(project: Path) -> None:
 
 def test_empty_config_file_is_fine(project: Path) -> None:
     write_project(project, "# nothing set\n")
-    assert load(project).max_iterations == 20
+    assert load(project).loop.max_iterations == 20
 
 
 def test_unknown_keys_warn_and_are_ignored(project: Path) -> None:
@@ -302,7 +302,7 @@ def test_unknown_keys_warn_and_are_ignored(project: Path) -> None:
     )
     warnings: list[str] = []
     settings = load(project, warnings=warnings)
-    assert settings.max_iterations == 4
+    assert settings.loop.max_iterations == 4
     assert len(warnings) == 4
     assert any("circuit_breaker.threshold" in w for w in warnings)  # the section is known, this key is not
     assert any("colour" in w for w in warnings)
@@ -316,7 +316,7 @@ def test_unknown_keys_warn_and_are_ignored(project: Path) -> None:
 
 def test_completion_defaults_to_verify_and_blocked_threshold_to_3(project: Path) -> None:
     settings = load(project)
-    assert (settings.completion, settings.blocked_threshold) == ("verify", 3)
+    assert (settings.loop.completion, settings.loop.blocked_threshold) == ("verify", 3)
 
 
 @pytest.mark.parametrize("text", ["completion: trust\n", "completion: TRUST\n", "completion:\n  mode: trust\n"])
@@ -324,7 +324,7 @@ def test_completion_trust_from_the_project_file(project: Path, text: str) -> Non
     write_project(project, text)
     warnings: list[str] = []
     settings = load(project, warnings=warnings)
-    assert settings.completion == "trust"
+    assert settings.loop.completion == "trust"
     assert settings.source("completion") == ".ralph/config.yaml (completion)"
     assert warnings == []
 
@@ -332,7 +332,7 @@ def test_completion_trust_from_the_project_file(project: Path, text: str) -> Non
 def test_completion_from_the_environment(project: Path) -> None:
     write_project(project, "completion: verify\n")
     settings = load(project, env={"RALPH_COMPLETION": "trust"})
-    assert settings.completion == "trust"
+    assert settings.loop.completion == "trust"
     assert settings.source("completion") == "$RALPH_COMPLETION"
 
 
@@ -345,10 +345,143 @@ def test_a_bad_completion_mode_names_the_file_and_key(project: Path) -> None:
 
 def test_blocked_threshold_from_the_project_file(project: Path) -> None:
     write_project(project, "blocked_threshold: 5\n")
-    assert load(project).blocked_threshold == 5
+    assert load(project).loop.blocked_threshold == 5
 
 
 @pytest.mark.parametrize("value", ["0", "-1", "lots", "true"])
 def test_a_bad_blocked_threshold_is_an_error(project: Path, value: str) -> None:
     write_project(project, f"blocked_threshold: {value}\n")
     assert error_of(project).startswith(".ralph/config.yaml: blocked_threshold:")
+
+
+# ---------------------------------------------------------------- components, each from its own section
+
+EVERY_SETTING = """\
+defaults: {max_iterations: 7, timeout_minutes: 2, rate_limit_per_hour: 30}
+context: {progress_bytes: 2048}
+process: {kill_grace_seconds: 1, log_max_mb: 2}
+completion: trust
+blocked_threshold: 4
+max_retries: 5
+rate_limit: {account: team}
+story_order: ["2", "1"]
+circuit_breaker:
+  {no_progress_threshold: 1, same_error_threshold: 6, failure_threshold: 7,
+   permission_denial_threshold: 3, cooldown_minutes: 10}
+usage_limit: {policy: exit, pause_at: 90%, margin_seconds: 5, fallback_wait_minutes: 3}
+budget: {max_cost_usd: 2.5, max_tokens: 1000, max_runtime: 1h}
+backoff: {initial_seconds: 1, max_seconds: 8, attempts: 4}
+agent: {name: scripted, model: opus, poorman: true}
+scripted: {script: s.yaml}
+claude:
+  {command: my-claude, dangerously_skip_permissions: true, allowed_tools: "Read,Bash(git *)",
+   max_turns: 9, append_system_prompt: be brief, resume: true}
+git: {require: false, auto_commit: true}
+branch: {auto_create: true, prefix: "ralph/"}
+notify: {desktop: false, webhook: "https://example.invalid/hook", on: [halt]}
+"""
+
+
+def test_every_setting_lands_in_its_component_and_says_where_it_came_from(project: Path) -> None:
+    write_project(project, EVERY_SETTING)
+    warnings: list[str] = []
+    settings = load(project, warnings=warnings)
+    assert warnings == []
+    loop = settings.loop
+    assert (loop.max_iterations, loop.rate_limit_per_hour, loop.progress_bytes) == (7, 30, 2048)
+    assert (loop.completion, loop.blocked_threshold, loop.max_retries) == ("trust", 4, 5)
+    assert (loop.rate_account, loop.story_order) == ("team", ("2", "1"))
+    assert (settings.process.timeout_s, settings.process.kill_grace_s, settings.process.log_max_bytes) == (
+        120.0,
+        1.0,
+        2 * 1024 * 1024,
+    )
+    breaker = settings.breaker
+    assert (breaker.no_progress_threshold, breaker.same_error_threshold, breaker.failure_threshold) == (1, 6, 7)
+    assert (breaker.denial_threshold, breaker.cooldown_s) == (3, 600.0)
+    assert breaker.half_open_after == 1  # derived: never later than the threshold itself
+    usage = settings.usage
+    assert (usage.action, usage.pause_at, usage.margin_s, usage.fallback_wait_s) == ("exit", 0.9, 5.0, 180.0)
+    budget = settings.budget
+    assert (budget.max_cost_usd, budget.max_tokens, budget.max_runtime_s) == (2.5, 1000, 3600.0)
+    assert (settings.backoff.initial_s, settings.backoff.cap_s, settings.backoff.attempts) == (1.0, 8.0, 4)
+    agent = settings.agent
+    assert (agent.name, agent.model, agent.poorman) == ("scripted", "opus", True)
+    assert agent.scripted_script == str(project / "s.yaml")
+    claude = settings.claude
+    assert (claude.command, claude.skip_permissions, claude.allowed_tools) == (
+        "my-claude",
+        True,
+        ("Read", "Bash(git *)"),
+    )
+    assert (claude.max_turns, claude.append_system_prompt, claude.resume) == (9, "be brief", True)
+    git = settings.git
+    assert (git.require, git.auto_commit, git.branch_auto_create, git.branch_prefix) == (False, True, True, "ralph/")
+    assert (settings.notify.desktop, settings.notify.webhook, settings.notify.on) == (
+        False,
+        "https://example.invalid/hook",
+        ("halt",),
+    )
+    assert (
+        settings.source("permission_denial_threshold")
+        == f"{PROJECT_LABEL} (circuit_breaker.permission_denial_threshold)"
+    )
+    assert settings.source("backoff_max_s") == f"{PROJECT_LABEL} (backoff.max_seconds)"
+    assert settings.source("claude_command") == f"{PROJECT_LABEL} (claude.command)"
+    assert settings.source("story_order") == f"{PROJECT_LABEL} (story_order)"
+    assert settings.source("notify_on") == f"{PROJECT_LABEL} (notify.on)"
+    assert len(settings.sources) == 43  # one for each key but agent_command (it would choose the command agent)
+
+
+def test_the_breaker_opens_half_way_after_two_quiet_iterations_by_default(project: Path) -> None:
+    assert load(project).breaker.half_open_after == 2
+    write_project(project, "circuit_breaker:\n  no_progress_threshold: 6\n")
+    assert load(project).breaker.half_open_after == 2
+
+
+@pytest.mark.parametrize(
+    ("policy", "terminal", "action"), [("ask", True, "ask"), ("ask", False, "wait"), ("exit", False, "exit")]
+)
+def test_the_usage_policy_asks_only_someone_at_a_terminal(
+    project: Path, policy: str, terminal: bool, action: str
+) -> None:
+    write_project(project, f"usage_limit:\n  policy: {policy}\n")
+    assert load(project).usage.at(terminal).action == action
+
+
+def test_by_default_a_usage_limit_asks_at_a_terminal_and_waits_elsewhere(project: Path) -> None:
+    usage = load(project).usage
+    assert (usage.at(True).action, usage.at(False).action) == ("ask", "wait")
+
+
+# ---------------------------------------------------------------- a plugin's own section
+
+
+def test_a_plugin_reads_its_section_the_project_over_the_user(project: Path, home: Path) -> None:
+    write_user(home, "myagent:\n  endpoint: https://user.invalid\n  retries: 2\n")
+    write_project(project, "agent: myagent\nmyagent:\n  retries: 5\n")
+    warnings: list[str] = []
+    settings = load(project, warnings=warnings)
+    assert dict(settings.section("myagent")) == {"endpoint": "https://user.invalid", "retries": 5}
+    assert dict(settings.section("other")) == {}
+    assert warnings == []  # the section of the agent in use is its plugin's to check
+
+
+def test_a_section_named_after_an_agent_not_in_use_is_warned_about(project: Path) -> None:
+    write_project(project, "myagent:\n  retries: 5\n")
+    warnings: list[str] = []
+    settings = load(project, warnings=warnings)
+    assert warnings == [f"{PROJECT_LABEL}: unknown setting 'myagent' (ignored)"]
+    assert dict(settings.section("myagent")) == {"retries": 5}
+
+
+def test_the_agent_named_by_a_flag_owns_its_section(project: Path) -> None:
+    write_project(project, "myagent:\n  retries: 5\n")
+    warnings: list[str] = []
+    load(project, flags={"agent": ("myagent", "--agent")}, warnings=warnings)
+    assert warnings == []
+
+
+def test_the_agent_s_section_must_be_a_mapping(project: Path) -> None:
+    write_project(project, "agent: myagent\nmyagent: 5\n")
+    assert error_of(project) == f"{PROJECT_LABEL}: myagent: expected a mapping"

@@ -287,7 +287,7 @@ def _load(
     (project / ".ralph" / "config.yaml").write_text(text)
     sink = [] if warnings is None else warnings
     settings = load_settings(str(project), {}, env=env or {}, warn=sink.append)
-    return NotifySettings(settings.notify_desktop, settings.notify_webhook, settings.notify_on)
+    return settings.notify
 
 
 def _error(project: Path, text: str, env: dict[str, str] | None = None) -> str:

@@ -18,9 +18,9 @@ def make(settings: Settings, paths: FeaturePaths) -> CommandAgent:
 
 
 def required_command(settings: Settings) -> str:
-    if not settings.agent_command:
+    if not settings.agent.command:
         raise RalphError("--agent command needs a command: pass --agent-cmd CMD or set agent.command in config")
-    return settings.agent_command
+    return settings.agent.command
 
 
 def split_command(command: str, label: str) -> list[str]:

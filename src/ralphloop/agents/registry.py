@@ -5,6 +5,12 @@ when a run uses it. Ralph's own are listed in BUILT_IN; another package adds one
 `ralphloop.agents` (`[project.entry-points."ralphloop.agents"] NAME = "module:factory"`), and both are loaded
 through the same door, `_factory`. Entry points are read only for a name that is not built in: scanning the
 installed distributions costs start-up time that every run would otherwise pay. A built-in name always wins.
+
+A factory gets the run's `config.Settings`: `settings.agent` (this module's AgentSettings: the name, the
+model, ...) and the components it needs. A plugin keeps its own options in a section of the config files
+named after it and reads them with `settings.section("myagent")`: the raw mapping under `myagent:`, the
+project file's keys over the user file's ({} when neither has one). Checking those keys is the plugin's own
+business; ralph does not warn about a section named after the agent in use.
 """
 
 from __future__ import annotations
@@ -13,7 +19,7 @@ import importlib
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass
 from types import MappingProxyType
-from typing import TYPE_CHECKING, Final, cast
+from typing import TYPE_CHECKING, Any, Final, cast
 
 from ralphloop.errors import RalphError
 from ralphloop.textsafe import one_line
@@ -37,6 +43,19 @@ BUILT_IN: Final[Mapping[str, str]] = MappingProxyType(
 # How a backend's log reads as text (its structured output turned into lines): the monitor's log pane. A backend
 # that prints plain text needs no entry.
 LOG_READERS: Final[Mapping[str, str]] = MappingProxyType({"claude": "ralphloop.agents.claude.activity:readable_lines"})
+# A built-in backend's own settings value, which config.py builds from that backend's keys in its table.
+SETTINGS: Final[Mapping[str, str]] = MappingProxyType({"claude": "ralphloop.agents.claude.settings:ClaudeSettings"})
+
+
+@dataclass(frozen=True, slots=True)
+class AgentSettings:
+    """Which agent runs, and what every backend may be asked (the `agent:` and `scripted:` settings)."""
+
+    name: str  # the backend: built in or a plugin's
+    command: str | None  # the command agent's command line (--agent-cmd)
+    model: str | None  # --model: asked for, and checked against the model that answered
+    poorman: bool  # any model will do: --model is not verified
+    scripted_script: str | None  # the scripted agent's script (absolute); None: the feature's script.yaml
 
 
 @dataclass(frozen=True, slots=True)
@@ -54,7 +73,7 @@ class Backend:
 
 
 def make_agent(settings: Settings, paths: FeaturePaths) -> Agent:
-    """The backend `settings.agent` names, ready to run, or a one-line error listing the known ones."""
+    """The backend `settings.agent.name` names, ready to run, or a one-line error listing the known ones."""
     backend = _named(settings)
     factory = _factory(backend)
     if not backend.plugin:
@@ -76,21 +95,21 @@ def check_agent_settings(settings: Settings, paths: FeaturePaths) -> None:
     command agent's missing or unsplittable command, a scripted agent's script. Whether an executable is on
     PATH is the machine's business, left to `make_agent` (`ralph validate` checks inputs)."""
     _named(settings)
-    if settings.agent == "command":
+    if settings.agent.name == "command":
         from ralphloop.agents.command import required_command, split_command
 
         split_command(required_command(settings), settings.source("agent_command"))
-    elif settings.agent == "scripted":
+    elif settings.agent.name == "scripted":
         from ralphloop.agents.scripted import make
 
         make(settings, paths)  # it only reads and checks the script
 
 
 def _named(settings: Settings) -> Backend:
-    backend = find_backend(settings.agent)
+    backend = find_backend(settings.agent.name)
     if backend is None:
         known = ", ".join(sorted({*BUILT_IN, *plugin_backends()}))
-        raise RalphError(f"{settings.source('agent')}: unknown agent {settings.agent!r} (known: {known})")
+        raise RalphError(f"{settings.source('agent')}: unknown agent {settings.agent.name!r} (known: {known})")
     return backend
 
 
@@ -158,3 +177,9 @@ def log_reader(name: str) -> Callable[[str], list[str] | None]:
 def _function(target: str) -> Callable[[str], list[str] | None]:
     module_name, _, attribute = target.partition(":")
     return cast("Callable[[str], list[str] | None]", getattr(importlib.import_module(module_name), attribute))
+
+
+def settings_type(name: str) -> Callable[..., Any]:
+    """The class of built-in backend `name`'s settings value (config.py makes one from the config files)."""
+    module_name, _, attribute = SETTINGS[name].partition(":")
+    return cast("Callable[..., Any]", getattr(importlib.import_module(module_name), attribute))

@@ -21,7 +21,7 @@ DEFAULT_SCRIPT = "script.yaml"
 
 def make(settings: Settings, paths: FeaturePaths) -> ScriptedAgent:
     """The registry's factory for `--agent scripted`: its script from config, else the feature's script.yaml."""
-    return ScriptedAgent(settings.scripted_script or os.path.join(paths.dir, DEFAULT_SCRIPT))
+    return ScriptedAgent(settings.agent.scripted_script or os.path.join(paths.dir, DEFAULT_SCRIPT))
 
 
 class ScriptedAgent:

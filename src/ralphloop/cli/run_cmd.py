@@ -23,7 +23,7 @@ from ralphloop.engine.phases import prompt_for
 from ralphloop.errors import RalphError
 from ralphloop.events import LoopEnded, Notice
 from ralphloop.exitcodes import ExitReason
-from ralphloop.notify import NotifySettings, notify_end
+from ralphloop.notify import notify_end
 from ralphloop.paths import (
     RALPH_DIR,
     RUNTIME_NAMES,
@@ -306,8 +306,7 @@ def _notify(settings: Settings, ended: list[LoopEnded], paths: FeaturePaths, kin
     """The notifications the run's end calls for (config `notify`); a failure is only a warning."""
     if not ended:
         return
-    wanted = NotifySettings(settings.notify_desktop, settings.notify_webhook, settings.notify_on)
-    for warning in notify_end(wanted, ended[-1], paths.name, paths.dir, source_kind=kind):
+    for warning in notify_end(settings.notify, ended[-1], paths.name, paths.dir, source_kind=kind):
         print(f"ralph: warning: {warning}", file=sys.stderr)
 
 

@@ -34,7 +34,7 @@ def command(args: argparse.Namespace, argv: list[str]) -> int:
     kind = detect(paths.dir) if settings is not None else None
     # The run's own check lists every problem of a story or goal workspace's files: not checked twice.
     shared = _FILE_OF[kind] if kind in _LISTED_BY_THE_RUN_CHECK else None
-    checked, found = check_workspace(paths, settings.story_order if settings else None, leave_out=shared)
+    checked, found = check_workspace(paths, settings.loop.story_order if settings else None, leave_out=shared)
     problems += [problem for _, file_problems in found for problem in file_problems]
     if settings is not None and kind is not None:
         # What `ralph run` would refuse besides the files' own problems. Its source check is left out when

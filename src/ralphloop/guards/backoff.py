@@ -8,6 +8,8 @@ from dataclasses import dataclass
 
 @dataclass(frozen=True, slots=True)
 class Backoff:
+    """The `backoff:` settings: retries of transient API errors and of a wrong model."""
+
     initial_s: float = 5.0
     cap_s: float = 600.0
     attempts: int = 10

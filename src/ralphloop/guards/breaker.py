@@ -37,12 +37,18 @@ class CircuitState(Enum):
 
 @dataclass(frozen=True, slots=True)
 class BreakerConfig:
+    """The `circuit_breaker:` settings."""
+
     no_progress_threshold: int = 3
-    half_open_after: int = 2
+    half_open_after: int = 0  # 0: derived, 2 (or sooner, with a lower no_progress_threshold)
     same_error_threshold: int = 5
     failure_threshold: int = 5
     denial_threshold: int = 2
     cooldown_s: float | None = None  # OPEN → HALF_OPEN after this long; None: only a reset closes it
+
+    def __post_init__(self) -> None:
+        if self.half_open_after < 1:  # a frozen value: set once, while it is being made
+            object.__setattr__(self, "half_open_after", min(2, self.no_progress_threshold))
 
 
 @dataclass(frozen=True, slots=True)

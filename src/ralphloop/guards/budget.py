@@ -9,6 +9,8 @@ from ralphloop.durations import format_duration
 
 @dataclass(frozen=True, slots=True)
 class Budget:
+    """The `budget:` settings; None: no limit."""
+
     max_cost_usd: float | None = None
     max_tokens: int | None = None
     max_runtime_s: float | None = None

@@ -27,9 +27,10 @@ class ClaudeAgent:
     name = "claude"
 
     def __init__(self, settings: Settings, executable: str | None = None) -> None:
-        chosen = executable or settings.claude_command or "claude"
+        claude = settings.claude
+        chosen = executable or claude.command or "claude"
         if shutil.which(chosen) is None:
-            if settings.claude_command and executable is None:
+            if claude.command and executable is None:
                 raise RalphError(
                     f"{settings.source('claude_command')}: {chosen!r} is not an executable on PATH or a path to one"
                 )
@@ -38,37 +39,34 @@ class ClaudeAgent:
                 "(npm install -g @anthropic-ai/claude-code), or claude.command in .ralph/config.yaml; "
                 "or choose --agent-cmd CMD or --agent scripted"
             )
-        if settings.skip_permissions and _is_root() and not os.environ.get("IS_SANDBOX"):
+        if claude.skip_permissions and _is_root() and not os.environ.get("IS_SANDBOX"):
             raise RalphError(
                 f"{settings.source('skip_permissions')}: Claude Code refuses --dangerously-skip-permissions when "
                 "run as root. Run ralph as a normal user, or, only inside a throwaway container or VM, "
                 "set IS_SANDBOX=1; or leave the flag out and allow tools with claude.allowed_tools"
             )
         self.executable = chosen
-        self.skip_permissions = settings.skip_permissions
-        self.allowed_tools = settings.allowed_tools
-        self.max_turns = settings.max_turns
-        self.append_system_prompt = settings.append_system_prompt
-        self.resume = settings.resume
+        self.settings = claude
 
     def command(self, request: AgentRequest) -> AgentCommand:
         argv: tuple[str, ...] = (self.executable, "-p", "--output-format", "stream-json", "--verbose")
         if request.model:
             argv += ("--model", request.model)
-        if self.skip_permissions:
+        claude = self.settings
+        if claude.skip_permissions:
             argv += ("--dangerously-skip-permissions",)  # only ever because the user asked for it
-        if self.allowed_tools:
-            argv += ("--allowedTools", ",".join(self.allowed_tools))
-        if self.max_turns:
-            argv += ("--max-turns", str(self.max_turns))
-        if self.append_system_prompt:
-            argv += ("--append-system-prompt", self.append_system_prompt)
-        if self.resume and request.resume_session:
+        if claude.allowed_tools:
+            argv += ("--allowedTools", ",".join(claude.allowed_tools))
+        if claude.max_turns:
+            argv += ("--max-turns", str(claude.max_turns))
+        if claude.append_system_prompt:
+            argv += ("--append-system-prompt", claude.append_system_prompt)
+        if claude.resume and request.resume_session:
             argv += ("--resume", request.resume_session)
         return AgentCommand(argv=argv, env=agent_env(request), stdin=request.prompt.encode("utf-8"))
 
     def parser(self, request: AgentRequest) -> StreamJsonParser:
-        return StreamJsonParser(request.started_at, max_turns=self.max_turns)
+        return StreamJsonParser(request.started_at, max_turns=self.settings.max_turns)
 
 
 def _is_root() -> bool:
