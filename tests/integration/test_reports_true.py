@@ -12,6 +12,7 @@ from pathlib import Path
 from typing import Any
 
 from tests.conftest import AGENTS, PYTHON, RalphRunner, agent_cmd, read_json, write_prd
+from tests.integration.test_analysis_blocked import BLOCKED
 
 
 def git(project: Path, env: dict[str, str], *args: str) -> str:
@@ -280,20 +281,9 @@ def test_files_that_churn_while_no_task_advances_trip_the_breaker(
 # ---------------------------------------------------------------- 9. the agent's last words when it needs the user
 
 
-BLOCKED_REPLY = """I tried to run the migrations, but the database container is not running.
-
-Please start it with `docker compose up db`, then run me again.
-
----RALPH_STATUS---
-STATUS: BLOCKED
-TASKS_COMPLETED_THIS_LOOP: 0
-FILES_MODIFIED: 0
-TESTS_STATUS: NOT_RUN
-WORK_TYPE: IMPLEMENTATION
-EXIT_SIGNAL: false
-RECOMMENDATION: start the database
----END_RALPH_STATUS---
-"""
+BLOCKED_REPLY = BLOCKED.replace(  # the agent explains first, then its last paragraph says what it needs
+    "I cannot reach the database.", "I cannot reach the database.\n\nPlease start it with `docker compose up db`."
+)
 
 
 def test_a_blocked_stop_shows_what_the_agent_last_said(
@@ -305,6 +295,6 @@ def test_a_blocked_stop_shows_what_the_agent_last_said(
 
     assert done.returncode == 1, done.stdout + done.stderr
     assert "Stopped (blocked)" in done.stdout
-    said = "Please start it with `docker compose up db`, then run me again."
+    said = "Please start it with `docker compose up db`."
     assert f"The agent's last words: {said}" in done.stdout
     assert f"Agent said: {said}" in ralph("status", "-f", "feat").stdout

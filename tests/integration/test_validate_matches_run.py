@@ -15,20 +15,7 @@ import pytest
 
 from tests.conftest import RalphRunner, agent_cmd, write_prd
 from tests.integration.helpers import assert_one_line_error, git, snapshot
-
-
-def spec(depends: str = "[]", status: str = "pending") -> str:
-    """A valid story spec; `depends` is written after `depends_on:` on line 4."""
-    return f"---\nstatus: {status}\npriority: high\ndepends_on: {depends}\n---\n\n# A story\n\nAs a user, I want it.\n"
-
-
-def write(project: Path, rel: str, content: str | bytes) -> None:
-    path = project / rel
-    path.parent.mkdir(parents=True, exist_ok=True)
-    if isinstance(content, bytes):
-        path.write_bytes(content)
-    else:
-        path.write_text(content)
+from tests.integration.test_malformed_tasks import spec, write
 
 
 def three_stories(project: Path, depends_of_third: str, status_of_second: str = "pending") -> None:
