@@ -11,7 +11,8 @@ import os
 import shutil
 import subprocess
 from collections.abc import Callable, Sequence
-from dataclasses import dataclass
+
+from msgspec import Struct
 
 from ralphloop import gitcache
 from ralphloop.git import parse_status, run
@@ -24,8 +25,7 @@ _ATTEMPT_IDENTITY = {
 }
 
 
-@dataclass(frozen=True, slots=True)
-class WorkTree:
+class WorkTree(Struct, frozen=True):
     """The workspace at one instant as git objects: HEAD, the tree of every tracked and untracked
     (not ignored) file as it is on disk, and the tree of the index (None when it has conflicts).
 
@@ -196,8 +196,7 @@ def changed_between(root: str, before: WorkTree, after: WorkTree) -> list[str]:
     return sorted(name for name in done.stdout.decode("utf-8", "surrogateescape").split("\0") if name)
 
 
-@dataclass(frozen=True, slots=True)
-class SavedAttempt:
+class SavedAttempt(Struct, frozen=True):
     ref: str
     commit: str
     patch: str | None  # the patch file, None when it could not be written

@@ -6,9 +6,11 @@ notifications subscribe to these. Every event carries its run's id, so one view 
 from __future__ import annotations
 
 from collections.abc import Mapping
-from dataclasses import dataclass, field, replace
 from datetime import datetime
 from typing import Any
+
+from msgspec import Struct, field
+from msgspec.structs import replace
 
 from ralphloop.exitcodes import ExitReason
 from ralphloop.protocols import AgentResult
@@ -19,8 +21,7 @@ from ralphloop.protocols import AgentResult
 STATUSES = ("complete", "in-progress", "failed", "refused", "blocked", "interrupted", "usage-limit", "api-error")
 
 
-@dataclass(frozen=True, slots=True)
-class Slot:
+class Slot(Struct, frozen=True):
     """The account's hourly agent-call budget as one run sees it."""
 
     used: int
@@ -28,8 +29,7 @@ class Slot:
     resets_at: datetime | None = None
 
 
-@dataclass(frozen=True, slots=True)
-class Tally:
+class Tally(Struct, frozen=True):
     """The run's numbers so far: one set, shown the same on every surface."""
 
     counted: int = 0  # iterations counted toward max_iterations (and the breaker, retries, success rate)
@@ -84,8 +84,7 @@ def _plus(total: Any, more: Any) -> Any:
     return (total or 0) + (more or 0)
 
 
-@dataclass(frozen=True, slots=True)
-class RunStarted:
+class RunStarted(Struct, frozen=True):
     run_id: str
     feature: str
     feature_dir: str
@@ -105,8 +104,7 @@ class RunStarted:
     number: int = 0  # the last iteration's number before this run (the next one is number + 1)
 
 
-@dataclass(frozen=True, slots=True)
-class IterationStarted:
+class IterationStarted(Struct, frozen=True):
     run_id: str
     number: int  # the iteration's one number: it names the log, the progress entry and the metrics line
     tally: Tally  # the run so far, before this iteration
@@ -122,21 +120,18 @@ class IterationStarted:
     state: Mapping[str, Any] = field(default_factory=dict)  # the loop's carried state, this number reserved
 
 
-@dataclass(frozen=True, slots=True)
-class AgentOutput:
+class AgentOutput(Struct, frozen=True):
     stream: str  # "stdout" or "stderr"
     data: bytes
 
 
-@dataclass(frozen=True, slots=True)
-class AgentActivity:
+class AgentActivity(Struct, frozen=True):
     """What the agent is doing now, when its output says (a tool use, an API retry)."""
 
     text: str
 
 
-@dataclass(frozen=True, slots=True)
-class IterationFinished:
+class IterationFinished(Struct, frozen=True):
     """One iteration, whole: every record and view is written from this alone."""
 
     run_id: str
@@ -181,8 +176,7 @@ class IterationFinished:
         return max(0.0, self.wall_s - self.result.duration_s)
 
 
-@dataclass(frozen=True, slots=True)
-class Committed:
+class Committed(Struct, frozen=True):
     """ralph committed an iteration's work (git.auto_commit), after its records were written."""
 
     number: int
@@ -190,36 +184,31 @@ class Committed:
     message: str
 
 
-@dataclass(frozen=True, slots=True)
-class UsageAnswered:
+class UsageAnswered(Struct, frozen=True):
     """The user (or nobody, in time) answered the usage-limit question: wait or exit."""
 
     action: str
 
 
-@dataclass(frozen=True, slots=True)
-class Archived:
+class Archived(Struct, frozen=True):
     """A complete feature's folder was copied to the archive (seed 003), after its final records."""
 
     path: str
 
 
-@dataclass(frozen=True, slots=True)
-class Notice:
+class Notice(Struct, frozen=True):
     level: str  # info | warning
     message: str
 
 
-@dataclass(frozen=True, slots=True)
-class CircuitChanged:
+class CircuitChanged(Struct, frozen=True):
     from_state: str  # CLOSED | HALF_OPEN | OPEN
     to_state: str
     reason: str
     guidance: str = ""  # what to check and how to reset, when it opened
 
 
-@dataclass(frozen=True, slots=True)
-class Waiting:
+class Waiting(Struct, frozen=True):
     """Emitted when a wait starts and about once a second while it lasts (a countdown)."""
 
     kind: str  # rate limit | usage limit | model backoff | API backoff | usage pause | circuit cooldown
@@ -231,8 +220,7 @@ class Waiting:
     slot: Slot | None = None  # waiting for the rate limit: the slots as they are
 
 
-@dataclass(frozen=True, slots=True)
-class LoopEnded:
+class LoopEnded(Struct, frozen=True):
     run_id: str
     reason: ExitReason
     message: str

@@ -9,13 +9,13 @@ from __future__ import annotations
 import os
 import subprocess
 from collections.abc import Sequence
-from dataclasses import dataclass
+
+from msgspec import Struct
 
 _GIT_ENV = {**os.environ, "GIT_OPTIONAL_LOCKS": "0", "LC_ALL": "C"}
 
 
-@dataclass(frozen=True, slots=True)
-class GitSettings:
+class GitSettings(Struct, frozen=True):
     """The `git:` and `branch:` settings (seeds 003, 004): preflight, the branch, commits after iterations."""
 
     require: bool  # refuse to run outside a repository, or with a broken one
@@ -24,8 +24,7 @@ class GitSettings:
     branch_prefix: str
 
 
-@dataclass(frozen=True, slots=True)
-class Snapshot:
+class Snapshot(Struct, frozen=True):
     """HEAD (None before the first commit) and each dirty path with its status record."""
 
     head: str | None
@@ -118,8 +117,7 @@ def exclude_paths(root: str, patterns: list[str]) -> bool:
 # ---------------------------------------------------------------- preflight, branch, auto-commit (seeds 003, 004)
 
 
-@dataclass(frozen=True, slots=True)
-class Preflight:
+class Preflight(Struct, frozen=True):
     """What the checks before the first iteration found: an error stops the run, warnings do not."""
 
     error: str | None

@@ -12,7 +12,8 @@ makes it so. Anything unexpected falls back to the full `git add -A`, which need
 from __future__ import annotations
 
 import os
-from dataclasses import dataclass
+
+from msgspec import Struct
 
 # Keep git's untracked cache in the private index: unchanged folders are then not read again. It is
 # kept only for `status -unormal` (whose folders-as-one-entry listing is all a capture needs).
@@ -41,8 +42,7 @@ STATUS_ARGS = (
 Stamp = tuple[int, int, int, int]
 
 
-@dataclass(frozen=True, slots=True)
-class Layout:
+class Layout(Struct, frozen=True):
     """Where a project's repository keeps things, as `git rev-parse` said once."""
 
     git_dir: str  # this worktree's .git folder (HEAD is there)
@@ -52,8 +52,7 @@ class Layout:
     common_dir: str  # where branches are kept (the main .git folder of linked worktrees)
 
 
-@dataclass(slots=True)
-class Memo:
+class Memo(Struct):
     """One private index's last capture: its tree, and the user's index tree with that file's stamp."""
 
     layout: Layout

@@ -13,10 +13,11 @@ import os
 import shutil
 import subprocess
 from collections.abc import Mapping
-from dataclasses import dataclass
 from datetime import UTC, datetime
 from typing import TYPE_CHECKING, Any
 from urllib.parse import unquote, urlsplit, urlunsplit
+
+from msgspec import Struct
 
 from ralphloop.exitcodes import ExitReason
 from ralphloop.redact import redact, secret_values
@@ -37,8 +38,7 @@ TITLE = "ralph"
 _MESSAGE_LIMIT = 300
 
 
-@dataclass(frozen=True, slots=True)
-class NotifySettings:
+class NotifySettings(Struct, frozen=True):
     """The `notify` section, resolved. `desktop` None: notify when a desktop notifier exists."""
 
     desktop: bool | None = None

@@ -2,7 +2,10 @@
 
 from __future__ import annotations
 
-from dataclasses import dataclass, field, replace
+from dataclasses import dataclass
+
+from msgspec import Struct, field
+from msgspec.structs import replace
 
 from ralphloop.guards.backoff import Backoff
 from ralphloop.guards.breaker import BreakerConfig
@@ -11,6 +14,7 @@ from ralphloop.hooks.spec import CommandSpec, LifecycleHooks
 from ralphloop.process import ProcessLimits
 
 
+# A dataclass still: build.py changes it with dataclasses.replace.
 @dataclass(frozen=True, slots=True)
 class LoopSettings:
     """How the loop goes: how long, what it reads into prompts, when it stops on the agent's word."""
@@ -25,8 +29,7 @@ class LoopSettings:
     story_order: tuple[str, ...] | None  # seed 002: the order stories are worked in
 
 
-@dataclass(frozen=True, slots=True)
-class UsagePolicy:
+class UsagePolicy(Struct, frozen=True):
     """What to do at a vendor usage limit."""
 
     action: str = "wait"  # wait | exit | ask (ask needs someone at a terminal; without one it waits)
@@ -39,8 +42,7 @@ class UsagePolicy:
         return replace(self, action="wait") if self.action == "ask" and not terminal else self
 
 
-@dataclass(frozen=True, slots=True)
-class Policy:
+class Policy(Struct, frozen=True):
     """The resolved knobs of one run."""
 
     max_iterations: int | None

@@ -15,7 +15,8 @@ import signal
 import subprocess
 import time
 from collections.abc import Callable
-from dataclasses import dataclass
+
+from msgspec import Struct
 
 from ralphloop.cancel import CancelToken
 from ralphloop.protocols import AgentCommand, ProcessOutcome
@@ -33,8 +34,7 @@ OutputHook = Callable[[str, bytes], None]
 LIVE_GROUPS: set[int] = set()
 
 
-@dataclass(frozen=True, slots=True)
-class ProcessLimits:
+class ProcessLimits(Struct, frozen=True):
     """Time and size limits for one agent process."""
 
     timeout_s: float

@@ -8,9 +8,10 @@ an entry boundary, with the path of the full file for anything older.
 from __future__ import annotations
 
 import os
-from dataclasses import dataclass
 from importlib import resources
 from typing import TYPE_CHECKING
+
+from msgspec import Struct
 
 from ralphloop.errors import RalphError
 
@@ -26,8 +27,7 @@ TASK_PLACEHOLDER = "{{task}}"
 CUT_MARKER = "[... older text cut ...]\n"
 
 
-@dataclass(frozen=True, slots=True)
-class PromptParts:
+class PromptParts(Struct, frozen=True):
     """What goes into one prompt besides the template."""
 
     iteration: int

@@ -5,9 +5,10 @@ from __future__ import annotations
 import enum
 import time
 from collections.abc import Callable, Mapping
-from dataclasses import dataclass, field
 from datetime import UTC, datetime
 from typing import TYPE_CHECKING, Protocol
+
+from msgspec import Struct, field
 
 if TYPE_CHECKING:  # type-only links: neither imports anything from here
     from ralphloop.guards.usage import LimitWarning, UsageLimit
@@ -16,8 +17,7 @@ if TYPE_CHECKING:  # type-only links: neither imports anything from here
 # ---------------------------------------------------------------- tasks
 
 
-@dataclass(frozen=True, slots=True)
-class Task:
+class Task(Struct, frozen=True):
     """One unit of work the agent is asked to finish in an iteration."""
 
     id: str
@@ -31,8 +31,7 @@ class Task:
     line: int = 0  # where the task is written in its file (1-based; 0 when it has no single line)
 
 
-@dataclass(frozen=True, slots=True)
-class TaskView:
+class TaskView(Struct, frozen=True):
     """What a task source holds at one instant."""
 
     tasks: tuple[Task, ...]
@@ -68,8 +67,7 @@ class TaskView:
         return frozenset((task.id, task.done) for task in self.tasks)
 
 
-@dataclass(frozen=True, slots=True)
-class SettleFacts:
+class SettleFacts(Struct, frozen=True):
     """What a task source's own step after an iteration needs to know (TaskSource.settle)."""
 
     task: Task
@@ -86,8 +84,7 @@ class SettleFacts:
     broken: str | None  # the task file could not be read after the agent
 
 
-@dataclass(frozen=True, slots=True)
-class Settlement:
+class Settlement(Struct, frozen=True):
     """A task source's account of one iteration: the task state after it, and what to tell about it."""
 
     view: TaskView
@@ -157,8 +154,7 @@ class TaskSource(Protocol):
 # ---------------------------------------------------------------- agents
 
 
-@dataclass(frozen=True, slots=True)
-class AgentRequest:
+class AgentRequest(Struct, frozen=True):
     """Everything an agent backend needs to build one invocation."""
 
     prompt: str
@@ -172,8 +168,7 @@ class AgentRequest:
     resume_session: str | None = None  # the previous run's session id, for backends set to resume it
 
 
-@dataclass(frozen=True, slots=True)
-class AgentCommand:
+class AgentCommand(Struct, frozen=True):
     """One process to start: argv (never a shell string), extra environment, and stdin."""
 
     argv: tuple[str, ...]
@@ -181,8 +176,7 @@ class AgentCommand:
     stdin: bytes
 
 
-@dataclass(frozen=True, slots=True)
-class ProcessOutcome:
+class ProcessOutcome(Struct, frozen=True):
     """How the agent process ended, as the process runner saw it."""
 
     exit_code: int | None
@@ -194,8 +188,7 @@ class ProcessOutcome:
     stderr_tail: str = ""
 
 
-@dataclass(frozen=True, slots=True)
-class TokenUsage:
+class TokenUsage(Struct, frozen=True):
     """Tokens one agent run used, as the vendor counted them (Anthropic's four kinds)."""
 
     input_tokens: int = 0  # not served from the cache
@@ -240,8 +233,7 @@ class ErrorKind(enum.Enum):
         return self in (ErrorKind.OVERLOADED, ErrorKind.NETWORK, ErrorKind.RATE_LIMITED)
 
 
-@dataclass(frozen=True, slots=True)
-class AgentResult:
+class AgentResult(Struct, frozen=True):
     """What one agent run produced, normalised across backends."""
 
     final_text: str
@@ -303,8 +295,7 @@ class Clock(Protocol):
         ...
 
 
-@dataclass(slots=True)
-class SystemClock:
+class SystemClock(Struct):
     """The real clock."""
 
     def now(self) -> datetime:
@@ -324,8 +315,7 @@ class SystemClock:
         select.select([wake_fd], [], [], seconds)
 
 
-@dataclass(slots=True)
-class FakeClock:
+class FakeClock(Struct):
     """A clock that moves only when told to: `advance(seconds)`."""
 
     start: datetime = field(default_factory=lambda: datetime(2026, 1, 1, tzinfo=UTC))

@@ -14,12 +14,12 @@ import os
 import stat
 import subprocess
 from collections.abc import Callable
-from dataclasses import replace
 from datetime import datetime, timedelta
 from pathlib import Path
 from typing import Any
 
 import pytest
+from msgspec.structs import replace
 
 from ralphloop.agents.claude.backend import ClaudeAgent
 from ralphloop.agents.command import CommandAgent

@@ -3,9 +3,8 @@ and where they stand in the table's order."""
 
 from __future__ import annotations
 
-from dataclasses import replace
-
 import pytest
+from msgspec.structs import replace
 
 from ralphloop.engine.decide import Action, Observation, decide
 from ralphloop.exitcodes import ExitReason
@@ -20,7 +19,7 @@ def base(**changes: object) -> Observation:
         iterations_run=1,
         max_iterations=10,
     )
-    return replace(observation, **changes)  # type: ignore[arg-type]
+    return replace(observation, **changes)
 
 
 # Every guard at once: each precedence test takes the rows above the one it checks away.

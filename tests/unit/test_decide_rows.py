@@ -4,12 +4,12 @@ refusal rule, the consecutive counters, and the docs' copy of the table."""
 from __future__ import annotations
 
 import re
-from dataclasses import replace
 from pathlib import Path
 
 import pytest
 from hypothesis import given
 from hypothesis import strategies as st
+from msgspec.structs import replace
 
 from ralphloop.analysis.reading import Streaks
 from ralphloop.engine.decide import ROWS, Action, Observation, decide, refusal
@@ -27,7 +27,7 @@ def base(**changes: object) -> Observation:
         iterations_run=1,
         max_iterations=10,
     )
-    return replace(observation, **changes)  # type: ignore[arg-type]
+    return replace(observation, **changes)
 
 
 def table_markdown() -> str:

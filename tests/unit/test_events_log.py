@@ -15,7 +15,8 @@ from ralphloop.events import (
     Waiting,
 )
 from ralphloop.exitcodes import ExitReason
-from ralphloop.records.events import EventLog, describe, read_recent
+from ralphloop.monitor.snapshot import read_recent
+from ralphloop.records.events import EventLog, describe
 from tests.events import iteration_finished, iteration_started, loop_ended, result, run_started
 
 NOW = datetime(2026, 11, 21, 2, 0, 0, tzinfo=UTC)

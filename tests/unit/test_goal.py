@@ -2,12 +2,12 @@
 
 from __future__ import annotations
 
-from dataclasses import replace
 from pathlib import Path
 
 import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
+from msgspec.structs import replace
 
 from ralphloop.analysis.json_result import JsonResult, PendingStep
 from ralphloop.errors import RalphError
@@ -32,7 +32,7 @@ NOW = "2026-11-21T10:00:00Z"
 
 
 def goal(**changes: object) -> GoalProgress:
-    return replace(GoalProgress(sprint_id="s1", goal="Build it.\n", current_iteration=1), **changes)  # type: ignore[arg-type]
+    return replace(GoalProgress(sprint_id="s1", goal="Build it.\n", current_iteration=1), **changes)
 
 
 def pending(*ids: str) -> tuple[Step, ...]:

@@ -75,7 +75,7 @@ def test_deeply_nested_json_from_an_agent_never_crashes_a_reader(tmp_path: Path)
     from ralphloop.agents.claude.activity import readable_lines
     from ralphloop.agents.claude.parser import StreamJsonParser
     from ralphloop.analysis.json_result import parse_result
-    from ralphloop.records.events import read_recent
+    from ralphloop.monitor.snapshot import read_recent
     from ralphloop.state.read import read_json_object
 
     deep = '{"type": "assistant", "x": ' + "[" * 5000 + "]" * 5000 + "}"

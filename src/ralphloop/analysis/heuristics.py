@@ -24,7 +24,8 @@ a huge reply must not make this slow.
 from __future__ import annotations
 
 import re
-from dataclasses import dataclass
+
+from msgspec import Struct
 
 from ralphloop.textsafe import clean_text
 
@@ -75,8 +76,7 @@ _COMPILED_COMPLETION = tuple((label, re.compile(pattern, re.IGNORECASE)) for lab
 _COMPILED_NOTHING = tuple((label, re.compile(pattern, re.IGNORECASE)) for label, pattern in _NOTHING_TO_DO)
 
 
-@dataclass(frozen=True, slots=True)
-class Heuristics:
+class Heuristics(Struct, frozen=True):
     completion_phrases: tuple[str, ...]
     nothing_to_do: tuple[str, ...]
     questions: tuple[str, ...]

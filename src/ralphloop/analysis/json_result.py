@@ -12,7 +12,8 @@ from __future__ import annotations
 
 import json
 import re
-from dataclasses import dataclass
+
+from msgspec import Struct
 
 from ralphloop.textsafe import clean_text, strip_terminal_controls
 
@@ -21,14 +22,12 @@ MAX_TEXT = 4000
 MAX_ITEMS = 200
 
 
-@dataclass(frozen=True, slots=True)
-class PendingStep:
+class PendingStep(Struct, frozen=True):
     id: str | None
     prompt: str
 
 
-@dataclass(frozen=True, slots=True)
-class JsonResult:
+class JsonResult(Struct, frozen=True):
     status: str
     summary: str = ""
     completed_step_ids: tuple[str, ...] = ()

@@ -12,6 +12,8 @@ from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import Any
 
+from msgspec import Struct
+
 from ralphloop.analysis.signals import Analysis
 from ralphloop.protocols import AgentResult, Task, TaskView
 
@@ -21,6 +23,7 @@ _TEST_PATH = re.compile(
 )
 
 
+# A dataclass still: build.py's `_carried` changes it with dataclasses.replace.
 @dataclass(frozen=True, slots=True)
 class Streaks:
     """Consecutive counted iterations with a property. Any counted iteration without it resets that count;
@@ -49,8 +52,7 @@ class Streaks:
         )
 
 
-@dataclass(frozen=True, slots=True)
-class IterationReading:
+class IterationReading(Struct, frozen=True):
     test_only: bool  # the reply describes only running tests, and no file but tests changed
     question_only: bool  # the agent asked the user questions and changed nothing
     unverified_done: tuple[str, ...]  # DONE ids whose task still does not pass

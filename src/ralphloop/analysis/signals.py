@@ -18,7 +18,9 @@ from __future__ import annotations
 import re
 from collections import deque
 from collections.abc import Iterable
-from dataclasses import dataclass, field, replace
+
+from msgspec import Struct, field
+from msgspec.structs import replace
 
 from ralphloop.analysis.heuristics import Heuristics, confidence, read_prose
 from ralphloop.analysis.json_result import JsonResult, parse_result
@@ -43,14 +45,12 @@ _LEGACY = re.compile(r"\[(?P<kind>DONE|FAIL)\]")
 _TAG_ID = re.compile(r"^[ \t:]*(?P<id>[\w][\w.\-/#]*)")
 
 
-@dataclass(frozen=True, slots=True)
-class Failure:
+class Failure(Struct, frozen=True):
     id: str
     reason: str
 
 
-@dataclass(frozen=True, slots=True)
-class Analysis:
+class Analysis(Struct, frozen=True):
     """What one reply said, typed. `signals` names the protocols seen, in the order listed above."""
 
     promise: bool = False
@@ -340,8 +340,7 @@ def _seen(**present: bool) -> tuple[str, ...]:
 # ------------------------------------------------------------------ `ralph signal` records
 
 
-@dataclass(frozen=True, slots=True)
-class SignalRecord:
+class SignalRecord(Struct, frozen=True):
     """One line of signals.jsonl, as `ralph signal` wrote it."""
 
     kind: str  # complete | blocked | fail | done | learn

@@ -16,7 +16,8 @@ from __future__ import annotations
 
 import re
 from collections.abc import Callable
-from dataclasses import dataclass, field
+
+from msgspec import Struct, field
 
 from ralphloop.textsafe import clean_text
 
@@ -41,8 +42,7 @@ _TRUE = frozenset({"TRUE", "YES", "Y", "1"})
 _FALSE = frozenset({"FALSE", "NO", "N", "0"})
 
 
-@dataclass(frozen=True, slots=True)
-class StatusBlock:
+class StatusBlock(Struct, frozen=True):
     """One block's fields; None where the field is absent or its value invalid."""
 
     status: str | None = None

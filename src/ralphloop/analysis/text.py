@@ -14,7 +14,8 @@ from __future__ import annotations
 import itertools
 import re
 from bisect import bisect_right
-from dataclasses import dataclass, field
+
+from msgspec import Struct, field
 
 from ralphloop.textsafe import strip_escapes
 
@@ -32,8 +33,7 @@ MAX_PROMPT_LINE = 4096
 MIN_ECHO = 40
 
 
-@dataclass(frozen=True, slots=True)
-class Segment:
+class Segment(Struct, frozen=True):
     """One fenced block: its body without the fence lines, where it starts, and its info string."""
 
     text: str
@@ -42,8 +42,7 @@ class Segment:
     closed: bool = True
 
 
-@dataclass(slots=True)
-class OwnText:
+class OwnText(Struct):
     """The reply, ready for signal parsing: its prose (fenced blocks cut out) and its fenced blocks."""
 
     prose: str

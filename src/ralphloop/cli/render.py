@@ -18,8 +18,9 @@ import sys
 import threading
 import time
 from collections.abc import Callable, Iterator
-from dataclasses import dataclass, field
 from typing import TextIO
+
+from msgspec import Struct, field
 
 from ralphloop.cli.spinner import HIDE_CURSOR, INTERVAL_S, SHOW_CURSOR, Ticker, running_frame, waiting_frame
 from ralphloop.durations import format_duration
@@ -48,9 +49,8 @@ from ralphloop.textsafe import clean_text, one_line, strip_terminal_controls
 _COLOURS = {"ok": "32", "fail": "31", "warn": "33", "info": "36", "dim": "2", "bold": "1"}
 
 
-@dataclass(slots=True)
-class TerminalRenderer:
-    """Subscribes to engine events and writes human lines."""
+class TerminalRenderer(Struct):
+    """Subscribes to engine events and writes human lines. The fields after `lock` are its own drawing state."""
 
     out: TextIO = field(default_factory=lambda: sys.stdout)
     verbose: bool = False
@@ -65,12 +65,12 @@ class TerminalRenderer:
     width: Callable[[], int] | None = None  # the terminal's columns; None: asked of `out`
     spin_interval: float | None = INTERVAL_S  # None: no thread; whoever drives the renderer calls tick()
     lock: threading.RLock = field(default_factory=threading.RLock)  # every write to `out` holds it
-    _began: float | None = field(default=None, init=False, repr=False)  # the spinner turns (since then)
-    _activity: str = field(default="", init=False, repr=False)  # the agent's current tool, for the spinner
-    _frame: int = field(default=0, init=False, repr=False)
-    _held: bool = field(default=False, init=False, repr=False)  # a countdown or a question has the line
-    _ticker: Ticker | None = field(default=None, init=False, repr=False)
-    _cursor_hidden: bool = field(default=False, init=False, repr=False)
+    _began: float | None = None  # the spinner turns (since then)
+    _activity: str = ""  # the agent's current tool, for the spinner
+    _frame: int = 0
+    _held: bool = False  # a countdown or a question has the line
+    _ticker: Ticker | None = None
+    _cursor_hidden: bool = False
 
     @classmethod
     def for_terminal(cls, verbose: bool) -> TerminalRenderer:

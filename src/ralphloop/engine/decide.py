@@ -7,8 +7,10 @@ The table is data (ROWS); `decide` walks it and docs/exit-decision.md holds the 
 from __future__ import annotations
 
 from collections.abc import Callable
-from dataclasses import dataclass, replace
 from enum import Enum
+
+from msgspec import Struct
+from msgspec.structs import replace
 
 from ralphloop.exitcodes import ExitReason
 
@@ -21,8 +23,7 @@ class Action(Enum):
     RETRY = "retry"  # the task failed: save its attempt, undo it, try the task again
 
 
-@dataclass(frozen=True, slots=True)
-class Observation:
+class Observation(Struct, frozen=True):
     """The facts one decision needs, read after the iteration (the task source re-read, not trusted)."""
 
     all_done: bool  # every task in the run's scope
@@ -63,8 +64,7 @@ class Observation:
     outside_open: int = 0  # tasks outside that scope still open
 
 
-@dataclass(frozen=True, slots=True)
-class Decision:
+class Decision(Struct, frozen=True):
     action: Action
     reason: ExitReason | None = None
     message: str = ""
@@ -73,8 +73,7 @@ class Decision:
     wait_kind: str = ""  # what a wait is for: usage limit | usage pause | API backoff | model backoff
 
 
-@dataclass(frozen=True, slots=True)
-class Row:
+class Row(Struct, frozen=True):
     condition: str
     outcome: str
     applies: Callable[[Observation], bool]

@@ -4,7 +4,8 @@ record → commit. Each phase is a function over frozen values; only `apply` and
 
 from __future__ import annotations
 
-from dataclasses import dataclass, replace
+from msgspec import Struct
+from msgspec.structs import replace
 
 from ralphloop.analysis.reading import read_iteration, says_done
 from ralphloop.analysis.text import last_paragraph
@@ -26,8 +27,7 @@ from ralphloop.tasks.formats import FORMATS
 from ralphloop.textsafe import clean_text, one_line
 
 
-@dataclass(frozen=True, slots=True)
-class Step:
+class Step(Struct, frozen=True):
     """Where one iteration left the loop."""
 
     state: LoopState

@@ -5,8 +5,10 @@ work is accepted (committed), undone, or kept aside, and the words every record 
 
 from __future__ import annotations
 
-from dataclasses import dataclass, replace
 from datetime import datetime
+
+from msgspec import Struct
+from msgspec.structs import replace
 
 from ralphloop.analysis.reading import IterationReading, attempt_failure, iteration_notes, next_prompt_notes
 from ralphloop.analysis.signals import Analysis
@@ -21,8 +23,7 @@ from ralphloop.protocols import AgentResult, Settlement, Task, TaskView
 from ralphloop.textsafe import one_line
 
 
-@dataclass(frozen=True, slots=True)
-class Facts:
+class Facts(Struct, frozen=True):
     """Everything one iteration showed, gathered by the phases that touch the world."""
 
     number: int
@@ -42,8 +43,7 @@ class Facts:
     runtime_s: float  # the run's wall time so far
 
 
-@dataclass(frozen=True, slots=True)
-class Judged:
+class Judged(Struct, frozen=True):
     """The iteration judged, before the decision."""
 
     state: LoopState
@@ -60,8 +60,7 @@ class Judged:
     warning: str | None = None  # to tell the user once (the model could not be verified)
 
 
-@dataclass(frozen=True, slots=True)
-class Verdict:
+class Verdict(Struct, frozen=True):
     """The iteration once decided: its status word, and what happens to its work."""
 
     status: str

@@ -5,7 +5,8 @@ or the user does. The engine never prints and never writes a record: it emits ev
 from __future__ import annotations
 
 import os
-from dataclasses import dataclass
+
+from msgspec import Struct
 
 from ralphloop.archive import archive_copy
 from ralphloop.captures import WorkTree
@@ -27,8 +28,7 @@ _GOING_ON = (Action.CONTINUE, Action.WAIT, Action.RETRY)
 _SAY_LAST_WORDS = (ExitReason.CIRCUIT_OPEN, ExitReason.BLOCKED, ExitReason.NEEDS_HUMAN, ExitReason.RETRIES_EXHAUSTED)
 
 
-@dataclass(frozen=True, slots=True)
-class LoopOutcome:
+class LoopOutcome(Struct, frozen=True):
     reason: ExitReason
     message: str
     iterations: int  # counted ones

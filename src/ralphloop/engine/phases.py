@@ -4,7 +4,8 @@ verify it with the hooks and quality gates. Each returns a frozen value; iterati
 
 from __future__ import annotations
 
-from dataclasses import dataclass, replace
+from msgspec import Struct
+from msgspec.structs import replace
 
 from ralphloop.analysis.reading import says_done
 from ralphloop.analysis.signals import Analysis, analyze, with_records
@@ -21,8 +22,7 @@ from ralphloop.protocols import AgentRequest, AgentResult, ErrorKind, Task, Task
 from ralphloop.records import signal_log
 
 
-@dataclass(frozen=True, slots=True)
-class Prepared:
+class Prepared(Struct, frozen=True):
     """An iteration about to start its agent."""
 
     number: int
@@ -38,8 +38,7 @@ class Prepared:
     attempt: int  # 1 for the task's first attempt, 2 after one failed ...
 
 
-@dataclass(frozen=True, slots=True)
-class Seen:
+class Seen(Struct, frozen=True):
     """What the agent left: the task file re-read once, its signals and their analysis."""
 
     view: TaskView

@@ -3,7 +3,8 @@
 from __future__ import annotations
 
 from collections.abc import Callable
-from dataclasses import dataclass
+
+from msgspec import Struct
 
 from ralphloop.cancel import CancelToken
 from ralphloop.engine.state import LoopState
@@ -19,8 +20,7 @@ from ralphloop.workspace import Workspace
 Ask = Callable[[str, float], str | None]
 
 
-@dataclass(frozen=True, slots=True)
-class Run:
+class Run(Struct, frozen=True):
     """One `ralph run` over one feature."""
 
     id: str  # the run's id in every event: "<pid>@<start time>"

@@ -7,15 +7,15 @@ start at zero each run.
 
 from __future__ import annotations
 
-from dataclasses import dataclass, field
 from typing import Any
+
+from msgspec import Struct, field
 
 from ralphloop.analysis.reading import Streaks
 from ralphloop.events import Tally
 
 
-@dataclass(frozen=True, slots=True)
-class LoopState:
+class LoopState(Struct, frozen=True):
     """Where the loop stands between two iterations."""
 
     number: int = 0  # the last iteration's number: every agent call of the feature, across runs

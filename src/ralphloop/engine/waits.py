@@ -5,7 +5,7 @@ may be asked what to do. Every wait counts down in events and wakes at once on C
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from msgspec import Struct
 
 from ralphloop.countdown import count_down
 from ralphloop.engine.decide import Action, Decision
@@ -22,8 +22,7 @@ ASK_TIMEOUT_S = 30.0
 INTERRUPTED = Decision(Action.HALT, ExitReason.INTERRUPTED, "interrupted")
 
 
-@dataclass(frozen=True, slots=True)
-class Cleared:
+class Cleared(Struct, frozen=True):
     """The guards let the next agent start: the breaker as it stands, and the slot taken."""
 
     breaker: Breaker

@@ -3,11 +3,11 @@
 from __future__ import annotations
 
 import re
-from dataclasses import dataclass
+
+from msgspec import Struct
 
 
-@dataclass(frozen=True, slots=True)
-class Backoff:
+class Backoff(Struct, frozen=True):
     """The `backoff:` settings: retries of transient API errors and of a wrong model."""
 
     initial_s: float = 5.0

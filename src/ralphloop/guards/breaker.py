@@ -15,10 +15,13 @@ iteration without progress adds to no-progress and ends the failure streak. Prog
 from __future__ import annotations
 
 from collections.abc import Mapping
-from dataclasses import dataclass, replace
+from dataclasses import dataclass
 from datetime import UTC, datetime, timedelta
 from enum import Enum
 from typing import Any
+
+from msgspec import Struct
+from msgspec.structs import replace
 
 from ralphloop.analysis.fingerprint import fingerprint, iteration_error
 from ralphloop.protocols import AgentResult, iso
@@ -35,6 +38,7 @@ class CircuitState(Enum):
     OPEN = "OPEN"
 
 
+# A dataclass still: its __post_init__ derives half_open_after with object.__setattr__, which a frozen Struct refuses.
 @dataclass(frozen=True, slots=True)
 class BreakerConfig:
     """The `circuit_breaker:` settings."""
@@ -51,8 +55,7 @@ class BreakerConfig:
             object.__setattr__(self, "half_open_after", min(2, self.no_progress_threshold))
 
 
-@dataclass(frozen=True, slots=True)
-class IterationFacts:
+class IterationFacts(Struct, frozen=True):
     """What one finished iteration proved, as the breaker needs it."""
 
     iteration: int
@@ -64,8 +67,7 @@ class IterationFacts:
     churn: bool = False  # files changed, yet no task advanced: a weaker signal, told in the reason
 
 
-@dataclass(frozen=True, slots=True)
-class Transition:
+class Transition(Struct, frozen=True):
     at: datetime
     iteration: int
     from_state: CircuitState
@@ -82,8 +84,7 @@ class Transition:
         }
 
 
-@dataclass(frozen=True, slots=True)
-class Breaker:
+class Breaker(Struct, frozen=True):
     state: CircuitState = CircuitState.CLOSED
     no_progress: int = 0
     churn: int = 0  # of the no-progress iterations in a row, those that changed files

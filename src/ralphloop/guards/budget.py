@@ -2,13 +2,12 @@
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from msgspec import Struct
 
 from ralphloop.durations import format_duration
 
 
-@dataclass(frozen=True, slots=True)
-class Budget:
+class Budget(Struct, frozen=True):
     """The `budget:` settings; None: no limit."""
 
     max_cost_usd: float | None = None
@@ -20,8 +19,7 @@ class Budget:
         return any(value is not None for value in (self.max_cost_usd, self.max_tokens, self.max_runtime_s))
 
 
-@dataclass(frozen=True, slots=True)
-class Spent:
+class Spent(Struct, frozen=True):
     """What this run has used so far. Cost and tokens are None while no agent has reported them."""
 
     cost_usd: float | None = None

@@ -12,8 +12,9 @@ back) stays in the window until `now` passes it by an hour, so skew never frees 
 from __future__ import annotations
 
 from collections.abc import Sequence
-from dataclasses import dataclass
 from datetime import datetime, timedelta
+
+from msgspec import Struct
 
 WINDOW_S = 3600.0
 _WINDOW = timedelta(seconds=WINDOW_S)
@@ -23,8 +24,7 @@ _WINDOW = timedelta(seconds=WINDOW_S)
 KEEP_EXTRA = 1000
 
 
-@dataclass(frozen=True, slots=True)
-class Slot:
+class Slot(Struct, frozen=True):
     """One decision (or, from `peek`, the decision a start now would get)."""
 
     granted: bool

@@ -16,6 +16,8 @@ import re
 from dataclasses import dataclass
 from datetime import datetime, tzinfo
 
+from msgspec import Struct
+
 from ralphloop.guards.reset_time import parse_reset
 
 MESSAGE_MAX = 300
@@ -24,6 +26,7 @@ ANSI_ESCAPE = re.compile(r"\x1b\[[0-9;?]*[ -/]*[@-~]|\x1b\][^\x07\x1b]*(?:\x07|\
 _CONTROL = re.compile(r"[\x00-\x08\x0b-\x1f\x7f]")
 
 
+# A dataclass still: agents/claude/parser.py changes it with dataclasses.replace.
 @dataclass(frozen=True, slots=True)
 class UsageLimit:
     """A vendor usage limit the agent hit (not a failure of the task)."""
@@ -47,8 +50,7 @@ class UsageLimit:
         }
 
 
-@dataclass(frozen=True, slots=True)
-class LimitWarning:
+class LimitWarning(Struct, frozen=True):
     """Near the limit (Claude rate_limit_event status allowed_warning)."""
 
     utilization: float  # 0..1
@@ -56,8 +58,7 @@ class LimitWarning:
     kind: str = ""
 
 
-@dataclass(frozen=True, slots=True)
-class LimitSentence:
+class LimitSentence(Struct, frozen=True):
     """A usage-limit sentence found on one line of an agent's output, its reset phrase not yet read."""
 
     start: int  # where the sentence starts on its line

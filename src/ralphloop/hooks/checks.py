@@ -2,14 +2,14 @@
 
 from __future__ import annotations
 
-from dataclasses import dataclass, field, replace
+from msgspec import Struct, field
+from msgspec.structs import replace
 
 from ralphloop.hooks.gates import GateVerdict
 from ralphloop.hooks.runner import HookContext, HookRunner
 
 
-@dataclass(frozen=True, slots=True)
-class Checks:
+class Checks(Struct, frozen=True):
     """The verdict of an iteration's checks: () failures when none are configured or all pass."""
 
     claimed: bool = False  # the iteration says something is done: the gates ran

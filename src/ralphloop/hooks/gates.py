@@ -4,7 +4,8 @@ from __future__ import annotations
 
 import os
 from collections.abc import Mapping, Sequence
-from dataclasses import dataclass
+
+from msgspec import Struct
 
 from ralphloop.cancel import CancelToken
 from ralphloop.hooks.run import CommandRun, run_shell
@@ -35,8 +36,7 @@ def run_gates(
     return tuple(runs)
 
 
-@dataclass(frozen=True, slots=True)
-class GateVerdict:
+class GateVerdict(Struct, frozen=True):
     """The quality gates after one iteration: () failures when none are configured or all pass."""
 
     runs: tuple[CommandRun, ...] = ()

@@ -8,7 +8,8 @@ from __future__ import annotations
 
 import re
 from collections.abc import Iterable
-from dataclasses import dataclass
+
+from msgspec import Struct
 
 from ralphloop.hooks.variables import HOOK_VARIABLES, reference_pattern
 
@@ -28,8 +29,7 @@ def quote_variables(command: str, names: Iterable[str] = HOOK_VARIABLES) -> str:
     return _Quoter(command, reference_pattern(wanted)).run()
 
 
-@dataclass(slots=True)
-class _Frame:
+class _Frame(Struct):
     kind: str  # top | sub ($( )) | backtick | arith ($(( ))) | dq ("...")
     depth: int = 0  # parentheses opened inside this frame and not yet closed
 

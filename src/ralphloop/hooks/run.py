@@ -4,12 +4,13 @@ a timeout that stops the whole group, masked secrets in its log, and cancellatio
 
 from __future__ import annotations
 
-import dataclasses
 import os
 import signal
 import stat
 from collections.abc import Mapping
-from dataclasses import dataclass
+
+from msgspec import Struct
+from msgspec.structs import replace
 
 from ralphloop.cancel import CancelToken
 from ralphloop.hooks.quoting import quote_variables
@@ -26,8 +27,7 @@ _TAIL_LINES = 40
 _TAIL_BYTES = 4096
 
 
-@dataclass(frozen=True, slots=True)
-class CommandRun:
+class CommandRun(Struct, frozen=True):
     """How one hook or gate ended, with the end of its log for messages and the next prompt."""
 
     name: str
@@ -81,7 +81,7 @@ def run_shell(
     names = tuple(dict.fromkeys((*HOOK_VARIABLES, *(name for name in env if name.isidentifier()))))
     command = AgentCommand(argv=("/bin/sh", "-c", quote_variables(spec.command, names)), env=dict(env), stdin=stdin)
     if spec.timeout_s is not None:
-        limits = dataclasses.replace(limits, timeout_s=spec.timeout_s)
+        limits = replace(limits, timeout_s=spec.timeout_s)
     return run_command(spec.name, command, cwd=cwd, log_path=log_path, limits=limits, cancel=cancel)
 
 

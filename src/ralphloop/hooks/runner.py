@@ -16,7 +16,9 @@ from __future__ import annotations
 import os
 import select
 from collections.abc import Callable, Hashable, Mapping
-from dataclasses import dataclass, replace
+
+from msgspec import Struct
+from msgspec.structs import replace
 
 from ralphloop.cancel import CancelToken
 from ralphloop.errors import RalphError
@@ -33,8 +35,7 @@ from ralphloop.protocols import Agent, AgentRequest, EventSink, TaskSource
 from ralphloop.textsafe import one_line
 
 
-@dataclass(frozen=True, slots=True)
-class HookContext:
+class HookContext(Struct, frozen=True):
     """The variables of one iteration (or of the run, for pre_run and the end hooks)."""
 
     number: int

@@ -4,16 +4,16 @@ from __future__ import annotations
 
 import re
 from collections.abc import Mapping
-from dataclasses import dataclass, field
 from types import MappingProxyType
+
+from msgspec import Struct, field
 
 LIFECYCLE_EVENTS = ("pre_run", "pre_iteration", "post_iteration", "on_complete", "on_error", "on_halt")
 
 _UNSAFE_IN_FILE_NAME = re.compile(r"[^A-Za-z0-9._-]")
 
 
-@dataclass(frozen=True, slots=True)
-class CommandSpec:
+class CommandSpec(Struct, frozen=True):
     """One user command: a name for logs and messages, a shell command, and its own timeout."""
 
     name: str
@@ -21,8 +21,7 @@ class CommandSpec:
     timeout_s: float | None = None  # None: the caller's default
 
 
-@dataclass(frozen=True, slots=True)
-class LifecycleHooks:
+class LifecycleHooks(Struct, frozen=True):
     """The `hooks:` section: commands by lifecycle event."""
 
     commands: Mapping[str, tuple[CommandSpec, ...]] = field(default_factory=lambda: MappingProxyType({}))
@@ -40,8 +39,7 @@ class LifecycleHooks:
         return bool(self.commands)
 
 
-@dataclass(frozen=True, slots=True)
-class HookSpec:
+class HookSpec(Struct, frozen=True):
     """One per-iteration hook: run the agent with a prompt, or run a command (ours), every iteration."""
 
     id: str

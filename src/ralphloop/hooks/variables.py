@@ -5,15 +5,15 @@ from __future__ import annotations
 import functools
 import re
 from collections.abc import Mapping
-from dataclasses import dataclass
+
+from msgspec import Struct
 
 HOOK_VARIABLES = ("ITERATION_TRANSCRIPT", "SPRINT_ID", "ITERATION", "PHASE_ID")
 
 _IDENTIFIER = re.compile(r"[A-Za-z_][A-Za-z0-9_]*")
 
 
-@dataclass(frozen=True, slots=True)
-class HookVars:
+class HookVars(Struct, frozen=True):
     """The values a hook can refer to, for one iteration."""
 
     transcript: str  # path of the iteration's log

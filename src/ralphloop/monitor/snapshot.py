@@ -6,6 +6,7 @@ waits for the next change. Agent-written text is cleaned of escapes when it is d
 
 from __future__ import annotations
 
+import json
 import os
 from dataclasses import dataclass, field
 from datetime import UTC, datetime
@@ -13,7 +14,6 @@ from typing import Any
 
 from ralphloop.agents.registry import log_reader
 from ralphloop.paths import FeaturePaths
-from ralphloop.records.events import read_recent
 from ralphloop.state.read import lock_holder_alive, read_json_object, read_tail_lines
 from ralphloop.state.report import gather
 
@@ -127,3 +127,19 @@ def ended_run(paths: FeaturePaths) -> str | None:
     if status is None or lock_holder_alive(paths.lock) is not None:
         return None
     return run_id({"runPid": status.get("pid"), "startedAt": status.get("startedAt")})
+
+
+def read_recent(path: str, count: int, *, tail_bytes: int = 64 * 1024) -> list[dict[str, str]]:
+    """The last `count` events of the log, oldest first; malformed lines are skipped."""
+    lines = read_tail_lines(path, tail_bytes) or []
+    found: list[dict[str, str]] = []
+    for raw in reversed(lines):
+        if len(found) >= count:
+            break
+        try:
+            item = json.loads(raw)
+        except (ValueError, RecursionError):
+            continue
+        if isinstance(item, dict) and isinstance(item.get("text"), str):
+            found.append({key: str(item.get(key) or "") for key in ("time", "level", "text")})
+    return found[::-1]

@@ -1,4 +1,5 @@
-"""events.jsonl: the run's notable moments, one JSON line each, for the monitor's "recent events".
+"""events.jsonl: the run's notable moments, one JSON line each, for the monitor's "recent events"
+(which monitor/snapshot.py reads without importing this writer, nor the engine's events).
 
 A sink beside the terminal renderer: it writes what the screen shows in one line per event
 (never the agent's raw output), cleaned of escapes and secrets, appended and flushed at once so
@@ -25,7 +26,6 @@ from ralphloop.events import (
 from ralphloop.numbers import iteration_words
 from ralphloop.protocols import iso
 from ralphloop.redact import redact, secret_values
-from ralphloop.state.read import read_tail_lines
 from ralphloop.textsafe import clean_text, one_line
 
 MAX_BYTES = 1024 * 1024
@@ -113,19 +113,3 @@ class EventLog:
                 os.replace(self.path, self.path + ".1")
         except OSError:
             pass
-
-
-def read_recent(path: str, count: int, *, tail_bytes: int = 64 * 1024) -> list[dict[str, str]]:
-    """The last `count` events of the log, oldest first; malformed lines are skipped."""
-    lines = read_tail_lines(path, tail_bytes) or []
-    found: list[dict[str, str]] = []
-    for raw in reversed(lines):
-        if len(found) >= count:
-            break
-        try:
-            item = json.loads(raw)
-        except (ValueError, RecursionError):
-            continue
-        if isinstance(item, dict) and isinstance(item.get("text"), str):
-            found.append({key: str(item.get(key) or "") for key in ("time", "level", "text")})
-    return found[::-1]

@@ -3,8 +3,9 @@
 
 from __future__ import annotations
 
-from dataclasses import dataclass, field
 from typing import Any
+
+from msgspec import Struct, field
 
 from ralphloop.state.read import read_json_object
 from ralphloop.state.store import atomic_write_json
@@ -12,8 +13,7 @@ from ralphloop.state.store import atomic_write_json
 KEEP = 10  # iterations kept per array: enough for the monitor's counts, never growing
 
 
-@dataclass(slots=True)
-class ExitSignals:
+class ExitSignals(Struct):
     """Which recent iterations gave which evidence (iteration numbers, oldest first)."""
 
     test_only_loops: list[int] = field(default_factory=list)

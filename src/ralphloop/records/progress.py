@@ -4,16 +4,16 @@ from __future__ import annotations
 
 import os
 from collections.abc import Sequence
-from dataclasses import dataclass
 from typing import Any
+
+from msgspec import Struct
 
 from ralphloop.state.store import append_text
 
 MAX_FILES_LISTED = 50
 
 
-@dataclass(frozen=True, slots=True)
-class ProgressEntry:
+class ProgressEntry(Struct, frozen=True):
     """What ralph records about one iteration."""
 
     iteration: int

@@ -9,7 +9,8 @@ from __future__ import annotations
 
 import json
 import os
-from dataclasses import dataclass
+
+from msgspec import Struct
 
 from ralphloop.analysis.signals import SignalRecord
 from ralphloop.state.store import SCHEMA_VERSION, append_text
@@ -20,8 +21,7 @@ MAX_TEXT = 2000
 MAX_READ = 1024 * 1024  # an iteration's records; more than this is not read
 
 
-@dataclass(frozen=True, slots=True)
-class NewRecords:
+class NewRecords(Struct, frozen=True):
     records: tuple[SignalRecord, ...]
     problems: tuple[str, ...]
 

@@ -4,9 +4,10 @@ the engine's events and rewritten atomically after each. `ralph status` and the 
 from __future__ import annotations
 
 import os
-from dataclasses import dataclass, field
 from datetime import datetime
 from typing import Any
+
+from msgspec import Struct, field
 
 from ralphloop.events import (
     AgentActivity,
@@ -28,8 +29,7 @@ from ralphloop.textsafe import one_line
 ACTIVITY_EVERY_S = 1.0  # an agent can use tools fast: its activity is rewritten at most this often
 
 
-@dataclass(slots=True)
-class LiveStatus:
+class LiveStatus(Struct):
     """The run as status.json shows it; `write()` after every change."""
 
     path: str

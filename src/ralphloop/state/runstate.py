@@ -5,9 +5,10 @@ from __future__ import annotations
 import os
 import re
 from collections.abc import Callable, Mapping
-from dataclasses import asdict, dataclass, field
 from datetime import datetime
 from typing import Any
+
+from msgspec import Struct, field, to_builtins
 
 from ralphloop.protocols import iso
 from ralphloop.state.read import read_json_object
@@ -17,8 +18,7 @@ from ralphloop.state.store import atomic_write_json
 _LOG_NAME = re.compile(r"^iteration-(\d+)\.log$")
 
 
-@dataclass(slots=True)
-class LastOutcome:
+class LastOutcome(Struct):
     iteration: int
     task_id: str
     status: str
@@ -27,8 +27,7 @@ class LastOutcome:
     at: str
 
 
-@dataclass(slots=True)
-class RunState:
+class RunState(Struct):
     """The feature's loop state across runs. `iteration` counts every agent run ever made for it."""
 
     iteration: int = 0
@@ -76,7 +75,7 @@ class RunState:
 
     def to_json(self) -> dict[str, Any]:
         """Seed 002's schema first ({completed_stories, current_story, retry_count}), then ralph's own fields."""
-        body = asdict(self)
+        body = to_builtins(self)  # last_outcome becomes a dict too; lists are copies
         seed = {
             "completed_stories": body.pop("completed_ids"),
             "current_story": body.pop("current_task") or None,

@@ -11,7 +11,8 @@ when the file is rendered: `scan_checklist` reports it, so that a task file cann
 from __future__ import annotations
 
 import re
-from dataclasses import dataclass
+
+from msgspec import Struct
 
 # Only these three: editors and tools agree on them, while Python's splitlines() also breaks at
 # \v, \f, \x1c-\x1e, \x85 and U+2028/9, which would shift line numbers away from the user's editor.
@@ -30,8 +31,7 @@ _BLOCK_QUOTE = re.compile(r"[ \t]*>")
 _BACKTICKS = re.compile(r"`+")
 
 
-@dataclass(frozen=True, slots=True)
-class Item:
+class Item(Struct, frozen=True):
     """One checkbox: where it is, whether it is ticked, its text, and the headings it sits under."""
 
     line: int  # 1-based
@@ -42,24 +42,21 @@ class Item:
     indent: int  # leading columns, tabs counted to the next multiple of 4
 
 
-@dataclass(frozen=True, slots=True)
-class OpenBlock:
+class OpenBlock(Struct, frozen=True):
     """A code fence or HTML comment that is never closed: it hides the rest of the file."""
 
     line: int
     what: str  # "code fence ```", "HTML comment <!--"
 
 
-@dataclass(frozen=True, slots=True)
-class Checklist:
+class Checklist(Struct, frozen=True):
     """Every checkbox of a file, and the block left open at its end, if any."""
 
     items: tuple[Item, ...]
     unclosed: OpenBlock | None
 
 
-@dataclass(frozen=True, slots=True)
-class _Fence:
+class _Fence(Struct, frozen=True):
     char: str
     length: int
     line: int

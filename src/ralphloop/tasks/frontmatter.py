@@ -8,10 +8,10 @@ from __future__ import annotations
 
 import json
 import re
-from dataclasses import dataclass
 from typing import TypeAlias
 
 import yaml
+from msgspec import Struct
 
 from ralphloop.tasks.problems import Problem
 
@@ -34,8 +34,7 @@ _SPECIAL_WORDS = frozenset({"null", "~", "true", "false", "yes", "no", "on", "of
 Value: TypeAlias = "str | list[Value] | dict[str, Value] | None"
 
 
-@dataclass(frozen=True, slots=True)
-class Frontmatter:
+class Frontmatter(Struct, frozen=True):
     """The YAML between the fences, where it is in the text, and what follows it."""
 
     yaml: str  # the raw YAML text, line endings as written
@@ -45,8 +44,7 @@ class Frontmatter:
     end: int  # offset in the text where the closing fence line begins
 
 
-@dataclass(frozen=True, slots=True)
-class Field:
+class Field(Struct, frozen=True):
     """One top-level frontmatter value and where it is written."""
 
     value: Value

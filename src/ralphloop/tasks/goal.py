@@ -15,8 +15,9 @@ every step so far is done.
 from __future__ import annotations
 
 import os
-from dataclasses import replace
 from typing import Any
+
+from msgspec.structs import replace
 
 from ralphloop.analysis.json_result import JsonResult
 from ralphloop.config import read_yaml_mapping

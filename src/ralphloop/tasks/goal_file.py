@@ -7,8 +7,9 @@ import json
 import os
 import re
 from collections.abc import Mapping
-from dataclasses import replace
 from typing import Any
+
+from msgspec.structs import replace
 
 from ralphloop.errors import RalphError
 from ralphloop.hooks.spec import HookSpec

@@ -7,8 +7,9 @@ from __future__ import annotations
 import os
 import re
 from collections.abc import Mapping
-from dataclasses import replace
 from typing import Any
+
+from msgspec.structs import replace
 
 from ralphloop.config import read_yaml_mapping
 from ralphloop.errors import RalphError

@@ -12,7 +12,8 @@ every function here returns a new one. The modes:
 
 from __future__ import annotations
 
-from dataclasses import dataclass, field, replace
+from msgspec import Struct, field
+from msgspec.structs import replace
 
 from ralphloop.analysis.json_result import JsonResult
 from ralphloop.hooks.spec import HookSpec
@@ -31,8 +32,7 @@ SHOWN_PENDING = 50
 SHOWN_FINISHED = 20
 
 
-@dataclass(frozen=True, slots=True)
-class Step:
+class Step(Struct, frozen=True):
     id: str
     prompt: str
     status: str = "pending"  # pending | completed | skipped (left pending when the goal was completed)
@@ -45,8 +45,7 @@ class Step:
         return self.status == "pending"
 
 
-@dataclass(frozen=True, slots=True)
-class HookTask:
+class HookTask(Struct, frozen=True):
     iteration: int
     hook_id: str
     status: str  # spawned | completed | failed
@@ -55,15 +54,13 @@ class HookTask:
     exit_code: int | None = None
 
 
-@dataclass(frozen=True, slots=True)
-class GoalExit:
+class GoalExit(Struct, frozen=True):
     detected_at: str | None = None
     iteration: int | None = None
     final_summary: str | None = None
 
 
-@dataclass(frozen=True, slots=True)
-class GoalProgress:
+class GoalProgress(Struct, frozen=True):
     """PROGRESS.yaml in seed 001's structure (plus `stats.idle-iterations`, which the modes need)."""
 
     sprint_id: str
@@ -132,8 +129,7 @@ def min_refusal(progress: GoalProgress) -> str | None:
     )
 
 
-@dataclass(frozen=True, slots=True)
-class Applied:
+class Applied(Struct, frozen=True):
     """What one JSON result changed."""
 
     valid: bool  # a JSON result was read: without one, the iteration is no progress

@@ -4,13 +4,13 @@
 from __future__ import annotations
 
 from collections.abc import Sequence
-from dataclasses import dataclass
+
+from msgspec import Struct
 
 from ralphloop.errors import RalphError
 
 
-@dataclass(frozen=True, slots=True)
-class Problem:
+class Problem(Struct, frozen=True):
     """One thing wrong in `path` (as shown to the user), at `line` (1-based; 0 when no line applies)."""
 
     path: str

@@ -3,7 +3,8 @@
 from __future__ import annotations
 
 from collections.abc import Sequence
-from dataclasses import dataclass
+
+from msgspec import Struct
 
 from ralphloop.tasks.problems import Problem
 from ralphloop.tasks.spec_md.frontmatter import read_frontmatter
@@ -13,8 +14,7 @@ from ralphloop.tasks.spec_md.user_stories import SpecStory, read_stories
 _PROBLEM_SECTIONS = ("problem statement", "problem")
 
 
-@dataclass(frozen=True, slots=True)
-class Spec:
+class Spec(Struct, frozen=True):
     """What spec.md says, as far as prd.json needs it; fields are "" when the file lacks them."""
 
     feature: str

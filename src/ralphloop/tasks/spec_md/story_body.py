@@ -5,7 +5,8 @@ from __future__ import annotations
 
 import re
 from collections.abc import Sequence
-from dataclasses import dataclass
+
+from msgspec import Struct
 
 from ralphloop.tasks.spec_md.lines import Line, atx_heading, section_name
 
@@ -30,8 +31,7 @@ _PART_FIELDS = ("role", "goal", "benefit")
 _LIST_FIELDS = ("criteria", "notes")
 
 
-@dataclass(slots=True)
-class StoryDraft:
+class StoryDraft(Struct):
     """A story while its lines are read (mutable on purpose; frozen into a SpecStory at the end)."""
 
     id: str

@@ -4,7 +4,8 @@ from __future__ import annotations
 
 import re
 from collections.abc import Sequence
-from dataclasses import dataclass
+
+from msgspec import Struct
 
 from ralphloop.tasks.problems import Problem
 from ralphloop.tasks.spec_md.lines import Line, atx_heading, section_name
@@ -17,8 +18,7 @@ _STORY_HEADING = re.compile(rf"^(?P<id>{STORY_ID.pattern})(?![A-Za-z0-9_-])[ \t]
 _STORY_SECTIONS = ("user stories", "stories")
 
 
-@dataclass(frozen=True, slots=True)
-class SpecStory:
+class SpecStory(Struct, frozen=True):
     """One `### ID: Title` section of `## User Stories`."""
 
     id: str

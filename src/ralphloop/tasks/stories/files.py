@@ -4,15 +4,15 @@ from __future__ import annotations
 
 import os
 import re
-from dataclasses import dataclass
+
+from msgspec import Struct
 
 STORY_ID = re.compile(r"\d+\.\d+")
 _EPIC_DIR = re.compile(r"epic-(?P<epic>\d+)")  # as strict as detect.py's, which decides this is a stories workspace
 _STORY_FILE = re.compile(r"story-(?P<id>\d+\.\d+)(?:-(?P<slug>.+))?\.md")
 
 
-@dataclass(frozen=True, slots=True)
-class SpecFile:
+class SpecFile(Struct, frozen=True):
     """A file whose name and folder make it a story spec."""
 
     id: str

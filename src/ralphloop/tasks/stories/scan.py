@@ -4,7 +4,8 @@ from __future__ import annotations
 
 import os
 from collections.abc import Collection, Sequence
-from dataclasses import dataclass
+
+from msgspec import Struct
 
 from ralphloop.protocols import Task
 from ralphloop.tasks import order
@@ -13,8 +14,7 @@ from ralphloop.tasks.stories.files import STORY_ID, find_spec_files
 from ralphloop.tasks.stories.spec import StorySpec, read_spec
 
 
-@dataclass(frozen=True, slots=True)
-class StoryScan:
+class StoryScan(Struct, frozen=True):
     """Everything found under specs/: the stories in work order, and every problem with them."""
 
     stories: tuple[StorySpec, ...]  # in work order (story_order, else natural order)

@@ -5,7 +5,8 @@ from __future__ import annotations
 
 import os
 from collections.abc import Collection, Sequence
-from dataclasses import replace
+
+from msgspec.structs import replace
 
 from ralphloop.errors import RalphError
 from ralphloop.paths import FeaturePaths, display_path

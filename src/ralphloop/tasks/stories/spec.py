@@ -3,7 +3,8 @@
 from __future__ import annotations
 
 import re
-from dataclasses import dataclass
+
+from msgspec import Struct
 
 from ralphloop.tasks.frontmatter import opens_frontmatter, parse_mapping, split_frontmatter
 from ralphloop.tasks.problems import Problem
@@ -16,8 +17,7 @@ _CODE_FENCE = re.compile(r"[ \t]{0,3}(```|~~~)")
 _TITLE_ID = re.compile(r"Story[ \t]+(?P<id>\d+\.\d+)(?![\d.]*\w)[ \t]*[:.\-—–]?[ \t]*", re.IGNORECASE)
 
 
-@dataclass(frozen=True, slots=True)
-class StorySpec:
+class StorySpec(Struct, frozen=True):
     """One spec file, read and validated (invalid fields take their defaults; the problems say why)."""
 
     id: str
