@@ -15,7 +15,6 @@ import subprocess
 from collections.abc import Mapping
 from datetime import UTC, datetime
 from typing import TYPE_CHECKING, Any
-from urllib.parse import unquote, urlsplit, urlunsplit
 
 from msgspec import Struct
 
@@ -163,6 +162,8 @@ def check_webhook_url(url: str) -> str:
     if scheme not in ("http", "https"):
         shown = f" (not {scheme}://)" if scheme.isalnum() and len(scheme) < 16 else ""
         raise ValueError(f"expected an http:// or https:// URL{shown}")
+    from urllib.parse import urlsplit  # urllib costs ~2 ms of import: only when a webhook is set
+
     parts = urlsplit(url)
     try:
         parts.port  # noqa: B018 - raises ValueError on a port that is not a number in range
@@ -175,6 +176,8 @@ def check_webhook_url(url: str) -> str:
 
 def origin(url: str) -> str:
     """scheme://host[:port] of `url`: what a warning may show (no credentials, path or query)."""
+    from urllib.parse import urlsplit
+
     try:
         parts = urlsplit(url)
         host = parts.hostname or "?"
@@ -269,6 +272,7 @@ def post_json(url: str, body: Mapping[str, Any], timeout: float) -> str | None:
     import http.client
     import urllib.error
     import urllib.request
+    from urllib.parse import unquote, urlsplit, urlunsplit
 
     from ralphloop import __version__
 

@@ -8,7 +8,6 @@ an entry boundary, with the path of the full file for anything older.
 from __future__ import annotations
 
 import os
-from importlib import resources
 from typing import TYPE_CHECKING
 
 from msgspec import Struct
@@ -42,6 +41,8 @@ class PromptParts(Struct, frozen=True):
 
 
 def default_template(kind: str = "prd") -> str:
+    from importlib import resources  # pathlib and more: only when no prompt file of the feature's own is used
+
     from ralphloop.tasks.formats import format_of
 
     name = format_of(kind).template

@@ -25,11 +25,11 @@ from ralphloop.agents.claude.backend import ClaudeAgent
 from ralphloop.agents.command import CommandAgent
 from ralphloop.build import RunRequest, build_run
 from ralphloop.cancel import CancelToken
-from ralphloop.cli.init_cmd import ensure_gitignore
 from ralphloop.config import load_settings
 from ralphloop.engine.loop import LoopOutcome, run_loop
 from ralphloop.events import CircuitChanged, IterationStarted, Notice, Waiting
 from ralphloop.exitcodes import ExitReason
+from ralphloop.gitignore import ensure_gitignore
 from ralphloop.guards.breaker import BreakerConfig
 from ralphloop.guards.budget import Budget
 from ralphloop.paths import RALPH_DIR, FeaturePaths, resolve_feature

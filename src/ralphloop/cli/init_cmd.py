@@ -14,7 +14,8 @@ from ralphloop.claude_commands import edited_claude_commands, write_claude_comma
 from ralphloop.config import CONFIG_NAME
 from ralphloop.config_template import DEFAULT_PROJECT_CONFIG
 from ralphloop.errors import RalphError
-from ralphloop.paths import ARCHIVE_DIR, GITIGNORE_TEXT, RALPH_DIR, display_path, find_project_root
+from ralphloop.gitignore import ensure_gitignore
+from ralphloop.paths import ARCHIVE_DIR, RALPH_DIR, display_path, find_project_root
 from ralphloop.protocols import SystemClock, iso
 from ralphloop.records.progress import header
 from ralphloop.state.store import atomic_write_text
@@ -71,24 +72,6 @@ def command(args: argparse.Namespace, argv: list[str]) -> int:
 def _starter_files(kind: str, name: str, created: str) -> dict[str, str]:
     """The files a new feature of `kind` starts with (paths relative to its folder)."""
     return {"progress.txt": header(name, created), **FORMATS[kind].load("starter")(name, created)}
-
-
-def ensure_gitignore(ralph_dir: str) -> bool:
-    """Keep ralph's runtime files out of commits; True when the file was created or extended."""
-    path = os.path.join(ralph_dir, ".gitignore")
-    try:
-        with open(path, encoding="utf-8") as handle:
-            present = handle.read()
-    except FileNotFoundError:
-        atomic_write_text(path, GITIGNORE_TEXT)
-        return True
-    have = set(present.splitlines())
-    missing = [line for line in GITIGNORE_TEXT.splitlines() if line and not line.startswith("#") and line not in have]
-    if not missing:
-        return False
-    prefix = "" if present.endswith("\n") or not present else "\n"
-    atomic_write_text(path, present + prefix + "\n".join(missing) + "\n")
-    return True
 
 
 def _write(path: str, text: str) -> None:

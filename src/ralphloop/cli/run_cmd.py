@@ -13,7 +13,6 @@ from typing import Any, TextIO, cast
 from ralphloop import git
 from ralphloop.build import Built, RunRequest, build_run
 from ralphloop.cancel import CancelToken
-from ralphloop.cli.init_cmd import ensure_gitignore
 from ralphloop.cli.logfile import StampedLines
 from ralphloop.cli.render import TerminalRenderer
 from ralphloop.cli.terminal import TerminalGuard
@@ -23,6 +22,7 @@ from ralphloop.engine.phases import prompt_for
 from ralphloop.errors import RalphError
 from ralphloop.events import LoopEnded, Notice
 from ralphloop.exitcodes import ExitReason
+from ralphloop.gitignore import ensure_gitignore
 from ralphloop.notify import notify_end
 from ralphloop.paths import (
     RALPH_DIR,

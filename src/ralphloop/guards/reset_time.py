@@ -15,7 +15,6 @@ from __future__ import annotations
 import math
 import re
 from datetime import UTC, date, datetime, time, timedelta, tzinfo
-from zoneinfo import ZoneInfo
 
 # A clock time this little in the past still means today: the CLIs print the reset truncated to the minute.
 CLOCK_GRACE = timedelta(minutes=5)
@@ -46,21 +45,21 @@ _ZONE_TEXT = r"\s*\([^()\n]{1,64}\)|\s+(?:UTC|GMT)(?![A-Za-z])"
 # A reset phrase inside a sentence (no groups: the match is handed to parse_reset).
 RESET_TEXT = rf"(?:{_DATE_TEXT})?(?:{_TIME_TEXT})(?:{_ZONE_TEXT})?"
 
-_RESET_FULL = re.compile(
-    r"(?:(?P<mon>[A-Za-z]{3,9})\.?\s+(?P<day>\d{1,2})(?:st|nd|rd|th)?(?:,?\s+(?P<year>\d{4}))?\s*,?\s+(?:at\s+)?)?"
+# Pattern texts, compiled by `re` at their first use (its cache keeps them): only a usage limit needs them.
+_RESET_FULL = (
+    r"(?i)(?:(?P<mon>[A-Za-z]{3,9})\.?\s+(?P<day>\d{1,2})(?:st|nd|rd|th)?(?:,?\s+(?P<year>\d{4}))?\s*,?\s+(?:at\s+)?)?"
     r"(?P<hour>\d{1,2})(?::(?P<minute>\d{2}))?\s*(?P<ampm>[ap]\.?m\.?)?"
-    r"(?:\s*\((?P<zone>[^()]{1,64})\)|\s+(?P<utc>UTC|GMT|Z))?",
-    re.IGNORECASE,
+    r"(?:\s*\((?P<zone>[^()]{1,64})\)|\s+(?P<utc>UTC|GMT|Z))?"
 )
-_AT = re.compile(r"^at\s+", re.IGNORECASE)
-_EPOCH = re.compile(r"\d{9,13}")
-_ISO = re.compile(r"\d{4}-\d{2}-\d{2}[T ]\d{2}:\d{2}(?::\d{2}(?:\.\d{1,6})?)?(?:Z|[+-]\d{2}:?\d{2})?")
+_AT = r"(?i)^at\s+"
+_EPOCH = r"\d{9,13}"
+_ISO = r"\d{4}-\d{2}-\d{2}[T ]\d{2}:\d{2}(?::\d{2}(?:\.\d{1,6})?)?(?:Z|[+-]\d{2}:?\d{2})?"
 
 _UNIT = r"(?:milliseconds?|ms|days?|d|hours?|hrs?|h|minutes?|mins?|m|seconds?|secs?|s)(?![A-Za-z])"
 # A duration inside a sentence ("19h14m47s", "2 days and 3 hours"), for `parse_reset("in " + ...)`.
 DURATION_TEXT = rf"\d{{1,7}}(?:\.\d{{1,9}})?\s*{_UNIT}(?:[\s,]*(?:and\s+)?\d{{1,7}}(?:\.\d{{1,9}})?\s*{_UNIT}){{0,6}}"
-_DURATION_FULL = re.compile(rf"(?:in\s+)?(?P<d>{DURATION_TEXT})", re.IGNORECASE)
-_DURATION_PART = re.compile(rf"(?P<n>\d{{1,7}}(?:\.\d{{1,9}})?)\s*(?P<unit>{_UNIT})", re.IGNORECASE)
+_DURATION_FULL = rf"(?i)(?:in\s+)?(?P<d>{DURATION_TEXT})"
+_DURATION_PART = rf"(?i)(?P<n>\d{{1,7}}(?:\.\d{{1,9}})?)\s*(?P<unit>{_UNIT})"
 
 
 def parse_reset(phrase: str, now: datetime, local: tzinfo) -> datetime | None:
@@ -76,7 +75,7 @@ def parse_reset(phrase: str, now: datetime, local: tzinfo) -> datetime | None:
     """
     if not isinstance(phrase, str):
         return None
-    text = _AT.sub("", " ".join(phrase.split()).strip(" .;"))
+    text = re.sub(_AT, "", " ".join(phrase.split()).strip(" .;"))
     if not text or len(text) > 120:
         return None
     try:
@@ -89,7 +88,7 @@ def epoch_instant(value: object) -> datetime | None:
     """A unix time in seconds or milliseconds (a number, or a string of digits) as aware UTC; else None."""
     if isinstance(value, bool):
         return None
-    if isinstance(value, str) and _EPOCH.fullmatch(value.strip()):
+    if isinstance(value, str) and re.fullmatch(_EPOCH, value.strip()):
         value = int(value.strip())
     if not isinstance(value, int | float):
         return None
@@ -110,17 +109,17 @@ def aware(now: datetime) -> datetime:
 
 
 def _parse_reset(text: str, now: datetime, local: tzinfo) -> datetime | None:
-    if _EPOCH.fullmatch(text):
+    if re.fullmatch(_EPOCH, text):
         seconds = int(text)
         return datetime.fromtimestamp(seconds / 1000 if seconds >= 10**11 else seconds, UTC)
-    if _ISO.fullmatch(text):
+    if re.fullmatch(_ISO, text):
         stamp = datetime.fromisoformat(text.replace("Z", "+00:00"))
         return (stamp if stamp.tzinfo else stamp.replace(tzinfo=local)).astimezone(UTC)
-    duration = _DURATION_FULL.fullmatch(text)
+    duration = re.fullmatch(_DURATION_FULL, text)
     if duration:
         span = _parse_duration(duration["d"])
         return None if span is None else (now + span).astimezone(UTC)
-    match = _RESET_FULL.fullmatch(text)
+    match = re.fullmatch(_RESET_FULL, text)
     if not match:
         return None
     hour = int(match["hour"])
@@ -177,6 +176,8 @@ def _zone(name: str, local: tzinfo) -> tzinfo:
         return UTC
     if not key:
         return local
+    from zoneinfo import ZoneInfo  # ~2 ms of import, for the rare reset time given with a named zone
+
     try:
         return ZoneInfo(key)
     except (KeyError, ValueError, OSError):  # ZoneInfoNotFoundError is a KeyError; bad keys raise ValueError
@@ -185,7 +186,7 @@ def _zone(name: str, local: tzinfo) -> tzinfo:
 
 def _parse_duration(text: str) -> timedelta | None:
     total = 0.0
-    for part in _DURATION_PART.finditer(text):
+    for part in re.finditer(_DURATION_PART, text):
         total += float(part["n"]) * _unit_seconds(part["unit"])
     return timedelta(seconds=total) if math.isfinite(total) else None
 
