@@ -1,0 +1,29 @@
+"""A second look at "every report true", as a demanding user would try it: the real `ralph` CLI, real agent
+processes, real git. Each test names a report that was still false, or a command that failed when pasted."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+from tests.conftest import RalphRunner, agent_cmd, read_json
+from tests.integration.test_reports_true import git, passing, prepared
+
+
+def test_a_one_story_run_of_a_story_that_already_passes_says_so_and_does_not_complete_the_feature(
+    project: Path, ralph: RalphRunner, ralph_env: dict[str, str]
+) -> None:
+    folder = prepared(project, ralph_env, ralph)
+    prd = read_json(folder / "prd.json")
+    prd["userStories"][1]["passes"] = True
+    (folder / "prd.json").write_text(json.dumps(prd, indent=2))
+    git(project, ralph_env, "commit", "-qam", "S-2 done")
+
+    done = ralph("run", "-f", "feat", "-s", "S-2", "--agent-cmd", agent_cmd("story_agent.py"))
+
+    assert done.returncode == 0, done.stdout + done.stderr
+    assert "ALL COMPLETE" not in done.stdout
+    assert "✓ STORY S-2 done" in done.stdout and "2 other tasks still open" in done.stdout
+    status = json.loads(ralph("status", "-f", "feat", "--json").stdout)
+    assert (status["status"], status["exitReason"]) == ("story_done", "story_done")
+    assert passing(folder) == ["S-2"]
