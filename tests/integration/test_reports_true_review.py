@@ -7,6 +7,7 @@ import json
 from pathlib import Path
 
 from tests.conftest import RalphRunner, agent_cmd, read_json
+from tests.integration.test_goal_mode import progress_yaml, run_goal, sprint_yaml, write_sprint
 from tests.integration.test_reports_true import git, passing, prepared
 
 
@@ -27,3 +28,22 @@ def test_a_one_story_run_of_a_story_that_already_passes_says_so_and_does_not_com
     status = json.loads(ralph("status", "-f", "feat", "--json").stdout)
     assert (status["status"], status["exitReason"]) == ("story_done", "story_done")
     assert passing(folder) == ["S-2"]
+
+
+def test_a_goal_step_whose_quality_gate_fails_is_not_committed(
+    project: Path, ralph: RalphRunner, ralph_env: dict[str, str]
+) -> None:
+    (project / ".ralph").mkdir()
+    (project / ".ralph" / "config.yaml").write_text("git:\n  auto_commit: true\nquality_checks:\n  tests: exit 1\n")
+    folder = write_sprint(project, ralph_env, sprint_yaml())
+    head = git(project, ralph_env, "rev-parse", "HEAD")
+
+    done = run_goal(ralph, "-n", "2")
+
+    assert "steps not completed, the quality checks fail: tests (step-0)" in done.stdout, done.stdout
+    assert "committed" not in done.stdout
+    assert git(project, ralph_env, "rev-parse", "HEAD") == head
+    assert (project / "step-0.txt").exists()  # kept for the agent to fix, uncommitted
+    assert [step["status"] for step in progress_yaml(folder)["dynamic-steps"]] == ["pending", "pending"]
+    line = json.loads((folder / "ralph_metrics.jsonl").read_text().splitlines()[1])
+    assert (line["task_id"], line["success"]) == ("step-0", False)
