@@ -4,11 +4,13 @@ processes, real git. Each test names a report that was still false, or a command
 from __future__ import annotations
 
 import json
+import shlex
+import subprocess
 from pathlib import Path
 
 from tests.conftest import RalphRunner, agent_cmd, read_json
-from tests.integration.test_goal_mode import progress_yaml, run_goal, sprint_yaml, write_sprint
-from tests.integration.test_reports_true import git, passing, prepared
+from tests.integration.test_goal_mode import SPRINT_DIR, progress_yaml, run_goal, sprint_yaml, write_sprint
+from tests.integration.test_reports_true import git, passing, plan, prepared
 
 
 def test_a_one_story_run_of_a_story_that_already_passes_says_so_and_does_not_complete_the_feature(
@@ -47,3 +49,31 @@ def test_a_goal_step_whose_quality_gate_fails_is_not_committed(
     assert [step["status"] for step in progress_yaml(folder)["dynamic-steps"]] == ["pending", "pending"]
     line = json.loads((folder / "ralph_metrics.jsonl").read_text().splitlines()[1])
     assert (line["task_id"], line["success"]) == ("step-0", False)
+
+
+def pasted(command: str, project: Path, env: dict[str, str], *more: str) -> subprocess.CompletedProcess[str]:
+    """A `ralph ...` command as ralph printed it, run as a user would paste it (ralph on PATH)."""
+    words = shlex.split(command)
+    assert words[0] == "ralph", command
+    return subprocess.run(
+        [*words, *more], cwd=project, env=env, capture_output=True, text=True, timeout=60, check=False
+    )
+
+
+def test_the_commands_an_open_circuit_prints_for_a_folder_outside_dot_ralph_work_when_pasted(
+    project: Path, ralph: RalphRunner, ralph_env: dict[str, str], tmp_path: Path
+) -> None:
+    write_sprint(project, ralph_env, sprint_yaml())
+
+    done = run_goal(ralph, "-n", "5", cmd=plan(tmp_path, {"*": {"say": "no JSON result"}}))
+
+    assert done.returncode == 1 and "circuit_open" in done.stdout, done.stdout + done.stderr
+    lines = done.stdout.splitlines()
+    status = next(line for line in lines if "(ralph status" in line).split("(", 1)[1].rstrip(")")
+    reset = next(line for line in lines if "Then reset and continue:" in line).split(": ", 1)[1]
+    reset_cmd, _, run_cmd = reset.partition("   (or: ")
+    assert pasted(status, project, ralph_env).returncode == 0, status
+    assert pasted(reset_cmd, project, ralph_env).returncode == 0, reset_cmd
+    assert "Status:     halted" in ralph("status", "-f", SPRINT_DIR).stdout
+    dry = pasted(run_cmd.rstrip(")"), project, ralph_env, "--dry-run", "--agent-cmd", "true")
+    assert dry.returncode == 0, (run_cmd, dry.stderr)

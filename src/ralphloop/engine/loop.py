@@ -128,7 +128,7 @@ def _finish(run: Run, decision: Decision, state: LoopState, view: TaskView, step
     told = advice(
         decision.reason,
         again=run.resume,
-        feature=run.paths.name,
+        feature=run.paths.selector,
         task=state.task,
         retries=state.retries,
         breaker=breaker,
