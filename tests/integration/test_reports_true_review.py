@@ -77,3 +77,15 @@ def test_the_commands_an_open_circuit_prints_for_a_folder_outside_dot_ralph_work
     assert "Status:     halted" in ralph("status", "-f", SPRINT_DIR).stdout
     dry = pasted(run_cmd.rstrip(")"), project, ralph_env, "--dry-run", "--agent-cmd", "true")
     assert dry.returncode == 0, (run_cmd, dry.stderr)
+
+
+def test_the_screen_does_not_call_a_story_open_when_a_usage_limited_call_left_it_passing(
+    project: Path, ralph: RalphRunner, ralph_env: dict[str, str], tmp_path: Path
+) -> None:
+    prepared(project, ralph_env, ralph, stories=2, config="usage_limit:\n  policy: wait\n  margin_seconds: 0\n")
+    limited = {"pass": ["S-1"], "say": "Claude AI usage limit reached|1000000000", "exit": 1}  # a reset long past
+
+    done = ralph("run", "-f", "feat", "-n", "1", "--agent-cmd", plan(tmp_path, {"1": limited, "*": {}}))
+
+    first = done.stdout.split("── Iteration 1", 1)[1].splitlines()[1]
+    assert first.startswith("  ⚠ S-1: usage limit, not counted · 1/2 stories pass"), done.stdout
