@@ -11,6 +11,7 @@ from pathlib import Path
 from tests.conftest import RalphRunner, agent_cmd, read_json
 from tests.integration.test_goal_mode import SPRINT_DIR, progress_yaml, run_goal, sprint_yaml, write_sprint
 from tests.integration.test_reports_true import git, passing, plan, prepared
+from tests.integration.test_story_specs import commit_all, spec, write_specs
 
 
 def test_a_one_story_run_of_a_story_that_already_passes_says_so_and_does_not_complete_the_feature(
@@ -89,3 +90,20 @@ def test_the_screen_does_not_call_a_story_open_when_a_usage_limited_call_left_it
 
     first = done.stdout.split("── Iteration 1", 1)[1].splitlines()[1]
     assert first.startswith("  ⚠ S-1: usage limit, not counted · 1/2 stories pass"), done.stdout
+
+
+def test_status_and_monitor_say_when_their_counts_are_a_narrowed_runs_not_the_features(
+    project: Path, ralph: RalphRunner, ralph_env: dict[str, str], tmp_path: Path
+) -> None:
+    write_specs(project, {story: spec(story) for story in ("1.1", "1.2", "2.1")})
+    commit_all(project, ralph_env)
+    seen = {"SEEN_FILE": str(tmp_path / "seen.jsonl")}
+
+    done = ralph("run", "-s", "1.2", "--agent-cmd", agent_cmd("spec_agent.py"), env=seen)
+
+    assert done.returncode == 0 and "✓ STORY 1.2 done" in done.stdout, done.stdout + done.stderr
+    stories = next(line for line in ralph("status").stdout.splitlines() if line.startswith("Stories:"))
+    assert stories == "Stories:    1 / 1 done  [##########]  (story 1.2 only: the last run was narrowed)"
+    monitor = ralph("monitor").stdout
+    assert "Progress:   1/1 stories done (story 1.2 only: the last run was narrowed)" in monitor, monitor
+    assert "1/1 done (story 1.2 only)" in monitor, monitor
