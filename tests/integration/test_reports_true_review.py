@@ -107,3 +107,21 @@ def test_status_and_monitor_say_when_their_counts_are_a_narrowed_runs_not_the_fe
     monitor = ralph("monitor").stdout
     assert "Progress:   1/1 stories done (story 1.2 only: the last run was narrowed)" in monitor, monitor
     assert "1/1 done (story 1.2 only)" in monitor, monitor
+
+
+def test_an_iteration_that_breaks_the_task_file_is_not_committed(
+    project: Path, ralph: RalphRunner, ralph_env: dict[str, str], tmp_path: Path
+) -> None:
+    folder = prepared(project, ralph_env, ralph, config="git:\n  auto_commit: true\n")
+    head = git(project, ralph_env, "rev-parse", "HEAD")
+    broken = {"write": {"a.txt": "a\n", ".ralph/feat/prd.json": '{"userStories": ['}}
+
+    done = ralph("run", "-f", "feat", "-n", "3", "--agent-cmd", plan(tmp_path, {"1": broken}))
+
+    assert done.returncode == 1, done.stdout + done.stderr
+    assert "task file invalid after this iteration" in done.stdout
+    assert "committed" not in done.stdout
+    assert git(project, ralph_env, "rev-parse", "HEAD") == head
+    assert (folder / "prd.json").read_text() == '{"userStories": ['  # left for the user to see and fix
+    [line] = [json.loads(text) for text in (folder / "ralph_metrics.jsonl").read_text().splitlines()]
+    assert line["success"] is False
