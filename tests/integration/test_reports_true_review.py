@@ -8,7 +8,7 @@ import shlex
 import subprocess
 from pathlib import Path
 
-from tests.conftest import RalphRunner, agent_cmd, read_json
+from tests.conftest import PYTHON, RalphRunner, agent_cmd, read_json
 from tests.integration.test_goal_mode import SPRINT_DIR, progress_yaml, run_goal, sprint_yaml, write_sprint
 from tests.integration.test_reports_true import git, passing, plan, prepared
 from tests.integration.test_story_specs import commit_all, spec, write_specs
@@ -125,3 +125,31 @@ def test_an_iteration_that_breaks_the_task_file_is_not_committed(
     assert (folder / "prd.json").read_text() == '{"userStories": ['  # left for the user to see and fix
     [line] = [json.loads(text) for text in (folder / "ralph_metrics.jsonl").read_text().splitlines()]
     assert line["success"] is False
+
+
+AMEND_AND_SWITCH = """\
+import subprocess, sys
+sys.stdin.read()
+open("amended.txt", "w").write("x\\n")
+subprocess.run(["git", "add", "-A"], check=True)
+subprocess.run(["git", "commit", "-q", "--amend", "-m", "rewritten by the agent"], check=True)
+subprocess.run(["git", "checkout", "-q", "-b", "agent-branch"], check=True)
+sys.exit(5)
+"""
+
+
+def test_a_failed_attempt_that_rewrote_and_left_the_runs_branch_is_undone_on_that_branch(
+    project: Path, ralph: RalphRunner, ralph_env: dict[str, str], tmp_path: Path
+) -> None:
+    prepared(project, ralph_env, ralph)
+    head = git(project, ralph_env, "rev-parse", "HEAD").strip()
+    agent = tmp_path / "amend_and_switch.py"
+    agent.write_text(AMEND_AND_SWITCH)
+
+    done = ralph("run", "-f", "feat", "-n", "1", "--agent-cmd", shlex.join([PYTHON, str(agent)]))
+
+    assert "then undone" in done.stdout, done.stdout + done.stderr
+    assert git(project, ralph_env, "branch", "--show-current").strip() == "feature/feat"
+    assert git(project, ralph_env, "rev-parse", "feature/feat").strip() == head  # the amend is not left on it
+    assert not (project / "amended.txt").exists()
+    assert git(project, ralph_env, "for-each-ref", "refs/ralph/attempts/")  # the attempt is saved
