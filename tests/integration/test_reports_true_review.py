@@ -153,3 +153,19 @@ def test_a_failed_attempt_that_rewrote_and_left_the_runs_branch_is_undone_on_tha
     assert git(project, ralph_env, "rev-parse", "feature/feat").strip() == head  # the amend is not left on it
     assert not (project / "amended.txt").exists()
     assert git(project, ralph_env, "for-each-ref", "refs/ralph/attempts/")  # the attempt is saved
+
+
+def test_the_command_retries_exhausted_prints_in_goal_mode_works_when_pasted(
+    project: Path, ralph: RalphRunner, ralph_env: dict[str, str], tmp_path: Path
+) -> None:
+    (project / ".ralph").mkdir()
+    (project / ".ralph" / "config.yaml").write_text("max_retries: 2\n")
+    write_sprint(project, ralph_env, sprint_yaml())
+
+    done = run_goal(ralph, "-n", "5", cmd=plan(tmp_path, {"*": {"exit": 3}}))
+
+    assert "retries_exhausted" in done.stdout, done.stdout + done.stderr
+    told = next(line for line in done.stdout.splitlines() if "Human intervention required" in line)
+    command = told.split("then run: ", 1)[1]
+    dry = pasted(command, project, ralph_env, "--dry-run", "--agent-cmd", "true")
+    assert dry.returncode == 0, (command, dry.stderr)

@@ -22,6 +22,7 @@ from ralphloop.guards.advice import advice
 from ralphloop.guards.breaker import Breaker
 from ralphloop.hooks.checks import confirm_done
 from ralphloop.protocols import TaskView
+from ralphloop.tasks.formats import FORMATS
 
 _GOING_ON = (Action.CONTINUE, Action.WAIT, Action.RETRY)
 # The stops where the agent's own last words are what the user needs to act on.
@@ -133,6 +134,7 @@ def _finish(run: Run, decision: Decision, state: LoopState, view: TaskView, step
         retries=state.retries,
         breaker=breaker,
         resets_at=limit.resets_at if limit else None,
+        narrowable=FORMATS[run.source.kind].narrowable,
     )
     duration = run.clock.monotonic() - run.started
     last_words = step.last_message if step is not None and decision.reason in _SAY_LAST_WORDS else ""
