@@ -34,6 +34,7 @@ class WorkTree(Struct, frozen=True):
     head: str | None
     tree: str
     index_tree: str | None
+    branch: str | None = None  # the ref HEAD names (refs/heads/...): an undo goes back to it
 
 
 def scratch_index(root: str, name: str) -> str | None:
@@ -71,7 +72,7 @@ def capture(root: str, index_file: str) -> WorkTree | None:
         gitcache.forget(index_file)
         return None
     head, tree = captured
-    return WorkTree(head=head, tree=tree, index_tree=_user_tree(root, memo))
+    return WorkTree(head, tree, _user_tree(root, memo), gitcache.head_ref(memo.layout))
 
 
 def recapture(root: str, index_file: str, base: WorkTree, paths: Sequence[str]) -> WorkTree | None:
@@ -95,7 +96,8 @@ def recapture(root: str, index_file: str, base: WorkTree, paths: Sequence[str]) 
         return None
     if tree is not None:
         memo.tree = tree.stdout.decode().strip()
-    return WorkTree(head=_head(root, memo.layout), tree=memo.tree, index_tree=_user_tree(root, memo))
+    layout = memo.layout
+    return WorkTree(_head(root, layout), memo.tree, _user_tree(root, memo), gitcache.head_ref(layout))
 
 
 def _capture_tree(root: str, memo: gitcache.Memo, index_file: str) -> tuple[str | None, str] | None:
@@ -224,15 +226,18 @@ def save_attempt(root: str, before: WorkTree, after: WorkTree, ref: str, message
 
 
 def restore(root: str, before: WorkTree, index_file: str) -> None:
-    """Put the workspace back as `before` (captured with `index_file`) holds it: the branch, every file
-    under `root` (untracked ones included) and the staging area. Ignored files (ralph's runtime files among
-    them) and files outside `root` are left alone.
+    """Put the workspace back as `before` (captured with `index_file`) holds it: the branch (checked out again
+    when the agent switched), every file under `root` (untracked ones included) and the staging area. Ignored
+    files (ralph's runtime files among them) and files outside `root` are left alone.
 
     Save the attempt first (save_attempt): this discards everything done since `before`."""
     now = capture(root, index_file)  # every file as it is now, with its stat: only changed ones are written back
     if now is None:
         raise OSError("git could not read the workspace")
-    if now.head != before.head:
+    if before.branch and before.head and now.branch != before.branch:  # the agent left the run's branch
+        _checked(root, "update-ref", before.branch, before.head)
+        _checked(root, "symbolic-ref", "HEAD", before.branch)
+    elif now.head != before.head:
         if before.head:
             _checked(root, "reset", "-q", "--soft", before.head)
         else:

@@ -172,6 +172,12 @@ def read_head(layout: Layout) -> tuple[bool, str | None]:
     return False, None  # a branch yet to be born, or a ref being written: git knows
 
 
+def head_ref(layout: Layout) -> str | None:
+    """The branch HEAD names (refs/heads/...), read from .git/HEAD; None when detached or unreadable."""
+    text = _read_text(os.path.join(layout.git_dir, "HEAD"))
+    return text[len("ref: ") :] if text and text.startswith("ref: refs/heads/") else None
+
+
 def _read_text(path: str) -> str | None:
     try:
         with open(path, encoding="utf-8", errors="surrogateescape") as handle:

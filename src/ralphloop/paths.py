@@ -168,6 +168,11 @@ class FeaturePaths:
         """The folder as the user would type it: relative to the project when inside it."""
         return display_path(self.dir, self.project_root)
 
+    @property
+    def selector(self) -> str:
+        """What `-f` takes to find this workspace again: its name in .ralph/, else its folder."""
+        return self.name if self.is_feature_folder else self.display()
+
     def is_runtime(self, path: str) -> bool:
         """Whether `path` (absolute) is one of ralph's own runtime files in this feature."""
         rel = os.path.relpath(path, self.state_dir)

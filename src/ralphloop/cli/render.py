@@ -266,6 +266,9 @@ class TerminalRenderer(Struct):
             head = self.paint("fail", "  ✗ agent failed" if event.result.failed else f"  ✗ {event.task_id} failed")
         elif event.status == "interrupted":
             head = self.paint("warn", "  ⚠ interrupted")
+        elif event.status in ("usage-limit", "api-error"):  # whatever the task file says, the call is not counted
+            what = "usage limit" if event.status == "usage-limit" else "API error"
+            head = self.paint("warn", f"  ⚠ {event.task_id}: {what}, not counted")
         elif event.status == "blocked":
             head = self.paint("warn", f"  ⚠ {event.task_id} blocked")
         else:

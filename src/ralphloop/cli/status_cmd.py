@@ -46,7 +46,13 @@ def render(report: dict[str, Any]) -> str:
             limit,
             running=report["inIteration"],
         ),
-        format_of(report.get("format")).status_words.format(done, total) + f"  [{'#' * filled}{'-' * (10 - filled)}]",
+        format_of(report.get("format")).status_words.format(done, total)
+        + f"  [{'#' * filled}{'-' * (10 - filled)}]"
+        + (
+            f"  ({strip_terminal_controls(str(report['countsScope']))} only: the last run was narrowed)"
+            if report.get("countsScope")
+            else ""
+        ),
     ]
     if report["currentStory"]:
         lines.append(f"Current:    {report['currentStory']}")

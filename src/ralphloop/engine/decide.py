@@ -80,12 +80,12 @@ class Row(Struct, frozen=True):
     decision: Callable[[Observation], Decision]
 
 
-def _complete(obs: Observation) -> Decision:
+def complete(scope: str, outside_open: int, done: str = "every task passes") -> Decision:
     """Complete; a narrowed run with tasks open outside its scope is done with its scope, not the feature."""
-    if obs.scope and obs.outside_open:
-        others = f"{obs.outside_open} other task{'s' if obs.outside_open != 1 else ''} still open"
-        return Decision(Action.COMPLETE, ExitReason.STORY_DONE, f"{obs.scope} done; {others}")
-    return Decision(Action.COMPLETE, ExitReason.COMPLETE, "every task passes")
+    if scope and outside_open:
+        others = f"{outside_open} other task{'s' if outside_open != 1 else ''} still open"
+        return Decision(Action.COMPLETE, ExitReason.STORY_DONE, f"{scope} done; {others}")
+    return Decision(Action.COMPLETE, ExitReason.COMPLETE, done)
 
 
 def _max_reached(obs: Observation) -> bool:
@@ -110,7 +110,7 @@ ROWS: tuple[Row, ...] = (
         "complete (0), with or without a claim; a narrowed run (-s, --resume-from) with other tasks open: "
         "story_done (0), its scope done, not the feature",
         lambda obs: obs.all_done and not obs.gate_failures,
-        _complete,
+        lambda obs: complete(obs.scope, obs.outside_open),
     ),
     Row(
         "`completion: trust` and the agent claimed completion (gates passing, and not refused in goal mode)",

@@ -210,7 +210,9 @@ def verdict(judged: Judged, decision: Decision, facts: Facts, policy: Policy) ->
         status = "complete"
     else:
         status = "blocked" if a.blocked else "in-progress"
-    accepted = judged.counted and status in ("complete", "in-progress", "blocked")
+    # kept, never committed: a goal's steps its checks refute, a task file the loop halts on
+    refuted = facts.gate_failures or facts.verify_failures or judged.observation.task_file_error
+    accepted = judged.counted and not refuted and status in ("complete", "in-progress", "blocked")
     notes = list(iteration_notes(a, reading, judged.state.streaks, told.refused_claim, policy.blocked_threshold))
     prompt_notes = next_prompt_notes(a, reading, told.refused_claim, policy.blocked_threshold)
     if decision.action is Action.RETRY and judged.task_failed:

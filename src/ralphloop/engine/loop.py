@@ -10,7 +10,7 @@ from msgspec import Struct
 
 from ralphloop.archive import archive_copy
 from ralphloop.captures import WorkTree
-from ralphloop.engine.decide import Action, Decision
+from ralphloop.engine.decide import Action, Decision, complete
 from ralphloop.engine.iteration import Step, iteration
 from ralphloop.engine.run import Run
 from ralphloop.engine.state import LoopState
@@ -22,6 +22,7 @@ from ralphloop.guards.advice import advice
 from ralphloop.guards.breaker import Breaker
 from ralphloop.hooks.checks import confirm_done
 from ralphloop.protocols import TaskView
+from ralphloop.tasks.formats import FORMATS
 
 _GOING_ON = (Action.CONTINUE, Action.WAIT, Action.RETRY)
 # The stops where the agent's own last words are what the user needs to act on.
@@ -55,7 +56,7 @@ def run_loop(run: Run) -> LoopOutcome:
     try:
         run.hooks.lifecycle("pre_run", run.context(view.next_task.id if view.next_task else "", state.number))
         if view.all_done:
-            decision = _already_done(run, state)
+            decision = _already_done(run, state, view)
         elif run.policy.max_iterations == 0:
             decision = Decision(Action.HALT, ExitReason.MAX_ITERATIONS, "no iterations allowed")
         while decision.action in _GOING_ON:
@@ -68,7 +69,7 @@ def run_loop(run: Run) -> LoopOutcome:
                 decision = cleared
                 break
             if view.next_task is None:  # every task done, yet not complete: the gates failed
-                decision = _already_done(run, state)
+                decision = _already_done(run, state, view)
                 break
             if start is None and run.workspace is not None:
                 start = run.workspace.capture()
@@ -106,11 +107,11 @@ def _started(run: Run, view: TaskView, breaker: Breaker) -> None:
     )
 
 
-def _already_done(run: Run, state: LoopState) -> Decision:
-    """Every task passes before any iteration: complete, once the quality gates agree."""
+def _already_done(run: Run, state: LoopState, view: TaskView) -> Decision:
+    """Every task (in the run's scope) passes before any iteration: complete, once the quality gates agree."""
     failing = confirm_done(run.hooks, run.context("", state.number), run.paths.project_root)
     if not failing:
-        return Decision(Action.COMPLETE, ExitReason.COMPLETE, "every task already passes")
+        return complete(view.scope, view.outside_open, "every task already passes")
     why = f"every task is done, but quality gates fail: {', '.join(failing)}; fix them, or reopen the task they concern"
     return Decision(Action.HALT, ExitReason.ERROR, why + ", and run again")
 
@@ -128,11 +129,12 @@ def _finish(run: Run, decision: Decision, state: LoopState, view: TaskView, step
     told = advice(
         decision.reason,
         again=run.resume,
-        feature=run.paths.name,
+        feature=run.paths.selector,
         task=state.task,
         retries=state.retries,
         breaker=breaker,
         resets_at=limit.resets_at if limit else None,
+        narrowable=FORMATS[run.source.kind].narrowable,
     )
     duration = run.clock.monotonic() - run.started
     last_words = step.last_message if step is not None and decision.reason in _SAY_LAST_WORDS else ""

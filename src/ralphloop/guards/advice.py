@@ -19,12 +19,15 @@ def advice(
     retries: int = 0,
     breaker: Breaker | None = None,
     resets_at: datetime | None = None,
+    narrowable: bool = True,
 ) -> str:
-    """`again` is the command that runs the feature again, as the user named it (`ralph run -f auth`)."""
+    """`again` is the command that runs the feature again, as the user named it (`ralph run -f auth`);
+    `narrowable`: whether its format takes -s/--story."""
     if reason is ExitReason.CIRCUIT_OPEN:
         return guidance(breaker, feature) if breaker is not None and breaker.state is CircuitState.OPEN else ""
     if reason is ExitReason.RETRIES_EXHAUSTED:
-        story = shlex.join(["ralph", "run", "-s", task]) + again.removeprefix("ralph run")
+        # `-s TASK` where the format takes it (a goal plans its own steps: the run itself goes on)
+        story = shlex.join(["ralph", "run", "-s", task]) + again.removeprefix("ralph run") if narrowable else again
         return (
             f"Human intervention required: {task} failed {retries} times. Read the failed attempts "
             f"(logs/iteration-N.patch and `git log refs/ralph/attempts/`), fix the cause or the task, then run: "

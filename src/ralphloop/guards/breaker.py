@@ -14,6 +14,7 @@ iteration without progress adds to no-progress and ends the failure streak. Prog
 
 from __future__ import annotations
 
+import shlex
 from collections.abc import Mapping
 from dataclasses import dataclass
 from datetime import UTC, datetime, timedelta
@@ -291,6 +292,7 @@ def guidance(breaker: Breaker, feature: str) -> str:
         )
     if breaker.last_error:
         lines.append(f"  - the last error: {_cut(breaker.last_error)}")
+    feature = shlex.quote(feature)  # a folder's path may hold spaces: the commands must work when pasted
     lines += [
         f"  - the latest logs in the feature's logs/ folder, and progress.txt (ralph status -f {feature})",
         "  - whether the current task is too big or unclear: split it, or add detail to the task file",

@@ -141,8 +141,15 @@ def progress_row(report: dict[str, Any]) -> RenderableType:
     done, total = whole(report.get("storiesComplete")), whole(report.get("storiesTotal"))
     word = format_of(str(report.get("format"))).done_words
     grid = Table.grid(padding=(0, 1))
-    grid.add_row(ProgressBar(total=max(total, 1), completed=done if total else 0, width=20), f"{done}/{total} {word}")
+    bar = ProgressBar(total=max(total, 1), completed=done if total else 0, width=20)
+    grid.add_row(bar, f"{done}/{total} {word}" + scoped(report))
     return grid
+
+
+def scoped(report: dict[str, Any], why: str = "") -> str:
+    """ " (story 1.2 only)" when the counts are a narrowed run's (-s, --resume-from), not the feature's."""
+    scope = report.get("countsScope")
+    return f" ({safe(scope, 80)} only{why})" if scope else ""
 
 
 def facts(snapshot: Snapshot) -> Table:
@@ -229,7 +236,7 @@ def summary_lines(report: dict[str, Any]) -> list[str]:
         f"Iteration:  {iteration_text(report)}",
         f"Duration:   {duration}",
         f"Exit:       {reason}" + (f" - {safe(report['exitMessage'], 300)}" if report.get("exitMessage") else ""),
-        f"Progress:   {done}/{total} {word}",
+        f"Progress:   {done}/{total} {word}" + scoped(report, ": the last run was narrowed"),
     ]
     spent = spent_text(report)
     if spent:
@@ -258,7 +265,7 @@ def plain_line(snapshot: Snapshot) -> str:
         f"iteration {iteration_text(report)}",
         safe(report.get("status"), 40),
         safe(report["currentStory"], 120) if report.get("currentStory") else "",
-        f"{whole(report.get('storiesComplete'))}/{whole(report.get('storiesTotal'))} done",
+        f"{whole(report.get('storiesComplete'))}/{whole(report.get('storiesTotal'))} done" + scoped(report),
     ]
     calls = calls_text(report, snapshot.now)
     if calls:

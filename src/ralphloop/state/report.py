@@ -105,6 +105,8 @@ def gather(paths: FeaturePaths, *, strict: bool = True) -> dict[str, Any]:
         "tokens": status.get("tokens") if isinstance(status.get("tokens"), dict) else None,
         "lastMessage": status.get("lastMessage"),
         "scope": status.get("scope"),
+        # prd.json is read afresh (the feature's counts); the other formats' counts are the last run's scope
+        "countsScope": status.get("scope") or None if kind != "prd" else None,
         "model": status.get("model"),
         "activity": status.get("activity") if alive else None,
         "guidance": None if reset_since else status.get("guidance"),
