@@ -20,6 +20,7 @@ from ralphloop.config import Settings, load_settings
 from ralphloop.engine.run import Ask, Run
 from ralphloop.engine.state import LoopState
 from ralphloop.errors import RalphError
+from ralphloop.events import Slot
 from ralphloop.exitcodes import ExitReason
 from ralphloop.hooks.runner import HookRunner
 from ralphloop.paths import FeaturePaths, display_path, ralph_home, resolve_feature
@@ -114,8 +115,14 @@ def build_run(
     # narrowed run sees only part of the tasks and keeps the others it does not show
     saved.completed_ids = sorted((set(saved.completed_ids) - set(view.open_ids)) | view.done_ids)
     cancel = cancel or CancelToken()
+    ledger = CallLedger(ledger_path(ralph_home(), settings.loop.rate_account or agent.name))
+
+    def slots() -> Slot:
+        taken = ledger.peek(clock.now(), policy.rate_limit_per_hour)
+        return Slot(taken.used, taken.limit, taken.resets_at)
+
     records: list[EventSink] = [
-        StatusFile(paths.status, clock.now, clock.monotonic),
+        StatusFile(paths.status, clock.now, clock.monotonic, slots),
         StateFile(paths.state, saved, clock.now),
         ProgressLog(paths.progress),
         MetricsLog(paths.metrics),
@@ -132,7 +139,7 @@ def build_run(
         clock=clock,
         emit=emit,
         cancel=cancel,
-        ledger=CallLedger(ledger_path(ralph_home(), settings.loop.rate_account or agent.name)),
+        ledger=ledger,
         hooks=HookRunner(
             paths=paths,
             agent=agent,

@@ -190,6 +190,12 @@ def _user_tree(root: str, memo: gitcache.Memo) -> str | None:
     return tree
 
 
+def blob(root: str, tree: str, rel: str) -> bytes | None:
+    """The content of `rel` (a path from the repository's top) in `tree`; None when the tree does not hold it."""
+    done = run(root, "cat-file", "blob", f"{tree}:{rel}")
+    return done.stdout if done.returncode == 0 else None
+
+
 def changed_between(root: str, before: WorkTree, after: WorkTree) -> list[str]:
     """Paths whose content differs between two captures (commits and uncommitted work alike)."""
     if before.tree == after.tree:

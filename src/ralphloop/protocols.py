@@ -40,6 +40,9 @@ class TaskView(Struct, frozen=True):
     # it are still open. "" and 0 for a run over the whole task source.
     scope: str = ""
     outside_open: int = 0
+    # The agent plans its own tasks (goal mode): a task added is progress. Elsewhere only a task done (or
+    # reopened) is: an agent that adds a story every iteration is not getting anywhere.
+    planned: bool = False
 
     @property
     def done_count(self) -> int:
@@ -63,8 +66,9 @@ class TaskView(Struct, frozen=True):
 
     @property
     def state(self) -> frozenset[tuple[str, bool]]:
-        """The task state as a value: it differs exactly when a task was added, removed, done or reopened."""
-        return frozenset((task.id, task.done) for task in self.tasks)
+        """The task state as progress sees it: it differs when a task was done or reopened (planned: also added
+        or removed)."""
+        return frozenset((task.id, task.done) for task in self.tasks if task.done or self.planned)
 
 
 class SettleFacts(Struct, frozen=True):

@@ -76,12 +76,23 @@ class Workspace:
             f"failed attempt saved as {where}, then undone: the workspace is back as it was before iteration {number}"
         )
 
-    def commit(self, start: captures.WorkTree | None, kept: tuple[str, ...], message: str) -> str | None:
-        """Commit what changed since `start` (the agent's work and ralph's record of it) and the `kept` files
-        of earlier iterations' work; never ralph's runtime files, never the user's other uncommitted work.
-        Returns the commit; raises OSError (git refused: a failing pre-commit hook, say)."""
+    def put_back(self, start: captures.WorkTree | None, path: str) -> str | None:
+        """The file at `path` as `start` holds it (the task file after an agent call that did not count: its
+        work stays, its marks do not); a note to record, or None when there was nothing to put back."""
+        rel = os.path.relpath(path, self.top)
+        held = captures.blob(self.top, start.tree, rel) if start is not None and os.path.isfile(path) else None
+        if held is None or held == _read_bytes(path):
+            return None
+        atomic_write_bytes(path, held)
+        return f"{rel} put back as it was before this iteration: a call that did not count marks no task done"
+
+    def commit(self, start: captures.WorkTree | None, message: str) -> str | None:
+        """Commit what changed since `start` (the agent's work and ralph's record of it); never ralph's runtime
+        files, never the user's other uncommitted work, nor the files of an earlier iteration whose work was not
+        accepted (a refused claim, a usage limit) unless this one changed them too. Returns the commit; raises
+        OSError when git refuses (a failing pre-commit hook, say)."""
         now = captures.capture(self.paths.project_root, self.index_file)
-        names = sorted({*self.changed(start, now), *kept})
+        names = sorted(self.changed(start, now))
         made = git.commit_paths(self.top, names, one_line(message, 200))
         return made[:12] if made else None
 

@@ -298,3 +298,26 @@ def test_a_blocked_stop_shows_what_the_agent_last_said(
     said = "Please start it with `docker compose up db`."
     assert f"The agent's last words: {said}" in done.stdout
     assert f"Agent said: {said}" in ralph("status", "-f", "feat").stdout
+
+
+def test_a_call_that_did_not_count_keeps_its_work_but_not_its_task_marks(
+    project: Path, ralph: RalphRunner, ralph_env: dict[str, str], tmp_path: Path
+) -> None:
+    config = "usage_limit:\n  policy: wait\n  margin_seconds: 0\n"
+    folder = prepared(project, ralph_env, ralph, stories=2, config=config)
+    limited = "Claude AI usage limit reached|1000000000"  # a reset long past: no wait
+    record = tmp_path / "tasks.jsonl"
+    steps = {
+        "1": {"record": str(record), "write": {"half.txt": "half\n"}, "pass": ["S-1"], "say_err": limited, "exit": 1},
+        "*": {"record": str(record), "write": {"s.txt": "{n}\n"}, "pass": ["S-1", "S-2"]},
+    }
+
+    done = ralph("run", "-f", "feat", "--agent-cmd", plan(tmp_path, steps))
+
+    assert done.returncode == 0, done.stdout + done.stderr
+    first, second = (folder / "progress.txt").read_text().split("\n---\n")[1:3]
+    assert "Status: usage-limit" in first and "prd.json put back as it was before this iteration" in first
+    assert (project / "half.txt").read_text() == "half\n"  # the work is kept
+    # the next iteration found S-1 open again, and it is the iteration that finished it
+    assert "Story: S-1 - Story 1" in second and "Status: complete" in second
+    assert [line["counted"] for line in metrics(folder)] == [False, True]

@@ -113,7 +113,10 @@ class TerminalRenderer(Struct):
         elif isinstance(event, RunStarted):
             self.max_iterations = event.max_iterations
             self.metrics_file = event.metrics_file or os.path.join(event.feature_dir, METRICS_NAME)
-            self.tasks_word = format_of(event.source_kind).done_words
+            # a narrowed run counts its scope's tasks: say so, `ralph status` counts the feature's
+            self.tasks_word = format_of(event.source_kind).done_words + (
+                f" ({event.scope} only)" if event.scope else ""
+            )
             limit = f"up to {event.max_iterations} iterations" if event.max_iterations else "until complete"
             self.line(
                 self.paint("bold", f"ralph · {event.feature}")

@@ -51,10 +51,9 @@ def iteration(run: Run, state: LoopState, breaker: Breaker, view: TaskView, star
     decision = decide(judged.observation)
     told = verdict(judged, decision, facts, run.policy)
     _breaker(run, prepared.number, judged)
-    view, applied = _apply(run, prepared, end, settled.view, told)
-    kept_before = state.kept
-    committing = _committing(run, told, decision, facts, kept_before)
-    state = _carried(judged, told, checks, session, facts, committing)
+    view, applied = _apply(run, prepared, end, settled.view, told, judged.counted)
+    committing = _committing(run, told, decision, facts)
+    state = _carried(judged, told, checks, session)
     agent_commit = (
         end.head[:12] if end and end.head and (not prepared.start or end.head != prepared.start.head) else None
     )
@@ -64,7 +63,7 @@ def iteration(run: Run, state: LoopState, breaker: Breaker, view: TaskView, star
     if judged.warning:
         run.emit(Notice("warning", judged.warning))
     if committing:
-        _commit(run, prepared, kept_before)
+        _commit(run, prepared)
     if judged.counted and not seen.interrupted:
         run.hooks.format_hooks(run.source, prepared.context, run.now)
     # The next start from `end`, ralph's own records read again, when nothing else touched the files since:
@@ -122,18 +121,11 @@ def _facts(
     )
 
 
-def _carried(judged: Judged, told: Verdict, checks: Checks, session: str, facts: Facts, committing: bool) -> LoopState:
-    """The loop's state for the next iteration: the judged counters, the notes for the next prompt, the
-    session, and the files of work kept uncommitted (a refused claim, a usage limit) until a commit."""
+def _carried(judged: Judged, told: Verdict, checks: Checks, session: str) -> LoopState:
+    """The loop's state for the next iteration: the judged counters, the notes for the next prompt, the session."""
     state = judged.state
-    kept = state.kept
-    if committing:
-        kept = ()
-    elif not told.undo and not told.accepted:
-        kept = tuple(sorted({*kept, *facts.changed}))
     tally = replace(state.tally, successes=state.tally.successes + told.success)
-    notes = (*told.prompt_notes, *checks.prompt_notes)
-    return replace(state, notes=notes, session=session, tally=tally, kept=kept)
+    return replace(state, notes=(*told.prompt_notes, *checks.prompt_notes), session=session, tally=tally)
 
 
 def _breaker(run: Run, number: int, judged: Judged) -> None:
@@ -148,32 +140,37 @@ def _breaker(run: Run, number: int, judged: Judged) -> None:
 
 
 def _apply(
-    run: Run, prepared: Prepared, end: WorkTree | None, view: TaskView, told: Verdict
+    run: Run, prepared: Prepared, end: WorkTree | None, view: TaskView, told: Verdict, counted: bool
 ) -> tuple[TaskView, tuple[str, ...]]:
-    """A failed or rejected attempt is saved and undone, whatever the loop does next; the task file is then
-    read again, since the undo put it back too (a story the attempt marked done is open again)."""
-    if not told.undo or run.workspace is None:
+    """A failed or rejected attempt is saved and undone, whatever the loop does next; a call that did not count
+    (a usage limit, Ctrl+C) keeps its work but not its task marks. The task file is then read again."""
+    if run.workspace is None:
         return view, ()
-    note = run.workspace.undo(prepared.start, end, prepared.number, prepared.task.id)
+    if told.undo:
+        notes: tuple[str, ...] = (run.workspace.undo(prepared.start, end, prepared.number, prepared.task.id),)
+    elif not counted and view.done_ids - prepared.view.done_ids:
+        notes = tuple(note for note in [run.workspace.put_back(prepared.start, run.source.path)] if note)
+    else:
+        return view, ()
     try:
-        return run.source.load(), (note,)
+        return run.source.load(), notes
     except RalphError as exc:
-        return view, (note, f"task file invalid after the undo: {exc}")
+        return view, (*notes, f"task file invalid after the undo: {exc}")
 
 
-def _committing(run: Run, told: Verdict, decision: Decision, facts: Facts, kept: tuple[str, ...]) -> bool:
+def _committing(run: Run, told: Verdict, decision: Decision, facts: Facts) -> bool:
     """seed 004: commit an accepted iteration's work; never work that is rejected, undone or interrupted."""
     if not run.policy.auto_commit or run.workspace is None or not told.accepted or decision.action is Action.RETRY:
         return False
-    return run.workspace.work_changed(facts.changed) or bool(kept)
+    return run.workspace.work_changed(facts.changed)
 
 
-def _commit(run: Run, prepared: Prepared, kept: tuple[str, ...]) -> None:
+def _commit(run: Run, prepared: Prepared) -> None:
     assert run.workspace is not None
     task = prepared.task
     message = task.title if FORMATS[run.source.kind].title_commits else f"{task.id}: {task.title}"
     try:
-        made = run.workspace.commit(prepared.start, kept, message)
+        made = run.workspace.commit(prepared.start, message)
     except OSError as exc:
         run.emit(Notice("warning", f"auto-commit failed, the changes stay uncommitted: {exc}"))
         return

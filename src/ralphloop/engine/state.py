@@ -27,7 +27,6 @@ class LoopState(Struct, frozen=True):
     notes: tuple[str, ...] = ()  # what the next prompt tells the agent about the last iteration
     session: str = ""  # the agent's last session id (resumed when its backend is set to)
     tally: Tally = field(default_factory=Tally)  # this run's numbers
-    kept: tuple[str, ...] = ()  # files of work kept but not committed (a refused claim, a usage limit)
     model_unverified: bool = False  # the user was told --model cannot be verified with this agent
 
     def attempt_at(self, task_id: str) -> int:

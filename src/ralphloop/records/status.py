@@ -134,10 +134,11 @@ class LiveStatus(Struct):
 class StatusFile:
     """Subscribes to the engine's events and keeps status.json true."""
 
-    def __init__(self, path: str, now: Any, monotonic: Any) -> None:
+    def __init__(self, path: str, now: Any, monotonic: Any, slots: Any = None) -> None:
         self.live = LiveStatus(path)
         self.now = now
         self.monotonic = monotonic
+        self.slots = slots  # the account's call slots as they are (a run that stops before any call shows them)
 
     def __call__(self, event: object) -> None:
         live = self.live
@@ -193,6 +194,8 @@ class StatusFile:
         live.max_retries, live.number, live.status, live.scope = event.max_retries, event.number, "running", event.scope
         live.circuit_state, live.circuit_reason = event.circuit_state, event.circuit_reason or None
         live.stories_complete, live.stories_total = event.done, event.total
+        if self.slots is not None:
+            live.record_slot(self.slots())
 
     def _finished(self, event: IterationFinished) -> None:
         live, evidence = self.live, event.evidence

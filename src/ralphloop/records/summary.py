@@ -125,7 +125,10 @@ def summarize(lines: Iterable[Mapping[str, Any]], *, max_iterations: int | None 
     for line in lines:
         if is_counted(line):
             iterations += 1
-            successes += line.get("success") is True
+            # a line from before `counted` was written: its success meant the agent's run went well, not that a
+            # task moved; only a completed task's line is a success by today's meaning
+            old = not isinstance(line.get("counted"), bool)
+            successes += line.get("success") is True and (not old or line.get("outcome") == "complete")
         else:
             uncounted += 1
         duration = line.get("duration_seconds")

@@ -148,7 +148,7 @@ class GoalSource(SourceBase):
             current = next(task for task in steps if task.id == step.id)
         else:
             current = replace(goal, title=f"{mode_of(progress)}: {goal.title}")
-        return TaskView(tasks=(*steps, goal), next_task=current)
+        return TaskView(tasks=(*steps, goal), next_task=current, planned=True)
 
     def describe(self, task: Task) -> str:
         # read again (cheap when nothing changed): a hook may have edited SPRINT.yaml since the last load
