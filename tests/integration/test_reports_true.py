@@ -321,3 +321,43 @@ def test_a_call_that_did_not_count_keeps_its_work_but_not_its_task_marks(
     # the next iteration found S-1 open again, and it is the iteration that finished it
     assert "Story: S-1 - Story 1" in second and "Status: complete" in second
     assert [line["counted"] for line in metrics(folder)] == [False, True]
+
+
+ADD_A_STORY = """
+import json, os, sys
+sys.stdin.read()
+path = os.path.join(os.environ["RALPH_FEATURE_DIR"], "prd.json")
+prd = json.load(open(path))
+n = len(prd["userStories"]) + 1
+prd["userStories"].append({"id": f"S-{n}", "title": f"Story {n}", "acceptanceCriteria": ["c"], "priority": n,
+                           "passes": False})
+json.dump(prd, open(path, "w"), indent=2)
+print("planned one more story")
+"""
+
+
+def test_an_agent_that_only_adds_stories_is_not_making_progress(
+    project: Path, ralph: RalphRunner, ralph_env: dict[str, str], tmp_path: Path
+) -> None:
+    folder = prepared(project, ralph_env, ralph)
+    script = tmp_path / "add_a_story.py"
+    script.write_text(ADD_A_STORY)
+
+    done = ralph("run", "-f", "feat", "--agent-cmd", f"{PYTHON} {script}")
+
+    assert done.returncode == 1, done.stdout + done.stderr
+    assert "no progress in 3 iterations in a row" in done.stdout
+    assert len(read_json(folder / "prd.json")["userStories"]) == 6
+
+
+def test_a_run_that_stops_before_any_call_still_shows_the_calls_of_the_hour(
+    project: Path, ralph: RalphRunner, ralph_env: dict[str, str], tmp_path: Path
+) -> None:
+    folder = prepared(project, ralph_env, ralph)
+    assert ralph("run", "-f", "feat", "--agent-cmd", plan(tmp_path, {"*": {}})).returncode == 1  # the circuit opens
+
+    again = ralph("run", "-f", "feat", "--agent-cmd", plan(tmp_path, {"*": {}}))
+
+    assert again.returncode == 1 and "circuit_open" in again.stdout, again.stdout + again.stderr
+    assert read_json(folder / "status.json")["apiCallsUsed"] == 3
+    assert "Calls:      3/100 in the last hour" in ralph("status", "-f", "feat").stdout
