@@ -126,6 +126,30 @@ def feature(project: Path, ralph: RalphRunner) -> Path:
     return folder
 
 
+def loaded_modules(
+    args: Sequence[str], cwd: Path, env: dict[str, str]
+) -> tuple[subprocess.CompletedProcess[str], set[str]]:
+    """Run `ralph ARGS` in-process in a fresh interpreter; the finished process and every module it imported."""
+    probe = (
+        "import sys\n"
+        "from ralphloop.cli.main import main\n"
+        f"code = main({list(args)!r})\n"
+        "sys.stderr.write('\\n'.join(sorted(sys.modules)))\n"
+        "sys.exit(code)\n"
+    )
+    done = subprocess.run(
+        [PYTHON, "-c", probe],
+        cwd=cwd,
+        env=env,
+        stdin=subprocess.DEVNULL,
+        capture_output=True,
+        text=True,
+        check=False,
+        timeout=60,
+    )
+    return done, set(done.stderr.split("\n"))
+
+
 def read_json(path: Path) -> Any:
     return json.loads(path.read_text())
 
