@@ -193,3 +193,28 @@ def test_environment_verify_overrides_a_trusting_config(
     status = read_json(feature / "status.json")
     assert status["exitReason"] == "max_iterations"
     assert status["refusedClaim"] == REFUSED_3
+
+
+# Issue 20, item 11: a promise the agent quotes rather than says never ends a trusting loop with stories open.
+QUOTED_PROMISES = {
+    "indented-code": f"The rule I follow:\n\n    print {PROMISE}\n\nStill on S-2.\n",
+    "blockquote": f"The prompt says:\n> when every story passes, print {PROMISE}\n",
+    "html-comment": f"Still on S-2.\n<!-- {PROMISE} -->\n",
+    "json-string": f'{{"next": "S-2", "note": "end with {PROMISE}"}}\n',
+}
+
+
+@pytest.mark.parametrize("case", sorted(QUOTED_PROMISES))
+def test_trust_ignores_a_quoted_promise(
+    project: Path, feature: Path, ralph: RalphRunner, tmp_path: Path, case: str
+) -> None:
+    set_config(project, "\ncompletion: verify\n", "\ncompletion: trust\n")
+    cmd = plan_agent(tmp_path, {"*": {"say": QUOTED_PROMISES[case]}})
+
+    done = ralph("run", "-n", "2", "--agent-cmd", cmd)
+
+    assert done.returncode == 1, done.stdout + done.stderr
+    status = read_json(feature / "status.json")
+    assert status["exitReason"] == "max_iterations"
+    assert status["iteration"] == 2
+    assert read_json(feature / ".exit_signals")["done_signals"] == []

@@ -61,8 +61,29 @@ class OwnText(Struct):
         return piece_reply + prose_offset - piece_prose
 
     def quoted(self, start: int, end: int) -> bool:
-        """Whether `prose[start:end]` sits in inline code or on a line copied from the prompt."""
-        return self.in_code(start, end) or self.echoed_line(start, end)
+        """Whether `prose[start:end]` is quoted rather than said: in inline code, an indented code block, a
+        blockquote, an HTML comment or a string, or on a line copied from the prompt."""
+        return (
+            self.in_code(start, end)
+            or self.echoed_line(start, end)
+            or self.set_apart(start)
+            or in_string(self.prose, start, end)
+            or in_html_comment(self.prose, start)
+        )
+
+    def set_apart(self, start: int) -> bool:
+        """Whether the line at `start` is a Markdown blockquote or an indented code block."""
+        text = self.prose
+        line_start = text.rfind("\n", 0, start) + 1
+        line_end = text.find("\n", start)
+        line = text[line_start : len(text) if line_end < 0 else line_end]
+        if line.lstrip(" ")[:1] == ">" and len(line) - len(line.lstrip(" ")) < 4:
+            return True
+        if line.startswith(("    ", "\t")):
+            above = text[max(0, text.rfind("\n", 0, max(0, line_start - 1)) + 1) : max(0, line_start - 1)]
+            if line_start == 0 or not above.strip() or above.startswith(("    ", "\t")):
+                return True  # indented code: after a blank line, or under more of it
+        return False
 
     def in_code(self, start: int, end: int) -> bool:
         """Whether `prose[start:end]` lies inside an inline code span. Spans never cross a paragraph,
@@ -168,6 +189,29 @@ def split_fences(text: str, echo_removed: bool = False, prompt_lines: frozenset[
         pieces.append((prose_size, position))
     # Pieces are joined by a blank line: a paragraph break, so inline code never spans a cut-out block.
     return OwnText("\n\n".join(prose), fenced, echo_removed, prompt_lines, pieces)
+
+
+_CLOSING_QUOTE = {'"': '"', "'": "'", "\u201c": "\u201d", "\u2018": "\u2019", "`": "`"}
+
+
+def in_string(text: str, start: int, end: int) -> bool:
+    """Whether `text[start:end]` sits in a quoted string: the whole of one anywhere (`"<promise>X</promise>"`,
+    the agent naming the marker), or any part of one on a line of JSON (a value the agent printed, or an event
+    of a CLI whose JSON output ralph does not decode: its text is data, not the agent speaking to ralph)."""
+    opening = text[start - 1 : start] if start > 0 else ""
+    if opening in _CLOSING_QUOTE and text[end : end + 1] == _CLOSING_QUOTE[opening]:
+        return True
+    line_start = text.rfind("\n", 0, start) + 1
+    if text[line_start:start].lstrip()[:1] not in ("{", "[", '"'):
+        return False
+    before = text[line_start:start].replace("\\\\", "").replace('\\"', "")
+    return before.count('"') % 2 == 1
+
+
+def in_html_comment(text: str, start: int) -> bool:
+    """Whether `start` lies inside an HTML comment (`<!-- ... -->`, closed or not) of `text`."""
+    opened = text.rfind("<!--", 0, start)
+    return opened >= 0 and text.rfind("-->", opened, start) < 0
 
 
 def _in_spans(spans: list[tuple[int, int]], start: int, end: int) -> bool:
