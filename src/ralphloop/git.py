@@ -92,6 +92,16 @@ def toplevel(root: str) -> str | None:
     return top
 
 
+def git_dir(root: str) -> str | None:
+    """This worktree's own git folder (`.git`, or `.git/worktrees/NAME` in a linked worktree); None outside a
+    repository."""
+    try:
+        done = run(root, "rev-parse", "--absolute-git-dir")
+    except FileNotFoundError:
+        return None
+    return done.stdout.decode(errors="replace").strip() or None if done.returncode == 0 else None
+
+
 def exclude_paths(root: str, patterns: list[str]) -> bool:
     """Add `patterns` to .git/info/exclude (once each); False when this is not a repository."""
     try:

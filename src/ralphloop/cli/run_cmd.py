@@ -35,6 +35,7 @@ from ralphloop.process import LIVE_GROUPS, kill_group_now
 from ralphloop.protocols import EventSink, SystemClock
 from ralphloop.state.read import lock_holder_alive
 from ralphloop.state.store import RunLock
+from ralphloop.worktree_lock import WorktreeLock
 
 
 def command(args: argparse.Namespace, argv: list[str]) -> int:
@@ -78,7 +79,11 @@ def command(args: argparse.Namespace, argv: list[str]) -> int:
     if log_file:
         sinks.append(TerminalRenderer(out=cast(TextIO, log_file)))
     try:
-        with TerminalGuard() as screen, RunLock(run.paths.lock, f"ralph run for {run.paths.name}"):
+        with (
+            WorktreeLock(run.paths),
+            TerminalGuard() as screen,
+            RunLock(run.paths.lock, f"ralph run for {run.paths.name}"),
+        ):
             for warning in built.git_warnings:  # on the run's screen, once it is sure to start
                 run.emit(Notice("warning", warning))
             if built.branch:

@@ -25,13 +25,25 @@ def read_json_object(path: str | os.PathLike[str]) -> dict[str, Any] | None:
 
 
 def read_lock_holder(path: str | os.PathLike[str]) -> int | None:
-    """The PID written in a lock file, if any."""
+    """The PID written on a lock file's first line, if any."""
+    text = read_lock_note(path).partition("\n")[0].strip()
+    return int(text) if text.isdigit() and len(text) < 10 else None
+
+
+def read_lock_note(path: str | os.PathLike[str]) -> str:
+    """A lock file's text (its holder's PID, then what it runs): at most 4 KiB, never blocking on a FIFO."""
     try:
-        with open(path, encoding="ascii", errors="replace") as handle:
-            text = handle.read().strip()
+        fd = os.open(os.fspath(path), os.O_RDONLY | os.O_NONBLOCK | os.O_NOFOLLOW)
     except OSError:
-        return None
-    return int(text) if text.isdigit() else None
+        return ""
+    try:
+        if not stat.S_ISREG(os.fstat(fd).st_mode):
+            return ""
+        return os.read(fd, 4096).decode("utf-8", "replace")
+    except OSError:
+        return ""
+    finally:
+        os.close(fd)
 
 
 def lock_holder_alive(path: str | os.PathLike[str]) -> int | None:

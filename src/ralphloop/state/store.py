@@ -87,9 +87,10 @@ class RunLock:
     The holder writes its PID into the file so that a refused caller can name it.
     """
 
-    def __init__(self, path: str | os.PathLike[str], what: str) -> None:
+    def __init__(self, path: str | os.PathLike[str], what: str, note: str = "") -> None:
         self.path = os.fspath(path)
         self.what = what
+        self.note = note  # written under the PID, for a refused caller to read (what the holder runs)
         self._fd: int | None = None
 
     def acquire(self) -> None:
@@ -108,12 +109,16 @@ class RunLock:
                 # shared lock for a few microseconds. A real holder writes its PID at once.
                 if holder or attempt == _PROBE_RETRIES:
                     os.close(fd)
-                    who = f"PID {holder}" if holder else "another process"
-                    raise RalphError(f"{self.what} is already running ({who} holds {self.path})") from None
+                    raise RalphError(self.refusal(holder)) from None
                 time.sleep(0.01)
         os.ftruncate(fd, 0)
-        os.write(fd, f"{os.getpid()}\n".encode())
+        os.write(fd, f"{os.getpid()}\n{self.note}\n".encode() if self.note else f"{os.getpid()}\n".encode())
         self._fd = fd
+
+    def refusal(self, holder: int | None) -> str:
+        """The one line a caller refused the lock is told."""
+        who = f"PID {holder}" if holder else "another process"
+        return f"{self.what} is already running ({who} holds {self.path})"
 
     def release(self) -> None:
         """Drop the lock; the file stays, empty, so nobody reads a stale PID from it."""
