@@ -30,6 +30,7 @@ from ralphloop.prompt import load_template
 from ralphloop.protocols import Clock, EventSink, TaskSource, TaskView, iso
 from ralphloop.records.events import EventLog
 from ralphloop.records.exit_signals import SignalRecords
+from ralphloop.records.journal import JournalFile
 from ralphloop.records.metrics import MetricsLog
 from ralphloop.records.progress import ProgressLog
 from ralphloop.records.status import StatusFile
@@ -122,6 +123,7 @@ def build_run(
         return Slot(taken.used, taken.limit, taken.resets_at)
 
     records: list[EventSink] = [
+        JournalFile(paths.journal),  # first: the whole record is kept before any record file has it
         StatusFile(paths.status, clock.now, clock.monotonic, slots),
         StateFile(paths.state, saved, clock.now),
         ProgressLog(paths.progress),

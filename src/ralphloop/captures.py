@@ -37,6 +37,12 @@ class WorkTree(Struct, frozen=True):
     branch: str | None = None  # the ref HEAD names (refs/heads/...): an undo goes back to it
 
 
+def head_moved(start: WorkTree | None, end: WorkTree | None) -> str | None:
+    """HEAD at `end`, short, when it moved since `start` (the agent committed): None when it did not."""
+    moved = end is not None and end.head and (start is None or end.head != start.head)
+    return end.head[:12] if moved and end is not None and end.head else None
+
+
 def scratch_index(root: str, name: str) -> str | None:
     """A private index file for captures (inside .git), so the user's staging area is never touched."""
     done = run(root, "rev-parse", *gitcache.LAYOUT_ARGS)
@@ -229,6 +235,15 @@ def save_attempt(root: str, before: WorkTree, after: WorkTree, ref: str, message
     except OSError:
         patch = None
     return SavedAttempt(ref=ref, commit=commit, patch=patch)
+
+
+def saved_attempt(root: str, ref: str, patch_path: str) -> SavedAttempt | None:
+    """The attempt already saved under `ref`, if any (so that finishing an interrupted undo never replaces
+    the whole attempt with what was left of it)."""
+    found = run(root, "rev-parse", "--verify", "-q", ref + "^{commit}")
+    if found.returncode != 0:
+        return None
+    return SavedAttempt(ref, found.stdout.decode().strip(), patch_path if os.path.isfile(patch_path) else None)
 
 
 def restore(root: str, before: WorkTree, index_file: str) -> None:

@@ -118,6 +118,30 @@ class IterationStarted(Struct, frozen=True):
     started_at: datetime
     prompt_path: str = ""
     state: Mapping[str, Any] = field(default_factory=dict)  # the loop's carried state, this number reserved
+    # The workspace at its start (captures.WorkTree's fields) and the tasks done then: what the journal keeps, so
+    # that the next run can save-and-undo or commit the work of an iteration ralph was killed in.
+    start: Mapping[str, str | None] | None = None  # captures.WorkTree's fields
+    done_ids: tuple[str, ...] = ()
+    tag: str = ""  # RALPH_PROCESS_TAG of its agent (reaper.py): finds what the agent left running
+
+
+class AgentStarted(Struct, frozen=True):
+    """The agent's process began (its PID is its process group's too)."""
+
+    number: int
+    pid: int
+
+
+class Undoing(Struct, frozen=True):
+    """ralph is about to save and undo the iteration's attempt."""
+
+    number: int
+
+
+class IterationClosed(Struct, frozen=True):
+    """The iteration is over: recorded, and its work committed when it was to be."""
+
+    number: int
 
 
 class AgentOutput(Struct, frozen=True):
@@ -169,6 +193,7 @@ class IterationFinished(Struct, frozen=True):
     usage_limit: Mapping[str, Any] | None = None  # {message, vendor, kind, resetsAt, policy}
     done_ids: tuple[str, ...] = ()  # the task state after it (state.json's completed list is kept from these)
     open_ids: tuple[str, ...] = ()
+    recovered: bool = False  # written by the next run (ralph was killed): a record file that has it keeps it
 
     @property
     def overhead_s(self) -> float:

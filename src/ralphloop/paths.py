@@ -23,6 +23,7 @@ RUNTIME_NAMES = (
     "status.json",
     "state.json",
     ".lock",
+    ".iteration.json",
     ".exit_signals",
     ".response_analysis",
     "signals.jsonl",
@@ -37,7 +38,7 @@ GITIGNORE_TEXT = (
     "# ralph's runtime files: per-run state, locks and agent logs (kept out of commits)\n"
     "logs/\nstatus.json\nstate.json\n.lock\n.tmp-*\n.exit_signals\n.response_analysis\n"
     ".circuit_breaker_state\n.circuit_breaker_history\nsignals.jsonl\nralph_metrics.jsonl\n"
-    "events.jsonl\nevents.jsonl.1\nPROGRESS.yaml\n"
+    "events.jsonl\nevents.jsonl.1\nPROGRESS.yaml\n.iteration.json\n"
 )
 
 
@@ -113,6 +114,11 @@ class FeaturePaths:
     @property
     def lock(self) -> str:
         return self.file(".lock")
+
+    @property
+    def journal(self) -> str:
+        """The iteration in flight (records/journal.py): what the next run reconciles after a kill."""
+        return self.file(".iteration.json")
 
     @property
     def prompt(self) -> str:

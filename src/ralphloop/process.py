@@ -13,11 +13,14 @@ import os
 import selectors
 import signal
 import subprocess
+import threading
 import time
 from collections.abc import Callable
+from itertools import count
 
 from msgspec import Struct
 
+from ralphloop import reaper
 from ralphloop.cancel import CancelToken
 from ralphloop.protocols import AgentCommand, ProcessOutcome
 from ralphloop.redact import StreamRedactor, redact, secret_values
@@ -32,6 +35,7 @@ OutputHook = Callable[[str, bytes], None]
 # Every process group started here and still running (agents, hooks in threads, gates): a second Ctrl+C
 # kills them all before ralph quits at once, so nothing outlives it.
 LIVE_GROUPS: set[int] = set()
+_TAGS = count(1)  # a process's tag, when the caller gives none: "<ralph's pid>.<n>"
 
 
 class ProcessLimits(Struct, frozen=True):
@@ -112,20 +116,26 @@ def run_agent_process(
     on_stdout: Callable[[bytes], None],
     on_output: OutputHook | None = None,
     monotonic: Callable[[], float] = time.monotonic,
+    tag: str | None = None,
+    on_start: Callable[[int], None] | None = None,
 ) -> ProcessOutcome:
-    """Run one agent to the end (or to its timeout or a cancellation) and say how it ended."""
+    """Run one agent to the end (or to its timeout or a cancellation) and say how it ended. `tag` marks the
+    process and all it starts (reaper.py); `on_start` hears its PID (the journal records it)."""
     started = monotonic()
+    tag = tag or f"{os.getpid()}.{next(_TAGS)}"
     log = _Log(log_path, limits.log_max_bytes, secret_values([os.environ, command.env]))
     try:
-        proc = subprocess.Popen(
-            command.argv,
-            cwd=cwd,
-            env={**os.environ, **command.env},
-            stdin=subprocess.PIPE,
-            stdout=subprocess.PIPE,
-            stderr=subprocess.PIPE,
-            start_new_session=True,
-        )
+        with reaper.SPAWNING:  # registered before any reaping can mistake it for an orphan
+            proc = subprocess.Popen(
+                command.argv,
+                cwd=cwd,
+                env={**os.environ, **command.env, reaper.TAG_VAR: tag},
+                stdin=subprocess.PIPE,
+                stdout=subprocess.PIPE,
+                stderr=subprocess.PIPE,
+                start_new_session=True,
+            )
+            LIVE_GROUPS.add(proc.pid)
     except OSError as exc:
         log.close()
         reason = "command not found" if isinstance(exc, FileNotFoundError) else exc.strerror or str(exc)
@@ -133,20 +143,26 @@ def run_agent_process(
             exit_code=None, duration_s=monotonic() - started, start_error=f"{command.argv[0]}: {reason}"
         )
     cancel.active_pgid = proc.pid
-    LIVE_GROUPS.add(proc.pid)
+    left: list[int] = []
     try:
+        if on_start is not None:
+            on_start(proc.pid)
         pump = _Pump(proc, command.stdin, log, cancel, on_stdout, on_output)
         ending = pump.run(deadline=started + limits.timeout_s, monotonic=monotonic)
         if ending != "exited" or pump.streams_open():
             # Timed out, cancelled, or the agent left something behind that holds its pipes.
-            _stop_group(proc, limits.kill_grace_s)
+            _stop_group(proc, tag, limits.kill_grace_s)
             pump.drain(monotonic() + _DRAIN_LIMIT_S, monotonic)
         exit_code = proc.wait()
+        # What it left running once it ended (a daemonised grandchild): stopped, and told.
+        left = reaper.stop(reaper.survivors(proc.pid, tag), [proc.pid], limits.kill_grace_s)
     finally:
         cancel.active_pgid = None
         LIVE_GROUPS.discard(proc.pid)
         pump.close()
         log.close()
+    if threading.current_thread() is threading.main_thread():
+        reaper.reap_orphans(LIVE_GROUPS)  # orphans that ended on their own, re-parented to ralph
     return ProcessOutcome(
         exit_code=exit_code,
         duration_s=monotonic() - started,
@@ -154,6 +170,7 @@ def run_agent_process(
         interrupted=ending == "cancelled",
         stdout_bytes=pump.stdout_bytes,
         stderr_tail=pump.stderr_tail.decode("utf-8", "replace"),
+        left_running=len(left),
     )
 
 
@@ -300,72 +317,16 @@ def _pidfd(pid: int) -> int | None:
         return None
 
 
-def _stop_group(proc: subprocess.Popen[bytes], grace_s: float) -> None:
-    """SIGTERM the agent's group and every descendant, wait up to `grace_s`, then SIGKILL what is left."""
-    pgid = proc.pid
-    targets = _descendants(proc.pid) if proc.poll() is None else []
-    _signal_all(pgid, targets, signal.SIGTERM)
-    deadline = time.monotonic() + grace_s
-    while time.monotonic() < deadline:
-        if not _any_alive(pgid, targets, proc):
-            return
-        time.sleep(0.02)
-    _signal_all(pgid, targets, signal.SIGKILL)
+def _stop_group(proc: subprocess.Popen[bytes], tag: str, grace_s: float) -> None:
+    """SIGTERM the agent's group, its descendants and whatever carries its tag, wait up to `grace_s`, then
+    SIGKILL what is left."""
+    alive = proc.poll() is None
+    targets = [*reaper.descendants(proc.pid)] if alive else []
+    targets += [pid for pid in reaper.survivors(proc.pid, tag) if pid not in targets]
+    reaper.stop(targets, [proc.pid], grace_s)
 
 
 def kill_group_now(pgid: int) -> None:
     """SIGKILL a whole group at once (the second Ctrl+C)."""
     with contextlib.suppress(ProcessLookupError, PermissionError):
         os.killpg(pgid, signal.SIGKILL)
-
-
-def _descendants(pid: int) -> list[int]:
-    # Descendants that left the group with setsid are still found through the process tree.
-    import psutil
-
-    try:
-        return [child.pid for child in psutil.Process(pid).children(recursive=True)]
-    except psutil.Error:
-        return []
-
-
-def _signal_all(pgid: int, pids: list[int], signum: signal.Signals) -> None:
-    with contextlib.suppress(ProcessLookupError, PermissionError):
-        os.killpg(pgid, signum)
-    for pid in pids:
-        with contextlib.suppress(ProcessLookupError, PermissionError):
-            os.kill(pid, signum)
-
-
-def _any_alive(pgid: int, pids: list[int], proc: subprocess.Popen[bytes]) -> bool:
-    proc.poll()  # reap the agent itself so that its zombie does not count as alive
-    try:
-        os.killpg(pgid, 0)
-    except ProcessLookupError:
-        return any(_pid_alive(pid) for pid in pids)
-    except PermissionError:
-        return True
-    # The group still has members, but killed orphans stay zombies until init reaps them:
-    # only members that are really running count.
-    return _group_has_live_member(pgid) or any(_pid_alive(pid) for pid in pids)
-
-
-def _group_has_live_member(pgid: int) -> bool:
-    import psutil
-
-    for pid in psutil.pids():
-        try:
-            if os.getpgid(pid) == pgid and psutil.Process(pid).status() != psutil.STATUS_ZOMBIE:
-                return True
-        except (OSError, psutil.Error):
-            continue
-    return False
-
-
-def _pid_alive(pid: int) -> bool:
-    import psutil
-
-    try:
-        return psutil.Process(pid).status() != psutil.STATUS_ZOMBIE
-    except psutil.Error:
-        return False

@@ -190,6 +190,7 @@ class ProcessOutcome(Struct, frozen=True):
     start_error: str | None = None
     stdout_bytes: int = 0
     stderr_tail: str = ""
+    left_running: int = 0  # processes it left running after it ended, which ralph stopped
 
 
 class TokenUsage(Struct, frozen=True):
@@ -260,6 +261,7 @@ class AgentResult(Struct, frozen=True):
     session_id: str | None = None
     stop_reason: str | None = None  # the model's last stop reason (end_turn, max_tokens, tool_use ...)
     error_kind: ErrorKind | None = None
+    left_running: int = 0  # processes the agent left running after it ended (ralph stopped them)
 
 
 class OutputParser(Protocol):
@@ -348,3 +350,11 @@ EventSink = Callable[[object], None]
 def iso(moment: datetime) -> str:
     """UTC ISO-8601 with a Z, to the second: the form every record uses."""
     return moment.astimezone(UTC).strftime("%Y-%m-%dT%H:%M:%SZ")
+
+
+def link_types() -> None:
+    """Bind the type-only names to their classes, so that msgspec can decode an AgentResult (the record a
+    journal keeps): they are left out at import time, where they would import in a circle."""
+    from ralphloop.guards.usage import LimitWarning, UsageLimit
+
+    globals().update(UsageLimit=UsageLimit, LimitWarning=LimitWarning)

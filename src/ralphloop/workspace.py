@@ -7,8 +7,11 @@ from __future__ import annotations
 import os
 
 from ralphloop import captures, git
+from ralphloop.events import Committed, Notice
 from ralphloop.paths import FeaturePaths, display_path
+from ralphloop.protocols import Task
 from ralphloop.state.store import atomic_write_bytes
+from ralphloop.tasks.formats import FORMATS
 from ralphloop.textsafe import one_line
 
 
@@ -48,28 +51,49 @@ class Workspace:
         """Whether `names` hold more than the progress log (which alone is not work)."""
         return any(name != self.progress_rel for name in names)
 
-    def undo(self, start: captures.WorkTree | None, end: captures.WorkTree | None, number: int, task_id: str) -> str:
+    def attempt_ref(self, number: int) -> str:
+        """Where iteration `number`'s failed attempt is saved."""
+        feature = "".join(ch if ch.isalnum() or ch in "._-" else "-" for ch in self.paths.name)
+        return f"refs/ralph/attempts/{feature}/iteration-{number}"
+
+    def undo(
+        self,
+        start: captures.WorkTree | None,
+        end: captures.WorkTree | None,
+        number: int,
+        task_id: str,
+        *,
+        finishing: bool = False,
+    ) -> str:
         """Save a failed attempt (a git ref and a patch), then put the workspace back as it was at its start;
-        progress.txt keeps what was appended meanwhile (it is append-only). Returns the note to record."""
+        progress.txt keeps what was appended meanwhile (it is append-only). Returns the note to record.
+        `finishing`: an undo a kill cut short, finished by the next run: the attempt it saved is kept as it is
+        (what is left in the files may be only part of it). Otherwise an older attempt of the same number (the
+        numbering started again) is never replaced: this one is saved beside it."""
         if start is None or end is None:
             return "the workspace could not be captured: the failed attempt's changes stay in place"
         if start.tree == end.tree and start.head == end.head:
             return "the failed attempt changed no file; nothing to undo"
-        feature = "".join(ch if ch.isalnum() or ch in "._-" else "-" for ch in self.paths.name)
-        ref = f"refs/ralph/attempts/{feature}/iteration-{number}"
+        ref = self.attempt_ref(number)
         patch = os.path.join(self.paths.logs, f"iteration-{number}.patch")
         progress = _read_bytes(self.paths.progress)
         root = self.paths.project_root
         try:
-            saved = captures.save_attempt(
-                root, start, end, ref, f"ralph: failed attempt at {task_id} (iteration {number})", patch
-            )
+            saved = captures.saved_attempt(root, ref, patch)
+            if saved is None or not finishing:
+                for again in range(2, 1000):
+                    if saved is None:
+                        break
+                    ref = f"{self.attempt_ref(number)}-{again}"
+                    saved = captures.saved_attempt(root, ref, patch)
+                message = f"ralph: failed attempt at {task_id} (iteration {number})"
+                saved = captures.save_attempt(root, start, end, ref, message, patch)
             captures.restore(root, start, self.index_file)
         except OSError as exc:
             return f"could not undo the failed attempt ({exc}); the retry starts on top of its changes"
         if progress is not None and _read_bytes(self.paths.progress) != progress:
             atomic_write_bytes(self.paths.progress, progress)  # the log is append-only: keep what was written
-        where = f"{ref} (commit {saved.commit[:12]})" + (
+        where = f"{saved.ref} (commit {saved.commit[:12]})" + (
             f" and {display_path(saved.patch, root)}" if saved.patch else ""
         )
         return (
@@ -85,6 +109,16 @@ class Workspace:
             return None
         atomic_write_bytes(path, held)
         return f"{rel} put back as it was before this iteration: a call that did not count marks no task done"
+
+    def commit_task(self, start: captures.WorkTree | None, task: Task, kind: str, number: int) -> list[object]:
+        """Commit an accepted iteration's work under its task's name (the format says how it is written):
+        the events that tell it (Committed, or a warning when git refused; none when nothing changed)."""
+        message = task.title if FORMATS[kind].title_commits else f"{task.id}: {task.title}"
+        try:
+            made = self.commit(start, message)
+        except OSError as exc:
+            return [Notice("warning", f"auto-commit failed, the changes stay uncommitted: {exc}")]
+        return [Committed(number, made, one_line(message, 72))] if made else []
 
     def commit(self, start: captures.WorkTree | None, message: str) -> str | None:
         """Commit what changed since `start` (the agent's work and ralph's record of it); never ralph's runtime

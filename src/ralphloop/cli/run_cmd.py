@@ -33,6 +33,8 @@ from ralphloop.paths import (
 )
 from ralphloop.process import LIVE_GROUPS, kill_group_now
 from ralphloop.protocols import EventSink, SystemClock
+from ralphloop.reaper import become_subreaper
+from ralphloop.recover import reconcile
 from ralphloop.state.read import lock_holder_alive
 from ralphloop.state.store import RunLock
 from ralphloop.worktree_lock import WorktreeLock
@@ -86,6 +88,8 @@ def command(args: argparse.Namespace, argv: list[str]) -> int:
         ):
             for warning in built.git_warnings:  # on the run's screen, once it is sure to start
                 run.emit(Notice("warning", warning))
+            become_subreaper()  # an agent's daemonised grandchildren come back to ralph, to be stopped
+            run = reconcile(run)  # an iteration a killed run left: its agent stopped, its work settled
             if built.branch:
                 _switch(run.paths, built.branch, run.emit)
             previous = _install_signal_handlers(cancel, screen)

@@ -7,6 +7,7 @@ from __future__ import annotations
 from msgspec import Struct
 from msgspec.structs import replace
 
+from ralphloop import captures
 from ralphloop.analysis.reading import read_iteration, says_done
 from ralphloop.analysis.text import last_paragraph
 from ralphloop.captures import WorkTree
@@ -17,14 +18,13 @@ from ralphloop.engine.record import record
 from ralphloop.engine.run import Run
 from ralphloop.engine.state import LoopState
 from ralphloop.errors import RalphError
-from ralphloop.events import CircuitChanged, Committed, Notice, Slot
+from ralphloop.events import CircuitChanged, IterationClosed, Notice, Slot, Undoing
 from ralphloop.guards.breaker import Breaker, CircuitState, guidance
 from ralphloop.guards.usage import UsageLimit
 from ralphloop.hooks.checks import Checks
 from ralphloop.protocols import AgentResult, SettleFacts, Settlement, TaskView, iso
 from ralphloop.redact import redact
-from ralphloop.tasks.formats import FORMATS
-from ralphloop.textsafe import clean_text, one_line
+from ralphloop.textsafe import clean_text
 
 
 class Step(Struct, frozen=True):
@@ -54,16 +54,16 @@ def iteration(run: Run, state: LoopState, breaker: Breaker, view: TaskView, star
     view, applied = _apply(run, prepared, end, settled.view, told, judged.counted)
     committing = _committing(run, told, decision, facts)
     state = _carried(judged, told, checks, session)
-    agent_commit = (
-        end.head[:12] if end and end.head and (not prepared.start or end.head != prepared.start.head) else None
-    )
+    agent_commit = captures.head_moved(prepared.start, end)
     notes = (*seen.notes, *told.notes, *checks.notes, *settled.notes, *applied)
     notes += ("changes committed by ralph (git.auto_commit)",) if committing else ()
     run.emit(record(run, prepared, facts, judged, told, state, view, notes, agent_commit, committing))
     if judged.warning:
         run.emit(Notice("warning", judged.warning))
-    if committing:
-        _commit(run, prepared)
+    if committing and run.workspace is not None:
+        for event in run.workspace.commit_task(prepared.start, prepared.task, run.source.kind, prepared.number):
+            run.emit(event)
+    run.emit(IterationClosed(prepared.number))
     if judged.counted and not seen.interrupted:
         run.hooks.format_hooks(run.source, prepared.context, run.now)
     # The next start from `end`, ralph's own records read again, when nothing else touched the files since:
@@ -147,6 +147,7 @@ def _apply(
     if run.workspace is None:
         return view, ()
     if told.undo:
+        run.emit(Undoing(prepared.number))
         notes: tuple[str, ...] = (run.workspace.undo(prepared.start, end, prepared.number, prepared.task.id),)
     elif not counted and view.done_ids - prepared.view.done_ids:
         notes = tuple(note for note in [run.workspace.put_back(prepared.start, run.source.path)] if note)
@@ -163,16 +164,3 @@ def _committing(run: Run, told: Verdict, decision: Decision, facts: Facts) -> bo
     if not run.policy.auto_commit or run.workspace is None or not told.accepted or decision.action is Action.RETRY:
         return False
     return run.workspace.work_changed(facts.changed)
-
-
-def _commit(run: Run, prepared: Prepared) -> None:
-    assert run.workspace is not None
-    task = prepared.task
-    message = task.title if FORMATS[run.source.kind].title_commits else f"{task.id}: {task.title}"
-    try:
-        made = run.workspace.commit(prepared.start, message)
-    except OSError as exc:
-        run.emit(Notice("warning", f"auto-commit failed, the changes stay uncommitted: {exc}"))
-        return
-    if made:
-        run.emit(Committed(prepared.number, made, one_line(message, 72)))

@@ -49,6 +49,8 @@ def run_loop(run: Run) -> LoopOutcome:
     _started(run, view, run.breaker.load())
     if moved is not None:
         run.emit(CircuitChanged(moved.from_state.value, moved.to_state.value, moved.reason))
+    for event in run.recovered:  # a killed run's last iteration, settled before this run began (recover.py)
+        run.emit(event)
     run.breaker.save(run.breaker.load(), state.number)  # readable from the start
     step: Step | None = None
     start: WorkTree | None = None

@@ -5,7 +5,7 @@ verify it with the hooks and quality gates. Each returns a frozen value; iterati
 from __future__ import annotations
 
 from msgspec import Struct
-from msgspec.structs import replace
+from msgspec.structs import asdict, replace
 
 from ralphloop.analysis.reading import says_done
 from ralphloop.analysis.signals import Analysis, analyze, with_records
@@ -13,12 +13,13 @@ from ralphloop.captures import WorkTree
 from ralphloop.engine.run import Run
 from ralphloop.engine.state import LoopState
 from ralphloop.errors import RalphError
-from ralphloop.events import AgentActivity, AgentOutput, IterationStarted, Notice, Slot
+from ralphloop.events import AgentActivity, AgentOutput, AgentStarted, IterationStarted, Notice, Slot
 from ralphloop.hooks.checks import Checks, check_iteration
 from ralphloop.hooks.runner import HookContext
 from ralphloop.process import run_agent_process
 from ralphloop.prompt import iteration_prompt, iteration_request
 from ralphloop.protocols import AgentRequest, AgentResult, ErrorKind, Task, TaskView, iso
+from ralphloop.reaper import iteration_tag, left_running_note
 from ralphloop.records import signal_log
 
 
@@ -84,6 +85,9 @@ def prepare(run: Run, state: LoopState, view: TaskView, start: WorkTree | None, 
             started_at=run.clock.now(),
             prompt_path=request.prompt_file,
             state=reserved,
+            start=asdict(start) if start else None,
+            done_ids=tuple(sorted(view.done_ids)),
+            tag=iteration_tag(run.id, number),
         )
     )
     context = run.context(task.id, number, log_path)
@@ -127,14 +131,17 @@ def _run_once(run: Run, request: AgentRequest, log_path: str) -> AgentResult:
         cancel=run.cancel,
         on_stdout=on_stdout,
         on_output=lambda stream, data: run.emit(AgentOutput(stream, data)),
+        tag=iteration_tag(run.id, request.iteration),
+        on_start=lambda pid: run.emit(AgentStarted(request.iteration, pid)),
     )
-    return parser.finish(outcome)
+    return replace(parser.finish(outcome), left_running=outcome.left_running)
 
 
 def observe(run: Run, prepared: Prepared, result: AgentResult) -> Seen:
     """The task file re-read once (after the format put back what is its own), and the agent's signals:
     its final text, and what it recorded with `ralph signal`."""
     notes = [f"agent failed: {result.error}"] if result.error and not result.interrupted else []
+    notes += left_running_note(result.left_running)
     notes += run.source.after_agent()
     broken = None
     try:

@@ -39,6 +39,7 @@ class Run(Struct, frozen=True):
     started: float  # monotonic: when the run began (the runtime budget counts from here)
     resume: str  # the command that runs this feature again, as the user would paste it
     ask: Ask | None = None  # the terminal, when there is someone to ask (usage limits)
+    recovered: tuple[object, ...] = ()  # what a killed run left to record (recover.py), once this one started
 
     def runtime(self) -> float:
         """Seconds since the run began (what the runtime budget counts)."""

@@ -45,6 +45,8 @@ class ExitSignals(Struct):
                 del values[:-KEEP]
 
     def refuse(self, iteration: int, reason: str, at: str) -> None:
+        if any(claim.get("iteration") == iteration for claim in self.refused_claims):
+            return  # recorded before ralph was killed
         self.refused_claims.append({"iteration": iteration, "reason": reason, "at": at})
         del self.refused_claims[:-KEEP]
 

@@ -270,4 +270,8 @@ class MetricsLog:
         from ralphloop.events import IterationFinished
 
         if isinstance(event, IterationFinished):
+            from ralphloop.state.read import tail_has
+
+            if event.recovered and tail_has(self.path, f'{{"iteration":{event.number},'.encode(), prefix=True):
+                return  # written before ralph was killed
             append_metrics(self.path, line_of(event))

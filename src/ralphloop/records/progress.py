@@ -87,10 +87,16 @@ class ProgressLog:
         if isinstance(event, RunStarted):
             ensure_header(self.path, event.feature, iso(event.started_at))
         elif isinstance(event, IterationFinished):
+            from ralphloop.state.read import tail_has
+
+            if event.recovered and tail_has(self.path, f"Iteration: {event.number}".encode()):
+                return  # written before ralph was killed
             result = event.result
             ended = (
                 "timed out"
                 if result.timed_out
+                else "interrupted"
+                if result.interrupted and result.exit_code is None
                 else "not started"
                 if result.exit_code is None
                 else f"exit {result.exit_code}"

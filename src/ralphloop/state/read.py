@@ -87,3 +87,10 @@ def read_tail_lines(path: str | os.PathLike[str], max_bytes: int) -> list[bytes]
         os.close(fd)
     lines = data.split(b"\n")
     return lines[1:] if start > 0 and len(lines) > 1 else lines
+
+
+def tail_has(path: str | os.PathLike[str], line: bytes, *, prefix: bool = False, max_bytes: int = 1 << 20) -> bool:
+    """Whether one of the last lines of `path` (in its last `max_bytes`) is `line` (or starts with it): a
+    record a killed run wrote already is not written twice."""
+    lines = read_tail_lines(path, max_bytes) or []
+    return any(found.startswith(line) for found in lines) if prefix else line in lines
