@@ -3,10 +3,16 @@ splits, interleaved streams and long-line cuts, and through the net every record
 
 from __future__ import annotations
 
+import json
+from pathlib import Path
+
+import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
-from ralphloop.redact import MASK, StreamRedactor, redact, secret_values
+from ralphloop.records.signal_log import MAX_TEXT, clean
+from ralphloop.redact import MASK, StreamRedactor, redact, redact_text, redact_value, secret_values
+from ralphloop.state.store import append_text, atomic_write_json
 
 KEY = b"sk-ant-api03-" + b"A1b2C3d4" * 6
 
@@ -116,3 +122,32 @@ def test_words_that_end_in_sk_are_not_keys_but_a_coloured_key_is() -> None:
     prose = b"see task-add-user-authentication-flow and risk-assessment_for_the_new_module"
     assert redact(prose) == prose
     assert redact(b"\x1b[32msk-proj-" + b"x" * 30 + b"\x1b[0m") == b"\x1b[32m" + MASK + b"\x1b[0m"
+
+
+# ---------------------------------------------------------------- the record files' net
+
+
+def test_secret_values_include_the_form_json_writes() -> None:
+    assert secret_values([{"MY_TOKEN": 'pa"ss\\word99'}]) == [b'pa\\"ss\\\\word99', b'pa"ss\\word99']
+
+
+def test_redact_text_and_value_use_the_environment(monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setenv("MY_API_KEY", "Qm7vX2pL9sKe4TnWb8Rz")
+    assert redact_text("use Qm7vX2pL9sKe4TnWb8Rz") == "use [REDACTED]"
+    data = {"steps": [{"prompt": "deploy with Qm7vX2pL9sKe4TnWb8Rz", "n": 1}], "Qm7vX2pL9sKe4TnWb8Rz": None}
+    assert redact_value(data) == {"steps": [{"prompt": "deploy with [REDACTED]", "n": 1}], "[REDACTED]": None}
+
+
+def test_state_files_and_appended_records_are_written_redacted(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setenv("DEPLOY_TOKEN", 'Qm7vX2pL"9sKe4TnW')
+    atomic_write_json(tmp_path / "status.json", {"lastMessage": 'token Qm7vX2pL"9sKe4TnW and ' + KEY.decode()})
+    assert json.loads((tmp_path / "status.json").read_text())["lastMessage"] == "token [REDACTED] and [REDACTED]"
+    append_text(tmp_path / "progress.txt", 'Learnings:\n  - Qm7vX2pL"9sKe4TnW\n')
+    assert (tmp_path / "progress.txt").read_text() == "Learnings:\n  - [REDACTED]\n"
+
+
+def test_a_signal_text_is_masked_before_it_is_cut(monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setenv("MY_API_KEY", "Qm7vX2pL9sKe4TnWb8Rz")
+    text = clean("x" * (MAX_TEXT - 12) + " Qm7vX2pL9sKe4TnWb8Rz")
+    assert not pieces(b"Qm7vX2pL9sKe4TnWb8Rz") & pieces(text.encode())
+    assert clean("\x1b[2Jsk-proj-" + "y" * 30) == "[REDACTED]"
