@@ -1,7 +1,8 @@
 """The only place that starts agent processes.
 
 Each agent runs in a new session (its own process group), gets its prompt on
-stdin, and has its stdout and stderr streamed to the iteration log as they arrive.
+stdin, and has its stdout and stderr redacted (secrets masked) and streamed to the
+iteration log, the backend's parser and the screen as they arrive.
 A timeout or a cancellation stops the whole group: SIGTERM, a grace period, then
 SIGKILL, so no grandchild survives the iteration.
 """
@@ -23,7 +24,7 @@ from msgspec import Struct
 from ralphloop import reaper
 from ralphloop.cancel import CancelToken
 from ralphloop.protocols import AgentCommand, ProcessOutcome
-from ralphloop.redact import StreamRedactor, redact, secret_values
+from ralphloop.redact import StreamRedactor, secret_values
 
 _CHUNK = 64 * 1024
 _STDERR_TAIL = 4096
@@ -47,13 +48,11 @@ class ProcessLimits(Struct, frozen=True):
 
 
 class _Log:
-    """The iteration log: stdout as it comes, stderr line by line behind a `[stderr] ` mark, bounded,
-    with secrets (API keys, tokens) masked before anything reaches the file."""
+    """The iteration log: stdout as it comes, stderr line by line behind a `[stderr] ` mark, bounded.
+    It is given output already redacted (see _Pump), so writing any part of it early leaks nothing."""
 
-    def __init__(self, path: str, limit: int, secrets: list[bytes] | None = None) -> None:
+    def __init__(self, path: str, limit: int) -> None:
         self._fd = os.open(path, os.O_WRONLY | os.O_CREAT | os.O_APPEND, 0o644)
-        self._secrets = secret_values([os.environ]) if secrets is None else secrets
-        self._redactor = StreamRedactor(self._secrets)
         self._limit = limit
         self._written = 0
         self._stderr_partial = b""
@@ -61,12 +60,9 @@ class _Log:
         self._mid_line = False  # stdout's last byte was not a newline
 
     def stdout(self, data: bytes) -> None:
-        if self._full:
-            return  # nothing more is written: no need to mask it
-        data = self._redactor.feed(data)
         if data:
             self._mid_line = not data.endswith(b"\n")
-        self._write(data)
+            self._write(data)
 
     def stderr(self, data: bytes, *, final: bool = False) -> None:
         pending = self._stderr_partial + data
@@ -77,14 +73,10 @@ class _Log:
                 lines.append(self._stderr_partial)
             self._stderr_partial = b""
         if lines:
-            held = self._redactor.flush()  # stdout's unfinished line goes first: the order stays as it came
-            if held:
-                self._mid_line = not held.endswith(b"\n")
-                self._write(held)
             # A stderr line always starts a line of its own, so that it is never read as stdout.
             start = b"\n" if self._mid_line else b""
             self._mid_line = False
-            self._write(start + redact(b"".join(b"[stderr] " + line + b"\n" for line in lines), self._secrets))
+            self._write(start + b"".join(b"[stderr] " + line + b"\n" for line in lines))
 
     def _write(self, data: bytes) -> None:
         if self._full:
@@ -96,10 +88,6 @@ class _Log:
         self._written += len(data)
 
     def close(self) -> None:
-        rest = self._redactor.flush()
-        if rest:
-            self._mid_line = not rest.endswith(b"\n")
-            self._write(rest)
         self.stderr(b"", final=True)
         with contextlib.suppress(OSError):
             os.fsync(self._fd)
@@ -123,7 +111,8 @@ def run_agent_process(
     process and all it starts (reaper.py); `on_start` hears its PID (the journal records it)."""
     started = monotonic()
     tag = tag or f"{os.getpid()}.{next(_TAGS)}"
-    log = _Log(log_path, limits.log_max_bytes, secret_values([os.environ, command.env]))
+    secrets = secret_values([os.environ, command.env])
+    log = _Log(log_path, limits.log_max_bytes)
     try:
         with reaper.SPAWNING:  # registered before any reaping can mistake it for an orphan
             proc = subprocess.Popen(
@@ -147,13 +136,14 @@ def run_agent_process(
     try:
         if on_start is not None:
             on_start(proc.pid)
-        pump = _Pump(proc, command.stdin, log, cancel, on_stdout, on_output)
+        pump = _Pump(proc, command.stdin, log, cancel, on_stdout, on_output, secrets)
         ending = pump.run(deadline=started + limits.timeout_s, monotonic=monotonic)
         if ending != "exited" or pump.streams_open():
             # Timed out, cancelled, or the agent left something behind that holds its pipes.
             _stop_group(proc, tag, limits.kill_grace_s)
             pump.drain(monotonic() + _DRAIN_LIMIT_S, monotonic)
         exit_code = proc.wait()
+        pump.finish()
         # What it left running once it ended (a daemonised grandchild): stopped, and told.
         left = reaper.stop(reaper.survivors(proc.pid, tag), [proc.pid], limits.kill_grace_s)
     finally:
@@ -175,7 +165,10 @@ def run_agent_process(
 
 
 class _Pump:
-    """One select loop: feed stdin, read both pipes, notice exit, timeout and cancellation."""
+    """One select loop: feed stdin, read both pipes, notice exit, timeout and cancellation.
+
+    Each pipe is redacted as it is read, and only its redacted form goes on (to the log, the parser, the
+    screen): everything ralph keeps of an agent's output is masked once, here."""
 
     def __init__(
         self,
@@ -185,6 +178,7 @@ class _Pump:
         cancel: CancelToken,
         on_stdout: Callable[[bytes], None],
         on_output: OutputHook | None,
+        secrets: list[bytes],
     ) -> None:
         self.proc = proc
         self.log = log
@@ -193,6 +187,7 @@ class _Pump:
         self.on_output = on_output
         self.stdout_bytes = 0
         self.stderr_tail = b""
+        self._redactors = {"stdout": StreamRedactor(secrets), "stderr": StreamRedactor(secrets)}
         self._pending = memoryview(stdin)
         self._selector = selectors.DefaultSelector()
         self._exit_fd = _pidfd(proc.pid)
@@ -288,13 +283,24 @@ class _Pump:
             return
         if name == "stdout":
             self.stdout_bytes += len(data)
-            self.log.stdout(data)
-            self.on_stdout(data)
+        self._pass_on(name, self._redactors[name].feed(data))
+
+    def _pass_on(self, name: str, clean: bytes) -> None:
+        if not clean:
+            return
+        if name == "stdout":
+            self.log.stdout(clean)
+            self.on_stdout(clean)
         else:
-            self.stderr_tail = (self.stderr_tail + data)[-_STDERR_TAIL:]
-            self.log.stderr(data)
+            self.stderr_tail = (self.stderr_tail + clean)[-_STDERR_TAIL:]
+            self.log.stderr(clean)
         if self.on_output is not None:
-            self.on_output(name, data)
+            self.on_output(name, clean)
+
+    def finish(self) -> None:
+        """What the redactors still hold (the ends of the last words), once both pipes are done."""
+        for name, redactor in self._redactors.items():
+            self._pass_on(name, redactor.flush())
 
     def close(self) -> None:
         self._selector.close()

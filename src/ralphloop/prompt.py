@@ -13,6 +13,7 @@ from typing import TYPE_CHECKING
 from msgspec import Struct
 
 from ralphloop.errors import RalphError
+from ralphloop.redact import redact_text
 
 if TYPE_CHECKING:
     from datetime import datetime
@@ -134,7 +135,7 @@ def iteration_prompt(
         task_section=source.describe(task),
         notes=notes,
     )
-    return build_prompt(policy.template, parts, policy.progress_bytes)
+    return redact_text(build_prompt(policy.template, parts, policy.progress_bytes))  # notes quote the agent
 
 
 def iteration_request(

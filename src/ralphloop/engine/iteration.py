@@ -23,7 +23,6 @@ from ralphloop.guards.breaker import Breaker, CircuitState, guidance
 from ralphloop.guards.usage import UsageLimit
 from ralphloop.hooks.checks import Checks
 from ralphloop.protocols import AgentResult, SettleFacts, Settlement, TaskView, iso
-from ralphloop.redact import redact
 from ralphloop.textsafe import clean_text
 
 
@@ -70,7 +69,7 @@ def iteration(run: Run, state: LoopState, breaker: Breaker, view: TaskView, star
     # after an undo, a commit or hooks, it is captured afresh (the private index no longer matches `end`).
     fresh = told.undo or committing or bool(run.source.iteration_hooks()) or bool(run.hooks.running)
     next_start = run.workspace.after_records(end) if run.workspace is not None and not fresh else None
-    message = clean_text(redact(last_paragraph(result.final_text).encode("utf-8", "replace")).decode())
+    message = clean_text(last_paragraph(result.final_text))  # the agent's output is redacted as it is read
     return Step(state, told.decision, view, next_start, message, judged.limit)
 
 

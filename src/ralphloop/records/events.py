@@ -25,8 +25,8 @@ from ralphloop.events import (
 )
 from ralphloop.numbers import iteration_words
 from ralphloop.protocols import iso
-from ralphloop.redact import redact, secret_values
-from ralphloop.textsafe import clean_text, one_line
+from ralphloop.redact import redact_text, secret_values
+from ralphloop.textsafe import one_line, strip_terminal_controls
 
 MAX_BYTES = 1024 * 1024
 _LEVELS = {"complete": "ok", "failed": "fail", "interrupted": "warn", "blocked": "warn"}
@@ -99,7 +99,7 @@ class EventLog:
         if isinstance(event, RunStarted):
             self._rotate()
         level, text = found
-        clean = redact(one_line(clean_text(text), 500).encode(), self.secrets).decode("utf-8", "replace")
+        clean = one_line(redact_text(strip_terminal_controls(text), self.secrets), 500)  # masked, then cut
         line = json.dumps({"time": iso(self.now()), "level": level, "text": clean}, ensure_ascii=False) + "\n"
         try:
             with open(self.path, "a", encoding="utf-8") as handle:

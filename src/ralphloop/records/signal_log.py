@@ -13,6 +13,7 @@ import os
 from msgspec import Struct
 
 from ralphloop.analysis.signals import SignalRecord
+from ralphloop.redact import redact_text
 from ralphloop.state.store import SCHEMA_VERSION, append_text
 from ralphloop.textsafe import strip_terminal_controls
 
@@ -27,8 +28,9 @@ class NewRecords(Struct, frozen=True):
 
 
 def clean(text: str) -> str:
-    """One line of plain text: no escapes or controls, whitespace collapsed, bounded."""
-    return " ".join(strip_terminal_controls(text).split())[:MAX_TEXT]
+    """One line of plain text: secrets masked, no escapes or controls, whitespace collapsed, bounded (the cut
+    comes after the masking, so that it never leaves part of a secret)."""
+    return " ".join(redact_text(strip_terminal_controls(text)).split())[:MAX_TEXT]
 
 
 def append_signal(path: str, record: SignalRecord, at: str) -> None:
@@ -41,7 +43,7 @@ def append_signal(path: str, record: SignalRecord, at: str) -> None:
         "id": record.id or None,
         "text": record.text or None,
     }
-    append_text(path, json.dumps(line, ensure_ascii=False) + "\n")
+    append_text(path, redact_text(json.dumps(line, ensure_ascii=False)) + "\n")
 
 
 def size(path: str) -> int:

@@ -18,6 +18,7 @@ import time
 from typing import Any
 
 from ralphloop.errors import RalphError
+from ralphloop.redact import redact_text
 from ralphloop.state.read import read_lock_holder
 
 SCHEMA_VERSION = 1
@@ -63,16 +64,17 @@ def atomic_write_text(path: str | os.PathLike[str], text: str) -> None:
 
 
 def atomic_write_json(path: str | os.PathLike[str], value: dict[str, Any], version: int = SCHEMA_VERSION) -> None:
-    """Atomically replace `path` with `value` as indented JSON (with its schema_version first)."""
+    """Atomically replace `path` with `value` as indented JSON (with its schema_version first), secrets masked:
+    ralph's state files hold the agent's words (its last message, reasons, learnings)."""
     body = {"schema_version": version, **value}
-    atomic_write_text(path, json.dumps(body, indent=2, ensure_ascii=False) + "\n")
+    atomic_write_text(path, redact_text(json.dumps(body, indent=2, ensure_ascii=False)) + "\n")
 
 
 def append_text(path: str | os.PathLike[str], text: str) -> None:
-    """Append `text` in one write and fsync it: append-only records are never rewritten."""
+    """Append `text` in one write and fsync it, secrets masked: append-only records are never rewritten."""
     fd = os.open(os.fspath(path), os.O_WRONLY | os.O_APPEND | os.O_CREAT, 0o644)
     try:
-        os.write(fd, text.encode("utf-8"))
+        os.write(fd, redact_text(text).encode("utf-8"))
         os.fsync(fd)
     finally:
         os.close(fd)

@@ -25,6 +25,7 @@ from ralphloop.errors import RalphError
 from ralphloop.hooks.spec import HookSpec
 from ralphloop.paths import FeaturePaths, display_path
 from ralphloop.protocols import SettleFacts, Settlement, Task, TaskView
+from ralphloop.redact import redact_value
 from ralphloop.state.store import atomic_write_text
 from ralphloop.tasks.base import SourceBase
 from ralphloop.tasks.goal_file import dump_data, parse_progress, progress_data, stat_key
@@ -87,7 +88,7 @@ class GoalSource(SourceBase):
         return sprint
 
     def save(self, progress: GoalProgress) -> None:
-        data = progress_data(progress)
+        data = redact_value(progress_data(progress))  # step prompts and summaries are the agent's words
         atomic_write_text(self.progress_file, dump_data(data))
         key = stat_key(self.progress_file)
         self._saved = (key, data) if key else None
