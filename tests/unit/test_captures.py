@@ -13,7 +13,7 @@ from pathlib import Path
 
 import pytest
 
-from ralphloop import captures, gitcache
+from ralphloop import captures, gitcache, undo
 from ralphloop.captures import WorkTree
 
 Step = Callable[[Path], None]
@@ -286,7 +286,7 @@ def test_restore_puts_back_files_branch_and_staging_area(repo: Path, tmp_path: P
     git(repo, "add", "-A")
     git(repo, "commit", "-q", "-m", "the attempt")
     assert before is not None
-    captures.restore(str(repo), before, index)
+    undo.restore(str(repo), before, index)
     assert captures.capture(str(repo), index) == before == fresh(repo, tmp_path, [0])
     assert not (repo / "pkg").exists()
     assert (repo / "debug.log").read_text() == "ignored: kept\n"
@@ -302,7 +302,7 @@ def test_restore_below_the_top_leaves_the_rest_of_the_repository_alone(repo: Pat
     (project / "new.py").write_text("new\n")
     (repo / "README").write_text("the user's edit outside the project\n")
     assert before is not None
-    captures.restore(str(project), before, index)
+    undo.restore(str(project), before, index)
     assert (project / "a.py").read_text() == "a = 1\n"
     assert not (project / "new.py").exists()
     assert (repo / "README").read_text() == "the user's edit outside the project\n"

@@ -81,6 +81,8 @@ def command(args: argparse.Namespace, argv: list[str]) -> int:
         with TerminalGuard() as screen, RunLock(run.paths.lock, f"ralph run for {run.paths.name}"):
             for warning in built.git_warnings:  # on the run's screen, once it is sure to start
                 run.emit(Notice("warning", warning))
+            if run.workspace is not None:  # before the run's first git command: a stale lock would fail it
+                run.workspace.clear_locks()
             if built.branch:
                 _switch(run.paths, built.branch, run.emit)
             previous = _install_signal_handlers(cancel, screen)
