@@ -34,6 +34,10 @@ HOSTILE: dict[str, dict[str, Any]] = {
         "commit": "agent work",
         "git": [["switch", "-q", "side"]],
     },
+    "deletes the run's branch": {
+        "write": {"src/agent.py": "x = 1\n"},
+        "git": [["switch", "-q", "-c", "agent-branch"], ["branch", "-q", "-D", "feature/feat"]],
+    },
     "detaches HEAD": {"write": {"src/agent.py": "x = 1\n"}, "git": [["checkout", "-q", "--detach", "HEAD~1"]]},
     "amends the last commit": {
         "write": {"src/agent.py": "x = 1\n"},

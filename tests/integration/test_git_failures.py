@@ -1,6 +1,7 @@
-"""Lock files left by a git command that was killed never blind ralph: a stale `.git/index.lock` or private
-`.git/ralph/<feature>.index.lock` (no git process runs in the repository) is removed, and said; a lock a live
-git process holds is left alone, and the loop stops naming it rather than carry on half blind.
+"""git failing under ralph never blinds it: a stale `.git/index.lock` or private `.git/ralph/<feature>.index.lock`
+(left by a killed git command; no git process runs in the repository) is removed, and said; a lock a live git
+process holds is left alone, and the loop stops naming it; a capture or a commit git refuses stops the loop with
+git's reason once the iteration is recorded, rather than carry on half blind ("0 files changed").
 
 Real `ralph run`, real git, tests/agents/step_agent.py; the "killed git command" is the lock file it leaves.
 """
@@ -166,4 +167,28 @@ def test_git_failing_to_capture_the_workspace_stops_the_run_instead_of_counting_
     assert status["exitReason"] == "error" and "git" in status["exitMessage"], status
     (entry,) = entries(folder)
     assert "git" in entry_fields(entry)["Note"], entry
+    assert not (folder / "logs" / "iteration-2.log").exists()
+
+
+def test_a_refused_auto_commit_stops_the_run_instead_of_leaving_the_work_uncommitted_for_good(
+    project: Path, ralph: RalphRunner, ralph_env: dict[str, str], tmp_path: Path
+) -> None:
+    folder = prepared(project, ralph_env, ralph)
+    hook = project / ".git" / "hooks" / "pre-commit"
+    hook.write_text("#!/bin/sh\necho 'lint: src/ok.py is not formatted' >&2\nexit 1\n")
+    hook.chmod(0o755)
+    plan = {"1": {"write": {"src/ok.py": "ok = True\n"}, "pass": ["S-1"]}, "2": {"pass": ["S-2"]}}
+
+    done = ralph("run", "-n", "2", "--agent-cmd", steps(tmp_path, plan))
+
+    out = done.stdout + done.stderr
+    assert done.returncode == 1 and "Traceback" not in out, out
+    status = read_json(folder / "status.json")
+    assert status["exitReason"] == "error", status
+    assert "auto-commit of iteration 1 failed" in status["exitMessage"], status
+    assert "src/ok.py is not formatted" in status["exitMessage"], status
+    (entry,) = entries(folder)  # recorded, then stopped
+    assert entry_fields(entry)["Status"] == "complete", entry
+    assert (project / "src" / "ok.py").exists()  # the work stays, uncommitted, for the user
+    assert git(project, ralph_env, "log", "--format=%s", "-1").strip() == "plan"
     assert not (folder / "logs" / "iteration-2.log").exists()
