@@ -308,3 +308,22 @@ def test_restore_below_the_top_leaves_the_rest_of_the_repository_alone(repo: Pat
     assert (repo / "README").read_text() == "the user's edit outside the project\n"
     assert (repo / ".gitignore").exists()
     assert git(repo, "status", "--porcelain") == "M README"
+
+
+def test_restore_before_the_first_commit_leaves_the_branch_unborn(tmp_path: Path, ralph_env: dict[str, str]) -> None:
+    """An attempt that made the repository's first commit, then switched branch: HEAD names the branch yet to be
+    born again, and the agent's commit is gone from it (save_attempt keeps it)."""
+    root = tmp_path / "fresh"
+    root.mkdir()
+    subprocess.run(["git", "init", "-q", "-b", "main"], cwd=root, env=ralph_env, check=True)
+    (root / "notes.txt").write_text("the user's\n")
+    index = str(tmp_path / "private.index")
+    before = captures.capture(str(root), index)
+    (root / "agent.py").write_text("x = 1\n")
+    for args in (["add", "-A"], ["commit", "-q", "-m", "first"], ["switch", "-q", "-c", "agent"]):
+        subprocess.run(["git", *args], cwd=root, env=ralph_env, check=True)
+    undo.restore(str(root), before, index)
+    assert captures.capture(str(root), index) == before
+    assert git(root, "symbolic-ref", "HEAD") == "refs/heads/main"
+    assert subprocess.run(["git", "rev-parse", "-q", "--verify", "main"], cwd=root, check=False).returncode != 0
+    assert sorted(path.name for path in root.iterdir() if path.name != ".git") == ["notes.txt"]
