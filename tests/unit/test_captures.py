@@ -327,3 +327,23 @@ def test_restore_before_the_first_commit_leaves_the_branch_unborn(tmp_path: Path
     assert git(root, "symbolic-ref", "HEAD") == "refs/heads/main"
     assert subprocess.run(["git", "rev-parse", "-q", "--verify", "main"], cwd=root, check=False).returncode != 0
     assert sorted(path.name for path in root.iterdir() if path.name != ".git") == ["notes.txt"]
+
+
+def test_a_locked_staging_area_is_still_captured(repo: Path, tmp_path: Path) -> None:
+    """Another git holds the user's index lock (an editor's, say): its tree is read from a copy, not guessed."""
+    (repo / "README").write_text("staged by the user\n")
+    git(repo, "add", "README")
+    expected = git(repo, "write-tree")
+    (repo / ".git" / "index.lock").write_text("")
+    captured = captures.capture(str(repo), str(tmp_path / "private.index"))
+    assert captured.index_tree == expected
+    assert sorted(path.name for path in (repo / ".git").iterdir() if path.name.startswith("index")) == [
+        "index",
+        "index.lock",
+    ]
+
+
+def test_a_capture_git_refuses_raises_with_its_reason(repo: Path, tmp_path: Path) -> None:
+    git(repo, "config", "core.sharedRepository", "nonsense")
+    with pytest.raises(OSError, match="bad boolean config value"):
+        captures.capture(str(repo), str(tmp_path / "private.index"))
