@@ -1,8 +1,9 @@
-"""Whole-workspace captures as git trees: what an iteration changed, and undoing a failed attempt.
+"""Whole-workspace captures as git trees: what an iteration changed (undo.py puts one back).
 
 A capture writes every file under the project root (tracked or not, ignored ones aside) as a tree
 through a private index kept in .git/ralph/, so the user's staging area is never touched; see gitcache
-for what makes the next capture cheap.
+for what makes the next capture cheap. A git that fails raises OSError with its reason: a failed capture
+is never an empty one.
 """
 
 from __future__ import annotations
