@@ -20,7 +20,7 @@ from ralphloop.config import Settings, load_settings
 from ralphloop.engine.run import Ask, Run
 from ralphloop.engine.state import LoopState
 from ralphloop.errors import RalphError
-from ralphloop.events import Slot
+from ralphloop.events import Notice, Slot
 from ralphloop.exitcodes import ExitReason
 from ralphloop.hooks.runner import HookRunner
 from ralphloop.paths import FeaturePaths, display_path, ralph_home, resolve_feature
@@ -153,7 +153,7 @@ def build_run(
             model=policy.model,
         ),
         breaker=BreakerFile(paths.circuit_state, paths.circuit_history, display_path(paths.circuit_state, root)),
-        workspace=Workspace.open(paths),
+        workspace=Workspace.open(paths, source.path, lambda text: emit(Notice("warning", text))),
         start=_carried(saved),
         started=clock.monotonic(),
         resume=resume_command(request, paths),

@@ -1,12 +1,14 @@
-"""Whole-workspace captures as git trees: what an iteration changed, and undoing a failed attempt.
+"""Whole-workspace captures as git trees: what an iteration changed (undo.py puts one back).
 
 A capture writes every file under the project root (tracked or not, ignored ones aside) as a tree
 through a private index kept in .git/ralph/, so the user's staging area is never touched; see gitcache
-for what makes the next capture cheap.
+for what makes the next capture cheap. A git that fails raises OSError with its reason: a failed capture
+is never an empty one.
 """
 
 from __future__ import annotations
 
+import contextlib
 import os
 import shutil
 import subprocess
@@ -15,14 +17,7 @@ from collections.abc import Callable, Sequence
 from msgspec import Struct
 
 from ralphloop import gitcache
-from ralphloop.git import parse_status, run
-
-_ATTEMPT_IDENTITY = {
-    "GIT_AUTHOR_NAME": "ralph",
-    "GIT_AUTHOR_EMAIL": "ralph@localhost",
-    "GIT_COMMITTER_NAME": "ralph",
-    "GIT_COMMITTER_EMAIL": "ralph@localhost",
-}
+from ralphloop.git import parse_status, reason, run
 
 
 class WorkTree(Struct, frozen=True):
@@ -35,6 +30,7 @@ class WorkTree(Struct, frozen=True):
     tree: str
     index_tree: str | None
     branch: str | None = None  # the ref HEAD names (refs/heads/...): an undo goes back to it
+    operation: str | None = None  # a merge, rebase, cherry-pick, revert or am waiting for the user (gitcache)
 
 
 def head_moved(start: WorkTree | None, end: WorkTree | None) -> str | None:
@@ -57,31 +53,32 @@ def scratch_index(root: str, name: str) -> str | None:
     return index_file
 
 
-def capture(root: str, index_file: str) -> WorkTree | None:
-    """Capture the workspace (every file under `root` but ignored ones) as a tree in the private index;
-    None on failure. Cheap when little changed: see gitcache."""
+def capture(root: str, index_file: str) -> WorkTree:
+    """Capture the workspace (every file under `root` but ignored ones) as a tree in the private index.
+    Cheap when little changed: see gitcache. Raises OSError with git's reason when git cannot do it."""
     memo = gitcache.memo(index_file)
     if memo is None:
-        try:
-            done = run(root, "rev-parse", *gitcache.LAYOUT_ARGS)
-        except FileNotFoundError:
-            return None
+        done = run(root, "rev-parse", *gitcache.LAYOUT_ARGS)  # no git at all: FileNotFoundError, an OSError too
         memo = gitcache.memo(index_file, gitcache.parse_layout(root, done.stdout) if done.returncode == 0 else None)
         if memo is None:
-            return None
-    captured = _capture_tree(root, memo, index_file)
-    if captured is None and gitcache.discard(index_file):
-        # A private index git cannot use (its shared part or its objects pruned, say): made again from the files.
-        memo.tree = None
-        captured = _capture_tree(root, memo, index_file)
-    if captured is None:
+            raise OSError(f"git rev-parse failed: {reason(done)}")
+    try:
+        try:
+            head, tree = _capture_tree(root, memo, index_file)
+        except OSError:
+            if not gitcache.discard(index_file):
+                raise
+            # A private index git cannot use (its shared part or its objects pruned, say): made again from the files.
+            memo.tree = None
+            head, tree = _capture_tree(root, memo, index_file)
+        layout = memo.layout
+        return WorkTree(head, tree, _user_tree(root, memo), gitcache.head_ref(layout), gitcache.operation(layout))
+    except OSError:
         gitcache.forget(index_file)
-        return None
-    head, tree = captured
-    return WorkTree(head, tree, _user_tree(root, memo), gitcache.head_ref(memo.layout))
+        raise
 
 
-def recapture(root: str, index_file: str, base: WorkTree, paths: Sequence[str]) -> WorkTree | None:
+def recapture(root: str, index_file: str, base: WorkTree, paths: Sequence[str]) -> WorkTree:
     """capture() when only `paths` (absolute, or from `root`) can have changed since `base`, this index's
     last capture, as when ralph itself wrote them between two iterations: nothing else is looked at.
 
@@ -93,24 +90,26 @@ def recapture(root: str, index_file: str, base: WorkTree, paths: Sequence[str]) 
     top = os.path.realpath(memo.layout.top)
     inside = [os.path.relpath(os.path.realpath(os.path.join(root, path)), top) for path in paths]
     listed = [path for path in inside if path != ".." and not path.startswith(("../", "/"))]
-    private = _private_git(index_file, gitcache.is_big(index_file, gitcache.index_header(index_file)))
+    private = private_git(index_file, gitcache.is_big(index_file, gitcache.index_header(index_file)))
     if listed and not _add_paths(memo.layout.top, private, listed):
         return capture(root, index_file)
     tree = private(root, "write-tree") if listed else None
     if tree is not None and tree.returncode != 0:
         gitcache.forget(index_file)
-        return None
+        raise OSError(f"git write-tree failed: {reason(tree)}")
     if tree is not None:
         memo.tree = tree.stdout.decode().strip()
     layout = memo.layout
-    return WorkTree(_head(root, layout), memo.tree, _user_tree(root, memo), gitcache.head_ref(layout))
+    user = _user_tree(root, memo)
+    return WorkTree(_head(root, layout), memo.tree, user, gitcache.head_ref(layout), gitcache.operation(layout))
 
 
-def _capture_tree(root: str, memo: gitcache.Memo, index_file: str) -> tuple[str | None, str] | None:
-    """HEAD and the tree of the workspace, written from the private index brought up to date."""
+def _capture_tree(root: str, memo: gitcache.Memo, index_file: str) -> tuple[str | None, str]:
+    """HEAD and the tree of the workspace, written from the private index brought up to date; OSError when
+    git cannot write it."""
     header = gitcache.index_header(index_file)
     big = gitcache.is_big(index_file, header)
-    private = _private_git(index_file, big)
+    private = private_git(index_file, big)
     if header is None:  # no private index yet: every file is added
         head, state = _head(root, memo.layout), _UNKNOWN
     elif not big:
@@ -122,10 +121,10 @@ def _capture_tree(root: str, memo: gitcache.Memo, index_file: str) -> tuple[str 
     if state == _SAME and memo.tree is not None:
         return head, memo.tree
     if state == _UNKNOWN:
-        private(root, "add", "-A", "--ignore-errors", "--", ".")
+        _checked_add(private(root, "add", "-A", "--ignore-errors", "--", "."))
     tree = private(root, "write-tree")
     if tree.returncode != 0:
-        return None
+        raise OSError(f"git write-tree failed: {reason(tree)}")
     memo.tree = tree.stdout.decode().strip()
     return head, memo.tree
 
@@ -135,7 +134,7 @@ _SAME, _ADDED, _UNKNOWN = "same", "added", "unknown"
 PrivateGit = Callable[..., subprocess.CompletedProcess[bytes]]
 
 
-def _private_git(index_file: str, big: bool) -> PrivateGit:
+def private_git(index_file: str, big: bool) -> PrivateGit:
     """git on the private index: `call(cwd, *args, stdin=None)`."""
     env = {"GIT_INDEX_FILE": index_file, "GIT_OPTIONAL_LOCKS": "1"}  # the private index may be rewritten
     config = gitcache.config(big)
@@ -156,9 +155,16 @@ def _head(root: str, layout: gitcache.Layout) -> str | None:
 
 def _add_all(root: str, private: PrivateGit) -> str:
     """`git add -A` of the whole project: in a small one, cheaper than a `git status` first."""
-    done = private(root, "add", "-A", "--verbose", "--ignore-errors", "--", ".")
+    done = _checked_add(private(root, "add", "-A", "--verbose", "--ignore-errors", "--", "."))
     # --verbose names each path added or removed: silence means the index holds what it held.
-    return _SAME if done.returncode in {0, 1} and not done.stdout.strip() else _ADDED
+    return _SAME if not done.stdout.strip() else _ADDED
+
+
+def _checked_add(done: subprocess.CompletedProcess[bytes]) -> subprocess.CompletedProcess[bytes]:
+    """`done`, a `git add --ignore-errors`, when it added what it could (1: it skipped an unreadable file)."""
+    if done.returncode not in {0, 1}:
+        raise OSError(f"git add failed: {reason(done)}")
+    return done
 
 
 def _status_and_add(layout: gitcache.Layout, private: PrivateGit) -> tuple[str | None, str]:
@@ -189,11 +195,32 @@ def _user_tree(root: str, memo: gitcache.Memo) -> str | None:
     if before is not None and before == memo.user_stamp:
         return memo.user_tree
     done = run(root, "write-tree")
+    if done.returncode != 0 and not _unmerged(done):
+        done = _tree_of_a_copy(root, memo.layout.user_index)  # git holds its lock (the user's git, an editor's)
+        if done.returncode != 0 and not _unmerged(done):
+            raise OSError(f"git write-tree of the staging area failed: {reason(done)}")
     tree = done.stdout.decode().strip() if done.returncode == 0 else None
     # write-tree may itself rewrite the index (to store its cache of trees): remember it once it does not.
     kept = tree is not None and before == gitcache.stamp(memo.layout.user_index)
     memo.user_stamp, memo.user_tree = (before, tree) if kept else (None, None)
     return tree
+
+
+def _unmerged(done: subprocess.CompletedProcess[bytes]) -> bool:
+    """Whether a failed write-tree failed on conflicts (the staging area then has no tree)."""
+    return b"error building trees" in done.stderr
+
+
+def _tree_of_a_copy(root: str, index: str) -> subprocess.CompletedProcess[bytes]:
+    """`git write-tree` of a copy of the index file `index`: it needs no lock on the file itself."""
+    copy = f"{index}.ralph-{os.getpid()}"
+    try:
+        shutil.copyfile(index, copy)
+        return run(root, "write-tree", env={"GIT_INDEX_FILE": copy})
+    finally:
+        for path in (copy, copy + ".lock"):
+            with contextlib.suppress(FileNotFoundError):
+                os.unlink(path)
 
 
 def blob(root: str, tree: str, rel: str) -> bytes | None:
@@ -207,91 +234,6 @@ def changed_between(root: str, before: WorkTree, after: WorkTree) -> list[str]:
     if before.tree == after.tree:
         return []
     done = run(root, "diff-tree", "-r", "--name-only", "-z", "--no-renames", before.tree, after.tree)
+    if done.returncode != 0:
+        raise OSError(f"git diff-tree failed: {reason(done)}")
     return sorted(name for name in done.stdout.decode("utf-8", "surrogateescape").split("\0") if name)
-
-
-class SavedAttempt(Struct, frozen=True):
-    ref: str
-    commit: str
-    patch: str | None  # the patch file, None when it could not be written
-
-
-def save_attempt(root: str, before: WorkTree, after: WorkTree, ref: str, message: str, patch_path: str) -> SavedAttempt:
-    """Keep a failed attempt's work before it is undone: a commit under `ref` (its parent is HEAD as
-    the agent left it, so its own commits stay reachable too) and a binary patch from the start."""
-    parents = ("-p", after.head) if after.head else ()
-    made = run(root, "commit-tree", after.tree, *parents, "-m", message, env=_ATTEMPT_IDENTITY)
-    if made.returncode != 0:
-        raise OSError(f"git commit-tree failed: {made.stderr.decode(errors='replace').strip()}")
-    commit = made.stdout.decode().strip()
-    stored = run(root, "update-ref", "-m", message, ref, commit)
-    if stored.returncode != 0:
-        raise OSError(f"git update-ref {ref} failed: {stored.stderr.decode(errors='replace').strip()}")
-    diff = run(root, "diff", "--binary", "--no-color", before.tree, after.tree)
-    patch: str | None = patch_path
-    try:
-        with open(patch_path, "wb") as handle:
-            handle.write(diff.stdout)
-    except OSError:
-        patch = None
-    return SavedAttempt(ref=ref, commit=commit, patch=patch)
-
-
-def saved_attempt(root: str, ref: str, patch_path: str) -> SavedAttempt | None:
-    """The attempt already saved under `ref`, if any (so that finishing an interrupted undo never replaces
-    the whole attempt with what was left of it)."""
-    found = run(root, "rev-parse", "--verify", "-q", ref + "^{commit}")
-    if found.returncode != 0:
-        return None
-    return SavedAttempt(ref, found.stdout.decode().strip(), patch_path if os.path.isfile(patch_path) else None)
-
-
-def restore(root: str, before: WorkTree, index_file: str) -> None:
-    """Put the workspace back as `before` (captured with `index_file`) holds it: the branch (checked out again
-    when the agent switched), every file under `root` (untracked ones included) and the staging area. Ignored
-    files (ralph's runtime files among them) and files outside `root` are left alone.
-
-    Save the attempt first (save_attempt): this discards everything done since `before`."""
-    now = capture(root, index_file)  # every file as it is now, with its stat: only changed ones are written back
-    if now is None:
-        raise OSError("git could not read the workspace")
-    if before.branch and before.head and now.branch != before.branch:  # the agent left the run's branch
-        _checked(root, "update-ref", before.branch, before.head)
-        _checked(root, "symbolic-ref", "HEAD", before.branch)
-    elif now.head != before.head:
-        if before.head:
-            _checked(root, "reset", "-q", "--soft", before.head)
-        else:
-            _checked(root, "update-ref", "-d", "HEAD")
-    # A copy of the private index (it holds `now`) goes to `before`: read-tree -u writes the files that differ
-    # and removes those `before` did not have; the copy, with their new stat, is the private index from then on.
-    undo = index_file + ".undo"
-    shutil.copyfile(index_file, undo)
-    private = _private_git(undo, gitcache.is_big(index_file, gitcache.index_header(index_file)))
-    done = private(root, "read-tree", "--reset", "-u", before.tree)
-    if done.returncode != 0:
-        gitcache.discard(undo)
-        raise OSError(f"git read-tree failed: {_last_line(done)}")
-    os.replace(undo, index_file)
-    memo = gitcache.memo(index_file)
-    if memo is not None:
-        memo.tree = before.tree
-    staged = before.index_tree or before.head
-    # -m keeps the stat of entries whose content is unchanged, so the refresh hashes only what was written back;
-    # a conflicted staging area refuses -m, and is replaced whole.
-    if staged is None:
-        _checked(root, "read-tree", "--empty")
-    elif run(root, "read-tree", "-m", staged).returncode != 0:
-        _checked(root, "read-tree", staged)
-    run(root, "update-index", "-q", "--refresh")
-
-
-def _last_line(done: subprocess.CompletedProcess[bytes]) -> str:
-    lines = done.stderr.decode(errors="replace").strip().splitlines()
-    return lines[-1] if lines else f"exit {done.returncode}"
-
-
-def _checked(root: str, *args: str) -> None:
-    done = run(root, *args)
-    if done.returncode != 0:
-        raise OSError(f"git {args[0]} failed: {_last_line(done)}")

@@ -210,6 +210,14 @@ def _is_under(path: str, prefixes: Sequence[str]) -> bool:
     return any(path == prefix or path.startswith(prefix.rstrip("/") + "/") for prefix in prefixes)
 
 
+def is_ancestor(root: str, old: str, new: str) -> bool:
+    """Whether commit `new` contains `old` in its history (HEAD moved on from it, not past it by a rewrite)."""
+    done = run(root, "merge-base", "--is-ancestor", old, new)
+    if done.returncode not in {0, 1}:
+        raise OSError(f"git merge-base failed: {reason(done)}")
+    return done.returncode == 0
+
+
 def current_branch(root: str) -> str | None:
     done = run(root, "symbolic-ref", "-q", "--short", "HEAD")
     return done.stdout.decode().strip() or None if done.returncode == 0 else None
@@ -243,24 +251,38 @@ def commit_paths(top: str, names: Sequence[str], message: str) -> str | None:
     (a failing pre-commit hook, say); the paths are unstaged again then."""
     if not names:
         return None
-    listed = "".join(f"{name}\0" for name in names).encode("utf-8", "surrogateescape")
-
+    listed = _nul_list(names)
     # literal pathspecs from stdin: no glob, no magic, no argv length limit
     literal = ("--pathspec-from-file=-", "--pathspec-file-nul")
-    staged = run(top, "-c", "core.literalPathspecs=true", "add", "-A", *literal, stdin=listed)
-    if staged.returncode != 0:
-        raise OSError(f"git add failed: {_last_line(staged)}")
+    gone = [name for name in names if not os.path.lexists(os.path.join(top, name))]
+    present = [name for name in names if name not in set(gone)]
+    # A deleted file is staged by `rm --cached`, which lets one the index no longer holds (the agent's own
+    # reset, say) pass; `git add` refuses a path that matches nothing.
+    for args, paths in ((("rm", "--cached", "-q", "--ignore-unmatch"), gone), (("add", "-A"), present)):
+        staged = (
+            run(top, "-c", "core.literalPathspecs=true", *args, *literal, stdin=_nul_list(paths)) if paths else None
+        )
+        if staged is not None and staged.returncode != 0:
+            raise OSError(f"git {args[0]} failed: {reason(staged)}")
     if run(top, "diff", "--cached", "--quiet").returncode == 0:
         return None
     done = run(top, "commit", "-q", "-m", message)
     if done.returncode != 0:
         if run(top, "rev-parse", "--verify", "-q", "HEAD").returncode == 0:
             run(top, "-c", "core.literalPathspecs=true", "reset", "-q", *literal, stdin=listed)
-        raise OSError(f"git commit failed: {_last_line(done)}")
+        raise OSError(f"git commit failed: {reason(done)}")
     head = run(top, "rev-parse", "HEAD")
     return head.stdout.decode().strip() or None
 
 
-def _last_line(done: subprocess.CompletedProcess[bytes]) -> str:
-    lines = (done.stderr or done.stdout).decode(errors="replace").strip().splitlines()
-    return lines[-1] if lines else f"exit {done.returncode}"
+def _nul_list(paths: Sequence[str]) -> bytes:
+    return "".join(f"{path}\0" for path in paths).encode("utf-8", "surrogateescape")
+
+
+def reason(done: subprocess.CompletedProcess[bytes]) -> str:
+    """Why a git command failed, in one line: its first `fatal:` or `error:` line (git's advice, such as "remove
+    the file manually to continue", comes after it), else its last line."""
+    lines = [line.strip() for line in (done.stderr or done.stdout).decode(errors="replace").splitlines()]
+    lines = [line for line in lines if line]
+    said = next((line for line in lines if line.startswith(("fatal:", "error:"))), lines[-1] if lines else "")
+    return said or f"exit {done.returncode}"

@@ -178,6 +178,24 @@ def head_ref(layout: Layout) -> str | None:
     return text[len("ref: ") :] if text and text.startswith("ref: refs/heads/") else None
 
 
+# What git keeps in .git while an operation waits for the user, and the operation's name; the first found wins
+# (an am keeps rebase-apply/applying, a rebase that stopped on a pick keeps no CHERRY_PICK_HEAD).
+OPERATIONS = (
+    ("rebase-merge", "rebase"),
+    ("rebase-apply/applying", "am"),
+    ("rebase-apply", "rebase"),
+    ("MERGE_HEAD", "merge"),
+    ("CHERRY_PICK_HEAD", "cherry-pick"),
+    ("REVERT_HEAD", "revert"),
+    ("sequencer", "cherry-pick"),  # a range of picks or reverts between two commits
+)
+
+
+def operation(layout: Layout) -> str | None:
+    """The git operation in progress in this worktree (a merge, rebase, cherry-pick, revert or am); None when none."""
+    return next((name for path, name in OPERATIONS if os.path.exists(os.path.join(layout.git_dir, path))), None)
+
+
 def _read_text(path: str) -> str | None:
     try:
         with open(path, encoding="utf-8", errors="surrogateescape") as handle:

@@ -106,6 +106,8 @@ def _interrupted(run: Run, journal: Journal, stopped: int) -> Run:
     else:
         why = broken or (f"quality gates fail: {', '.join(failing)}" if newly_done else "its task is not done")
         notes.append(f"{why}; " + _undo(run, journal, start, end, finishing=False))
+    if run.workspace is not None and run.workspace.failure:  # the next run finishes it, once the user has looked
+        raise RalphError(f"iteration {journal.number}: {KILLED}, and it cannot be settled: {run.workspace.failure}")
     view = _view(run)[0] or view
     record = _record(run, journal, view, tuple(changed), tuple(notes), end)
     told = f"iteration {journal.number}: {KILLED}; recovered ({notes[-1]})"

@@ -2,13 +2,15 @@
 
 argv[1]: a JSON file mapping an iteration number ("1", "2", ...: RALPH_ITERATION, which goes on across
 runs; "*" for any other) to steps, run in this order:
-  "record": FILE            first, append a JSON line to FILE: the iteration, HEAD and `git status --porcelain`
-                            as this iteration found them
+  "record": FILE            first, append a JSON line to FILE: the iteration, HEAD, the branch and
+                            `git status --porcelain` as this iteration found them
   "write": {PATH: TEXT}     write files (relative to the project; folders are made)
   "append": {PATH: TEXT}    append to files
   "delete": [PATH]          delete files
   "rewrite": [PATH]         write each file again with the content it already has (a touch that changes nothing)
   "commit": "MESSAGE"       `git add -A`, then commit with MESSAGE
+  "git": [[ARGS...], ...]   run `git ARGS` for each, in order, whatever each exits with (a merge that stops on
+                            a conflict is the point); their output goes to stderr
   "pass": [IDS]             set passes: true in prd.json for those stories
   "say": "TEXT"             print TEXT on stdout
   "say_err": "TEXT"         print TEXT on stderr
@@ -43,8 +45,12 @@ if "record" in steps:
     status = subprocess.run(
         ["git", "status", "--porcelain", "--untracked-files=all"], capture_output=True, text=True, check=True
     ).stdout.splitlines()
+    branch = subprocess.run(
+        ["git", "symbolic-ref", "-q", "HEAD"], capture_output=True, text=True, check=False
+    ).stdout.strip()
+    found = {"iteration": int(iteration), "head": head, "branch": branch, "status": sorted(status)}
     with open(steps["record"], "a", encoding="utf-8") as handle:
-        handle.write(json.dumps({"iteration": int(iteration), "head": head, "status": sorted(status)}) + "\n")
+        handle.write(json.dumps(found) + "\n")
 for raw_path, text in steps.get("write", {}).items():
     path = fill(raw_path)
     folder = os.path.dirname(path)
@@ -65,6 +71,10 @@ for path in steps.get("rewrite", []):
 if "commit" in steps:
     subprocess.run(["git", "add", "-A"], check=True)
     subprocess.run(["git", "commit", "-q", "-m", fill(steps["commit"])], check=True)
+for args in steps.get("git", []):
+    # never an editor: a merge, a rebase or a revert that goes through takes its message as it is
+    quiet = {**os.environ, "GIT_EDITOR": "true"}
+    subprocess.run(["git", *(fill(arg) for arg in args)], stdout=sys.stderr, env=quiet, check=False)
 if "pass" in steps:
     prd_path = os.path.join(os.environ["RALPH_FEATURE_DIR"], "prd.json")
     with open(prd_path, encoding="utf-8") as handle:

@@ -13,7 +13,7 @@ from pathlib import Path
 
 import pytest
 
-from ralphloop import captures, gitcache
+from ralphloop import captures, gitcache, undo
 from ralphloop.captures import WorkTree
 
 Step = Callable[[Path], None]
@@ -286,7 +286,7 @@ def test_restore_puts_back_files_branch_and_staging_area(repo: Path, tmp_path: P
     git(repo, "add", "-A")
     git(repo, "commit", "-q", "-m", "the attempt")
     assert before is not None
-    captures.restore(str(repo), before, index)
+    undo.restore(str(repo), before, index)
     assert captures.capture(str(repo), index) == before == fresh(repo, tmp_path, [0])
     assert not (repo / "pkg").exists()
     assert (repo / "debug.log").read_text() == "ignored: kept\n"
@@ -302,9 +302,48 @@ def test_restore_below_the_top_leaves_the_rest_of_the_repository_alone(repo: Pat
     (project / "new.py").write_text("new\n")
     (repo / "README").write_text("the user's edit outside the project\n")
     assert before is not None
-    captures.restore(str(project), before, index)
+    undo.restore(str(project), before, index)
     assert (project / "a.py").read_text() == "a = 1\n"
     assert not (project / "new.py").exists()
     assert (repo / "README").read_text() == "the user's edit outside the project\n"
     assert (repo / ".gitignore").exists()
     assert git(repo, "status", "--porcelain") == "M README"
+
+
+def test_restore_before_the_first_commit_leaves_the_branch_unborn(tmp_path: Path, ralph_env: dict[str, str]) -> None:
+    """An attempt that made the repository's first commit, then switched branch: HEAD names the branch yet to be
+    born again, and the agent's commit is gone from it (save_attempt keeps it)."""
+    root = tmp_path / "fresh"
+    root.mkdir()
+    subprocess.run(["git", "init", "-q", "-b", "main"], cwd=root, env=ralph_env, check=True)
+    (root / "notes.txt").write_text("the user's\n")
+    index = str(tmp_path / "private.index")
+    before = captures.capture(str(root), index)
+    (root / "agent.py").write_text("x = 1\n")
+    for args in (["add", "-A"], ["commit", "-q", "-m", "first"], ["switch", "-q", "-c", "agent"]):
+        subprocess.run(["git", *args], cwd=root, env=ralph_env, check=True)
+    undo.restore(str(root), before, index)
+    assert captures.capture(str(root), index) == before
+    assert git(root, "symbolic-ref", "HEAD") == "refs/heads/main"
+    assert subprocess.run(["git", "rev-parse", "-q", "--verify", "main"], cwd=root, check=False).returncode != 0
+    assert sorted(path.name for path in root.iterdir() if path.name != ".git") == ["notes.txt"]
+
+
+def test_a_locked_staging_area_is_still_captured(repo: Path, tmp_path: Path) -> None:
+    """Another git holds the user's index lock (an editor's, say): its tree is read from a copy, not guessed."""
+    (repo / "README").write_text("staged by the user\n")
+    git(repo, "add", "README")
+    expected = git(repo, "write-tree")
+    (repo / ".git" / "index.lock").write_text("")
+    captured = captures.capture(str(repo), str(tmp_path / "private.index"))
+    assert captured.index_tree == expected
+    assert sorted(path.name for path in (repo / ".git").iterdir() if path.name.startswith("index")) == [
+        "index",
+        "index.lock",
+    ]
+
+
+def test_a_capture_git_refuses_raises_with_its_reason(repo: Path, tmp_path: Path) -> None:
+    git(repo, "config", "core.sharedRepository", "nonsense")
+    with pytest.raises(OSError, match="bad boolean config value"):
+        captures.capture(str(repo), str(tmp_path / "private.index"))

@@ -7,7 +7,7 @@ from pathlib import Path
 
 import pytest
 
-from ralphloop.git import Snapshot, is_repo, parse_status
+from ralphloop.git import Snapshot, commit_paths, is_repo, parse_status, reason
 
 STATUS_ARGS = ("status", "--porcelain=v2", "--branch", "-z", "-uall")
 
@@ -142,3 +142,31 @@ def test_outside_a_repository_is_not_one(tmp_path: Path, repo: Path) -> None:
     outside.mkdir()
     assert not is_repo(str(outside))
     assert is_repo(str(repo))
+
+
+def test_commit_paths_stages_a_deletion_the_index_no_longer_holds(repo: Path, git_env: dict[str, str]) -> None:
+    """An agent's own `git rm` (or reset) already took the file out of the index: the commit still goes through."""
+    git(repo, git_env, "config", "user.name", "T")
+    git(repo, git_env, "config", "user.email", "t@t.invalid")
+    (repo / "gone.txt").write_text("soon gone\n")
+    (repo / "kept.txt").write_text("v1\n")
+    commit_all(repo, git_env)
+    git(repo, git_env, "rm", "-q", "gone.txt")
+    git(repo, git_env, "commit", "-q", "-m", "the agent's own commit")
+    (repo / "kept.txt").write_text("v2\n")
+    (repo / "vanished.txt").write_text("never committed\n")
+    (repo / "vanished.txt").unlink()
+
+    made = commit_paths(str(repo), ["gone.txt", "kept.txt", "vanished.txt"], "ralph's commit")
+
+    assert made == git(repo, git_env, "rev-parse", "HEAD").decode().strip()
+    assert git(repo, git_env, "show", "--name-only", "--format=", "HEAD").decode().split() == ["kept.txt"]
+
+
+def test_the_reason_of_a_git_failure_is_its_error_line_not_its_advice(repo: Path, git_env: dict[str, str]) -> None:
+    (repo / ".git" / "index.lock").write_text("")
+    (repo / "a.txt").write_text("a\n")
+    done = subprocess.run(["git", "add", "a.txt"], cwd=repo, env=git_env, capture_output=True, check=False)
+    assert done.returncode != 0
+    said = reason(done)
+    assert said.startswith("fatal: Unable to create") and "index.lock" in said, said

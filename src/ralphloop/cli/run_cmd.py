@@ -88,6 +88,8 @@ def command(args: argparse.Namespace, argv: list[str]) -> int:
         ):
             for warning in built.git_warnings:  # on the run's screen, once it is sure to start
                 run.emit(Notice("warning", warning))
+            if run.workspace is not None:  # before the run's first git command: a stale lock would fail it
+                run.workspace.clear_locks()
             become_subreaper()  # an agent's daemonised grandchildren come back to ralph, to be stopped
             run = reconcile(run)  # an iteration a killed run left: its agent stopped, its work settled
             if built.branch:

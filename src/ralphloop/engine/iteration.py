@@ -19,6 +19,7 @@ from ralphloop.engine.run import Run
 from ralphloop.engine.state import LoopState
 from ralphloop.errors import RalphError
 from ralphloop.events import CircuitChanged, IterationClosed, Notice, Slot, Undoing
+from ralphloop.exitcodes import ExitReason
 from ralphloop.guards.breaker import Breaker, CircuitState, guidance
 from ralphloop.guards.usage import UsageLimit
 from ralphloop.hooks.checks import Checks
@@ -44,13 +45,15 @@ def iteration(run: Run, state: LoopState, breaker: Breaker, view: TaskView, star
     seen = observe(run, prepared, result)
     checks = verify(run, prepared, seen)
     settled = run.source.settle(_settle_facts(run, prepared, seen, checks))
-    end = run.workspace.capture() if run.workspace else None
+    end = run.workspace.capture_end() if run.workspace else None
     facts = _facts(run, prepared, result, seen, checks, settled, end)
     judged = judge(state, breaker, facts, run.policy)
     decision = decide(judged.observation)
     told = verdict(judged, decision, facts, run.policy)
     _breaker(run, prepared.number, judged)
     view, applied = _apply(run, prepared, end, settled.view, told, judged.counted)
+    if run.workspace and run.workspace.failure:  # git failed (docs/guards.md): recorded, then the loop stops
+        told = replace(told, decision=Decision(Action.HALT, ExitReason.ERROR, run.workspace.failure))
     committing = _committing(run, told, decision, facts)
     state = _carried(judged, told, checks, session)
     agent_commit = captures.head_moved(prepared.start, end)
@@ -151,7 +154,9 @@ def _apply(
     elif not counted and view.done_ids - prepared.view.done_ids:
         notes = tuple(note for note in [run.workspace.put_back(prepared.start, run.source.path)] if note)
     else:
-        return view, ()
+        return view, run.workspace.after_agent(
+            prepared.start, end, prepared.number, prepared.view.done_ids - view.done_ids
+        )
     try:
         return run.source.load(), notes
     except RalphError as exc:
@@ -160,6 +165,6 @@ def _apply(
 
 def _committing(run: Run, told: Verdict, decision: Decision, facts: Facts) -> bool:
     """seed 004: commit an accepted iteration's work; never work that is rejected, undone or interrupted."""
-    if not run.policy.auto_commit or run.workspace is None or not told.accepted or decision.action is Action.RETRY:
+    if not run.policy.auto_commit or not run.workspace or run.workspace.failure or not told.accepted:
         return False
-    return run.workspace.work_changed(facts.changed)
+    return decision.action is not Action.RETRY and run.workspace.work_changed(facts.changed)

@@ -1,0 +1,222 @@
+"""The undo of a failed attempt puts back everything git holds, whatever the agent did with git: the branch
+(switched, detached, moved by an amend or a reset), a merge, rebase, cherry-pick or revert left half done with
+conflict markers, the staging area and the files; the retry then starts from the workspace as it was.
+
+Real `ralph run`, real git, tests/agents/step_agent.py running real git commands. Each failed attempt is saved
+under refs/ralph/attempts/feat/iteration-1 first; with auto-commit on, the retry's commit is an ordinary one
+on the run's branch (never a merge commit, never conflict markers).
+"""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from tests.conftest import RalphRunner, agent_cmd, read_json, write_prd
+from tests.integration.helpers import entry_fields, git, progress_entries
+
+BRANCH = "refs/heads/feature/feat"
+SAVED = "refs/ralph/attempts/feat/iteration-1"
+# What git leaves in .git while an operation waits for the user.
+IN_PROGRESS = ("MERGE_HEAD", "CHERRY_PICK_HEAD", "REVERT_HEAD", "rebase-merge", "rebase-apply", "sequencer")
+CONFLICTS = {"write": {"shared.txt": "the agent's\n", "src/agent.py": "x = 1\n"}, "commit": "agent work"}
+
+HOSTILE: dict[str, dict[str, Any]] = {
+    "switches to a new branch": {
+        "write": {"src/agent.py": "x = 1\n"},
+        "git": [["switch", "-q", "-c", "agent-branch"], ["add", "-A"], ["commit", "-q", "-m", "agent work"]],
+    },
+    "commits, then switches to another branch": {
+        "write": {"src/agent.py": "x = 1\n"},
+        "commit": "agent work",
+        "git": [["switch", "-q", "side"]],
+    },
+    "deletes the run's branch": {
+        "write": {"src/agent.py": "x = 1\n"},
+        "git": [["switch", "-q", "-c", "agent-branch"], ["branch", "-q", "-D", "feature/feat"]],
+    },
+    "detaches HEAD": {"write": {"src/agent.py": "x = 1\n"}, "git": [["checkout", "-q", "--detach", "HEAD~1"]]},
+    "amends the last commit": {
+        "write": {"src/agent.py": "x = 1\n"},
+        "git": [["add", "-A"], ["commit", "-q", "--amend", "-m", "amended by the agent"]],
+    },
+    "resets --hard to an older commit": {"git": [["reset", "-q", "--hard", "HEAD~1"]]},
+    "leaves a merge with conflict markers": {**CONFLICTS, "git": [["merge", "side"]]},
+    "leaves a rebase in progress": {**CONFLICTS, "git": [["rebase", "side"]]},
+    "leaves a cherry-pick in progress": {**CONFLICTS, "git": [["cherry-pick", "side"]]},
+    "leaves a revert in progress": {**CONFLICTS, "git": [["revert", "--no-edit", "HEAD~1"]]},
+    "stages half of a conflict resolution": {
+        **CONFLICTS,
+        "git": [["merge", "side"], ["add", "src/agent.py"], ["rm", "-q", "--cached", "plain.txt"]],
+    },
+}
+
+
+def prepared(project: Path, env: dict[str, str], ralph: RalphRunner) -> Path:
+    """.ralph/feat with two open stories and auto-commit on; shared.txt changed on the run's branch and,
+    differently, on a branch `side` (so that merging, rebasing or cherry-picking `side` conflicts)."""
+    assert ralph("init", "feat").returncode == 0
+    folder = project / ".ralph" / "feat"
+    write_prd(folder, 2)
+    (project / ".ralph" / "config.yaml").write_text("git:\n  auto_commit: true\n")
+    (project / "shared.txt").write_text("base\n")
+    (project / "plain.txt").write_text("plain\n")
+    git(project, env, "add", "-A")
+    git(project, env, "commit", "-q", "-m", "plan")
+    git(project, env, "switch", "-q", "-c", "side")
+    (project / "shared.txt").write_text("side's\n")
+    git(project, env, "commit", "-q", "-am", "side")
+    git(project, env, "switch", "-q", "main")
+    (project / "shared.txt").write_text("main's\n")
+    git(project, env, "commit", "-q", "-am", "main")
+    git(project, env, "branch", "feature/feat")  # the run's branch (prd.json's branchName), where main is
+    return folder
+
+
+def steps(tmp_path: Path, plan: dict[str, Any]) -> str:
+    path = tmp_path / "plan.json"
+    path.write_text(json.dumps(plan))
+    return agent_cmd("step_agent.py", str(path))
+
+
+def tracked_files(project: Path) -> dict[str, str]:
+    """The project's own files (ralph's workspace folder aside), by path."""
+    return {
+        str(path.relative_to(project)): path.read_text()
+        for path in sorted(project.rglob("*"))
+        if path.is_file() and path.relative_to(project).parts[0] not in (".git", ".ralph")
+    }
+
+
+def iteration_entry(folder: Path, number: int) -> dict[str, str]:
+    """Iteration `number`'s progress entry (the agent's reset may have taken the ones before it away)."""
+    found = [entry_fields(entry) for entry in progress_entries((folder / "progress.txt").read_text())]
+    return next(entry for entry in found if entry["Iteration"] == str(number))
+
+
+@pytest.mark.parametrize("hostile", list(HOSTILE), ids=lambda name: name.replace(" ", "-"))
+def test_a_failed_attempt_is_undone_whatever_it_did_with_git(
+    hostile: str, project: Path, ralph: RalphRunner, ralph_env: dict[str, str], tmp_path: Path
+) -> None:
+    folder = prepared(project, ralph_env, ralph)
+    start = git(project, ralph_env, "rev-parse", "main").strip()
+    files = tracked_files(project)
+    record = tmp_path / "record.jsonl"
+    plan = {
+        "1": {**HOSTILE[hostile], "say_err": "Error: tests failed", "exit": 1},
+        "2": {"record": str(record), "write": {"src/ok.py": "ok = True\n"}, "pass": ["S-1"]},
+    }
+
+    done = ralph("run", "-n", "2", "--agent-cmd", steps(tmp_path, plan))
+
+    out = done.stdout + done.stderr
+    assert "Traceback" not in out
+    entries = [entry_fields(entry) for entry in progress_entries((folder / "progress.txt").read_text())]
+    assert "then undone" in entries[0]["Note"], entries[0]
+    # The retry started where the failed attempt did: on the run's branch, at its commit, nothing staged or
+    # in progress, none of the attempt's files.
+    (retry,) = [json.loads(line) for line in record.read_text().splitlines()]
+    assert (retry["branch"], retry["head"]) == (BRANCH, start), (retry, out)
+    assert [line for line in retry["status"] if not line[3:].startswith(".ralph/")] == [], (retry, out)
+    # The retry's work is one ordinary commit on the run's branch: no merge, no conflict marker, nothing else.
+    assert done.returncode == 1 and read_json(folder / "status.json")["exitReason"] == "max_iterations", out
+    assert git(project, ralph_env, "symbolic-ref", "HEAD").strip() == BRANCH
+    assert git(project, ralph_env, "rev-list", "--parents", "-1", "HEAD").split() == [
+        git(project, ralph_env, "rev-parse", "HEAD").strip(),
+        start,
+    ]
+    assert tracked_files(project) == {**files, "src/ok.py": "ok = True\n"}
+    assert not [name for name in IN_PROGRESS if (project / ".git" / name).exists()]
+    assert git(project, ralph_env, "status", "--porcelain", "--untracked-files=all").strip() == ""
+    # The attempt itself is kept for the human.
+    assert git(project, ralph_env, "rev-parse", "--verify", "-q", SAVED).strip()
+
+
+def test_an_undo_that_cannot_put_the_workspace_back_stops_the_run_naming_the_saved_attempt(
+    project: Path, ralph: RalphRunner, ralph_env: dict[str, str], tmp_path: Path
+) -> None:
+    # The attempt leaves a repository of its own in the project: git never deletes one (it may hold work), so the
+    # files cannot go back as they were; the loop stops instead of retrying on top of the failed attempt.
+    folder = prepared(project, ralph_env, ralph)
+    plan = {
+        "1": {
+            "write": {"src/agent.py": "x = 1\n"},
+            "git": [["init", "-q", "nested"], ["-C", "nested", "commit", "-q", "--allow-empty", "-m", "nested"]],
+            "say_err": "Error: tests failed",
+            "exit": 1,
+        },
+        "2": {"pass": ["S-1"]},
+    }
+
+    done = ralph("run", "-n", "2", "--agent-cmd", steps(tmp_path, plan))
+
+    out = done.stdout + done.stderr
+    assert done.returncode == 1, out
+    status = read_json(folder / "status.json")
+    assert status["exitReason"] == "error", status
+    assert SAVED in status["exitMessage"] and "nested" in status["exitMessage"], status
+    assert SAVED in done.stdout
+    assert not (folder / "logs" / "iteration-2.log").exists()  # no retry on top of the failed attempt
+    assert git(project, ralph_env, "rev-parse", "--verify", "-q", SAVED).strip()
+
+
+def test_an_agent_that_rewinds_history_and_unpasses_a_story_is_reported(
+    project: Path, ralph: RalphRunner, ralph_env: dict[str, str], tmp_path: Path
+) -> None:
+    folder = prepared(project, ralph_env, ralph)
+    plan = {
+        "1": {"write": {"src/one.py": "one = 1\n"}, "pass": ["S-1"]},  # committed by ralph (auto-commit)
+        "2": {"git": [["reset", "-q", "--hard", "HEAD~1"]]},  # S-1's commit gone: S-1 open again
+    }
+
+    done = ralph("run", "-n", "2", "--agent-cmd", steps(tmp_path, plan))
+
+    out = done.stdout + done.stderr
+    note = iteration_entry(folder, 2)["Note"]
+    assert "S-1" in note and "refs/ralph/rewound/feat/iteration-2" in note, (note, out)
+    assert "refs/ralph/rewound/feat/iteration-2" in done.stdout
+    # The progress log, which the reset took back too, keeps every entry (it is append-only).
+    assert iteration_entry(folder, 1)["Status"] == "complete"
+    # What the agent threw away is kept: S-1's mark and its work.
+    kept = json.loads(git(project, ralph_env, "show", "refs/ralph/rewound/feat/iteration-2:.ralph/feat/prd.json"))
+    assert kept["userStories"][0]["passes"] is True
+    assert git(project, ralph_env, "show", "refs/ralph/rewound/feat/iteration-2:src/one.py") == "one = 1\n"
+
+
+def test_a_reset_that_drops_an_uncommitted_mark_is_reported(
+    project: Path, ralph: RalphRunner, ralph_env: dict[str, str], tmp_path: Path
+) -> None:
+    folder = prepared(project, ralph_env, ralph)
+    (project / ".ralph" / "config.yaml").write_text("git:\n  auto_commit: false\n")
+    git(project, ralph_env, "commit", "-q", "-am", "no auto-commit")
+    git(project, ralph_env, "branch", "-f", "feature/feat")
+    plan = {
+        "1": {"write": {"src/one.py": "one = 1\n"}, "pass": ["S-1"]},  # left uncommitted
+        "2": {"git": [["reset", "-q", "--hard"]]},  # HEAD stays; prd.json back to its committed self
+    }
+
+    done = ralph("run", "-n", "2", "--agent-cmd", steps(tmp_path, plan))
+
+    note = iteration_entry(folder, 2)["Note"]
+    assert "S-1" in note and "refs/ralph/rewound/feat/iteration-2" in note, (note, done.stdout)
+    kept = json.loads(git(project, ralph_env, "show", "refs/ralph/rewound/feat/iteration-2:.ralph/feat/prd.json"))
+    assert kept["userStories"][0]["passes"] is True
+
+
+def test_a_story_the_agent_reopens_by_editing_the_task_file_is_not_called_a_rewind(
+    project: Path, ralph: RalphRunner, ralph_env: dict[str, str], tmp_path: Path
+) -> None:
+    folder = prepared(project, ralph_env, ralph)
+    reopened = json.loads((folder / "prd.json").read_text())
+    plan = {
+        "1": {"write": {"src/one.py": "one = 1\n"}, "pass": ["S-1"]},
+        "2": {"write": {".ralph/feat/prd.json": json.dumps(reopened, indent=2) + "\n", "src/two.py": "two\n"}},
+    }
+
+    done = ralph("run", "-n", "2", "--agent-cmd", steps(tmp_path, plan))
+
+    assert "rewound" not in (folder / "progress.txt").read_text(), done.stdout
+    assert not git(project, ralph_env, "for-each-ref", "refs/ralph/rewound/").strip()
