@@ -141,3 +141,30 @@ def test_a_second_ctrl_c_while_ralph_commits_kills_the_git_hook_and_still_record
     proc.send_signal(signal.SIGINT)
 
     _stopped_at_once(proc, stderr, feature, stubborn)
+
+
+@pytest.mark.parametrize(
+    ("event", "limit"), [("on_complete", "3"), ("on_halt", "1"), ("pre_iteration", "3")], ids=lambda value: value
+)
+def test_one_ctrl_c_stops_a_running_hook_and_ralph_ends_interrupted(
+    project: Path, feature: Path, background: Background, tmp_path: Path, event: str, limit: str
+) -> None:
+    hook, pidfile, terms = _stubborn(tmp_path)
+    _configure(project, f"process:\n  kill_grace_seconds: 1\nhooks:\n  {event}: {shlex.quote(hook)}\n")
+    # three stories done (on_complete), one iteration of three (on_halt: max iterations), or the first iteration
+    proc, stderr = _ralph_to_files(background, tmp_path, "run", "-n", limit, "--agent-cmd", agent_cmd("story_agent.py"))
+    assert wait_until(lambda: read_pid(pidfile) is not None or proc.poll() is not None)
+    stubborn = read_pid(pidfile)
+    assert stubborn is not None and proc.poll() is None, stderr.read_text()
+    background.adopt(stubborn)
+
+    proc.send_signal(signal.SIGINT)
+    code = proc.wait(timeout=60)
+
+    errors = stderr.read_text()
+    assert code == 130, errors
+    assert "Traceback" not in errors
+    assert "TERM" in terms.read_text()  # asked first, with SIGTERM (which it ignored) ...
+    assert wait_dead(stubborn)  # ... then killed, after the grace period
+    status = read_json(feature / "status.json")
+    assert (status["status"], status["exitReason"]) == ("interrupted", "interrupted")
