@@ -1,21 +1,27 @@
-"""SIGINT / SIGTERM during an iteration: the agent tree is stopped, records saved, exit 130."""
+"""SIGINT / SIGTERM during an iteration: the agent tree is stopped, records saved, exit 130. During a hook (any
+lifecycle hook, the end hooks included) one Ctrl+C stops it the same way: SIGTERM to its group, SIGKILL after the
+grace period. A second Ctrl+C, wherever ralph waits (a hook, a git hook while it commits), kills everything at
+once, and status.json still ends with the exit reason `interrupted`."""
 
 from __future__ import annotations
 
 import shlex
 import signal
+import subprocess
+from pathlib import Path
 
 import psutil
 import pytest
 
-from tests.conftest import agent_cmd, read_json
+from tests.conftest import PYTHON, agent_cmd, read_json
+from tests.integration.conftest import Background
 from tests.integration.helpers import entry_fields, progress_entries, read_pid, wait_dead, wait_until
 
 
 @pytest.mark.parametrize(
     ("signum", "setsid"),
-    [(signal.SIGINT, False), (signal.SIGTERM, False), (signal.SIGINT, True)],
-    ids=["SIGINT", "SIGTERM", "SIGINT-grandchild-own-session"],
+    [(signal.SIGINT, False), (signal.SIGTERM, False), (signal.SIGHUP, False), (signal.SIGINT, True)],
+    ids=["SIGINT", "SIGTERM", "SIGHUP", "SIGINT-grandchild-own-session"],
 )
 def test_signal_stops_the_run_and_saves_records(feature, background, tmp_path, signum, setsid):
     pidfile = tmp_path / "grandchild.pid"
@@ -53,3 +59,112 @@ def test_signal_stops_the_run_and_saves_records(feature, background, tmp_path, s
     # Only one iteration was started: the loop did not go on after the signal.
     assert not (feature / "logs" / "iteration-2.log").exists()
     assert read_json(feature / "state.json")["last_outcome"]["status"] == "interrupted"
+
+
+def _configure(project: Path, text: str) -> None:
+    with (project / ".ralph" / "config.yaml").open("a", encoding="utf-8") as handle:
+        handle.write("\n" + text)
+
+
+def _stubborn(tmp_path: Path) -> tuple[str, Path, Path]:
+    """A command that ignores SIGTERM (noting each in a file) until a SIGKILL; its PID file and TERM file."""
+    pidfile, terms = tmp_path / "stubborn.pid", tmp_path / "stubborn.terms"
+    return agent_cmd("stubborn.py", str(pidfile), str(terms)), pidfile, terms
+
+
+def _ralph_to_files(background: Background, tmp_path: Path, *args: str) -> tuple[subprocess.Popen[str], Path]:
+    """`ralph ARGS` with stdout and stderr in files the test can read while it runs."""
+    stdout, stderr = tmp_path / "stdout.txt", tmp_path / "stderr.txt"
+    with stdout.open("w") as out, stderr.open("w") as err:
+        proc = subprocess.Popen(
+            [PYTHON, "-m", "ralphloop", *args],
+            cwd=background.project,
+            env=background.env,
+            stdin=subprocess.DEVNULL,
+            stdout=out,
+            stderr=err,
+            text=True,
+        )
+    background.started.append(proc)
+    return proc, stderr
+
+
+def _stopped_at_once(proc: subprocess.Popen[str], stderr: Path, feature: Path, stubborn: int) -> None:
+    """The second Ctrl+C: ralph quit at once, with the interrupted code and no traceback, killing what it waited
+    for; status.json still ends with its exit reason."""
+    code = proc.wait(timeout=60)
+    errors = stderr.read_text()
+    assert code == 130, errors
+    assert "ralph: stopped at once" in errors and "Traceback" not in errors
+    assert wait_dead(stubborn), "the process ralph was waiting for survived the second Ctrl+C"
+    status = read_json(feature / "status.json")
+    assert (status["status"], status["exitReason"], status["inIteration"]) == ("interrupted", "interrupted", False)
+
+
+def test_a_second_ctrl_c_during_a_hook_kills_it_and_still_records_the_run_interrupted(
+    project: Path, feature: Path, background: Background, tmp_path: Path
+) -> None:
+    hook, pidfile, terms = _stubborn(tmp_path)
+    # A hook that ignores SIGTERM and a grace period far longer than the test: only the second Ctrl+C ends it.
+    _configure(project, f"process:\n  kill_grace_seconds: 3600\nhooks:\n  pre_iteration: {shlex.quote(hook)}\n")
+    proc, stderr = _ralph_to_files(background, tmp_path, "run", "-n", "3", "--agent-cmd", agent_cmd("story_agent.py"))
+    assert wait_until(lambda: read_pid(pidfile) is not None or proc.poll() is not None)
+    stubborn = read_pid(pidfile)
+    assert stubborn is not None and proc.poll() is None, stderr.read_text()
+    background.adopt(stubborn)
+
+    proc.send_signal(signal.SIGINT)
+    assert wait_until(terms.exists), "the first Ctrl+C did not stop the hook's group with SIGTERM"
+    proc.send_signal(signal.SIGINT)
+
+    _stopped_at_once(proc, stderr, feature, stubborn)
+
+
+def test_a_second_ctrl_c_while_ralph_commits_kills_the_git_hook_and_still_records_the_run_interrupted(
+    project: Path, feature: Path, background: Background, tmp_path: Path
+) -> None:
+    # The iteration is recorded; ralph commits its work and git runs a pre-commit hook that never ends.
+    git_hook, pidfile, _ = _stubborn(tmp_path)
+    hook_path = project / ".git" / "hooks" / "pre-commit"
+    hook_path.write_text(f"#!/bin/sh\nexec {git_hook}\n")
+    hook_path.chmod(0o755)
+    _configure(project, "git:\n  auto_commit: true\n")
+    agent = agent_cmd("story_agent.py", "--no-commit")
+    proc, stderr = _ralph_to_files(background, tmp_path, "run", "-n", "3", "--agent-cmd", agent)
+    assert wait_until(lambda: read_pid(pidfile) is not None or proc.poll() is not None)
+    stubborn = read_pid(pidfile)
+    assert stubborn is not None and proc.poll() is None, stderr.read_text()
+    background.adopt(stubborn)
+
+    proc.send_signal(signal.SIGINT)  # sent to ralph alone (not to git, as a terminal's Ctrl+C would)
+    assert wait_until(lambda: "Ctrl+C again to quit at once" in stderr.read_text()), stderr.read_text()
+    proc.send_signal(signal.SIGINT)
+
+    _stopped_at_once(proc, stderr, feature, stubborn)
+
+
+@pytest.mark.parametrize(
+    ("event", "limit"), [("on_complete", "3"), ("on_halt", "1"), ("pre_iteration", "3")], ids=lambda value: value
+)
+def test_one_ctrl_c_stops_a_running_hook_and_ralph_ends_interrupted(
+    project: Path, feature: Path, background: Background, tmp_path: Path, event: str, limit: str
+) -> None:
+    hook, pidfile, terms = _stubborn(tmp_path)
+    _configure(project, f"process:\n  kill_grace_seconds: 1\nhooks:\n  {event}: {shlex.quote(hook)}\n")
+    # three stories done (on_complete), one iteration of three (on_halt: max iterations), or the first iteration
+    proc, stderr = _ralph_to_files(background, tmp_path, "run", "-n", limit, "--agent-cmd", agent_cmd("story_agent.py"))
+    assert wait_until(lambda: read_pid(pidfile) is not None or proc.poll() is not None)
+    stubborn = read_pid(pidfile)
+    assert stubborn is not None and proc.poll() is None, stderr.read_text()
+    background.adopt(stubborn)
+
+    proc.send_signal(signal.SIGINT)
+    code = proc.wait(timeout=60)
+
+    errors = stderr.read_text()
+    assert code == 130, errors
+    assert "Traceback" not in errors
+    assert "TERM" in terms.read_text()  # asked first, with SIGTERM (which it ignored) ...
+    assert wait_dead(stubborn)  # ... then killed, after the grace period
+    status = read_json(feature / "status.json")
+    assert (status["status"], status["exitReason"]) == ("interrupted", "interrupted")

@@ -7,15 +7,9 @@ Whatever ralph does, the terminal comes back as it was: the cursor shown and the
 
 from __future__ import annotations
 
-import fcntl
-import os
-import pty
 import re
 import shlex
-import struct
 import subprocess
-import termios
-import threading
 from pathlib import Path
 
 import psutil
@@ -24,91 +18,10 @@ import pytest
 from tests.conftest import PYTHON, agent_cmd, read_json
 from tests.integration.conftest import Background
 from tests.integration.helpers import read_pid, wait_dead, wait_until
+from tests.integration.on_terminal import COLUMNS, OnTerminal, terminal_env
 
 HIDE, SHOW = "\x1b[?25l", "\x1b[?25h"
 FRAMES = "⠋⠙⠹⠸⠼⠴⠦⠧⠇⠏"
-COLUMNS = 60
-# Runs in the new session (start_new_session): makes the pty on fd 0 its controlling terminal, then
-# becomes `python -m ralphloop ...` (same process, same session), so Ctrl+C reaches ralph like a user's.
-LAUNCH = (
-    "import fcntl, os, sys, termios\n"
-    "fcntl.ioctl(0, termios.TIOCSCTTY, 0)\n"
-    "os.execv(sys.executable, [sys.executable, '-m', 'ralphloop', *sys.argv[1:]])\n"
-)
-
-
-class OnTerminal:
-    """`ralph ARGS` with a pty as stdin, stdout, stderr and controlling terminal; a thread reads all it writes."""
-
-    def __init__(self, args: list[str], cwd: Path, env: dict[str, str], background: Background) -> None:
-        self.master, slave = pty.openpty()
-        fcntl.ioctl(slave, termios.TIOCSWINSZ, struct.pack("HHHH", 24, COLUMNS, 0, 0))
-        self.slave_name = os.ttyname(slave)
-        self.modes = termios.tcgetattr(slave)
-        self.proc = subprocess.Popen(
-            [PYTHON, "-c", LAUNCH, *args],
-            cwd=cwd,
-            env=env,
-            stdin=slave,
-            stdout=slave,
-            stderr=slave,
-            start_new_session=True,
-        )
-        os.close(slave)  # ralph holds the only slave: reading the master ends when ralph is gone
-        background.started.append(self.proc)  # type: ignore[arg-type]  # killed on teardown if still running
-        self.seen = bytearray()
-        self.final_modes: list[object] = []  # the terminal's modes once ralph is gone
-        self.reader = threading.Thread(target=self._read, daemon=True)
-        self.reader.start()
-
-    def _read(self) -> None:
-        while True:
-            try:
-                chunk = os.read(self.master, 65536)
-            except OSError:  # EIO: every slave is closed
-                return
-            if not chunk:
-                return
-            self.seen += chunk
-
-    @property
-    def text(self) -> str:
-        return bytes(self.seen).decode("utf-8", "replace")
-
-    def type(self, keys: bytes) -> None:
-        os.write(self.master, keys)
-
-    def current_modes(self) -> list[object]:
-        """The terminal's modes (on Linux, the master reports the slave's termios)."""
-        return termios.tcgetattr(self.master)
-
-    def mess_up_modes(self) -> None:
-        """What a crashed full-screen grandchild leaves behind: no echo, no line editing (Ctrl+C still signals)."""
-        fd = os.open(self.slave_name, os.O_RDWR | os.O_NOCTTY)
-        try:
-            modes = termios.tcgetattr(fd)
-            modes[3] &= ~(termios.ECHO | termios.ICANON)
-            termios.tcsetattr(fd, termios.TCSANOW, modes)
-        finally:
-            os.close(fd)
-        assert self.current_modes() != self.modes
-
-    def finish(self) -> tuple[int, str]:
-        code = self.proc.wait(timeout=60)
-        self.reader.join(timeout=30)
-        assert not self.reader.is_alive(), "something still holds the terminal"
-        self.final_modes = self.current_modes()
-        return code, self.text
-
-    def close(self) -> None:
-        os.close(self.master)
-
-
-def _env(ralph_env: dict[str, str], *, colour: bool = False) -> dict[str, str]:
-    env = {**ralph_env, "TERM": "xterm-256color"}
-    if colour:
-        env.pop("NO_COLOR", None)
-    return env
 
 
 def _agent_tree(pid: int) -> list[int]:
@@ -127,7 +40,7 @@ def _spinner_lines(output: str) -> list[str]:
 
 
 def _start_hanging(project: Path, ralph_env: dict[str, str], background: Background, agent: str) -> OnTerminal:
-    run = OnTerminal(["run", "-n", "3", "--agent-cmd", agent], project, _env(ralph_env), background)
+    run = OnTerminal(["run", "-n", "3", "--agent-cmd", agent], project, terminal_env(ralph_env), background)
     return run
 
 
@@ -204,7 +117,7 @@ def test_a_run_on_a_terminal_shows_the_spinner(
     project: Path, feature: Path, ralph_env: dict[str, str], background: Background, colour: bool
 ) -> None:
     run = OnTerminal(
-        ["run", "--agent-cmd", agent_cmd("story_agent.py")], project, _env(ralph_env, colour=colour), background
+        ["run", "--agent-cmd", agent_cmd("story_agent.py")], project, terminal_env(ralph_env, colour=colour), background
     )
     try:
         code, output = run.finish()
@@ -231,7 +144,7 @@ def test_the_same_run_on_a_pipe_has_no_spinner_and_no_escape_sequences(
     done = subprocess.run(
         [PYTHON, "-m", "ralphloop", "run", "--agent-cmd", agent_cmd("story_agent.py")],
         cwd=project,
-        env=_env(ralph_env, colour=True),  # no NO_COLOR: a pipe alone turns colour off
+        env=terminal_env(ralph_env, colour=True),  # no NO_COLOR: a pipe alone turns colour off
         capture_output=True,
         text=True,
         timeout=120,

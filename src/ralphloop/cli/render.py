@@ -60,6 +60,7 @@ class TerminalRenderer(Struct):
     max_iterations: int | None = None
     metrics_file: str | None = None
     redrawn: bool = False  # a line redrawn in place (spinner, activity, countdown) is on screen
+    ended: bool = False  # the final summary is shown
     tasks_word: str = "stories pass"  # how done tasks are counted: "stories pass", "tasks done"
     clock: Callable[[], float] = time.monotonic  # for the spinner's elapsed time
     width: Callable[[], int] | None = None  # the terminal's columns; None: asked of `out`
@@ -147,7 +148,11 @@ class TerminalRenderer(Struct):
             self.line(self.paint(kind, f"⚡ Circuit {event.from_state} → {event.to_state}: {event.reason}"))
         elif isinstance(event, LoopEnded):
             self._stop_spinner()
-            self._ended(event)
+            if self.ended:  # told again: a Ctrl+C stopped the end hooks after the summary was shown
+                self.line(self.paint("warn", f"⚠ Interrupted: {strip_terminal_controls(event.message)}"))
+            else:
+                self._ended(event)
+            self.ended = True
 
     # ------------------------------------------------------------------ the live line (terminals only)
 

@@ -6,13 +6,14 @@ import argparse
 import os
 import select
 import shlex
-import signal
 import sys
 from typing import Any, TextIO, cast
 
 from ralphloop import git
 from ralphloop.build import Built, RunRequest, build_run
 from ralphloop.cancel import CancelToken
+from ralphloop.cli import outputs
+from ralphloop.cli.interrupts import Interrupts
 from ralphloop.cli.logfile import StampedLines
 from ralphloop.cli.render import TerminalRenderer
 from ralphloop.cli.terminal import TerminalGuard
@@ -31,7 +32,6 @@ from ralphloop.paths import (
     display_path,
     find_project_root,
 )
-from ralphloop.process import LIVE_GROUPS, kill_group_now
 from ralphloop.protocols import EventSink, SystemClock
 from ralphloop.reaper import become_subreaper
 from ralphloop.recover import reconcile
@@ -41,6 +41,7 @@ from ralphloop.worktree_lock import WorktreeLock
 
 
 def command(args: argparse.Namespace, argv: list[str]) -> int:
+    outputs.guard()  # a terminal that hangs up or a pipe nobody reads any more: ralph's writes never raise
     target, iterations = _positionals(args)
     _check_flags(args, target, iterations)
     root = find_project_root()
@@ -76,6 +77,7 @@ def command(args: argparse.Namespace, argv: list[str]) -> int:
     if args.monitor and _monitor_in_tmux(argv, run.paths, terminal):
         return 0  # the loop runs in tmux now; this process only launched (and showed) it
     log_file = _open_log_file(args.log_file)
+    interrupts = Interrupts(cancel, run.paths.status)
     os.makedirs(run.paths.state_dir, exist_ok=True)  # .ralph/ for a workspace at the project root
     _keep_runtime_files_out_of_git(run.paths, args.log_file)
     if log_file:
@@ -94,19 +96,20 @@ def command(args: argparse.Namespace, argv: list[str]) -> int:
             run = reconcile(run)  # an iteration a killed run left: its agent stopped, its work settled
             if built.branch:
                 _switch(run.paths, built.branch, run.emit)
-            previous = _install_signal_handlers(cancel, screen)
+            # up to the last line: a Ctrl+C or a hang-up after the loop must not end ralph in a traceback either
+            interrupts.install(screen)
             try:
                 outcome = run_loop(run)
             finally:
                 renderer.stop()  # the spinner off and the cursor back, even after an error
-                _restore_signal_handlers(previous)
+        _notify(built.settings, ended, run.paths, built.kind)  # after the final summary, outside the lock
+        if outcome.reason is ExitReason.INTERRUPTED:
+            print(f"To continue, run: {resume_command(argv, run.paths, named=bool(args.feature or target))}")
+        return outcome.reason.exit_code
     finally:
+        interrupts.restore()
         if log_file:
             log_file.close()
-    _notify(built.settings, ended, run.paths, built.kind)  # after the final summary, outside the lock
-    if outcome.reason is ExitReason.INTERRUPTED:
-        print(f"To continue, run: {resume_command(argv, run.paths, named=bool(args.feature or target))}")
-    return outcome.reason.exit_code
 
 
 def _check_flags(args: argparse.Namespace, target: str | None, iterations: str | None) -> None:
@@ -165,7 +168,7 @@ def _ask_over_spinner(renderer: TerminalRenderer, question: str, timeout: float,
 
 def ask_on_terminal(question: str, timeout: float, wake_fd: int | None = None) -> str | None:
     """Ask on the terminal; "exit", "wait", or None when nobody answered within `timeout` seconds.
-    Ctrl+C (which makes `wake_fd` readable) ends the question at once."""
+    Ctrl+C or a hang-up (each makes `wake_fd` readable) ends the question at once: the run is stopped."""
     sys.stdout.write(f"{question} [w]ait/[e]xit (waiting in {timeout:.0f}s unless told): ")
     sys.stdout.flush()
     ready, _, _ = select.select([sys.stdin, *([wake_fd] if wake_fd is not None else [])], [], [], timeout)
@@ -175,7 +178,10 @@ def ask_on_terminal(question: str, timeout: float, wake_fd: int | None = None) -
     if not ready:
         sys.stdout.write("\nno answer: waiting\n")
         return None
-    answer = sys.stdin.readline().strip().lower()
+    try:
+        answer = sys.stdin.readline().strip().lower()
+    except (OSError, ValueError):  # the terminal is gone: nobody will answer
+        return None
     return "exit" if answer[:1] in ("e", "n", "q") else "wait"
 
 
@@ -279,30 +285,6 @@ def _keep_runtime_files_out_of_git(paths: FeaturePaths, log_file: str | None) ->
 def _glob_escape(path: str) -> str:
     """A path as a literal gitignore pattern (a plan folder may be called `[draft]`)."""
     return "".join("\\" + char if char in "*?[\\" else char for char in path)
-
-
-def _install_signal_handlers(cancel: CancelToken, screen: TerminalGuard | None = None) -> dict[int, Any]:
-    def handler(signum: int, frame: object) -> None:
-        if cancel.is_set():  # the second Ctrl+C: no more waiting for anything
-            # the agent, and every hook or gate still running (background hooks have tokens of their own)
-            for pgid in {*list(LIVE_GROUPS), *([cancel.active_pgid] if cancel.active_pgid else [])}:
-                kill_group_now(pgid)
-            os.write(2, b"\nralph: stopped at once\n")
-            if screen is not None:
-                screen.restore()  # os._exit skips every `finally`: the terminal's modes and cursor back here
-            os._exit(130)
-        cancel.set()
-        os.write(2, b"\nralph: stopping the agent and saving the records (Ctrl+C again to quit at once)\n")
-
-    previous: dict[int, Any] = {}
-    for signum in (signal.SIGINT, signal.SIGTERM, signal.SIGHUP):
-        previous[signum] = signal.signal(signum, handler)
-    return previous
-
-
-def _restore_signal_handlers(previous: dict[int, Any]) -> None:
-    for signum, handler in previous.items():
-        signal.signal(signum, handler)
 
 
 def resume_command(argv: list[str], paths: FeaturePaths, *, named: bool) -> str:

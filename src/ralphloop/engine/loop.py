@@ -6,7 +6,7 @@ from __future__ import annotations
 
 import os
 
-from msgspec import Struct
+from msgspec import Struct, structs
 
 from ralphloop.archive import archive_copy
 from ralphloop.captures import WorkTree
@@ -140,23 +140,22 @@ def _finish(run: Run, decision: Decision, state: LoopState, view: TaskView, step
     )
     duration = run.clock.monotonic() - run.started
     last_words = step.last_message if step is not None and decision.reason in _SAY_LAST_WORDS else ""
-    run.emit(
-        LoopEnded(
-            run_id=run.id,
-            reason=decision.reason,
-            message=decision.message,
-            tally=state.tally,
-            duration_s=duration,
-            done=view.done_count,
-            total=view.total,
-            ended_at=run.clock.now(),
-            guidance=told,
-            scope=view.scope,
-            last_message=last_words,
-            max_iterations=run.policy.max_iterations,
-            state=state.persisted(),
-        )
+    ended = LoopEnded(
+        run_id=run.id,
+        reason=decision.reason,
+        message=decision.message,
+        tally=state.tally,
+        duration_s=duration,
+        done=view.done_count,
+        total=view.total,
+        ended_at=run.clock.now(),
+        guidance=told,
+        scope=view.scope,
+        last_message=last_words,
+        max_iterations=run.policy.max_iterations,
+        state=state.persisted(),
     )
+    run.emit(ended)
     archived = None
     ran = state.tally.counted + state.tally.uncounted > 0
     if decision.reason is ExitReason.COMPLETE and run.policy.archive and ran and run.paths.is_feature_folder:
@@ -165,6 +164,9 @@ def _finish(run: Run, decision: Decision, state: LoopState, view: TaskView, step
             run.emit(Archived(archived))
         except OSError as exc:  # the work is done and recorded; a failed copy must not hide that
             run.emit(Notice("warning", f"could not archive {run.paths.display()}: {exc}"))
-    run.hooks.end_of_run(decision.reason, decision.message, run.context(state.task, state.number))
+    if run.hooks.end_of_run(decision.reason, decision.message, run.context(state.task, state.number)):
+        why = f"the end hooks were stopped (the loop had ended: {decision.reason.value})"
+        ended = structs.replace(ended, reason=ExitReason.INTERRUPTED, message=why)  # told again: ralph was stopped
+        run.emit(ended)
     run.hooks.close()
-    return LoopOutcome(decision.reason, decision.message, state.tally.counted, duration, archived, told)
+    return LoopOutcome(ended.reason, ended.message, state.tally.counted, duration, archived, told)

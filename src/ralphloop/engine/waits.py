@@ -70,11 +70,10 @@ def after_decision(run: Run, decision: Decision, limit: UsageLimit | None) -> De
     if decision.wait_kind == "usage limit" and run.policy.usage.action == "ask" and run.ask is not None:
         resets = f"resets at {iso(limit.resets_at)}" if limit and limit.resets_at else "no reset time given"
         what = limit.message if limit else decision.message
-        answer = (
-            "exit"
-            if run.ask(f"Usage limit reached ({what}; {resets}). Wait or exit?", ASK_TIMEOUT_S) == "exit"
-            else "wait"
-        )
+        asked = run.ask(f"Usage limit reached ({what}; {resets}). Wait or exit?", ASK_TIMEOUT_S)
+        if run.cancel.is_set():  # Ctrl+C or a hang-up ended the question: nobody answered, the run was stopped
+            return INTERRUPTED
+        answer = "exit" if asked == "exit" else "wait"
         run.emit(UsageAnswered(answer))
         if answer == "exit":
             return Decision(Action.HALT, ExitReason.USAGE_LIMIT, decision.message)

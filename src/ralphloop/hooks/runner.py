@@ -74,8 +74,7 @@ class HookRunner:
         self.emit = emit
         self.model = model
         self.background = Background()
-        # The end hooks run after a Ctrl+C too (they are what tells the user the run stopped), so they
-        # get a token of their own; a second Ctrl+C still ends ralph at once.
+        # The end hooks of an interrupted run (see end_of_run): a token nothing sets.
         self.end_cancel = CancelToken()
         self.folder = os.path.join(paths.logs, "hooks")
 
@@ -95,11 +94,19 @@ class HookRunner:
 
     # -------------------------------------------------------------- lifecycle hooks
 
-    def lifecycle(self, event: str, context: HookContext, extra: Mapping[str, str] | None = None) -> list[CommandRun]:
-        """Run `event`'s commands in order; each result is told as a notice (a failure as a warning)."""
+    def lifecycle(
+        self,
+        event: str,
+        context: HookContext,
+        extra: Mapping[str, str] | None = None,
+        cancel: CancelToken | None = None,
+    ) -> list[CommandRun]:
+        """Run `event`'s commands in order, each stopped by `cancel` (the run's Ctrl+C token unless told), none
+        started once it is set; each result is told as a notice (a failure as a warning)."""
+        token = cancel or self.cancel
         runs = []
         for spec in self.hooks.for_event(event):
-            if self.cancel.is_set() and event not in ("on_halt", "on_error", "on_complete"):
+            if token.is_set():
                 break
             run = run_shell(
                 spec,
@@ -107,8 +114,7 @@ class HookRunner:
                 env={**self._env(context, event), **(extra or {})},
                 log_path=self._log(spec.name, context.number),
                 limits=self.limits,
-                # the end hooks run after a Ctrl+C too: they are what tells the user the run stopped
-                cancel=self.end_cancel if event.startswith("on_") else self.cancel,
+                cancel=token,
             )
             runs.append(run)
             self.tell(f"hook {run.summary()}", run.ok)
@@ -252,8 +258,9 @@ class HookRunner:
             hook_id, number = key
             self.record(source, number, hook_id, ran, now)
 
-    def end_of_run(self, reason: ExitReason, message: str, context: HookContext) -> None:
-        """on_complete, on_error or on_halt, once the records are final; told why through the environment."""
+    def end_of_run(self, reason: ExitReason, message: str, context: HookContext) -> bool:
+        """on_complete, on_error or on_halt, once the records are final; told why through the environment.
+        True when a Ctrl+C stopped them (or came before they could start): the run ends interrupted."""
         if reason in (ExitReason.COMPLETE, ExitReason.STORY_DONE):
             event = "on_complete"
         elif reason in (ExitReason.ERROR, ExitReason.AGENT_ERROR):
@@ -265,7 +272,11 @@ class HookRunner:
             "RALPH_EXIT_CODE": str(reason.exit_code),
             "RALPH_EXIT_MESSAGE": one_line(message, 1000),
         }
-        self.lifecycle(event, context, extra)
+        # After a Ctrl+C they still run (they are what tells the user the run stopped), on a token of their own:
+        # the next Ctrl+C quits at once. Otherwise the first one stops them, as it stops any other hook.
+        interrupted = reason is ExitReason.INTERRUPTED
+        self.lifecycle(event, context, extra, cancel=self.end_cancel if interrupted else None)
+        return not interrupted and self.cancel.is_set() and bool(self.hooks.for_event(event))
 
     def tell(self, message: str, ok: bool) -> None:
         """Tell `message` as a notice: info when `ok`, else a warning."""

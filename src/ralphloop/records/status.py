@@ -3,6 +3,7 @@ the engine's events and rewritten atomically after each. `ralph status` and the 
 
 from __future__ import annotations
 
+import json
 import os
 from datetime import datetime
 from typing import Any
@@ -21,6 +22,7 @@ from ralphloop.events import (
     UsageAnswered,
     Waiting,
 )
+from ralphloop.exitcodes import ExitReason
 from ralphloop.protocols import iso
 from ralphloop.state.schemas import STATUS
 from ralphloop.state.store import atomic_write_json
@@ -216,3 +218,21 @@ class StatusFile:
             live.usage_limit = dict(event.usage_limit)
         if event.result.model:
             live.model = event.result.model
+
+
+def stopped_at_once(path: str, now: datetime, message: str) -> None:
+    """status.json when ralph quits at once (a second Ctrl+C): no event will tell the sinks how the run ended,
+    so it is written here, from the file as it stands, with the exit reason `interrupted`. Only this process's
+    own file is changed: a run stopped before it began leaves the last run's as it was."""
+    try:
+        with open(path, encoding="utf-8") as handle:
+            found = json.load(handle)
+    except (OSError, ValueError):
+        return
+    if not isinstance(found, dict) or found.get("pid") != os.getpid():
+        return
+    fields = STATUS.load(found)
+    reason = ExitReason.INTERRUPTED
+    fields.update(status=reason.status, exitReason=reason.value, exitMessage=message, lastUpdated=iso(now))
+    fields.update(inIteration=False, activity=None, waiting=None)
+    atomic_write_json(path, STATUS.dump(fields), version=STATUS.version)
