@@ -161,7 +161,7 @@ def build_run(
     )
     if not request.reset_circuit:
         run.breaker.load()  # a damaged breaker file stops the run here (--reset-circuit is what mends it)
-    run.ledger.peek(clock.now(), policy.rate_limit_per_hour)  # so does a damaged call ledger
+    run.ledger.check()  # so does a damaged call ledger, or a FIFO or a link in its place or its lock's
     return Built(run, settings, kind, view, branch, tuple(warnings), git_warnings)
 
 

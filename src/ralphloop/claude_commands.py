@@ -7,6 +7,7 @@ import os
 from importlib import resources
 
 from ralphloop.errors import RalphError
+from ralphloop.safe_read import CONFIG_CAP, read_file
 from ralphloop.state.store import atomic_write_text
 
 COMMAND_FILES = ("ralph-plan.md", "ralph-prd.md")
@@ -59,10 +60,4 @@ def _present(path: str) -> bool:
 
 
 def _read_bytes(path: str) -> bytes | None:
-    try:
-        with open(path, "rb") as handle:
-            return handle.read()
-    except FileNotFoundError:
-        return None
-    except OSError as exc:
-        raise RalphError(f"cannot read {path}: {exc.strerror}") from None
+    return read_file(path, cap=CONFIG_CAP)

@@ -23,6 +23,7 @@ from ralphloop.hooks.parse import parse_hooks, parse_quality_checks
 from ralphloop.hooks.spec import CommandSpec, LifecycleHooks
 from ralphloop.notify import DEFAULT_EVENTS, NotifySettings
 from ralphloop.paths import RALPH_DIR, display_path, ralph_home
+from ralphloop.safe_read import CONFIG_CAP, not_text, read_file
 
 if TYPE_CHECKING:
     from ralphloop.agents.claude.settings import ClaudeSettings
@@ -110,7 +111,7 @@ _TABLE: dict[str, dict[str, _Spec]] = {
     },
     "budget": {
         "max_cost_usd": (("budget", "max_cost_usd"), "RALPH_MAX_COST_USD", values.money, None),
-        "max_tokens": (("budget", "max_tokens"), "RALPH_MAX_TOKENS", values.positive_int, None),
+        "max_tokens": (("budget", "max_tokens"), "RALPH_MAX_TOKENS", values.token_count, None),
         "max_runtime_s": (("budget", "max_runtime"), "RALPH_MAX_RUNTIME", values.minutes, None),
     },
     # Retries of transient API errors (overloaded, network) and of a wrong model: seed 004's backoff.
@@ -339,7 +340,9 @@ def _file_layer(
         if len(spec[0]) == 1:
             value = data.get(spec[0][0])
             if isinstance(value, dict):  # `completion: {mode: trust}` reads like `completion: trust`
-                value = value.get("mode")
+                if "mode" not in value:
+                    raise RalphError(f"{label}: {spec[0][0]}: expected a value, or a mapping with `mode:`")
+                value = value["mode"]
             if value is not None:
                 found[key] = (value, spec[0][0])
             continue
@@ -350,15 +353,13 @@ def _file_layer(
     return found
 
 
-def read_yaml_mapping(path: str, label: str) -> dict[str, Any] | None:
-    """A YAML file's top-level mapping; None when the file is absent or empty. Never executes anything."""
-    try:
-        with open(path, "rb") as handle:
-            raw = handle.read()
-    except FileNotFoundError:
+def read_yaml_mapping(path: str, label: str, *, cap: int = CONFIG_CAP, follow: bool = True) -> dict[str, Any] | None:
+    """A YAML file's top-level mapping; None when the file is absent or empty. Never executes anything.
+    A string holding a NUL or a lone surrogate (YAML's "\\0", "\\uD800") is refused: no argument, variable or
+    file name could carry it."""
+    raw = read_file(path, label, cap=cap, follow=follow)
+    if raw is None:
         return None
-    except OSError as exc:
-        raise RalphError(f"{label}: cannot read: {exc.strerror}") from None
     import yaml
 
     loader = getattr(yaml, "CSafeLoader", yaml.SafeLoader)
@@ -373,4 +374,7 @@ def read_yaml_mapping(path: str, label: str) -> dict[str, Any] | None:
         return None
     if not isinstance(data, dict):
         raise RalphError(f"{label}: expected a mapping of settings at the top level")
+    problem = not_text(data)
+    if problem:
+        raise RalphError(f"{label}: {problem}")
     return data

@@ -6,7 +6,7 @@ from __future__ import annotations
 from collections.abc import Callable
 from typing import Any
 
-from ralphloop.durations import parse_duration
+from ralphloop.durations import MAX_SECONDS, parse_duration
 from ralphloop.notify import NOTIFY_EVENTS, check_webhook_url
 
 # verify: a completion claim ends the loop only when the task source (and gates) agree.
@@ -17,17 +17,33 @@ USAGE_POLICIES = ("wait", "exit", "ask")
 
 Converter = Callable[[Any], Any]
 
+# Bounds far past any real setting: a number beyond one is a typo or an attack, and would overflow a
+# timestamp, a timer or the 64-bit integers of the records.
+MAX_COUNT = 1_000_000  # iterations, calls per hour, thresholds, retries, attempts, turns
+MAX_TOKENS = 10**12
+MAX_USD = 1_000_000.0
+MAX_MEGABYTES = 1024 * 1024  # a terabyte of log
+MAX_PROGRESS_BYTES = 16 * 1024 * 1024  # of progress.txt in each prompt
 
-def positive_int(value: Any) -> int:
+
+def positive_int(value: Any, most: int = MAX_COUNT) -> int:
     if isinstance(value, bool) or not isinstance(value, int | str):
         raise ValueError("expected a whole number")
-    try:
-        number = int(value)
-    except ValueError:
-        raise ValueError(f"{value!r} is not a whole number") from None
+    text = value.strip() if isinstance(value, str) else ""
+    if isinstance(value, str) and not (
+        text.isascii() and text.lstrip("+-").replace("_", "").isdigit() and len(text) < 30
+    ):
+        raise ValueError(f"{value!r} is not a whole number")
+    number = int(value)
     if number < 1:
         raise ValueError("must be 1 or more")
+    if number > most:
+        raise ValueError(f"must be at most {most:,}")
     return number
+
+
+def token_count(value: Any) -> int:
+    return positive_int(value, MAX_TOKENS)
 
 
 def iterations(value: Any) -> int | None:
@@ -52,8 +68,8 @@ def minutes(value: Any) -> float:
 
 
 def seconds(value: Any) -> float:
-    if isinstance(value, bool) or not isinstance(value, int | float) or value < 0:
-        raise ValueError("expected a number of seconds, 0 or more")
+    if isinstance(value, bool) or not isinstance(value, int | float) or not 0 <= value <= MAX_SECONDS:
+        raise ValueError(f"expected a number of seconds, 0 or more and at most {MAX_SECONDS:.0f} (a year)")
     return float(value)
 
 
@@ -81,8 +97,8 @@ def money(value: Any) -> float:
             value = float(value.strip().lstrip("$"))
         except ValueError:
             raise ValueError(f"{value!r} is not an amount in USD") from None
-    if isinstance(value, bool) or not isinstance(value, int | float) or not value > 0:
-        raise ValueError("expected an amount in USD above 0, such as 5 or 2.50")
+    if isinstance(value, bool) or not isinstance(value, int | float) or not 0 < value <= MAX_USD:
+        raise ValueError(f"expected an amount in USD above 0 and at most {MAX_USD:,.0f}, such as 5 or 2.50")
     return float(value)
 
 
@@ -181,11 +197,11 @@ def notify_on(value: Any) -> tuple[str, ...]:
 
 
 def megabytes(value: Any) -> int:
-    return positive_int(value) * 1024 * 1024
+    return positive_int(value, MAX_MEGABYTES) * 1024 * 1024
 
 
 def byte_size(value: Any) -> int:
-    number = positive_int(value)
+    number = positive_int(value, MAX_PROGRESS_BYTES)
     if number < 1024:
         raise ValueError("must be at least 1024")
     return number

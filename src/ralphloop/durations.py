@@ -6,6 +6,8 @@ import re
 
 _PART = re.compile(r"(\d+(?:\.\d+)?)([smh])")
 _UNIT_SECONDS = {"s": 1.0, "m": 60.0, "h": 3600.0}
+# Past any wait, timeout or budget a run could mean; beyond it a time no longer fits a timestamp or a timer.
+MAX_SECONDS = 366 * 24 * 3600.0
 
 
 def parse_duration(text: str, *, bare_unit: str = "m") -> float:
@@ -19,6 +21,8 @@ def parse_duration(text: str, *, bare_unit: str = "m") -> float:
         seconds = _parse_parts(value)
     if not seconds > 0 or seconds == float("inf"):
         raise ValueError(f"duration must be positive: {text!r}")
+    if seconds > MAX_SECONDS:
+        raise ValueError(f"duration {text!r} is more than a year (366 days)")
     return seconds
 
 

@@ -12,6 +12,8 @@ from collections.abc import Sequence
 
 from msgspec import Struct
 
+from ralphloop.safe_read import CONFIG_CAP, read_file
+
 _GIT_ENV = {**os.environ, "GIT_OPTIONAL_LOCKS": "0", "LC_ALL": "C"}
 
 
@@ -111,11 +113,7 @@ def exclude_paths(root: str, patterns: list[str]) -> bool:
     if done.returncode != 0:
         return False
     path = os.path.join(root, done.stdout.decode().strip())
-    try:
-        with open(path, encoding="utf-8") as handle:
-            present = set(handle.read().splitlines())
-    except FileNotFoundError:
-        present = set()
+    present = set((read_file(path, cap=CONFIG_CAP) or b"").decode("utf-8", "replace").splitlines())
     missing = [pattern for pattern in patterns if pattern not in present]
     if missing:
         os.makedirs(os.path.dirname(path), exist_ok=True)

@@ -6,18 +6,18 @@ from __future__ import annotations
 import os
 
 from ralphloop.paths import GITIGNORE_TEXT
+from ralphloop.safe_read import CONFIG_CAP, read_file
 from ralphloop.state.store import atomic_write_text
 
 
 def ensure_gitignore(ralph_dir: str) -> bool:
     """Keep ralph's runtime files out of commits; True when the file was created or extended."""
     path = os.path.join(ralph_dir, ".gitignore")
-    try:
-        with open(path, encoding="utf-8") as handle:
-            present = handle.read()
-    except FileNotFoundError:
+    raw = read_file(path, cap=CONFIG_CAP)
+    if raw is None:
         atomic_write_text(path, GITIGNORE_TEXT)
         return True
+    present = raw.decode("utf-8", "replace")
     have = set(present.splitlines())
     missing = [line for line in GITIGNORE_TEXT.splitlines() if line and not line.startswith("#") and line not in have]
     if not missing:

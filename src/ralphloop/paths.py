@@ -9,6 +9,7 @@ from __future__ import annotations
 import os
 
 from ralphloop.errors import RalphError
+from ralphloop.safe_read import check_file
 from ralphloop.tasks import detect as _detect
 from ralphloop.tasks.detect import detect, detect_root, missing_message
 
@@ -241,6 +242,9 @@ def resolve_feature(project_root: str, selector: str | None, *, flag: str = "-f"
 def _checked(project_root: str, folder: str) -> FeaturePaths:
     paths = FeaturePaths(project_root, folder)
     if detect(paths.dir) is None:
+        for name in _detect.TASK_FILE_NAMES:  # a folder (or a FIFO) by a task file's name: say so
+            path = os.path.join(paths.dir, name)
+            check_file(path, display_path(path, os.getcwd()))
         if paths.is_feature_folder:
             raise RalphError(f"{paths.display()}: no prd.json in this folder (create a feature with: ralph init NAME)")
         raise RalphError(missing_message(paths.display()))

@@ -3,9 +3,10 @@ anything: the one check `ralph validate` and `ralph run` share, so that they can
 
 It covers the run's inputs: the task source (loaded as the run loads it, narrowed by -s/--resume-from,
 and every story it could never start), the branch the run would switch to (prd.json's branchName, or
-branch.prefix and the feature's name), the prompt template, the circuit breaker's file and the agent's
-settings. Config errors are `load_settings`' own, which both commands call. What the machine holds is
-left to the run: git's state (git.preflight), executables on PATH, another run holding the lock.
+branch.prefix and the feature's name), the prompt template, the circuit breaker's file, the agent's
+settings, and ralph's own files in the workspace (each absent or a regular file of a readable size).
+Config errors are `load_settings`' own, which both commands call. What the machine holds is left to the
+run: git's state (git.preflight), executables on PATH, another run holding the lock.
 """
 
 from __future__ import annotations
@@ -18,8 +19,9 @@ from ralphloop import git
 from ralphloop.agents.registry import check_agent_settings
 from ralphloop.config import Settings
 from ralphloop.errors import RalphError
-from ralphloop.paths import FeaturePaths, display_path
+from ralphloop.paths import RUNTIME_NAMES, FeaturePaths, display_path
 from ralphloop.prompt import load_template
+from ralphloop.safe_read import CONFIG_CAP, LOG_CAP, STATE_CAP, TASK_CAP, check_file, check_folder
 from ralphloop.state.circuit import load_breaker
 from ralphloop.tasks.fix_plan import find_prompt
 from ralphloop.tasks.prd_json import PrdSource
@@ -54,7 +56,64 @@ def run_problems(
         breaker = display_path(paths.circuit_state, paths.project_root)  # as the loop names it
         problems += _refused(lambda: load_breaker(paths.circuit_state, breaker), breaker)
     problems += _refused(lambda: check_agent_settings(settings, paths), "agent")
+    return problems + runtime_problems(paths)
+
+
+# ralph's own files in a workspace that it reads whole, with the most it reads of each; the others
+# (logs it appends to, read from their end) may be of any size.
+_READ_WHOLE = {
+    "status.json": STATE_CAP,
+    "state.json": STATE_CAP,
+    ".exit_signals": STATE_CAP,
+    ".response_analysis": STATE_CAP,
+    ".circuit_breaker_state": STATE_CAP,
+    ".circuit_breaker_history": STATE_CAP,
+    "ralph_metrics.jsonl": LOG_CAP,
+    "PROGRESS.yaml": TASK_CAP,
+    ".iteration.json": STATE_CAP,
+}
+
+
+def runtime_problems(paths: FeaturePaths) -> list[Problem]:
+    """ralph's own files in the workspace (each absent, or a regular file and no link: the agent works in
+    this folder and could put a FIFO or a link to /dev/zero there) and progress.txt; refused before the run
+    takes a call slot or writes a byte, rather than hanging or failing half-way."""
+    problems: list[Problem] = []
+    cwd = os.getcwd()
+    for name in (*RUNTIME_NAMES, "progress.txt"):
+        path = os.path.join(paths.dir, name) if name == "progress.txt" else paths.file(name)
+        shown = display_path(path, cwd)
+        try:
+            if name == "logs":
+                _check_logs(path, shown)
+            elif name == "progress.txt":
+                check_file(path, shown, cap=LOG_CAP)  # the user's (tracked): a link to a regular file is fine
+            else:
+                check_file(path, shown, cap=_READ_WHOLE.get(name), follow=False)
+        except RalphError as exc:
+            problems.append(from_error(exc, shown))
+    # .ralph/.gitignore: ralph extends it, and git itself would wait for ever on a FIFO in its place
+    ignore = os.path.join(paths.ralph_dir, ".gitignore")
+    problems += _refused(lambda: check_file(ignore, display_path(ignore, cwd), cap=CONFIG_CAP), ignore)
     return problems
+
+
+def _check_logs(folder: str, shown: str, depth: int = 0) -> None:
+    """logs/ is absent or a folder of regular files and real folders (hooks/ holds the hooks' output);
+    the next iteration's log must not be a FIFO."""
+    check_folder(folder, shown)
+    try:
+        names = os.listdir(folder)
+    except FileNotFoundError:
+        return
+    except OSError as exc:
+        raise RalphError(f"{shown}: cannot read: {exc.strerror}") from None
+    for name in names:
+        path = os.path.join(folder, name)
+        if depth == 0 and os.path.isdir(path) and not os.path.islink(path):
+            _check_logs(path, f"{shown}/{name}", depth + 1)
+        else:
+            check_file(path, f"{shown}/{name}", follow=False)
 
 
 def template_file(prompt_flag: str | None, paths: FeaturePaths, kind: str) -> tuple[str | None, str]:
@@ -66,7 +125,7 @@ def template_file(prompt_flag: str | None, paths: FeaturePaths, kind: str) -> tu
     if kind == "fix-plan":
         candidates.append(find_prompt(paths.dir) or "")  # PROMPT.md, beside the fix plan first
     for path in candidates:
-        if os.path.isfile(path):
+        if path and os.path.lexists(path):  # a FIFO is refused by name by the reader, not passed over
             return path, display_path(path, os.getcwd())
     return None, ""
 

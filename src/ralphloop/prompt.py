@@ -14,6 +14,7 @@ from msgspec import Struct
 
 from ralphloop.errors import RalphError
 from ralphloop.redact import redact_text
+from ralphloop.safe_read import CONFIG_CAP, decode_text, read_file, read_tail
 
 if TYPE_CHECKING:
     from datetime import datetime
@@ -54,27 +55,18 @@ def load_template(path: str | None, label: str, kind: str = "prd") -> str:
     """The template at `path` (a -p file or the feature's prompt.md), or the built-in one for `kind`."""
     if path is None:
         return default_template(kind)
-    try:
-        with open(path, encoding="utf-8") as handle:
-            return handle.read()
-    except FileNotFoundError:
-        raise RalphError(f"{label}: prompt file not found") from None
-    except UnicodeDecodeError:
-        raise RalphError(f"{label}: prompt file is not UTF-8 text") from None
-    except OSError as exc:
-        raise RalphError(f"{label}: cannot read prompt file: {exc.strerror}") from None
+    raw = read_file(path, label, cap=CONFIG_CAP)
+    if raw is None:
+        raise RalphError(f"{label}: prompt file not found")
+    return decode_text(raw, label)
 
 
 def recent_progress(path: str, max_bytes: int) -> tuple[str, int]:
     """The newest whole entries of progress.txt within `max_bytes`, and the file's full size."""
-    try:
-        with open(path, "rb") as handle:
-            size = os.fstat(handle.fileno()).st_size
-            if size > max_bytes:
-                handle.seek(size - max_bytes)
-            raw = handle.read(max_bytes)
-    except FileNotFoundError:
+    found = read_tail(path, max_bytes=max_bytes)
+    if found is None:
         return "", 0
+    raw, size = found
     if size > max_bytes:
         # The cut may fall inside a character: skip its continuation bytes rather than show U+FFFD.
         raw = raw.lstrip(bytes(range(0x80, 0xC0)))

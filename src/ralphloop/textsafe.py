@@ -16,6 +16,8 @@ _ESCAPES = re.compile(
     r"|\x9d[^\x07\x9c]*[\x07\x9c]?"
 )
 _CONTROLS = re.compile(r"[\x00-\x08\x0b-\x1f\x7f-\x9f]")
+_SURROGATES = re.compile("[\ud800-\udfff]")  # alone (from a JSON "\\ud800"), they cannot be written as UTF-8
+_RAW_IN_JSON = re.compile(r"[\x7f-\x9f]")  # json.dumps escapes C0 controls itself, not DEL and C1
 
 
 def clean_text(text: str) -> str:
@@ -29,11 +31,18 @@ def strip_escapes(text: str) -> str:
 
 
 def strip_terminal_controls(text: str) -> str:
-    """`text` without terminal escape sequences and control characters (tabs and newlines stay)."""
-    return _CONTROLS.sub("", _ESCAPES.sub("", text.replace("\r\n", "\n")))
+    """`text` without terminal escape sequences and control characters (tabs and newlines stay), and with
+    U+FFFD for a lone surrogate (no terminal, file or pipe could take it as UTF-8)."""
+    return _SURROGATES.sub("\ufffd", _CONTROLS.sub("", _ESCAPES.sub("", text.replace("\r\n", "\n"))))
 
 
 def one_line(text: str, limit: int = 300) -> str:
     """`text` on one line (whitespace runs collapsed), cut to `limit` characters with an ellipsis."""
     line = " ".join(text.split())
     return line if len(line) <= limit else line[: limit - 1] + "…"
+
+
+def json_for_terminal(text: str) -> str:
+    """JSON text (`ensure_ascii=False`) fit for a terminal: DEL and the C1 controls escaped too (to some
+    terminals U+009B is a CSI, as ESC [ is), the JSON meaning unchanged."""
+    return _RAW_IN_JSON.sub(lambda found: f"\\u{ord(found.group()):04x}", text)

@@ -193,7 +193,7 @@ def test_an_unreadable_journal_is_set_aside_and_told(project: Path, feature: Pat
     assert len(moved) == 1 and moved[0].read_text() == '{"number": "one"}'
 
 
-def test_a_fifo_in_place_of_the_journal_neither_hangs_nor_stops_the_run(
+def test_a_fifo_in_place_of_the_journal_is_refused_in_one_line_without_hanging(
     project: Path, feature: Path, ralph: RalphRunner
 ) -> None:
     os.mkfifo(feature / ".iteration.json")
@@ -202,4 +202,6 @@ def test_a_fifo_in_place_of_the_journal_neither_hangs_nor_stops_the_run(
 
     assert done.returncode == 1, done.stdout + done.stderr
     assert "not a regular file" in done.stdout + done.stderr
-    assert not (feature / ".iteration.json").exists()
+    assert "Traceback" not in done.stdout + done.stderr
+    # Bad input leaves every file as it was: the FIFO stays for the user to look at.
+    assert stat.S_ISFIFO((feature / ".iteration.json").lstat().st_mode)

@@ -120,10 +120,10 @@ def test_a_wrong_schema_version_is_named_in_the_error(tmp_path: Path) -> None:
 
 def test_an_unreadable_state_path_is_an_error_naming_it(tmp_path: Path) -> None:
     path = tmp_path / ".circuit_breaker_state"
-    path.mkdir()  # reading a directory fails with an OSError that is not FileNotFoundError
+    path.mkdir()  # a folder is never read: the error says what is there
     with pytest.raises(RalphError) as caught:
         load_breaker(str(path), LABEL)
-    assert caught.value.message.startswith(f"{LABEL}: cannot read")
+    assert caught.value.message.startswith(f"{LABEL}: not a regular file but a folder")
 
 
 # ---------------------------------------------------------------- the history

@@ -105,7 +105,7 @@ def test_not_utf8_names_the_file_and_line(tmp_path: Path) -> None:
 def test_a_todo_that_is_a_folder_cannot_be_read(tmp_path: Path) -> None:
     (tmp_path / "x" / "TODO.md").mkdir(parents=True)
     message = load_error(TodoSource(str(tmp_path / "x"), SHOWN))
-    assert message.startswith("plans/x/TODO.md: cannot read")
+    assert message.startswith("plans/x/TODO.md: not a regular file but a folder")
 
 
 @pytest.mark.parametrize(

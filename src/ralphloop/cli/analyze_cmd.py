@@ -16,6 +16,7 @@ from ralphloop.agents.saved import detect, final_text
 from ralphloop.analysis.signals import Analysis, SignalRecord, analyze, with_records
 from ralphloop.errors import RalphError
 from ralphloop.records.signal_log import MAX_READ, parse_line
+from ralphloop.safe_read import LOG_CAP, TASK_CAP, open_regular, read_file, read_tail, shown_path
 from ralphloop.textsafe import strip_terminal_controls
 
 CHUNK = 1024 * 1024
@@ -40,14 +41,12 @@ def command(args: argparse.Namespace, argv: list[str]) -> int:
 
 
 def _open(path: str) -> int:
-    try:
-        return os.open(path, os.O_RDONLY)
-    except FileNotFoundError:
-        raise RalphError(f"{path}: no such file") from None
-    except IsADirectoryError:
-        raise RalphError(f"{path}: is a folder, not a saved output") from None
-    except OSError as exc:
-        raise RalphError(f"{path}: cannot read: {exc.strerror}") from None
+    if os.path.isdir(path):
+        raise RalphError(f"{path}: is a folder, not a saved output")
+    fd = open_regular(path, path, cap=LOG_CAP)  # never a FIFO or a device; a huge file is refused, not read
+    if fd is None:
+        raise RalphError(f"{path}: no such file")
+    return fd
 
 
 def _head(path: str) -> bytes:
@@ -94,19 +93,16 @@ def _sibling_prompt(path: str, number: int | None) -> str | None:
     if number is None:
         return None
     candidate = os.path.join(os.path.dirname(path), f"iteration-{number}.prompt.md")
-    return candidate if os.path.isfile(candidate) else None
+    return candidate if os.path.lexists(candidate) else None
 
 
 def _read_prompt(path: str | None, *, explicit: bool) -> str:
     if path is None:
         return ""
-    try:
-        with open(path, encoding="utf-8", errors="replace") as handle:
-            return handle.read()
-    except OSError as exc:
-        if explicit:
-            raise RalphError(f"--prompt {path}: cannot read: {exc.strerror}") from None
-        return ""
+    raw = read_file(path, f"--prompt {path}" if explicit else path, cap=TASK_CAP)
+    if raw is None and explicit:
+        raise RalphError(f"--prompt {path}: no such file")
+    return (raw or b"").decode("utf-8", errors="replace")
 
 
 def _records(path: str, number: int | None) -> list[SignalRecord]:
@@ -114,11 +110,9 @@ def _records(path: str, number: int | None) -> list[SignalRecord]:
     if number is None:
         return []
     feature_dir = os.path.dirname(os.path.dirname(os.path.abspath(path)))
-    try:
-        with open(os.path.join(feature_dir, "signals.jsonl"), "rb") as handle:
-            data = handle.read(MAX_READ * 8)
-    except OSError:
-        return []
+    signals = os.path.join(feature_dir, "signals.jsonl")
+    found = read_tail(signals, shown_path(signals), max_bytes=MAX_READ * 8, start=0, follow=False)
+    data = found[0] if found else b""
     records = (parse_line(line) for line in data.split(b"\n") if line.strip())
     return [record for record in records if record is not None and record.iteration == number]
 

@@ -3,6 +3,7 @@ appended to a file, alongside the terminal."""
 
 from __future__ import annotations
 
+import contextlib
 import io
 from collections.abc import Callable
 from datetime import datetime
@@ -18,19 +19,29 @@ class StampedLines(io.TextIOBase):
         self.handle = handle
         self.now = now
         self.pending = ""
+        self.failed = False  # a full disk ends the copy, never the run: the screen has the same lines
 
     def write(self, text: str) -> int:
         self.pending += text
         *lines, self.pending = self.pending.split("\n")
         for line in lines:
             shown = strip_terminal_controls(line.rsplit("\r", 1)[-1])
-            self.handle.write(f"[{self.now():%Y-%m-%d %H:%M:%S}] {shown}\n")
+            self._guarded(self.handle.write, f"[{self.now():%Y-%m-%d %H:%M:%S}] {shown}\n")
         return len(text)
 
     def flush(self) -> None:
-        self.handle.flush()
+        self._guarded(self.handle.flush)
 
     def close(self) -> None:
         if self.pending.strip():
             self.write("\n")
-        self.handle.close()
+        with contextlib.suppress(OSError):  # what the buffer held could not be written either
+            self.handle.close()
+
+    def _guarded(self, write: Callable[..., object], *args: str) -> None:
+        if self.failed:
+            return
+        try:
+            write(*args)
+        except OSError:
+            self.failed = True

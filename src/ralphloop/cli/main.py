@@ -84,6 +84,7 @@ def build_parser() -> argparse.ArgumentParser:
         "--wait", action="store_true", help="when no run is going on, wait for the next one (not the last one's end)"
     )
     monitor.add_argument("--skip-run", help=argparse.SUPPRESS)  # `ralph run --monitor`: the run before its own
+    monitor.add_argument("--beside-run", action="store_true", help=argparse.SUPPRESS)  # the same, with none before
     monitor.set_defaults(handler="monitor")
 
     report = commands.add_parser("report", help="show the metrics summary of a feature's iterations")

@@ -20,4 +20,5 @@ def command(args: argparse.Namespace, argv: list[str]) -> int:
     # --skip-run (from `ralph run --monitor`): the run that had ended when the loop was launched.
     skip = args.skip_run or (ended_run(paths) if args.wait else None)
     terminal = sys.stdout.isatty() and os.environ.get("TERM") != "dumb"
-    return follow(Watch(paths, skip=skip), sys.stdout, terminal=terminal)
+    watch = Watch(paths, skip=skip, waiting=bool(args.wait or args.skip_run or args.beside_run))
+    return follow(watch, sys.stdout, terminal=terminal)

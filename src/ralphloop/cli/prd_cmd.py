@@ -11,6 +11,7 @@ import os
 
 from ralphloop.errors import RalphError
 from ralphloop.paths import RALPH_DIR, display_path, find_project_root, is_feature_name
+from ralphloop.safe_read import TASK_CAP, read_file
 from ralphloop.state.store import atomic_write_text
 from ralphloop.tasks.spec_md.prd import merge_passes, render_prd, spec_to_prd
 
@@ -28,13 +29,9 @@ def command(args: argparse.Namespace, argv: list[str]) -> int:
         folder = folder or _only_planned(root)
         spec = os.path.join(folder, SPEC_NAME)
     shown_spec = display_path(os.path.abspath(spec), cwd)
-    try:
-        with open(spec, "rb") as handle:
-            raw = handle.read()
-    except FileNotFoundError:
-        raise RalphError(f"{shown_spec}: spec file not found (write it with /ralph-plan in Claude Code)") from None
-    except OSError as exc:
-        raise RalphError(f"{shown_spec}: cannot read: {exc.strerror}") from None
+    raw = read_file(spec, shown_spec, cap=TASK_CAP)
+    if raw is None:
+        raise RalphError(f"{shown_spec}: spec file not found (write it with /ralph-plan in Claude Code)")
     try:
         text = raw.decode("utf-8")
     except UnicodeDecodeError:
@@ -109,10 +106,8 @@ def _existing(path: str, shown: str) -> dict[str, object] | None:
 
 
 def _text(path: str) -> str | None:
+    raw = read_file(path, cap=TASK_CAP)
     try:
-        with open(path, encoding="utf-8") as handle:
-            return handle.read()
-    except FileNotFoundError:
-        return None
-    except (OSError, UnicodeDecodeError) as exc:
+        return None if raw is None else raw.decode("utf-8")
+    except UnicodeDecodeError as exc:
         raise RalphError(f"{path}: cannot read: {exc}") from None

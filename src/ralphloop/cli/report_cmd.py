@@ -13,6 +13,7 @@ from ralphloop.paths import display_path, find_project_root, resolve_feature
 from ralphloop.records.metrics import METRICS_NAME, SCHEMA_VERSION, read_metrics
 from ralphloop.records.metrics_text import format_summary
 from ralphloop.records.summary import summarize
+from ralphloop.textsafe import json_for_terminal, strip_terminal_controls
 
 TYPE_CHECKING = False
 if TYPE_CHECKING:
@@ -36,7 +37,7 @@ def command(args: argparse.Namespace, argv: list[str]) -> int:
             "summary": summary.to_json(),
             "skipped": [{"line": number, "reason": reason} for number, reason in read.skipped],
         }
-        print(json.dumps(body, indent=2, ensure_ascii=False))
-    else:
-        print(format_summary(summary, metrics_path=shown))
+        print(json_for_terminal(json.dumps(body, indent=2, ensure_ascii=False)))
+    else:  # the lines quote the agent's own words (a model name, an outcome): no escape reaches the screen
+        print(strip_terminal_controls(format_summary(summary, metrics_path=shown)))
     return 0

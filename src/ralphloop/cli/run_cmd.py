@@ -35,6 +35,7 @@ from ralphloop.paths import (
 from ralphloop.protocols import EventSink, SystemClock
 from ralphloop.reaper import become_subreaper
 from ralphloop.recover import reconcile
+from ralphloop.safe_read import check_file, nonblocking
 from ralphloop.state.read import lock_holder_alive
 from ralphloop.state.store import RunLock
 from ralphloop.worktree_lock import WorktreeLock
@@ -44,6 +45,8 @@ def command(args: argparse.Namespace, argv: list[str]) -> int:
     outputs.guard()  # a terminal that hangs up or a pipe nobody reads any more: ralph's writes never raise
     target, iterations = _positionals(args)
     _check_flags(args, target, iterations)
+    if args.log_file:  # before anything is read or written: the run appends to it from the start
+        check_file(args.log_file, f"--log-file {args.log_file}")
     root = find_project_root()
     terminal = sys.stdin.isatty() and sys.stdout.isatty()
     request = RunRequest(
@@ -130,11 +133,11 @@ def _positionals(args: argparse.Namespace) -> tuple[str | None, str | None]:
     """FEATURE|PLAN_DIR and ITERATIONS (seed 004: `ralph run plans/x/ 10`). A lone number that names
     no folder is the iteration count (`ralph run 5`)."""
     target, iterations = args.target, args.iterations
-    if target and iterations is None and target.isdigit() and not os.path.isdir(target):
+    if target and iterations is None and target.isascii() and target.isdigit() and not os.path.isdir(target):
         target, iterations = None, target
     if iterations is not None:
         text = iterations.strip()
-        if not text.isdigit() or int(text) < 1:
+        if not (text.isascii() and text.isdigit()) or int(text) < 1:
             raise RalphError(
                 f"ITERATIONS {iterations!r}: must be a positive integer (1 or more); leave it out to run until complete"
             )
@@ -154,7 +157,7 @@ def _open_log_file(path: str | None) -> StampedLines | None:
     if not path:
         return None
     try:
-        handle = open(path, "a", encoding="utf-8")  # noqa: SIM115 - closed when the run ends
+        handle = open(path, "a", encoding="utf-8", opener=nonblocking)  # noqa: SIM115 - closed when the run ends
     except OSError as exc:
         raise RalphError(f"--log-file {path}: cannot open: {exc.strerror}") from None
     return StampedLines(handle)
@@ -325,8 +328,8 @@ def _monitor_in_tmux(argv: list[str], paths: FeaturePaths, terminal: bool) -> bo
     loop = [sys.executable, "-m", "ralphloop", *without_flag(argv, "--monitor")]
     monitor = [sys.executable, "-m", "ralphloop", "monitor", "-f", paths.dir]
     before = ended_run(paths)  # the monitor waits past the last run's final state for this one's
-    if before:
-        monitor += ["--skip-run", before]
+    # the loop may not have started when the monitor does: it waits for it, whatever status.json holds now
+    monitor += ["--skip-run", before] if before else ["--beside-run"]
     try:
         launched = tmux.launch(loop, monitor, cwd=os.getcwd(), env=os.environ, window=paths.name)
     except OSError as exc:

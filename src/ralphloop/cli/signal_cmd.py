@@ -14,6 +14,7 @@ from ralphloop.errors import RalphError
 from ralphloop.paths import FeaturePaths, display_path, find_project_root, resolve_feature
 from ralphloop.protocols import SystemClock, iso
 from ralphloop.records.signal_log import append_signal, clean
+from ralphloop.safe_read import check_file
 from ralphloop.tasks.detect import detect
 
 USAGE = {
@@ -28,7 +29,12 @@ USAGE = {
 def command(args: argparse.Namespace, argv: list[str]) -> int:
     record = build_record(args.kind, [clean(word) for word in args.words], _iteration())
     paths = _feature(args.feature)
-    append_signal(paths.signals, record, iso(SystemClock().now()))
+    shown = display_path(paths.signals, os.getcwd())
+    check_file(paths.signals, shown, follow=False)  # a FIFO or a link in its place: said, not waited on
+    try:
+        append_signal(paths.signals, record, iso(SystemClock().now()))
+    except OSError as exc:
+        raise RalphError(f"{shown}: cannot append: {exc.strerror or exc}") from None
     where = f"iteration {record.iteration}" if record.iteration is not None else "the next iteration to end"
     subject = " ".join(part for part in (record.kind, record.id, record.text) if part)
     print(f"ralph: recorded '{subject}' for {where} in {display_path(paths.signals, os.getcwd())}")

@@ -11,7 +11,7 @@ from ralphloop.numbers import iteration_words, tokens_words
 from ralphloop.paths import find_project_root, resolve_feature
 from ralphloop.state.report import gather
 from ralphloop.tasks.formats import format_of
-from ralphloop.textsafe import strip_terminal_controls
+from ralphloop.textsafe import json_for_terminal, strip_terminal_controls
 
 TYPE_CHECKING = False
 if TYPE_CHECKING:
@@ -23,13 +23,19 @@ def command(args: argparse.Namespace, argv: list[str]) -> int:
     paths = resolve_feature(find_project_root(), args.feature)
     report = gather(paths)
     if args.json:
-        print(json.dumps(report, indent=2, ensure_ascii=False))
+        print(json_for_terminal(json.dumps(report, indent=2, ensure_ascii=False)))
     else:
         print(render(report))
     return 0
 
 
 def render(report: dict[str, Any]) -> str:
+    """The report as lines for a person; every value may come from the agent (it can write the state files),
+    so the whole text is cleaned of escape sequences and control characters, not field by field."""
+    return strip_terminal_controls("\n".join(_lines(report)))
+
+
+def _lines(report: dict[str, Any]) -> list[str]:
     done, total = report["storiesComplete"], report["storiesTotal"]
     filled = round(10 * done / total) if total else 0
     run = f"running (PID {report['pid']})" if report["alive"] else "not running"
@@ -87,7 +93,7 @@ def render(report: dict[str, Any]) -> str:
             f"Retries:    {report['retryCount']} failed attempt(s) of {report['maxRetries']} at the current story"
         )
     lines += _later_lines(report)
-    return "\n".join(lines)
+    return lines
 
 
 def _later_lines(report: dict[str, Any]) -> list[str]:

@@ -5,20 +5,21 @@ from __future__ import annotations
 
 import argparse
 import os
-import sys
 
 from ralphloop.config import load_settings
 from ralphloop.errors import RalphError
 from ralphloop.paths import FeaturePaths, display_path, find_project_root, resolve_feature
 from ralphloop.preflight import run_problems
-from ralphloop.tasks.detect import detect, fix_plan_file, has_story_specs, is_goal_workspace
+from ralphloop.safe_read import TASK_CAP, read_file
+from ralphloop.tasks.detect import detect, fix_plan_file, has_story_specs, is_goal_workspace, present
 from ralphloop.tasks.fix_plan import fix_plan_problems
 from ralphloop.tasks.goal import goal_problems
 from ralphloop.tasks.prd_json import prd_problems
-from ralphloop.tasks.problems import Problem
+from ralphloop.tasks.problems import Problem, from_error
 from ralphloop.tasks.spec_md.parse import spec_problems
 from ralphloop.tasks.stories.scan import story_problems
 from ralphloop.tasks.todo_md import todo_problems
+from ralphloop.textsafe import strip_terminal_controls
 
 
 def command(args: argparse.Namespace, argv: list[str]) -> int:
@@ -40,10 +41,11 @@ def command(args: argparse.Namespace, argv: list[str]) -> int:
         # What `ralph run` would refuse besides the files' own problems. Its source check is left out when
         # the file check found problems in the file it reads: its first one would be told twice.
         problems += run_problems(paths, settings, kind, source=not dict(found).get(_FILE_OF[kind]))
+    # a problem quotes the files (an id, a title), which may hold escape sequences: none reaches the screen
     for warning in warnings:
-        print(f"warning: {warning}")
+        print(strip_terminal_controls(f"warning: {warning}"))
     for problem in problems:
-        print(problem)
+        print(strip_terminal_controls(str(problem)))
     shown = paths.display()
     if problems:
         count = len(problems)
@@ -67,14 +69,19 @@ def check_workspace(
     cwd = os.getcwd()
     checked: list[str] = []
     found: list[tuple[str, list[Problem]]] = []
-    if os.path.isfile(paths.prd):
+    if present(paths.prd):
         checked.append("prd.json")
-        found.append(("prd.json", prd_problems(_read(paths.prd), display_path(paths.prd, cwd))))
+        shown = display_path(paths.prd, cwd)
+        raw = _read(paths.prd, shown)
+        found.append(("prd.json", raw if isinstance(raw, list) else prd_problems(raw, shown)))
     spec = os.path.join(paths.dir, "spec.md")
-    if os.path.isfile(spec):
+    if present(spec):
         checked.append("spec.md")
-        found.append(("spec.md", spec_problems(_read(spec).decode("utf-8", "replace"), display_path(spec, cwd))))
-    if os.path.isfile(os.path.join(paths.dir, "TODO.md")):
+        shown = display_path(spec, cwd)
+        raw = _read(spec, shown)
+        text = raw if isinstance(raw, list) else spec_problems(raw.decode("utf-8", "replace"), shown)
+        found.append(("spec.md", text))
+    if present(os.path.join(paths.dir, "TODO.md")):
         checked.append("TODO.md")
         found.append(("TODO.md", todo_problems(paths.dir, display_path(paths.dir, cwd))))
     plan = fix_plan_file(paths.dir)
@@ -95,10 +102,9 @@ def check_workspace(
     return checked, found
 
 
-def _read(path: str) -> bytes:
+def _read(path: str, shown: str) -> bytes | list[Problem]:
+    """The file's bytes, or the one problem that keeps it from being read (a FIFO, a folder, too big)."""
     try:
-        with open(path, "rb") as handle:
-            return handle.read()
-    except OSError as exc:
-        print(f"ralph: error: {path}: cannot read: {exc.strerror}", file=sys.stderr)
-        return b""
+        return read_file(path, shown, cap=TASK_CAP) or b""
+    except RalphError as exc:
+        return [from_error(exc, shown)]

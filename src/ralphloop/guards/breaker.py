@@ -305,9 +305,12 @@ def _cut(text: str | None, limit: int = 200) -> str:
     return one_line(text, limit) if text else "(no error text)"
 
 
+_MAX_COUNT = 10**9  # far past any real streak; a hand-edited 1e30 would not fit the records' 64-bit integers
+
+
 def _count(data: Mapping[str, Any], key: str) -> int:
     value = data.get(key, 0)
-    if isinstance(value, bool) or not isinstance(value, int) or value < 0:
+    if isinstance(value, bool) or not isinstance(value, int) or not 0 <= value <= _MAX_COUNT:
         raise ValueError(f"{key} is not a count")
     return value
 

@@ -18,9 +18,13 @@ from dataclasses import dataclass, field
 from datetime import UTC, datetime
 from typing import Any, TextIO
 
+from ralphloop.errors import RalphError
 from ralphloop.monitor.snapshot import Snapshot, own_log, read_snapshot
 from ralphloop.monitor.views import WAITING_TEXT, dashboard, plain_line, summary_lines, summary_view
 from ralphloop.paths import FeaturePaths
+from ralphloop.safe_read import shown_path
+from ralphloop.state.read import lock_holder_alive
+from ralphloop.textsafe import strip_terminal_controls
 
 POLL_S = 0.1
 REDRAW_S = 1.0  # countdowns and "updated N s ago" move even when no file changes
@@ -32,6 +36,7 @@ class Watch:
 
     paths: FeaturePaths
     skip: str | None = None  # an ended run (Snapshot.run_id) not to show: wait for the next one instead
+    waiting: bool = False  # --wait, or launched beside a run: a run is coming, whatever status.json holds
     stamps: tuple[object, ...] = ()
     log_file: str = ""
     _files: tuple[str, ...] = field(default=())
@@ -54,6 +59,10 @@ class Watch:
         self.log_file = own_log(self.paths, report.get("logFile")) if report else ""
         if report is not None and self.skip is not None and not report["alive"] and found.run_id == self.skip:
             return Snapshot(now=now, report=None)  # an earlier run's leftovers: wait for the next one
+        if found.damaged and not self.waiting and lock_holder_alive(self.paths.lock) is None:
+            # written atomically, status.json stays damaged until a run rewrites it: nothing to wait for
+            shown = shown_path(self.paths.status)
+            raise RalphError(f"{shown}: not a JSON object (damaged?): no run to follow; `ralph run` rewrites it")
         return found
 
 
@@ -131,7 +140,7 @@ def _plain(
         line = plain_line(snapshot)
         if line != shown:
             stamp = "" if line == WAITING_TEXT else f"[{snapshot.now.astimezone():%H:%M:%S}] "
-            out.write(stamp + line + "\n")
+            out.write(strip_terminal_controls(stamp + line) + "\n")
             out.flush()
             shown = line
         if snapshot.ended:
@@ -141,7 +150,7 @@ def _plain(
         if watch.changed() or monotonic() - read >= REDRAW_S:
             snapshot = watch.snapshot(now())
             read = monotonic()
-    out.write("\n".join(summary_lines(snapshot.report or {})) + "\n")
+    out.write(strip_terminal_controls("\n".join(summary_lines(snapshot.report or {}))) + "\n")
     out.flush()
     return 0
 

@@ -13,6 +13,7 @@ from datetime import UTC, datetime
 from typing import Any
 
 from ralphloop.agents.registry import log_reader
+from ralphloop.errors import RalphError
 from ralphloop.paths import FeaturePaths
 from ralphloop.state.read import lock_holder_alive, read_json_object, read_tail_lines
 from ralphloop.state.report import gather
@@ -37,6 +38,7 @@ class Snapshot:
     events: list[dict[str, str]] = field(default_factory=list)  # {time, level, text}, oldest first
     log_name: str = ""
     log_lines: list[str] = field(default_factory=list)
+    damaged: bool = False  # status.json is there but holds no JSON object (a run rewrites it)
 
     @property
     def started(self) -> bool:
@@ -60,7 +62,7 @@ def run_id(status: dict[str, Any]) -> str:
 def read_snapshot(paths: FeaturePaths, now: datetime, *, events: int = 8, log_lines: int = 12) -> Snapshot:
     status = read_json_object(paths.status)
     if status is None:
-        return Snapshot(now=now, report=None)
+        return Snapshot(now=now, report=None, damaged=os.path.lexists(paths.status))
     report = gather(paths, strict=False)
     report["startedAt"] = status.get("startedAt")
     report["runPid"] = status.get("pid")
@@ -98,7 +100,11 @@ def log_tail(path: str, count: int, agent: str = "claude") -> list[str]:
     """The last `count` readable lines of an iteration log: the backend's structured output (Claude's
     stream-json) turned into text by its reader, blank lines dropped. Only the last LOG_TAIL_BYTES are read."""
     readable_lines = log_reader(agent)
-    raw = [line.decode("utf-8", "replace").rstrip("\r") for line in read_tail_lines(path, LOG_TAIL_BYTES) or []]
+    try:
+        tail = read_tail_lines(path, LOG_TAIL_BYTES) or []
+    except RalphError:  # status.json names the log, and the agent can write status.json: show none
+        tail = []
+    raw = [line.decode("utf-8", "replace").rstrip("\r") for line in tail]
     shown: list[str] = []
     for line in reversed(raw):
         if len(shown) >= count:

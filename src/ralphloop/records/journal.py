@@ -13,18 +13,17 @@ from __future__ import annotations
 
 import contextlib
 import os
-import stat
 import time
 from typing import Any
 
 import msgspec
 from msgspec import Struct
 
+from ralphloop.safe_read import STATE_CAP, read_file
 from ralphloop.state.store import atomic_write_bytes
 
 VERSION = 1
 NO_RECORD = msgspec.Raw(b"null")
-MAX_BYTES = 16 * 1024 * 1024  # a record holds the analysis and notes: bounded, never a reason to hang
 
 
 class Journal(Struct, kw_only=True):
@@ -104,22 +103,11 @@ class JournalFile:
 
 def read(path: str) -> Journal | None:
     """The journal a run left; None when there is none. Raises ValueError naming the file when it cannot be
-    read as one (a torn write cannot happen: it is replaced atomically; a hostile or foreign file can)."""
-    try:
-        fd = os.open(path, os.O_RDONLY | os.O_NONBLOCK | os.O_NOFOLLOW)
-    except FileNotFoundError:
+    read as one (a torn write cannot happen: it is replaced atomically; a hostile or foreign file can), and
+    FileRefused when it is not a regular file or is too big (refused before the run by preflight)."""
+    data = read_file(path, cap=STATE_CAP, follow=False)
+    if data is None:
         return None
-    except OSError as exc:
-        raise ValueError(f"{path}: cannot be read ({exc.strerror or exc})") from None
-    try:
-        info = os.fstat(fd)
-        if not stat.S_ISREG(info.st_mode):
-            raise ValueError(f"{path}: not a regular file")
-        if info.st_size > MAX_BYTES:
-            raise ValueError(f"{path}: larger than {MAX_BYTES // (1024 * 1024)} MiB")
-        data = os.read(fd, MAX_BYTES + 1)
-    finally:
-        os.close(fd)
     try:
         journal = msgspec.json.decode(data, type=Journal)
     except msgspec.ValidationError as exc:

@@ -15,6 +15,7 @@ import os
 from dataclasses import dataclass
 
 from ralphloop.errors import RalphError
+from ralphloop.safe_read import LOG_CAP, maybe_not_text, read_file, read_tail, scrub
 from ralphloop.state.schemas import METRICS_LINE, kind_of
 
 TYPE_CHECKING = False  # typing costs ~9 ms of import; `ralph report` must stay fast
@@ -103,13 +104,9 @@ def append_metrics(path: str | os.PathLike[str], line: Mapping[str, Any]) -> Non
     from ralphloop.state.store import append_text  # tempfile and fcntl: only the writer pays for them
 
     text = json.dumps(line, separators=(",", ":"), ensure_ascii=False) + "\n"
-    try:
-        with open(path, "rb") as handle:
-            handle.seek(-1, os.SEEK_END)
-            if handle.read(1) != b"\n":
-                text = "\n" + text
-    except OSError:  # no file yet, or an empty one (seeking before the start)
-        pass
+    last = read_tail(path, max_bytes=1, follow=False)
+    if last is not None and last[0] not in (b"", b"\n"):
+        text = "\n" + text
     append_text(path, text)
 
 
@@ -133,13 +130,9 @@ def read_metrics(path: str | os.PathLike[str]) -> MetricsRead:
     line (not JSON, not an object, a field of the wrong type) raises RalphError.
     """
     name = os.fspath(path)
-    try:
-        with open(name, "rb") as handle:
-            data = handle.read()
-    except FileNotFoundError:
-        raise RalphError(f"{name}: no metrics yet (no iteration has finished)") from None
-    except OSError as exc:
-        raise RalphError(f"{name}: cannot read ({exc.strerror or exc})") from None
+    data = read_file(name, name, cap=LOG_CAP, follow=False)
+    if data is None:
+        raise RalphError(f"{name}: no metrics yet (no iteration has finished)")
     rows = data.split(b"\n")
     tail = rows.pop()  # what follows the last newline: empty unless the last line is unterminated
     lines: list[dict[str, Any]] = []
@@ -171,6 +164,8 @@ def read_metrics(path: str | os.PathLike[str]) -> MetricsRead:
             skipped.append((number, "an unfinished last line (cut short by a crash?)"))
         else:
             lines.append(_checked(value, name, number, known))
+    if maybe_not_text(data):  # a NUL or a lone surrogate would fail the screen or the JSON output
+        lines = [scrub(line) for line in lines]
     return MetricsRead(lines, skipped)
 
 

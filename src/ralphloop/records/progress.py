@@ -8,6 +8,7 @@ from typing import Any
 
 from msgspec import Struct
 
+from ralphloop.safe_read import read_tail
 from ralphloop.state.store import append_text
 
 MAX_FILES_LISTED = 50
@@ -63,13 +64,9 @@ def format_entry(entry: ProgressEntry) -> str:
 def append_entry(path: str, entry: ProgressEntry) -> None:
     """Append one entry in a single fsynced write, after whatever the agent appended itself."""
     text = format_entry(entry)
-    try:
-        with open(path, "rb") as handle:
-            handle.seek(-1, os.SEEK_END)
-            if handle.read(1) != b"\n":
-                text = "\n" + text
-    except (FileNotFoundError, OSError):
-        pass
+    last = read_tail(path, max_bytes=1)
+    if last is not None and last[0] not in (b"", b"\n"):
+        text = "\n" + text
     append_text(path, text)
 
 

@@ -13,7 +13,9 @@ import os
 from msgspec import Struct
 
 from ralphloop.analysis.signals import SignalRecord
+from ralphloop.errors import RalphError
 from ralphloop.redact import redact_text
+from ralphloop.safe_read import read_tail
 from ralphloop.state.store import SCHEMA_VERSION, append_text
 from ralphloop.textsafe import strip_terminal_controls
 
@@ -59,15 +61,12 @@ def read_new(path: str, offset: int, iteration: int) -> NewRecords:
     A file that shrank (someone removed it) is read from its start. Malformed lines are
     reported, never fatal."""
     try:
-        with open(path, "rb") as handle:
-            end = os.fstat(handle.fileno()).st_size
-            start = offset if offset <= end else 0
-            handle.seek(start)
-            data = handle.read(MAX_READ)
-    except FileNotFoundError:
+        found = read_tail(path, "signals.jsonl", max_bytes=MAX_READ, start=offset, follow=False)
+    except RalphError as exc:  # a FIFO or a folder the agent put there: nothing to read, and said so
+        return NewRecords((), (str(exc),))
+    if found is None:
         return NewRecords((), ())
-    except OSError as exc:
-        return NewRecords((), (f"signals.jsonl: cannot read: {exc.strerror}",))
+    data = found[0]
     records: list[SignalRecord] = []
     problems: list[str] = []
     for number, raw in enumerate(data.split(b"\n"), start=1):

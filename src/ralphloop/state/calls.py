@@ -19,6 +19,7 @@ from datetime import UTC, datetime
 from ralphloop.errors import RalphError
 from ralphloop.guards import ratelimit
 from ralphloop.guards.ratelimit import Slot
+from ralphloop.safe_read import STATE_CAP, check_file, read_file
 from ralphloop.state.store import SCHEMA_VERSION, atomic_write_json
 
 CALLS_DIR = "calls"
@@ -65,21 +66,22 @@ class CallLedger:
 
     @contextlib.contextmanager
     def _locked(self) -> Iterator[None]:
-        fd = os.open(self.path + ".lock", os.O_RDWR | os.O_CREAT, 0o600)
+        fd = os.open(self.path + ".lock", os.O_RDWR | os.O_CREAT | os.O_NOFOLLOW | os.O_NONBLOCK | os.O_CLOEXEC, 0o600)
         try:
             fcntl.flock(fd, fcntl.LOCK_EX)
             yield
         finally:
             os.close(fd)  # closing the last descriptor drops the flock
 
+    def check(self) -> None:
+        """The ledger and its lock file are absent or regular files (the lock is opened to write)."""
+        check_file(self.path + ".lock", f"{self.path}.lock (the call ledger's lock)", cap=4096, follow=False)
+        self._read()
+
     def _read(self) -> list[datetime]:
-        try:
-            with open(self.path, "rb") as handle:
-                data = handle.read()
-        except FileNotFoundError:
+        data = read_file(self.path, f"{self.path} (the call ledger)", cap=STATE_CAP, follow=False)
+        if data is None:
             return []
-        except OSError as exc:
-            raise RalphError(f"{self.path}: cannot read the call ledger ({exc.strerror or exc})") from None
         try:
             return _parse(data)
         except ValueError as exc:

@@ -9,23 +9,21 @@ from typing import Any
 
 from ralphloop.errors import RalphError
 from ralphloop.guards.breaker import HISTORY_KEEP, Breaker, Transition
+from ralphloop.safe_read import STATE_CAP, maybe_not_text, read_file, scrub
 from ralphloop.state.schemas import BREAKER
 from ralphloop.state.store import atomic_write_json
 
 
 def load_breaker(path: str, label: str) -> Breaker:
     """The saved breaker; CLOSED when there is none. A damaged file is an error naming it, left as it is."""
-    try:
-        with open(path, "rb") as handle:
-            raw = handle.read()
-    except FileNotFoundError:
+    raw = read_file(path, label, cap=STATE_CAP, follow=False)
+    if raw is None:
         return Breaker()
-    except OSError as exc:
-        raise RalphError(f"{label}: cannot read: {exc.strerror}") from None
     try:
         data = json.loads(raw)
         if not isinstance(data, dict):
             raise ValueError("not a JSON object")
+        data = scrub(data) if maybe_not_text(raw) else data  # written back as it is read: no NUL, no surrogate
         if data.get("schema_version", BREAKER.version) != BREAKER.version:
             raise ValueError(f"schema_version {data.get('schema_version')!r} is not {BREAKER.version}")
         return Breaker.from_json(data)
@@ -42,9 +40,8 @@ def save_breaker(path: str, breaker: Breaker, iteration: int) -> None:
 def read_history(path: str) -> list[dict[str, Any]]:
     """The saved transitions, oldest first; a missing or damaged history reads as empty (it is only a log)."""
     try:
-        with open(path, "rb") as handle:
-            data = json.loads(handle.read())
-    except (OSError, ValueError, RecursionError):
+        data = json.loads(read_file(path, cap=STATE_CAP, follow=False) or b"[]")
+    except (RalphError, ValueError, RecursionError):  # refused: the run's preflight names it
         return []
     if isinstance(data, dict):
         data = data.get("transitions")

@@ -8,6 +8,7 @@ import json
 
 from ralphloop.errors import RalphError
 from ralphloop.paths import FeaturePaths
+from ralphloop.safe_read import TASK_CAP, read_file
 from ralphloop.state.read import lock_holder_alive, read_json_object
 from ralphloop.state.schemas import BREAKER, STATE, STATUS
 from ralphloop.tasks.detect import detect
@@ -19,15 +20,15 @@ if TYPE_CHECKING:
 
 def story_counts(paths: FeaturePaths) -> tuple[int, int]:
     """Stories passing and in total, from prd.json itself (the truth, even if edited by hand)."""
+    shown = f"{paths.display()}/prd.json"
+    raw = read_file(paths.prd, shown, cap=TASK_CAP)
+    if raw is None:
+        raise RalphError(f"{shown}: file not found")
     try:
-        with open(paths.prd, "rb") as handle:
-            prd = json.loads(handle.read())
-        stories = prd["userStories"]
+        stories = json.loads(raw)["userStories"]
         return sum(1 for story in stories if story.get("passes") is True), len(stories)
-    except FileNotFoundError:
-        raise RalphError(f"{paths.display()}/prd.json: file not found") from None
     except (ValueError, KeyError, TypeError, AttributeError, RecursionError) as exc:
-        raise RalphError(f"{paths.display()}/prd.json: not a valid prd.json ({type(exc).__name__})") from None
+        raise RalphError(f"{shown}: not a valid prd.json ({type(exc).__name__})") from None
 
 
 def task_counts(paths: FeaturePaths, kind: str | None, status: dict[str, Any]) -> tuple[int, int]:

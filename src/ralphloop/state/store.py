@@ -72,7 +72,8 @@ def atomic_write_json(path: str | os.PathLike[str], value: dict[str, Any], versi
 
 def append_text(path: str | os.PathLike[str], text: str) -> None:
     """Append `text` in one write and fsync it, secrets masked: append-only records are never rewritten."""
-    fd = os.open(os.fspath(path), os.O_WRONLY | os.O_APPEND | os.O_CREAT, 0o644)
+    # O_NONBLOCK: a FIFO put in a record's place fails the write instead of hanging the loop on it
+    fd = os.open(os.fspath(path), os.O_WRONLY | os.O_APPEND | os.O_CREAT | os.O_NONBLOCK | os.O_CLOEXEC, 0o644)
     try:
         os.write(fd, redact_text(text).encode("utf-8"))
         os.fsync(fd)

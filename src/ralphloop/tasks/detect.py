@@ -10,8 +10,11 @@ from __future__ import annotations
 import os
 import re
 
+from ralphloop.safe_read import read_head
+
 RALPH_DIR = ".ralph"
 FIX_PLAN_NAMES = ("fix_plan.md", "@fix_plan.md")
+TASK_FILE_NAMES = ("prd.json", "TODO.md", *FIX_PLAN_NAMES, "SPRINT.yaml")  # the files a format is found by
 _EPIC = re.compile(r"^epic-\d+$")
 _STORY = re.compile(r"^story-\d+\.\d+(?:-.+)?\.md$")
 # seed 001: a PROGRESS.yaml alone is a goal workspace when a top-level line says `mode: ralph`
@@ -19,12 +22,18 @@ _GOAL_MODE = re.compile(rb"^mode:[ \t]*[\"']?ralph[\"']?[ \t]*(?:#.*)?$", re.MUL
 _GOAL_SCAN = 64 * 1024
 
 
+def present(path: str) -> bool:
+    """Whether a task file is there: a folder of that name is not one; a FIFO, a device or a broken link
+    is, so that its reader refuses it by name rather than the folder look empty."""
+    return os.path.lexists(path) and not os.path.isdir(path)
+
+
 def fix_plan_file(folder: str) -> str | None:
     """seed 000's plan: fix_plan.md or @fix_plan.md, in `folder` or in its .ralph/ subfolder."""
     for where in (folder, os.path.join(folder, RALPH_DIR)):
         for name in FIX_PLAN_NAMES:
             path = os.path.join(where, name)
-            if os.path.isfile(path):
+            if present(path):
                 return path
     return None
 
@@ -48,13 +57,10 @@ def has_story_specs(folder: str) -> bool:
 def is_goal_workspace(folder: str) -> bool:
     """Whether `folder` holds a goal workspace (seed 001): a SPRINT.yaml (one whose workflow is not ralph's
     is then reported as such, which says more than "no task file"), or a PROGRESS.yaml in ralph mode."""
-    if os.path.isfile(os.path.join(folder, "SPRINT.yaml")):
+    if present(os.path.join(folder, "SPRINT.yaml")):
         return True
-    try:
-        with open(os.path.join(folder, "PROGRESS.yaml"), "rb") as handle:
-            return _GOAL_MODE.search(handle.read(_GOAL_SCAN)) is not None
-    except OSError:
-        return False
+    head = read_head(os.path.join(folder, "PROGRESS.yaml"), _GOAL_SCAN)
+    return head is not None and _GOAL_MODE.search(head) is not None
 
 
 def detect(folder: str) -> str | None:

@@ -41,7 +41,7 @@ def find_prompt(folder: str) -> str | None:
         places.reverse()
     for where in places:
         path = os.path.join(where, PROMPT_NAME)
-        if os.path.isfile(path):
+        if os.path.lexists(path):  # a FIFO is found, for the template reader to refuse by name
             return path
     return None
 

@@ -83,7 +83,7 @@ FORMATS: dict[str, Format] = {
     "prd": Format(
         "prd",
         "ralphloop.tasks.prd_json",
-        lambda folder: os.path.isfile(os.path.join(folder, "prd.json")),
+        lambda folder: detect.present(os.path.join(folder, "prd.json")),
         template="prompt.md",
         done_words="stories pass",
         units="Stories",
@@ -92,7 +92,7 @@ FORMATS: dict[str, Format] = {
     "todo": Format(
         "todo",
         "ralphloop.tasks.todo_md",
-        lambda folder: os.path.isfile(os.path.join(folder, "TODO.md")),
+        lambda folder: detect.present(os.path.join(folder, "TODO.md")),
         template="prompt-todo.md",
         done_words="tasks done",
         units="Tasks",

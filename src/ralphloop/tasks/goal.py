@@ -26,8 +26,10 @@ from ralphloop.hooks.spec import HookSpec
 from ralphloop.paths import FeaturePaths, display_path
 from ralphloop.protocols import SettleFacts, Settlement, Task, TaskView
 from ralphloop.redact import redact_value
+from ralphloop.safe_read import TASK_CAP
 from ralphloop.state.store import atomic_write_text
 from ralphloop.tasks.base import SourceBase
+from ralphloop.tasks.detect import present
 from ralphloop.tasks.goal_file import dump_data, parse_progress, progress_data, stat_key
 from ralphloop.tasks.goal_sprint import sprint_settings
 from ralphloop.tasks.goal_steps import (
@@ -62,7 +64,7 @@ class GoalSource(SourceBase):
         self.project_root = project_root
         self.sprint_file = os.path.join(folder, SPRINT_NAME)
         self.progress_file = os.path.join(folder, PROGRESS_NAME)
-        has_sprint = os.path.isfile(self.sprint_file)
+        has_sprint = present(self.sprint_file)
         self.path = self.sprint_file if has_sprint else self.progress_file
         # PROGRESS.yaml as last read or written, by its stat: parsing it is the costly part of an
         # iteration once it holds hundreds of records, and ralph is its only writer (the agent may still
@@ -97,9 +99,9 @@ class GoalSource(SourceBase):
 
     def _read_sprint(self) -> GoalProgress | None:
         shown = self._shown(SPRINT_NAME)
-        data = read_yaml_mapping(self.sprint_file, shown)
+        data = read_yaml_mapping(self.sprint_file, shown, cap=TASK_CAP)
         if data is None:
-            if os.path.isfile(self.sprint_file):
+            if present(self.sprint_file):
                 raise RalphError(f"{shown}: empty (write `workflow: ralph` and a `goal`)")
             return None
         workflow = data.get("workflow")
@@ -118,7 +120,7 @@ class GoalSource(SourceBase):
         if key is not None and self._saved is not None and self._saved[0] == key:
             data: dict[str, Any] | None = self._saved[1]
         else:
-            data = read_yaml_mapping(self.progress_file, shown)
+            data = read_yaml_mapping(self.progress_file, shown, cap=TASK_CAP, follow=False)  # ralph's own
             self._saved = (key, data) if key and data is not None else None
         if data is None:
             return None

@@ -11,6 +11,7 @@ import msgspec
 from ralphloop.errors import RalphError
 from ralphloop.paths import FeaturePaths, display_path
 from ralphloop.protocols import Task, TaskView
+from ralphloop.safe_read import TASK_CAP, maybe_not_text, not_text, read_file
 from ralphloop.tasks.base import SourceBase
 from ralphloop.tasks.problems import Problem
 
@@ -51,6 +52,9 @@ def parse_prd(raw: bytes, label: str) -> Prd:
         raise RalphError(f"{label}: invalid JSON at line {exc.lineno}, column {exc.colno}: {exc.msg}") from None
     except RecursionError:
         raise RalphError(f"{label}: invalid JSON: nested too deeply") from None
+    problem = not_text(data) if maybe_not_text(raw) else None
+    if problem:  # an id, a title or a branch goes into arguments, variables and commits: NUL cannot
+        raise RalphError(f"{label}: {problem}")
     try:
         prd = msgspec.convert(data, Prd)
     except msgspec.ValidationError as exc:
@@ -117,13 +121,9 @@ class PrdSource(SourceBase):
 
     def read(self) -> Prd:
         """The whole file, validated (its branchName is read before the loop starts)."""
-        try:
-            with open(self.path, "rb") as handle:
-                raw = handle.read()
-        except FileNotFoundError:
-            raise RalphError(f"{self.display}: file not found") from None
-        except OSError as exc:
-            raise RalphError(f"{self.display}: cannot read: {exc.strerror}") from None
+        raw = read_file(self.path, self.display, cap=TASK_CAP)
+        if raw is None:
+            raise RalphError(f"{self.display}: file not found")
         return parse_prd(raw, self.display)
 
     def mark_done(self, task: Task, when: str) -> list[str]:
@@ -194,6 +194,9 @@ def prd_problems(raw: bytes, label: str) -> list[Problem]:
         return [Problem(label, f"invalid JSON at column {exc.colno}: {exc.msg}", exc.lineno)]
     except RecursionError:
         return [Problem(label, "invalid JSON: nested too deeply")]
+    problem = not_text(data) if maybe_not_text(raw) else None
+    if problem:
+        return [Problem(label, problem)]
     if not isinstance(data, dict):
         return [Problem(label, "expected a JSON object with userStories at the top level")]
     stories = data.get("userStories")

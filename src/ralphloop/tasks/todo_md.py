@@ -17,12 +17,14 @@ import posixpath
 import re
 from collections.abc import Iterable, Sequence
 
+from ralphloop.errors import RalphError
 from ralphloop.paths import FeaturePaths, display_path
 from ralphloop.protocols import Task, TaskView
+from ralphloop.safe_read import TASK_CAP, read_file
 from ralphloop.tasks.base import SourceBase
 from ralphloop.tasks.checklist import Checklist, Item, scan_checklist
 from ralphloop.tasks.order import pick_next
-from ralphloop.tasks.problems import Problem, raise_first
+from ralphloop.tasks.problems import Problem, from_error, raise_first
 
 TODO_NAME = "TODO.md"
 NO_TASKS = "no tasks (write them as '- [ ] task' lines)"
@@ -109,17 +111,19 @@ def new_todo(feature: str) -> str:
 def read_markdown(path: str, shown: str, missing: Problem) -> str | Problem:
     """The text of a Markdown task file, or what keeps it from being read (`missing` when it does not exist)."""
     try:
-        with open(path, "rb") as handle:
-            raw = handle.read()
-    except FileNotFoundError:
+        raw = read_file(path, shown, cap=TASK_CAP)
+    except RalphError as exc:
+        return from_error(exc, shown)
+    if raw is None:
         return missing
-    except OSError as exc:
-        return Problem(shown, f"cannot read: {exc.strerror}")
     try:
-        return raw.decode("utf-8")
+        text = raw.decode("utf-8")
     except UnicodeDecodeError as exc:
         before = raw[: exc.start].decode("utf-8")
         return Problem(shown, "not UTF-8 text", line=len(re.split(r"\r\n|\r|\n", before)))
+    if "\x00" in text:  # a task's text goes into a commit message: no NUL can
+        return Problem(shown, "a NUL byte (not text)", line=len(re.split(r"\r\n|\r|\n", text[: text.index("\x00")])))
+    return text
 
 
 def block_problems(checklist: Checklist, shown: str) -> list[Problem]:

@@ -39,7 +39,7 @@ def _subdirs(folder: str) -> list[os.DirEntry[str]]:
 def _files(folder: str) -> list[str]:
     try:
         with os.scandir(folder) as entries:
-            return sorted(entry.name for entry in entries if entry.is_file())
+            return sorted(entry.name for entry in entries if not entry.is_dir())  # a FIFO is refused by name
     except OSError:
         return []
 

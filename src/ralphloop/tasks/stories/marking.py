@@ -2,8 +2,8 @@
 
 from __future__ import annotations
 
-import os
-
+from ralphloop.errors import RalphError
+from ralphloop.safe_read import TASK_CAP, read_file, read_tail
 from ralphloop.state.store import append_text, atomic_write_bytes
 from ralphloop.tasks.frontmatter import parse_mapping, set_field, split_frontmatter
 from ralphloop.tasks.stories.spec import StorySpec
@@ -12,15 +12,14 @@ from ralphloop.tasks.stories.spec import StorySpec
 def write_status(spec: StorySpec) -> list[str]:
     """Rewrite the spec with `status: done`, every other byte unchanged; the note says what changed."""
     try:
-        with open(spec.path, "rb") as handle:
-            text = handle.read().decode("utf-8")
+        text = (read_file(spec.path, spec.shown, cap=TASK_CAP) or b"").decode("utf-8")
         fm = split_frontmatter(text)
         fields = parse_mapping(fm, spec.shown)[0] if fm else {}
         old = fields["status"].value if "status" in fields else None
         if isinstance(old, str) and old.strip().lower() == "done":
             return []
         atomic_write_bytes(spec.path, set_field(text, "status", "done").encode("utf-8"))
-    except (OSError, UnicodeDecodeError, ValueError) as exc:
+    except (OSError, UnicodeDecodeError, ValueError, RalphError) as exc:
         reason = exc.strerror if isinstance(exc, OSError) else str(exc)
         return [f"{spec.shown}: could not set status: done ({reason})"]
     return [f"{spec.shown}: status: {old if isinstance(old, str) else '(none)'} → done"]
@@ -28,13 +27,7 @@ def write_status(spec: StorySpec) -> list[str]:
 
 def append_line(path: str, line: str) -> None:
     """Append `line`, starting on a new line even when the file does not end with one."""
-    try:
-        with open(path, "rb") as handle:
-            handle.seek(0, os.SEEK_END)
-            if handle.tell() > 0:
-                handle.seek(-1, os.SEEK_END)
-                if handle.read(1) != b"\n":
-                    line = "\n" + line
-    except FileNotFoundError:
-        pass
+    last = read_tail(path, max_bytes=1)
+    if last is not None and last[0] not in (b"", b"\n"):
+        line = "\n" + line
     append_text(path, line + "\n")

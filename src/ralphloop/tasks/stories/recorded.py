@@ -6,6 +6,8 @@ from __future__ import annotations
 import os
 import re
 
+from ralphloop.errors import RalphError
+from ralphloop.safe_read import LOG_CAP, read_file
 from ralphloop.state.read import read_json_object
 
 # "[DONE] Story 8.3 - Title - 2026-01-30T..." anywhere on a line; 8.3 must not be the start of 8.30 or 8.3.1.
@@ -16,7 +18,7 @@ STATE_KEYS = ("completed_stories", "completed_ids")  # seed 002's state.json, th
 def completed_from_state(state_path: str) -> set[str] | None:
     """The ids state.json records as done (seed 002's completed_stories, our completed_ids); None when
     there is no state.json. A file that exists but cannot be read records nothing."""
-    if not os.path.exists(state_path):
+    if not os.path.lexists(state_path):
         return None
     data = read_json_object(state_path) or {}
     done: set[str] = set()
@@ -31,10 +33,10 @@ def completed_from_progress(progress_path: str) -> list[str]:
     """Story ids named by `[DONE] Story X.Y` lines of progress.txt, each once, in file order (seed 002's
     rebuild of state.json)."""
     try:
-        with open(progress_path, encoding="utf-8", errors="replace") as handle:
-            text = handle.read()
-    except OSError:
+        raw = read_file(progress_path, cap=LOG_CAP) or b""
+    except RalphError:  # not a file ralph can read: it records nothing (the run's preflight names it)
         return []
+    text = raw.decode("utf-8", errors="replace")
     ids: dict[str, None] = {}
     for match in _PROGRESS_DONE.finditer(text):
         ids.setdefault(match.group("id"))

@@ -11,6 +11,7 @@ from msgspec.structs import replace
 from ralphloop.errors import RalphError
 from ralphloop.paths import FeaturePaths, display_path
 from ralphloop.protocols import Task, TaskView
+from ralphloop.safe_read import TASK_CAP, read_file
 from ralphloop.tasks import order
 from ralphloop.tasks.base import SourceBase
 from ralphloop.tasks.problems import Problem, from_error, raise_first
@@ -133,11 +134,7 @@ class StorySource(SourceBase):
 
     def describe(self, task: Task) -> str:
         spec = self._spec(task)
-        try:
-            with open(spec.path, "rb") as handle:
-                content = handle.read().decode("utf-8", errors="replace")
-        except OSError as exc:
-            raise RalphError(f"{spec.shown}: cannot read: {exc.strerror}") from None
+        content = (read_file(spec.path, spec.shown, cap=TASK_CAP) or b"").decode("utf-8", errors="replace")
         # One kind of line break in the prompt; nothing else of the file is changed.
         content = content.removeprefix("\ufeff").replace("\r\n", "\n")
         return "\n".join(

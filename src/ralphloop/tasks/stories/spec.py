@@ -6,8 +6,10 @@ import re
 
 from msgspec import Struct
 
+from ralphloop.errors import RalphError
+from ralphloop.safe_read import TASK_CAP, decode_text, read_file
 from ralphloop.tasks.frontmatter import opens_frontmatter, parse_mapping, split_frontmatter
-from ralphloop.tasks.problems import Problem
+from ralphloop.tasks.problems import Problem, from_error
 from ralphloop.tasks.stories import fields
 from ralphloop.tasks.stories.files import SpecFile, shown_path
 
@@ -74,12 +76,9 @@ def read_spec(found: SpecFile, display: str) -> tuple[StorySpec, list[Problem]]:
         epic = found.id.split(".")[0]
         problems.append(Problem(shown, f"story {found.id} is in {found.epic_dir}/ (move it to epic-{epic}/)"))
     try:
-        with open(found.path, "rb") as handle:
-            text = handle.read().decode("utf-8")
-    except UnicodeDecodeError:
-        return base, [*problems, Problem(shown, "not UTF-8 text")]
-    except OSError as exc:
-        return base, [*problems, Problem(shown, f"cannot read: {exc.strerror}")]
+        text = decode_text(read_file(found.path, shown, cap=TASK_CAP) or b"", shown)
+    except RalphError as exc:
+        return base, [*problems, from_error(exc, shown)]
     fm = split_frontmatter(text)
     if fm is None:
         if opens_frontmatter(text):

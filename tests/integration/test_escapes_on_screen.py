@@ -1,0 +1,123 @@
+"""No escape sequence from a file or an agent reaches the terminal (issue 20, item 7): `ralph status` (every
+line, its "Last:" line first), `status --json`, the monitor on a pipe, `ralph report`, `ralph validate` and
+`ralph analyze` print the text of files the agent can write with every escape and control character gone:
+an OSC 52 clipboard write, a window title, a clear screen, their 8-bit forms."""
+
+from __future__ import annotations
+
+import json
+import re
+import subprocess
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from tests.conftest import agent_cmd
+from tests.integration.hostile_project import cold_ralph, copy_case, make_template
+
+CLIPBOARD = "\x1b]52;c;cm0gLXJmIH4=\x07"  # OSC 52: "rm -rf ~" put in the clipboard
+TITLE = "\x1b]0;pwned title\x07"
+CLEAR = "\x1b[2J\x1b[H"
+EIGHT_BIT = "\x9b2J\x9d0;title\x9c"  # CSI and OSC as single C1 characters
+HOSTILE = CLIPBOARD + TITLE + CLEAR + EIGHT_BIT
+# what must never be printed: ESC, BEL, the other C0 controls but tab and newline, DEL and the C1 controls
+_CONTROL = re.compile("[\x00-\x08\x0b-\x1f\x7f-\x9f]")
+
+
+def _assert_clean(done: subprocess.CompletedProcess[str], what: str) -> None:
+    assert "Traceback" not in done.stderr and "internal error" not in done.stderr, (what, done.stderr)
+    for stream, text in (("stdout", done.stdout), ("stderr", done.stderr)):
+        found = _CONTROL.search(text)
+        assert found is None, f"{what} wrote {found.group()!r} to {stream}:\n{text!r}"
+
+
+def _poison(value: Any) -> Any:
+    """Every string of a JSON value with the hostile sequences around it (keys stay: the shape holds)."""
+    if isinstance(value, str):
+        return f"{HOSTILE}{value}{HOSTILE}"
+    if isinstance(value, list):
+        return [_poison(item) for item in value]
+    if isinstance(value, dict):
+        return {key: _poison(item) for key, item in value.items()}
+    return value
+
+
+def _poison_file(path: Path) -> None:
+    if path.suffix == ".jsonl":
+        rows = [json.loads(line) for line in path.read_text().splitlines() if line.strip()]
+        path.write_text("".join(json.dumps(_poison(row), ensure_ascii=False) + "\n" for row in rows))
+    else:
+        path.write_text(json.dumps(_poison(json.loads(path.read_text())), ensure_ascii=False, indent=2))
+
+
+@pytest.fixture(scope="module")
+def template(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    return make_template(tmp_path_factory.mktemp("escapes"))
+
+
+def test_an_agent_that_prints_escapes_leaves_none_on_any_screen(template: Path, tmp_path: Path) -> None:
+    base = copy_case(template, tmp_path)
+    loud = agent_cmd("say.py", f"{HOSTILE}working{HOSTILE}\n<ralph>FAIL S-1: {HOSTILE}broken</ralph>", "--exit", "1")
+
+    run = cold_ralph(base, "run", "-f", "feat", "-n", "1", "--agent-cmd", loud)
+    _assert_clean(run, "ralph run")
+    state = json.loads((base / "project" / ".ralph" / "feat" / "state.json").read_text())
+    assert state["last_outcome"] is not None  # the "Last:" line has something to show
+    for args in (["status"], ["status", "--json"], ["monitor"], ["report"]):
+        _assert_clean(cold_ralph(base, *args, "-f", "feat"), f"ralph {' '.join(args)}")
+    _assert_clean(cold_ralph(base, "analyze", ".ralph/feat/logs/iteration-2.log"), "ralph analyze")
+
+
+@pytest.mark.parametrize(
+    "files",
+    [
+        ["state.json"],  # the "Last:" line: last_outcome's task, status and error
+        ["status.json"],
+        [".circuit_breaker_state"],
+        ["ralph_metrics.jsonl", "events.jsonl", ".exit_signals"],
+        ["state.json", "status.json", ".circuit_breaker_state", "ralph_metrics.jsonl", "events.jsonl"],
+    ],
+    ids=["state", "status", "breaker", "records", "all"],
+)
+def test_escapes_the_agent_writes_into_the_state_files_reach_no_screen(
+    template: Path, tmp_path: Path, files: list[str]
+) -> None:
+    base = copy_case(template, tmp_path)
+    feature = base / "project" / ".ralph" / "feat"
+    state = json.loads((feature / "state.json").read_text())
+    state["last_outcome"] = {
+        "iteration": 1,
+        "task_id": "S-1",
+        "status": "failed",
+        "exit_code": 1,
+        "error": "exit code 1",
+        "at": "2026-01-01T00:00:00Z",
+    }
+    (feature / "state.json").write_text(json.dumps(state))
+    for name in files:
+        _poison_file(feature / name)
+
+    status = cold_ralph(base, "status", "-f", "feat")
+    assert status.returncode == 0, status.stderr
+    if "state.json" in files:
+        assert "Last:       iteration 1: failed (S-1) - exit code 1" in status.stdout, status.stdout
+    _assert_clean(status, "ralph status")
+    for args in (["status", "--json"], ["monitor"], ["report"], ["validate"]):
+        _assert_clean(cold_ralph(base, *args, "-f", "feat"), f"ralph {' '.join(args)}")
+
+
+def test_escapes_in_the_task_file_reach_no_screen(template: Path, tmp_path: Path) -> None:
+    base = copy_case(template, tmp_path)
+    prd_path = base / "project" / ".ralph" / "feat" / "prd.json"
+    prd = json.loads(prd_path.read_text())
+    for story in prd["userStories"]:
+        story["title"] = f"{HOSTILE}{story['title']}"
+    prd["userStories"][1]["id"] = prd["userStories"][0]["id"] = f"S-1{HOSTILE}"  # twice: validate quotes it
+    prd_path.write_text(json.dumps(prd))
+
+    for args in (["status"], ["validate"], ["monitor"]):
+        _assert_clean(cold_ralph(base, *args, "-f", "feat"), f"ralph {' '.join(args)}")
+    refused = cold_ralph(base, "run", "-f", "feat", "-n", "1", "--agent-cmd", agent_cmd("say.py", "hi"))
+    assert refused.returncode == 1 and "used twice" in refused.stderr, refused.stderr
+    _assert_clean(refused, "ralph run")

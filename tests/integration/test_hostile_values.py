@@ -1,0 +1,220 @@
+"""Hostile numbers and shapes (issue 20, item 8): every number a config file, a flag or an environment
+variable gives is range-checked (finite, within sane bounds) and every setting has its shape, or the run
+stops with one line naming the setting, before it takes a call slot or writes a byte; numbers an agent
+can write into the state files never crash a command."""
+
+from __future__ import annotations
+
+import json
+import subprocess
+from collections.abc import Iterator
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from tests.integration.hostile_project import SAY, copy_case, env_of, make_template, tree
+from tests.integration.warm_ralph import WarmRalph
+
+TIMEOUT = 15
+
+# every numeric setting of the config files, as (section, name); None: a top-level name
+NUMERIC_SETTINGS = [
+    ("defaults", "max_iterations"),
+    ("defaults", "rate_limit_per_hour"),
+    ("defaults", "timeout_minutes"),
+    ("context", "progress_bytes"),
+    (None, "blocked_threshold"),
+    (None, "max_retries"),
+    ("process", "kill_grace_seconds"),
+    ("process", "log_max_mb"),
+    ("circuit_breaker", "no_progress_threshold"),
+    ("circuit_breaker", "same_error_threshold"),
+    ("circuit_breaker", "failure_threshold"),
+    ("circuit_breaker", "permission_denial_threshold"),
+    ("circuit_breaker", "cooldown_minutes"),
+    ("usage_limit", "pause_at"),
+    ("usage_limit", "margin_seconds"),
+    ("usage_limit", "fallback_wait_minutes"),
+    ("budget", "max_cost_usd"),
+    ("budget", "max_tokens"),
+    ("budget", "max_runtime"),
+    ("backoff", "initial_seconds"),
+    ("backoff", "max_seconds"),
+    ("backoff", "attempts"),
+    ("claude", "max_turns"),
+    ("hooks", "timeout"),
+]
+BAD_NUMBERS = [".nan", ".inf", "-.inf", "1.0e+26", "1e26", "-1", "1" + "0" * 30]
+
+FLAGS = ["-t", "-n", "-r", "--max-cost", "--max-tokens", "--max-runtime"]
+BAD_FLAG_VALUES = ["99999999999h", "1e26", "nan", "inf", "-1", "1" + "0" * 30, "²"]
+
+SHAPES = {
+    "completion-mapping": "completion: {a: 1}\n",
+    "completion-list": "completion: [trust]\n",
+    "completion-mode-list": "completion: {mode: [trust]}\n",
+    "section-a-list": "budget: [1, 2]\n",
+    "timeout-a-mapping": "defaults:\n  timeout_minutes: {a: 1}\n",
+    "nul-in-a-model": 'agent:\n  model: "sonnet\\0 x"\n',
+    "surrogate-in-a-model": 'agent:\n  model: "sonnet\\uD800"\n',
+}
+
+# numbers an agent could write into the state files; JSON as Python's json reads it (NaN and Infinity too)
+HOSTILE_JSON_NUMBERS = ["NaN", "Infinity", "-Infinity", "1e308", "1" + "0" * 30, "-5", "1.5", "true", '"7"']
+
+
+@pytest.fixture(scope="module")
+def template(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    return make_template(tmp_path_factory.mktemp("values"))
+
+
+@pytest.fixture(scope="module")
+def warm(template: Path, tmp_path_factory: pytest.TempPathFactory) -> Iterator[WarmRalph]:
+    runner = WarmRalph(env_of(template), tmp_path_factory.mktemp("outputs"))
+    try:
+        yield runner
+    finally:
+        runner.close()
+
+
+def _run(
+    warm: WarmRalph, base: Path, *args: str, env: dict[str, str] | None = None
+) -> subprocess.CompletedProcess[str]:
+    try:
+        return warm(base / "project", {**env_of(base), **(env or {})}, *args, timeout=TIMEOUT)
+    except subprocess.TimeoutExpired:
+        pytest.fail(f"ralph {' '.join(args)} hangs")
+
+
+def _refused(done: subprocess.CompletedProcess[str], *needles: str) -> str:
+    shown = f"exit {done.returncode}\n{done.stdout}\n{done.stderr}"
+    assert done.returncode == 1, shown
+    lines = done.stderr.strip("\n").splitlines()
+    assert len(lines) == 1 and lines[0].startswith("ralph: error: "), shown
+    assert "internal error" not in lines[0], shown
+    for needle in needles:
+        assert needle in lines[0], (needle, shown)
+    return lines[0]
+
+
+def _config(base: Path, text: str) -> None:
+    (base / "project" / ".ralph" / "config.yaml").write_text(text)
+
+
+def _setting(section: str | None, name: str, value: str) -> str:
+    return f"{name}: {value}\n" if section is None else f"{section}:\n  {name}: {value}\n"
+
+
+@pytest.mark.parametrize("value", BAD_NUMBERS)
+@pytest.mark.parametrize(("section", "name"), NUMERIC_SETTINGS, ids=[name for _, name in NUMERIC_SETTINGS])
+def test_a_number_out_of_range_in_the_config_is_refused_before_anything(
+    template: Path, warm: WarmRalph, tmp_path: Path, section: str | None, name: str, value: str
+) -> None:
+    base = copy_case(template, tmp_path)
+    _config(base, _setting(section, name, value))
+    before = tree(base)  # the call ledger in RALPH_HOME too: no slot taken
+
+    _refused(_run(warm, base, "run", "-f", "feat", "-n", "1", "--agent-cmd", SAY), "config.yaml", name)
+    checked = _run(warm, base, "validate", "-f", "feat")
+    assert checked.returncode == 1 and name in checked.stdout, checked.stdout + checked.stderr
+    assert tree(base) == before
+
+
+FLAG_CASES = [
+    pytest.param(flag, value, id=f"{flag}-{value}")
+    for flag in [*FLAGS, "ITERATIONS"]
+    for value in BAD_FLAG_VALUES
+    if not (flag == "ITERATIONS" and value.startswith("-"))  # argparse reads that as a flag
+]
+
+
+@pytest.mark.parametrize(("flag", "value"), FLAG_CASES)
+def test_a_number_out_of_range_in_a_flag_is_refused_before_anything(
+    template: Path, warm: WarmRalph, tmp_path: Path, flag: str, value: str
+) -> None:
+    base = copy_case(template, tmp_path)
+    before = tree(base)
+    given = ["feat", value] if flag == "ITERATIONS" else ["-f", "feat", flag, value]
+
+    _refused(_run(warm, base, "run", *given, "--agent-cmd", SAY), flag)
+    assert tree(base) == before
+
+
+@pytest.mark.parametrize(
+    ("variable", "value"),
+    [("RALPH_TIMEOUT", "1e26"), ("RALPH_MAX_ITERATIONS", "1" + "0" * 30), ("RALPH_MAX_COST_USD", "nan")],
+)
+def test_a_number_out_of_range_in_the_environment_is_refused(
+    template: Path, warm: WarmRalph, tmp_path: Path, variable: str, value: str
+) -> None:
+    base = copy_case(template, tmp_path)
+    before = tree(base)
+
+    _refused(_run(warm, base, "run", "-f", "feat", "--agent-cmd", SAY, env={variable: value}), variable)
+    assert tree(base) == before
+
+
+@pytest.mark.parametrize("case", list(SHAPES))
+def test_a_setting_of_the_wrong_shape_is_refused(template: Path, warm: WarmRalph, tmp_path: Path, case: str) -> None:
+    base = copy_case(template, tmp_path)
+    _config(base, SHAPES[case])
+    before = tree(base)
+
+    _refused(_run(warm, base, "run", "-f", "feat", "-n", "1", "--agent-cmd", SAY), "config.yaml")
+    assert tree(base) == before
+
+
+@pytest.mark.parametrize("device", ["/dev/full", "/dev/null"])
+def test_a_log_file_that_is_a_device_is_refused(template: Path, warm: WarmRalph, tmp_path: Path, device: str) -> None:
+    base = copy_case(template, tmp_path)
+    before = tree(base)
+
+    done = _run(warm, base, "run", "-f", "feat", "-n", "1", "--log-file", device, "--agent-cmd", SAY)
+    _refused(done, "--log-file", device)
+    assert tree(base) == before
+
+
+def test_settings_in_range_still_run(template: Path, warm: WarmRalph, tmp_path: Path) -> None:
+    base = copy_case(template, tmp_path)
+    _config(base, "completion: {mode: trust}\nprocess:\n  kill_grace_seconds: 0.5\ndefaults:\n  timeout_minutes: 1e3\n")
+
+    done = _run(warm, base, "run", "-f", "feat", "-n", "1", "-t", "2h", "--agent-cmd", SAY)
+    assert done.returncode == 1 and "Summary:" in done.stdout, done.stdout + done.stderr
+
+
+def _numbers(value: Any, number: str) -> Any:
+    """`value` with every number (and boolean) replaced by the raw JSON `number`, as a marker string."""
+    if isinstance(value, dict):
+        return {key: _numbers(item, number) for key, item in value.items()}
+    if isinstance(value, list):
+        return [_numbers(item, number) for item in value]
+    return "@@NUMBER@@" if isinstance(value, int | float) and not isinstance(value, bool) else value
+
+
+@pytest.mark.parametrize("number", HOSTILE_JSON_NUMBERS)
+@pytest.mark.parametrize("file", ["status.json", "state.json", ".circuit_breaker_state", "ralph_metrics.jsonl"])
+def test_numbers_the_agent_writes_in_the_state_files_crash_nothing(
+    template: Path, warm: WarmRalph, tmp_path: Path, file: str, number: str
+) -> None:
+    base = copy_case(template, tmp_path)
+    path = base / "project" / ".ralph" / "feat" / file
+    text = path.read_text()
+    rows = (
+        [json.loads(line) for line in text.splitlines() if line.strip()] if file.endswith("l") else [json.loads(text)]
+    )
+    text = "\n".join(json.dumps(_numbers(row, number)) for row in rows) + "\n"
+    path.write_text(text.replace('"@@NUMBER@@"', number))
+    before = tree(base)
+
+    for command in ("status", "monitor", "report"):
+        done = _run(warm, base, command, "-f", "feat")
+        assert "Traceback" not in done.stderr and "internal error" not in done.stderr, (command, done.stderr)
+        if done.returncode != 0:
+            _refused(done, file)
+        assert tree(base) == before, command
+    done = _run(warm, base, "run", "-f", "feat", "-n", "1", "--agent-cmd", SAY)
+    assert "Traceback" not in done.stderr and "internal error" not in done.stderr, done.stderr
+    if "Summary:" not in done.stdout:
+        _refused(done, file)
+        assert tree(base) == before
