@@ -1,5 +1,5 @@
 """`python -m ralphloop` is `ralph`."""
 
-from ralphloop.cli.main import entry
+from ralphloop.launch import entry
 
 entry()

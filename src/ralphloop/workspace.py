@@ -124,20 +124,23 @@ class Workspace:
         end: captures.WorkTree | None,
         number: int,
         task_id: str,
+        status: str = "failed",
         *,
         finishing: bool = False,
     ) -> str:
-        """Save a failed attempt (a git ref and a patch), then put the workspace back as it was at its start;
+        """Save a failed attempt, or a call that did not count (its `status` names it), as a git ref and a patch,
+        then put the workspace back as it was at its start;
         progress.txt keeps what was appended meanwhile (it is append-only). Returns the note to record; when the
         workspace cannot be put back, the note is also the `failure` the loop stops on.
         `finishing`: an undo a kill cut short, finished by the next run: the attempt it saved is kept as it is
         (what is left in the files may be only part of it). Otherwise an older attempt of the same number (the
         numbering started again) is never replaced: this one is saved beside it."""
+        kind = {"interrupted": "interrupted", "usage-limit": "usage-limited"}.get(status, "failed")
         if start is None or end is None:
-            return f"the failed attempt's changes stay in place: {self.failure or 'git could not capture them'}"
+            return f"the {kind} attempt's changes stay in place: {self.failure or 'git could not capture them'}"
         if _same(start, end):
-            return "the failed attempt changed no file; nothing to undo"
-        attempt = f"the failed attempt at {task_id} (iteration {number})"
+            return f"the {kind} attempt changed no file; nothing to undo"
+        attempt = f"the {kind} attempt at {task_id} (iteration {number})"
         ref = self.attempt_ref(number)
         patch = os.path.join(self.paths.logs, f"iteration-{number}.patch")
         progress = _read_bytes(self.paths.progress)
@@ -163,10 +166,38 @@ class Workspace:
             undo.restore(root, start, self.index_file)
         except OSError as exc:
             return self._failed(f"{attempt} is saved as {where}, but could not be undone: {exc}")
-        if progress is not None and _read_bytes(self.paths.progress) != progress:
-            atomic_write_bytes(self.paths.progress, progress)  # the log is append-only: keep what was written
+        restored = _read_bytes(self.paths.progress)
+        if progress is not None and restored != progress and progress.startswith(restored or b""):
+            # the log is append-only: what was appended meanwhile is kept; a log the agent's git took entries
+            # from (a reset) stays as the undo put it back, whole
+            atomic_write_bytes(self.paths.progress, progress)
         return (
-            f"failed attempt saved as {where}, then undone: the workspace is back as it was before iteration {number}"
+            f"{kind} attempt saved as {where}, then undone: the workspace is back as it was before iteration {number}"
+        )
+
+    def left_the_run(self, start: captures.WorkTree | None, end: captures.WorkTree | None) -> str | None:
+        """Why the agent's work is not on the run's branch, ready to commit, or None. It switched branches (the
+        rest of the run would land on its branch, and "complete" be said of a branch the user does not work on),
+        left a merge or a rebase waiting (a commit would take its conflict markers), or rewrote the history the
+        iteration began with (a reset, an amend, a rebase: earlier work gone, to be done twice). The attempt is
+        then a failed one: saved, undone (the branch, the history and the files put back) and retried."""
+        if start is None or end is None or self.failure:
+            return None
+        if end.operation and end.operation != start.operation:
+            return f"the agent left a {end.operation} in progress: finish or abort it before ending"
+        if start.branch and end.branch != start.branch:
+            now = end.branch.removeprefix("refs/heads/") if end.branch else "a detached HEAD"
+            return f"the agent left the run's branch {start.branch.removeprefix('refs/heads/')} for {now}: stay on it"
+        if not start.head or end.head == start.head:
+            return None
+        try:
+            if end.head and git.is_ancestor(self.top, start.head, end.head):
+                return None  # the agent committed on top of it
+        except OSError:
+            return None  # git failing here fails the capture too, and that stops the loop
+        return (
+            f"the agent rewrote the branch's history: HEAD went from {start.head[:12]} to "
+            f"{(end.head or 'nothing')[:12]}, which does not hold it (a reset, an amend or a rebase of earlier work)"
         )
 
     def after_agent(
@@ -209,16 +240,6 @@ class Workspace:
         if self._progress_put_back(start):
             said.append(f"{os.path.relpath(self.paths.progress, self.paths.project_root)} was rewound too: put back")
         return ("; ".join([*said, kept]),)
-
-    def put_back(self, start: captures.WorkTree | None, path: str) -> str | None:
-        """The file at `path` as `start` holds it (the task file after an agent call that did not count: its
-        work stays, its marks do not); a note to record, or None when there was nothing to put back."""
-        rel = os.path.relpath(path, self.top)
-        held = captures.blob(self.top, start.tree, rel) if start is not None and os.path.isfile(path) else None
-        if held is None or held == _read_bytes(path):
-            return None
-        atomic_write_bytes(path, held)
-        return f"{rel} put back as it was before this iteration: a call that did not count marks no task done"
 
     def commit_task(self, start: captures.WorkTree | None, task: Task, kind: str, number: int) -> list[object]:
         """Commit an accepted iteration's work under its task's name (the format says how it is written): the

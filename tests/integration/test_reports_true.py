@@ -300,7 +300,7 @@ def test_a_blocked_stop_shows_what_the_agent_last_said(
     assert f"Agent said: {said}" in ralph("status", "-f", "feat").stdout
 
 
-def test_a_call_that_did_not_count_keeps_its_work_but_not_its_task_marks(
+def test_a_call_that_did_not_count_is_saved_and_undone_marks_and_all(
     project: Path, ralph: RalphRunner, ralph_env: dict[str, str], tmp_path: Path
 ) -> None:
     config = "usage_limit:\n  policy: wait\n  margin_seconds: 0\n"
@@ -316,8 +316,10 @@ def test_a_call_that_did_not_count_keeps_its_work_but_not_its_task_marks(
 
     assert done.returncode == 0, done.stdout + done.stderr
     first, second = (folder / "progress.txt").read_text().split("\n---\n")[1:3]
-    assert "Status: usage-limit" in first and "prd.json put back as it was before this iteration" in first
-    assert (project / "half.txt").read_text() == "half\n"  # the work is kept
+    assert "Status: usage-limit" in first
+    assert "usage-limited attempt saved as refs/ralph/attempts/feat/iteration-1" in first
+    assert not (project / "half.txt").exists()  # undone, after it was saved:
+    assert git(project, ralph_env, "show", "refs/ralph/attempts/feat/iteration-1:half.txt") == "half\n"
     # the next iteration found S-1 open again, and it is the iteration that finished it
     assert "Story: S-1 - Story 1" in second and "Status: complete" in second
     assert [line["counted"] for line in metrics(folder)] == [False, True]

@@ -97,16 +97,25 @@ def iteration_entry(folder: Path, number: int) -> dict[str, str]:
     return next(entry for entry in found if entry["Iteration"] == str(number))
 
 
+# How the hostile attempt ends: a plain failure, or a claim of success (exit 0, its story marked passing) that
+# is refused because the work is not on the run's branch, on the history it began with, ready to commit.
+ENDINGS = {
+    "fails": {"say_err": "Error: tests failed", "exit": 1},
+    "claims-success": {"pass": ["S-1"], "say": "All done."},
+}
+
+
+@pytest.mark.parametrize("ending", list(ENDINGS))
 @pytest.mark.parametrize("hostile", list(HOSTILE), ids=lambda name: name.replace(" ", "-"))
 def test_a_failed_attempt_is_undone_whatever_it_did_with_git(
-    hostile: str, project: Path, ralph: RalphRunner, ralph_env: dict[str, str], tmp_path: Path
+    hostile: str, ending: str, project: Path, ralph: RalphRunner, ralph_env: dict[str, str], tmp_path: Path
 ) -> None:
     folder = prepared(project, ralph_env, ralph)
     start = git(project, ralph_env, "rev-parse", "main").strip()
     files = tracked_files(project)
     record = tmp_path / "record.jsonl"
     plan = {
-        "1": {**HOSTILE[hostile], "say_err": "Error: tests failed", "exit": 1},
+        "1": {**HOSTILE[hostile], **ENDINGS[ending]},
         "2": {"record": str(record), "write": {"src/ok.py": "ok = True\n"}, "pass": ["S-1"]},
     }
 
@@ -116,6 +125,7 @@ def test_a_failed_attempt_is_undone_whatever_it_did_with_git(
     assert "Traceback" not in out
     entries = [entry_fields(entry) for entry in progress_entries((folder / "progress.txt").read_text())]
     assert "then undone" in entries[0]["Note"], entries[0]
+    assert entries[0]["Status"] == "failed", entries[0]
     # The retry started where the failed attempt did: on the run's branch, at its commit, nothing staged or
     # in progress, none of the attempt's files.
     (retry,) = [json.loads(line) for line in record.read_text().splitlines()]
@@ -163,7 +173,7 @@ def test_an_undo_that_cannot_put_the_workspace_back_stops_the_run_naming_the_sav
     assert git(project, ralph_env, "rev-parse", "--verify", "-q", SAVED).strip()
 
 
-def test_an_agent_that_rewinds_history_and_unpasses_a_story_is_reported(
+def test_an_agent_that_rewinds_history_is_a_failed_attempt_undone_with_the_history_put_back(
     project: Path, ralph: RalphRunner, ralph_env: dict[str, str], tmp_path: Path
 ) -> None:
     folder = prepared(project, ralph_env, ralph)
@@ -171,19 +181,24 @@ def test_an_agent_that_rewinds_history_and_unpasses_a_story_is_reported(
         "1": {"write": {"src/one.py": "one = 1\n"}, "pass": ["S-1"]},  # committed by ralph (auto-commit)
         "2": {"git": [["reset", "-q", "--hard", "HEAD~1"]]},  # S-1's commit gone: S-1 open again
     }
+    before = git(project, ralph_env, "rev-parse", "HEAD")
 
     done = ralph("run", "-n", "2", "--agent-cmd", steps(tmp_path, plan))
 
     out = done.stdout + done.stderr
-    note = iteration_entry(folder, 2)["Note"]
-    assert "S-1" in note and "refs/ralph/rewound/feat/iteration-2" in note, (note, out)
-    assert "refs/ralph/rewound/feat/iteration-2" in done.stdout
-    # The progress log, which the reset took back too, keeps every entry (it is append-only).
+    second = iteration_entry(folder, 2)
+    assert second["Status"] == "failed", (second, out)
+    assert "✗ S-2 failed (the agent rewrote the branch's history: HEAD went from" in out, out
+    assert "with 1 task(s) open" in out  # S-1's mark came back with the undo: the count says so
+    assert "failed attempt saved as refs/ralph/attempts/feat/iteration-2" in second["Note"], second
+    # Undone: ralph's commit of S-1 is HEAD's again, with its mark and its work; nothing is to be done twice.
+    subjects = git(project, ralph_env, "log", "--format=%s", "-n", "1").splitlines()
+    assert subjects == ["S-1: Story 1"], subjects
+    assert git(project, ralph_env, "rev-parse", "HEAD") != before
+    assert json.loads((folder / "prd.json").read_text())["userStories"][0]["passes"] is True
+    assert (project / "src" / "one.py").read_text() == "one = 1\n"
+    # The progress log keeps every entry (it is append-only).
     assert iteration_entry(folder, 1)["Status"] == "complete"
-    # What the agent threw away is kept: S-1's mark and its work.
-    kept = json.loads(git(project, ralph_env, "show", "refs/ralph/rewound/feat/iteration-2:.ralph/feat/prd.json"))
-    assert kept["userStories"][0]["passes"] is True
-    assert git(project, ralph_env, "show", "refs/ralph/rewound/feat/iteration-2:src/one.py") == "one = 1\n"
 
 
 def test_a_reset_that_drops_an_uncommitted_mark_is_reported(

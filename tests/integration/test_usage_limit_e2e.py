@@ -98,10 +98,14 @@ def test_exit_policy_stops_with_code_2_and_counts_nothing(
     breaker = read_json(feature / ".circuit_breaker_state")
     assert (breaker["consecutive_failures"], breaker["consecutive_no_progress"]) == (1, 0)
     assert breaker["current_loop"] == 1
-    # Not a retry: nothing saved, nothing undone (the partial work is still there).
-    assert git(project, ralph_env, "for-each-ref", "refs/ralph/") == ""
-    assert not (feature / "logs" / "iteration-2.patch").exists()
-    assert (project / "partial.txt").read_text() == "started 2\n"
+    # Its partial work is saved and undone, as a call that did not count always is: the retry after the reset
+    # starts where this call started, and nothing it half did is left uncommitted or done twice.
+    refs = git(project, ralph_env, "for-each-ref", "--format=%(refname)", "refs/ralph/").split()
+    assert refs == ["refs/ralph/attempts/feat/iteration-2"]
+    assert (feature / "logs" / "iteration-2.patch").exists()
+    assert not (project / "partial.txt").exists()
+    saved = git(project, ralph_env, "show", "refs/ralph/attempts/feat/iteration-2:partial.txt")
+    assert saved == "started 2\n"
 
 
 @pytest.mark.parametrize("where", ["environment", "config"])

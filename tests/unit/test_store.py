@@ -89,9 +89,24 @@ def test_append_text_creates_then_appends(tmp_path: Path) -> None:
 
 def test_append_text_never_rewrites(tmp_path: Path) -> None:
     path = tmp_path / "log.txt"
-    path.write_text("x" * 10_000)
-    append_text(path, "end")
-    assert path.read_text() == "x" * 10_000 + "end"
+    path.write_text("x" * 10_000 + "\n")
+    append_text(path, "end\n")
+    assert path.read_text() == "x" * 10_000 + "\nend\n"
+
+
+def test_append_text_starts_a_new_line_after_a_cut_one(tmp_path: Path) -> None:
+    """A crash, or an agent that appended half a line to ralph's record, never swallows ralph's next line."""
+    path = tmp_path / "events.jsonl"
+    path.write_bytes(b'{"ok": 1}\n{"torn": ')
+    append_text(path, '{"ok": 2}\n')
+    assert path.read_bytes() == b'{"ok": 1}\n{"torn": \n{"ok": 2}\n'
+
+
+def test_append_text_refuses_a_fifo_in_the_records_place_at_once(tmp_path: Path) -> None:
+    path = tmp_path / "events.jsonl"
+    os.mkfifo(path)
+    with pytest.raises(OSError):
+        append_text(path, "line\n")
 
 
 # ---------------------------------------------------------------- RunLock

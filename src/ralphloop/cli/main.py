@@ -202,8 +202,8 @@ def main(argv: Sequence[str] | None = None) -> int:
         return 0
     from ralphloop.errors import RalphError
 
-    module = importlib.import_module(f"ralphloop.cli.{args.handler}_cmd")
     try:
+        module = importlib.import_module(f"ralphloop.cli.{args.handler}_cmd")  # a Ctrl+C may come while it loads
         code: int = module.command(args, arguments)
         return code
     except RalphError as exc:
@@ -236,10 +236,6 @@ def _save_traceback() -> str:
     except OSError:
         return "(could not be saved)"
     return path
-
-
-def entry() -> None:
-    sys.exit(main())
 
 
 def _format_names() -> tuple[str, ...]:

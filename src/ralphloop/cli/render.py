@@ -271,7 +271,8 @@ class TerminalRenderer(Struct):
         elif event.status == "refused":
             head = self.paint("fail", "  ✗ completion claim refused")
         elif event.status == "failed":
-            head = self.paint("fail", "  ✗ agent failed" if event.result.failed else f"  ✗ {event.task_id} failed")
+            why = "" if event.result.failed or not event.failure else f" ({one_line(clean_text(event.failure), 160)})"
+            head = self.paint("fail", "  ✗ agent failed" if event.result.failed else f"  ✗ {event.task_id} failed{why}")
         elif event.status == "interrupted":
             head = self.paint("warn", "  ⚠ interrupted")
         elif event.status in ("usage-limit", "api-error"):  # whatever the task file says, the call is not counted

@@ -51,7 +51,7 @@ def iteration(run: Run, state: LoopState, breaker: Breaker, view: TaskView, star
     decision = decide(judged.observation)
     told = verdict(judged, decision, facts, run.policy)
     _breaker(run, prepared.number, judged)
-    view, applied = _apply(run, prepared, end, settled.view, told, judged.counted)
+    view, applied = _apply(run, prepared, end, settled.view, told)
     if run.workspace and run.workspace.failure:  # git failed (docs/guards.md): recorded, then the loop stops
         told = replace(told, decision=Decision(Action.HALT, ExitReason.ERROR, run.workspace.failure))
     committing = _committing(run, told, decision, facts)
@@ -118,6 +118,7 @@ def _facts(
         gate_failures=checks.gates.failures,
         verify_failures=checks.verify_failed,
         marks_done=run.source.marks_done,
+        left_git=run.workspace.left_the_run(prepared.start, end) if run.workspace else None,
         now=run.clock.now(),
         runtime_s=run.runtime(),
     )
@@ -142,17 +143,16 @@ def _breaker(run: Run, number: int, judged: Judged) -> None:
 
 
 def _apply(
-    run: Run, prepared: Prepared, end: WorkTree | None, view: TaskView, told: Verdict, counted: bool
+    run: Run, prepared: Prepared, end: WorkTree | None, view: TaskView, told: Verdict
 ) -> tuple[TaskView, tuple[str, ...]]:
-    """A failed or rejected attempt is saved and undone, whatever the loop does next; a call that did not count
-    (a usage limit, Ctrl+C) keeps its work but not its task marks. The task file is then read again."""
+    """A failed or rejected attempt, or a call that did not count (Ctrl+C, a usage limit: a retry must not build on
+    half of it), is saved and undone, whatever the loop does next. The task file is then read again."""
     if run.workspace is None:
         return view, ()
     if told.undo:
         run.emit(Undoing(prepared.number))
-        notes: tuple[str, ...] = (run.workspace.undo(prepared.start, end, prepared.number, prepared.task.id),)
-    elif not counted and view.done_ids - prepared.view.done_ids:
-        notes = tuple(note for note in [run.workspace.put_back(prepared.start, run.source.path)] if note)
+        undone = run.workspace.undo(prepared.start, end, prepared.number, prepared.task.id, told.status)
+        notes: tuple[str, ...] = (undone,)
     else:
         return view, run.workspace.after_agent(
             prepared.start, end, prepared.number, prepared.view.done_ids - view.done_ids

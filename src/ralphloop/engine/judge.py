@@ -39,6 +39,7 @@ class Facts(Struct, frozen=True):
     gate_failures: tuple[str, ...]
     verify_failures: tuple[str, ...]  # post_iteration hooks that said "verification failed"
     marks_done: bool  # the format records a task done itself, on the agent's DONE
+    left_git: str | None  # the agent left the run's branch, or a merge or rebase waiting: its work is not the run's
     now: datetime
     runtime_s: float  # the run's wall time so far
 
@@ -95,6 +96,7 @@ def judge(state: LoopState, breaker: Breaker, facts: Facts, policy: Policy) -> J
         and not facts.reading.question_only
     )
     failure = attempt_failure(facts.task.id, r, a, facts.reading, marks_done=facts.marks_done, passed=passed)
+    failure = failure or facts.left_git
     task_failed = (settled.failed or failure) if counted else None
     retries = 0 if passed and not task_failed else state.attempt_at(facts.task.id) + (task_failed is not None)
     spent = state.tally.plus(r, counted=counted)
@@ -115,8 +117,7 @@ def judge(state: LoopState, breaker: Breaker, facts: Facts, policy: Policy) -> J
         model_unverified=state.model_unverified or warning is not None,
     )
     rejected = mismatch or transient or fatal
-    # a failed or rejected attempt is undone: the task state it shows is not the one the loop goes on from
-    undone = (task_failed is not None or rejected is not None) and not facts.interrupted
+    undone = task_failed is not None or rejected is not None or facts.interrupted or limit is not None
     transition = None
     if counted:
         proved = facts_of(
@@ -127,7 +128,7 @@ def judge(state: LoopState, breaker: Breaker, facts: Facts, policy: Policy) -> J
         gate_failures=failures,
         claim_refused=settled.refused,
         all_done=view.all_done and broken is None and not undone,
-        open_ids=view.open_ids,
+        open_ids=facts.before.open_ids if undone else view.open_ids,  # an undone attempt's marks go with it
         claimed_complete=a.completion_claimed,
         interrupted=facts.interrupted,
         iterations_run=spent.counted,
@@ -191,8 +192,8 @@ def judge(state: LoopState, breaker: Breaker, facts: Facts, policy: Policy) -> J
 
 
 def verdict(judged: Judged, decision: Decision, facts: Facts, policy: Policy) -> Verdict:
-    """The status word, success, and the fate of the work: a failed or rejected attempt is saved and undone
-    (whatever the loop does next); only accepted work is ever committed or counted a success."""
+    """The status word, success, and the fate of the work: a failed or rejected attempt, or a call that did not
+    count, is saved and undone (whatever the loop does next); only accepted work is committed or a success."""
     a, reading = facts.analysis, facts.reading
     told = replace(decision, refused_claim=None) if facts.settled.refused_told else decision
     failed = judged.task_failed or judged.rejected or (facts.result.failed and not facts.interrupted)
@@ -224,7 +225,7 @@ def verdict(judged: Judged, decision: Decision, facts: Facts, policy: Policy) ->
         status=status,
         success=accepted and judged.progress,
         accepted=accepted,
-        undo=bool(judged.task_failed or judged.rejected) and not facts.interrupted,
+        undo=bool(judged.task_failed or judged.rejected) or facts.interrupted or judged.limit is not None,
         notes=(*notes, *judged.notes),
         prompt_notes=(*prompt_notes, *facts.settled.prompt_notes),
         decision=told,

@@ -26,7 +26,7 @@ from ralphloop.events import (
 from ralphloop.numbers import iteration_words
 from ralphloop.protocols import iso
 from ralphloop.redact import redact_text, secret_values
-from ralphloop.safe_read import nonblocking
+from ralphloop.state.store import append_text
 from ralphloop.textsafe import one_line, strip_terminal_controls
 
 MAX_BYTES = 1024 * 1024
@@ -103,8 +103,7 @@ class EventLog:
         clean = one_line(redact_text(strip_terminal_controls(text), self.secrets), 500)  # masked, then cut
         line = json.dumps({"time": iso(self.now()), "level": level, "text": clean}, ensure_ascii=False) + "\n"
         try:
-            with open(self.path, "a", encoding="utf-8", opener=nonblocking) as handle:
-                handle.write(line)
+            append_text(self.path, line, sync=False)  # after a line the agent left cut: a new one
         except OSError:
             self.failed = True
 

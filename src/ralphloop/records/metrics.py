@@ -15,7 +15,7 @@ import os
 from dataclasses import dataclass
 
 from ralphloop.errors import RalphError
-from ralphloop.safe_read import LOG_CAP, maybe_not_text, read_file, read_tail, scrub
+from ralphloop.safe_read import LOG_CAP, maybe_not_text, read_file, scrub
 from ralphloop.state.schemas import METRICS_LINE, kind_of
 
 TYPE_CHECKING = False  # typing costs ~9 ms of import; `ralph report` must stay fast
@@ -103,11 +103,7 @@ def append_metrics(path: str | os.PathLike[str], line: Mapping[str, Any]) -> Non
     """
     from ralphloop.state.store import append_text  # tempfile and fcntl: only the writer pays for them
 
-    text = json.dumps(line, separators=(",", ":"), ensure_ascii=False) + "\n"
-    last = read_tail(path, max_bytes=1, follow=False)
-    if last is not None and last[0] not in (b"", b"\n"):
-        text = "\n" + text
-    append_text(path, text)
+    append_text(path, json.dumps(line, separators=(",", ":"), ensure_ascii=False) + "\n")
 
 
 # ---------------------------------------------------------------- reading

@@ -8,7 +8,6 @@ from typing import Any
 
 from msgspec import Struct
 
-from ralphloop.safe_read import read_tail
 from ralphloop.state.store import append_text
 
 MAX_FILES_LISTED = 50
@@ -63,11 +62,7 @@ def format_entry(entry: ProgressEntry) -> str:
 
 def append_entry(path: str, entry: ProgressEntry) -> None:
     """Append one entry in a single fsynced write, after whatever the agent appended itself."""
-    text = format_entry(entry)
-    last = read_tail(path, max_bytes=1)
-    if last is not None and last[0] not in (b"", b"\n"):
-        text = "\n" + text
-    append_text(path, text)
+    append_text(path, format_entry(entry))
 
 
 class ProgressLog:

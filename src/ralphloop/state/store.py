@@ -13,6 +13,7 @@ import fcntl
 import functools
 import json
 import os
+import stat
 import tempfile
 import time
 from typing import Any
@@ -70,13 +71,21 @@ def atomic_write_json(path: str | os.PathLike[str], value: dict[str, Any], versi
     atomic_write_text(path, redact_text(json.dumps(body, indent=2, ensure_ascii=False)) + "\n")
 
 
-def append_text(path: str | os.PathLike[str], text: str) -> None:
-    """Append `text` in one write and fsync it, secrets masked: append-only records are never rewritten."""
-    # O_NONBLOCK: a FIFO put in a record's place fails the write instead of hanging the loop on it
-    fd = os.open(os.fspath(path), os.O_WRONLY | os.O_APPEND | os.O_CREAT | os.O_NONBLOCK | os.O_CLOEXEC, 0o644)
+def append_text(path: str | os.PathLike[str], text: str, *, sync: bool = True) -> None:
+    """Append `text` (whole lines) in one write and fsync it, secrets masked: append-only records are never
+    rewritten. When the file does not end with a newline (a crash cut its last line, or the agent appended
+    half a line of its own), a newline comes first, so that what ralph writes is whole whatever was there."""
+    # O_NONBLOCK: a FIFO put in a record's place is refused at once instead of hanging the loop on it
+    fd = os.open(os.fspath(path), os.O_RDWR | os.O_APPEND | os.O_CREAT | os.O_NONBLOCK | os.O_CLOEXEC, 0o644)
     try:
+        info = os.fstat(fd)
+        if not stat.S_ISREG(info.st_mode):
+            raise OSError(errno.ENXIO, "not a regular file", os.fspath(path))
+        if info.st_size and os.pread(fd, 1, info.st_size - 1) != b"\n":
+            text = "\n" + text
         os.write(fd, redact_text(text).encode("utf-8"))
-        os.fsync(fd)
+        if sync:
+            os.fsync(fd)
     finally:
         os.close(fd)
 

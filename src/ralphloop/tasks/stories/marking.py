@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 from ralphloop.errors import RalphError
-from ralphloop.safe_read import TASK_CAP, read_file, read_tail
+from ralphloop.safe_read import TASK_CAP, read_file
 from ralphloop.state.store import append_text, atomic_write_bytes
 from ralphloop.tasks.frontmatter import parse_mapping, set_field, split_frontmatter
 from ralphloop.tasks.stories.spec import StorySpec
@@ -26,8 +26,5 @@ def write_status(spec: StorySpec) -> list[str]:
 
 
 def append_line(path: str, line: str) -> None:
-    """Append `line`, starting on a new line even when the file does not end with one."""
-    last = read_tail(path, max_bytes=1)
-    if last is not None and last[0] not in (b"", b"\n"):
-        line = "\n" + line
+    """Append `line`, starting on a new line even when the file does not end with one (append_text's rule)."""
     append_text(path, line + "\n")
