@@ -28,27 +28,33 @@ def agent_cmd(script: str, *args: str) -> str:
     return shlex.join([PYTHON, str(AGENTS / script), *args])
 
 
-@pytest.fixture
-def ralph_env(tmp_path: Path) -> dict[str, str]:
-    """An environment with a private RALPH_HOME, a fixed git identity, and no colour."""
+def isolated_env(home: Path, gitconfig: Path, *, drop: tuple[str, ...] = ()) -> dict[str, str]:
+    """This environment without ralph's and git's variables (nor those starting with `drop`): RALPH_HOME=`home`,
+    a fixed git identity, a git config of its own, no colour, this Python's folder first on PATH."""
     # IS_SANDBOX would let Claude Code skip permissions as root: a test that wants it sets it itself.
     env = {
         key: value
         for key, value in os.environ.items()
-        if not key.startswith(("RALPH_", "GIT_")) and key != "IS_SANDBOX"
+        if not key.startswith(("RALPH_", "GIT_", *drop)) and key != "IS_SANDBOX"
     }
     env.update(
-        RALPH_HOME=str(tmp_path / "ralph-home"),
+        RALPH_HOME=str(home),
         NO_COLOR="1",
         GIT_AUTHOR_NAME="Test",
         GIT_AUTHOR_EMAIL="test@example.invalid",
         GIT_COMMITTER_NAME="Test",
         GIT_COMMITTER_EMAIL="test@example.invalid",
         GIT_CONFIG_NOSYSTEM="1",
-        GIT_CONFIG_GLOBAL=str(tmp_path / "gitconfig"),
+        GIT_CONFIG_GLOBAL=str(gitconfig),
         PATH=os.path.dirname(PYTHON) + os.pathsep + env.get("PATH", ""),
     )
     return env
+
+
+@pytest.fixture
+def ralph_env(tmp_path: Path) -> dict[str, str]:
+    """An environment with a private RALPH_HOME, a fixed git identity, and no colour."""
+    return isolated_env(tmp_path / "ralph-home", tmp_path / "gitconfig")
 
 
 @pytest.fixture

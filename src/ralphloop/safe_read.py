@@ -186,6 +186,42 @@ def not_text(value: Any, where: str = "") -> str | None:
     return None
 
 
+MAX_NODES = 100_000  # values in a parsed config or task file, aliases counted as often as they are used
+MAX_DEPTH = 100  # lists and mappings within each other
+
+
+def shape_problem(value: Any) -> str | None:
+    """What makes a parsed YAML value unusable (None when nothing): a recursive alias (`a: &x [*x]`), an alias
+    bomb (a few lines that expand to billions of values), nesting deeper than MAX_DEPTH. Walked without
+    recursion, each shared node once with its expanded size, so that the walk itself is bounded."""
+    sizes: dict[int, int] = {}
+    on_path: set[int] = set()
+    stack: list[tuple[Any, int, bool]] = [(value, 1, False)]
+    while stack:
+        node, depth, done = stack.pop()
+        if not isinstance(node, (dict, list)):
+            continue
+        key = id(node)
+        if done:
+            on_path.discard(key)
+            items = node.items() if isinstance(node, dict) else enumerate(node)
+            sizes[key] = 1 + sum(sizes.get(id(child), 1) for _, child in items)
+            if sizes[key] > MAX_NODES:
+                return f"expands to more than {MAX_NODES:,} values (aliases used over and over)"
+            continue
+        if key in on_path:
+            return "a recursive alias (a value that holds itself)"
+        if key in sizes:
+            continue
+        if depth > MAX_DEPTH:
+            return f"nested deeper than {MAX_DEPTH} levels"
+        on_path.add(key)
+        stack.append((node, depth, True))
+        children = node.values() if isinstance(node, dict) else node
+        stack.extend((child, depth + 1, False) for child in children)
+    return None
+
+
 def scrub(value: Any) -> Any:
     """A parsed state file with every NUL and lone surrogate in its strings replaced by U+FFFD, so that
     a hostile status.json can be shown, compared and written back without an encoding error."""

@@ -14,9 +14,7 @@ Either way no commit mixes the two features' work, and each feature ends complet
 
 from __future__ import annotations
 
-import os
 import random
-import shutil
 import time
 from pathlib import Path
 
@@ -115,5 +113,4 @@ def _end(case: Case, *others: Case, one_commit: bool = True, alone: bool = True)
     case.survivors()
     for view in (case, *others):
         view.check_end(one_commit=one_commit, alone=alone)
-    if not os.environ.get("CHAOS_KEEP"):
-        shutil.rmtree(case.base, ignore_errors=True)
+    case.clean_up()

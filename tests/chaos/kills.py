@@ -145,8 +145,7 @@ def kill_trial(
 def _end(case: Case) -> None:
     case.survivors()
     case.check_end()
-    if not os.environ.get("CHAOS_KEEP"):
-        shutil.rmtree(case.base, ignore_errors=True)
+    case.clean_up()
 
 
 def _why(run: Run) -> str:

@@ -35,10 +35,14 @@ def run_suite(counts: dict[str, int], *, seed: int = 0, jobs: int = 1, workdir: 
                 findings = Findings()
                 for part in pool.imap_unordered(_worker, tasks):
                     findings.merge(part)
-        return findings
-    finally:
-        if not os.environ.get("CHAOS_KEEP"):  # kept: the trials that found something are there to look at
-            shutil.rmtree(base, ignore_errors=True)
+    except BaseException:
+        shutil.rmtree(base, ignore_errors=True)
+        raise
+    if findings.failures or os.environ.get("CHAOS_KEEP"):
+        print(f"the trials that found something are kept in {base}")
+    else:
+        shutil.rmtree(base, ignore_errors=True)
+    return findings
 
 
 def _worker(task: tuple[Path, list[tuple[str, int]], int, int]) -> Findings:

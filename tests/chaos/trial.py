@@ -30,6 +30,7 @@ from pathlib import Path
 
 from tests.chaos import classes as c
 from tests.chaos.classes import Findings, check_screen, check_secrets
+from tests.conftest import isolated_env
 
 PYTHON = sys.executable
 GARBAGE = b'{"torn": '  # what chaos_agent.py --hostile garble-records appends to ralph's record files
@@ -74,20 +75,7 @@ if missing:
 
 
 def _env(base: Path) -> dict[str, str]:
-    env = {key: value for key, value in os.environ.items() if not key.startswith(("RALPH_", "GIT_", "CHAOS_"))}
-    env.pop("IS_SANDBOX", None)
-    env.update(
-        RALPH_HOME=str(base / "home"),
-        NO_COLOR="1",
-        GIT_AUTHOR_NAME="Chaos",
-        GIT_AUTHOR_EMAIL="chaos@example.invalid",
-        GIT_COMMITTER_NAME="Chaos",
-        GIT_COMMITTER_EMAIL="chaos@example.invalid",
-        GIT_CONFIG_NOSYSTEM="1",
-        GIT_CONFIG_GLOBAL=str(base / "gitconfig"),
-        PATH=os.path.dirname(PYTHON) + os.pathsep + os.environ.get("PATH", ""),
-    )
-    return env
+    return isolated_env(base / "home", base / "gitconfig", drop=("CHAOS_",))
 
 
 def make_template(base: Path, *, completion: str = "verify", features: tuple[str, ...] = ("feat",)) -> Path:
@@ -145,6 +133,7 @@ class Case:
         self.chaos = self.base / "chaos"
         self.chaos.mkdir()
         self.findings = findings
+        self.failures_before = findings.failures  # a trial that finds something is kept to look at
         self.mark = f"chaos-{os.getpid()}-{name}"
         self.secret = "sk-ant-api03-" + name.replace("-", "x")[:20].ljust(20, "Q") + "QQQQQQQQQQQQQQQQQQQQQQQQ"
         self.env = {
@@ -351,6 +340,11 @@ class Case:
                 os.close(fd)
         for path in (self.project / ".git").glob("*.lock"):
             self.findings.add(c.STALE_LOCK, f"{self.name}: git's {path.name} is left")
+
+    def clean_up(self) -> None:
+        """Remove the trial's folder, unless it found something (or CHAOS_KEEP=1 keeps every one)."""
+        if self.findings.failures == self.failures_before and not os.environ.get("CHAOS_KEEP"):
+            shutil.rmtree(self.base, ignore_errors=True)
 
     def survivors(self, *, grace: float = 5.0) -> None:
         """Processes of the trial (by its mark) still running after everything ended: counted, then killed."""

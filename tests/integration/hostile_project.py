@@ -9,7 +9,7 @@ import stat
 import subprocess
 from pathlib import Path
 
-from tests.conftest import PYTHON, agent_cmd, write_prd
+from tests.conftest import PYTHON, agent_cmd, isolated_env, write_prd
 
 SAY = agent_cmd("say.py", "hello")
 FEATURES = {"feat": "prd", "todo": "todo", "fix": "fix-plan", "stories": "stories", "goal": "goal"}
@@ -17,20 +17,7 @@ FEATURES = {"feat": "prd", "todo": "todo", "fix": "fix-plan", "stories": "storie
 
 def env_of(base: Path) -> dict[str, str]:
     """The environment of a case: its own RALPH_HOME and git identity, no colour."""
-    env = {key: value for key, value in os.environ.items() if not key.startswith(("RALPH_", "GIT_"))}
-    env.pop("IS_SANDBOX", None)
-    env.update(
-        RALPH_HOME=str(base / "home"),
-        NO_COLOR="1",
-        GIT_AUTHOR_NAME="Test",
-        GIT_AUTHOR_EMAIL="test@example.invalid",
-        GIT_COMMITTER_NAME="Test",
-        GIT_COMMITTER_EMAIL="test@example.invalid",
-        GIT_CONFIG_NOSYSTEM="1",
-        GIT_CONFIG_GLOBAL=str(base / "gitconfig"),
-        PATH=os.path.dirname(PYTHON) + os.pathsep + os.environ.get("PATH", ""),
-    )
-    return env
+    return isolated_env(base / "home", base / "gitconfig")
 
 
 def cold_ralph(base: Path, *args: str) -> subprocess.CompletedProcess[str]:

@@ -218,3 +218,88 @@ def test_numbers_the_agent_writes_in_the_state_files_crash_nothing(
     if "Summary:" not in done.stdout:
         _refused(done, file)
         assert tree(base) == before
+
+
+# Found by tests/chaos/fuzz.py: YAML values PyYAML cannot build (a tag on the wrong text, a number of 4,300+
+# digits), a recursive alias, and an alias bomb (nine lines that expand to 9⁹ values: it hung validate and run).
+BOMB = "".join(f"  - &b{n} [{', '.join([f'*b{n - 1}' if n else 'lol'] * 9)}]\n" for n in range(9))
+YAML_VALUES = {
+    "float-tag-on-text": "circuit_breaker:\n  failure_threshold: !!float nope\n",
+    "int-tag-on-text": "circuit_breaker:\n  failure_threshold: !!int nope\n",
+    "timestamp-tag-on-text": "budget:\n  max_runtime: !!timestamp nope\n",
+    "4301-digits": "circuit_breaker:\n  failure_threshold: " + "9" * 4301 + "\n",
+    "recursive-alias": "circuit_breaker:\n  failure_threshold: &x [*x]\n",
+    "alias-bomb": "hooks:\n  pre_run:\n" + BOMB,
+    "nested-200-deep": "hooks:\n  pre_run: " + "[" * 200 + "]" * 200 + "\n",
+}
+
+
+@pytest.mark.parametrize("case", list(YAML_VALUES))
+@pytest.mark.parametrize("command", ["validate", "run"])
+def test_yaml_that_cannot_be_built_or_would_explode_is_refused_in_one_line(
+    template: Path, warm: WarmRalph, tmp_path: Path, case: str, command: str
+) -> None:
+    base = copy_case(template, tmp_path)
+    _config(base, YAML_VALUES[case])
+    before = tree(base)
+
+    args = ["-f", "feat", *(["-n", "1", "--agent-cmd", SAY] if command == "run" else [])]
+    done = _run(warm, base, command, *args)
+
+    assert "Traceback" not in done.stderr and "internal error" not in done.stderr, done.stderr
+    assert done.returncode == 1 and "config.yaml" in done.stdout + done.stderr, done.stdout + done.stderr
+    if command == "run":
+        _refused(done, "config.yaml")
+    assert tree(base) == before
+
+
+def test_a_json_number_of_4301_digits_or_a_list_10000_deep_is_refused_not_a_crash(
+    template: Path, warm: WarmRalph, tmp_path: Path
+) -> None:
+    base = copy_case(template, tmp_path)
+    feature = base / "project" / ".ralph" / "feat"
+    prd = json.loads((feature / "prd.json").read_text())
+    (feature / "prd.json").write_text(
+        json.dumps(prd).replace('"description": "', '"description": ' + "9" * 4301 + ', "d": "', 1)
+    )
+    (feature / "ralph_metrics.jsonl").write_text('{"iteration": ' + "[" * 10000 + "]" * 10000 + "}\n")
+    before = tree(base)
+
+    for command in ("validate", "run", "report"):
+        args = ["-f", "feat", *(["-n", "1", "--agent-cmd", SAY] if command == "run" else [])]
+        done = _run(warm, base, command, *args)
+        assert "Traceback" not in done.stderr and "internal error" not in done.stderr, (command, done.stderr)
+        assert done.returncode == 1, (command, done.stdout, done.stderr)
+        assert tree(base) == before, command
+
+
+@pytest.mark.parametrize("stamp", ["0001-01-01T00:00:00+14:00", "9999-12-31T23:59:59-14:00"])
+def test_a_call_ledger_time_at_the_edge_of_the_calendar_is_refused_naming_the_ledger(
+    template: Path, warm: WarmRalph, tmp_path: Path, stamp: str
+) -> None:
+    base = copy_case(template, tmp_path)
+    ledger = base / "home" / "calls" / "command.json"
+    body = json.loads(ledger.read_text())
+    starts = body["starts"] if isinstance(body, dict) and "starts" in body else None
+    assert starts, body
+    starts[0] = stamp
+    ledger.write_text(json.dumps(body))
+    before = tree(base)
+
+    done = _run(warm, base, "run", "-f", "feat", "-n", "1", "--agent-cmd", SAY)
+
+    _refused(done, "command.json")
+    assert tree(base) == before
+
+
+def test_a_task_title_with_escapes_reaches_no_screen(template: Path, warm: WarmRalph, tmp_path: Path) -> None:
+    base = copy_case(template, tmp_path)
+    todo = base / "project" / ".ralph" / "todo" / "TODO.md"
+    todo.write_text("# todo\n\n- [ ] Replace this \x1b[2J\x1b]52;c;aGk=\x07 task \x9b2J now\n")
+
+    done = _run(warm, base, "run", "-f", "todo", "-n", "1", "--agent-cmd", SAY)
+
+    assert "Summary:" in done.stdout, done.stdout + done.stderr
+    assert "Replace this" in done.stdout
+    for control in ("\x1b", "\x07", "\x9b"):
+        assert control not in done.stdout + done.stderr

@@ -100,6 +100,8 @@ def _existing(path: str, shown: str) -> dict[str, object] | None:
         ) from None
     except RecursionError:
         raise RalphError(f"{shown}: the existing file is invalid JSON (nested too deeply): fix or remove it") from None
+    except ValueError as exc:  # a number of 4,300+ digits
+        raise RalphError(f"{shown}: the existing file is invalid JSON ({exc}): fix or remove it") from None
     if not isinstance(data, dict):
         raise RalphError(f"{shown}: the existing file is not a JSON object: fix or remove it first")
     return data

@@ -21,6 +21,7 @@ from collections.abc import Callable, Iterator
 from typing import TextIO
 
 from msgspec import Struct, field
+from msgspec.structs import replace
 
 from ralphloop.cli.spinner import HIDE_CURSOR, INTERVAL_S, SHOW_CURSOR, Ticker, running_frame, waiting_frame
 from ralphloop.durations import format_duration
@@ -258,6 +259,7 @@ class TerminalRenderer(Struct):
 
     def _finished(self, event: IterationFinished) -> None:
         self.finished.append(event)
+        event = replace(event, task_id=strip_terminal_controls(event.task_id))  # the task file's words
         facts = [f"{event.done}/{event.total} {self.tasks_word}"]
         if event.files_changed:
             facts.append(f"{len(event.files_changed)} file{'s' if len(event.files_changed) != 1 else ''} changed")
@@ -340,7 +342,8 @@ def iteration_header(event: IterationStarted) -> str:
     tally = event.tally
     words = iteration_words(event.number, tally.counted, tally.uncounted, event.max_iterations, running=True)
     number, _, count = words.partition(" · ")
-    return f"── Iteration {number} · {event.task_id}: {event.task_title}" + (f" · {count}" if count else "")
+    task = strip_terminal_controls(f"{event.task_id}: {event.task_title}")  # the task file's words: no escapes
+    return f"── Iteration {number} · {task}" + (f" · {count}" if count else "")
 
 
 def tokens_text(tally: Tally) -> str:

@@ -141,7 +141,7 @@ def read_metrics(path: str | os.PathLike[str]) -> MetricsRead:
         for number, row in enumerate(rows, start=1):
             try:
                 value = loads(row)
-            except ValueError as exc:
+            except (ValueError, RecursionError) as exc:
                 if not row.strip():
                     continue
                 if not _looks_cut(row):
@@ -156,7 +156,7 @@ def read_metrics(path: str | os.PathLike[str]) -> MetricsRead:
         number = len(rows) + 1
         try:
             value = loads(tail)
-        except ValueError:
+        except (ValueError, RecursionError):
             skipped.append((number, "an unfinished last line (cut short by a crash?)"))
         else:
             lines.append(_checked(value, name, number, known))
@@ -199,7 +199,9 @@ def _kind(value: object) -> str:
     return kind_of(value)
 
 
-def _json_error(exc: ValueError) -> str:
+def _json_error(exc: ValueError | RecursionError) -> str:
+    if isinstance(exc, RecursionError):
+        return "nested too deeply"
     if isinstance(exc, json.JSONDecodeError):
         return f"{exc.msg} at column {exc.colno}"
     if isinstance(exc, UnicodeDecodeError):
@@ -223,14 +225,14 @@ def _looks_cut(row: bytes) -> bool:
         return False
     try:
         json.loads(text)
-    except RecursionError:
-        return False
     except json.JSONDecodeError as exc:
         if exc.msg.startswith(("Unterminated string", "Invalid \\uXXXX escape")):
             return True
         rest = text[exc.pos :]
         # The decoder stops at the end, or at a token the cut left unfinished: `tr`, `nul`, `1.`, `2e-`, `-`.
         return not rest or rest in _PARTIAL_TOKEN or all(char in "0123456789+-.eE" for char in rest)
+    except (ValueError, RecursionError):  # nested too deeply, a number of 4,300+ digits: whole, and wrong
+        return False
     return False
 
 

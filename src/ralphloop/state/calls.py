@@ -116,7 +116,10 @@ def _parse_stamp(item: object) -> datetime:
         raise ValueError(f"start {_short(item)} is not an ISO time") from None
     if moment.tzinfo is None:
         raise ValueError(f"start {_short(item)} has no time zone")
-    return moment.astimezone(UTC)
+    try:
+        return moment.astimezone(UTC)
+    except OverflowError:  # year 1 east of UTC, year 9999 west of it
+        raise ValueError(f"start {_short(item)} is out of range") from None
 
 
 def _short(value: object) -> str:

@@ -52,6 +52,8 @@ def parse_prd(raw: bytes, label: str) -> Prd:
         raise RalphError(f"{label}: invalid JSON at line {exc.lineno}, column {exc.colno}: {exc.msg}") from None
     except RecursionError:
         raise RalphError(f"{label}: invalid JSON: nested too deeply") from None
+    except ValueError as exc:  # a number of 4,300+ digits
+        raise RalphError(f"{label}: invalid JSON: {exc}") from None
     problem = not_text(data) if maybe_not_text(raw) else None
     if problem:  # an id, a title or a branch goes into arguments, variables and commits: NUL cannot
         raise RalphError(f"{label}: {problem}")
@@ -194,6 +196,8 @@ def prd_problems(raw: bytes, label: str) -> list[Problem]:
         return [Problem(label, f"invalid JSON at column {exc.colno}: {exc.msg}", exc.lineno)]
     except RecursionError:
         return [Problem(label, "invalid JSON: nested too deeply")]
+    except ValueError as exc:  # a number of 4,300+ digits
+        return [Problem(label, f"invalid JSON: {exc}")]
     problem = not_text(data) if maybe_not_text(raw) else None
     if problem:
         return [Problem(label, problem)]
