@@ -78,6 +78,19 @@ def capture(root: str, index_file: str) -> WorkTree:
         raise
 
 
+def position(root: str, index_file: str) -> WorkTree:
+    """HEAD, the branch it names and a git operation waiting, without walking the files (`tree` is empty)."""
+    memo = gitcache.memo(index_file)
+    if memo is None:
+        done = run(root, "rev-parse", *gitcache.LAYOUT_ARGS)
+        layout = gitcache.parse_layout(root, done.stdout) if done.returncode == 0 else None
+        if layout is None:
+            raise OSError(f"git rev-parse failed: {reason(done)}")
+    else:
+        layout = memo.layout
+    return WorkTree(_head(root, layout), "", None, gitcache.head_ref(layout), gitcache.operation(layout))
+
+
 def recapture(root: str, index_file: str, base: WorkTree, paths: Sequence[str]) -> WorkTree:
     """capture() when only `paths` (absolute, or from `root`) can have changed since `base`, this index's
     last capture, as when ralph itself wrote them between two iterations: nothing else is looked at.

@@ -90,6 +90,7 @@ def _interrupted(run: Run, journal: Journal, stopped: int) -> Run:
     changed = run.workspace.changed(start, end) if run.workspace is not None else ()
     view, broken = _view(run)
     newly_done = view is not None and journal.task_id in view.done_ids - set(journal.done_at_start)
+    left = run.workspace.left_the_run(start, end) if run.workspace is not None else None  # not the run's work
     notes = [f"{KILLED}; the next run recovered it"]
     notes += reaper.left_running_note(stopped)
     events: list[object] = []
@@ -97,14 +98,14 @@ def _interrupted(run: Run, journal: Journal, stopped: int) -> Run:
         notes.append("outside git: its changes stay in place")
     elif journal.phase == "undoing":
         notes.append(_undo(run, journal, start, end, finishing=True))
-    elif newly_done and broken is None and not (failing := _failing_gates(run, journal)):
+    elif newly_done and broken is None and left is None and not (failing := _failing_gates(run, journal)):
         notes.append(f"{journal.task_id} was marked done: its work is kept")
         if run.policy.auto_commit and run.workspace.work_changed(changed):
             task = Task(id=journal.task_id, title=journal.task_title, done=True)
             events += run.workspace.commit_task(start, task, run.source.kind, journal.number)
             notes += ["changes committed by ralph (git.auto_commit)"] * any(isinstance(e, Committed) for e in events)
     else:
-        why = broken or (f"quality gates fail: {', '.join(failing)}" if newly_done else "its task is not done")
+        why = broken or left or (f"quality gates fail: {', '.join(failing)}" if newly_done else "its task is not done")
         notes.append(f"{why}; " + _undo(run, journal, start, end, finishing=False))
     if run.workspace is not None and run.workspace.failure:  # the next run finishes it, once the user has looked
         raise RalphError(f"iteration {journal.number}: {KILLED}, and it cannot be settled: {run.workspace.failure}")
@@ -116,7 +117,7 @@ def _interrupted(run: Run, journal: Journal, stopped: int) -> Run:
 
 def _undo(run: Run, journal: Journal, start: WorkTree | None, end: WorkTree | None, *, finishing: bool) -> str:
     assert run.workspace is not None
-    return run.workspace.undo(start, end, journal.number, journal.task_id, finishing=finishing)
+    return run.workspace.undo(start, end, journal.number, journal.task_id, "interrupted", finishing=finishing)
 
 
 def _failing_gates(run: Run, journal: Journal) -> tuple[str, ...]:

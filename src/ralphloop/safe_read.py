@@ -195,6 +195,7 @@ def shape_problem(value: Any) -> str | None:
     bomb (a few lines that expand to billions of values), nesting deeper than MAX_DEPTH. Walked without
     recursion, each shared node once with its expanded size, so that the walk itself is bounded."""
     sizes: dict[int, int] = {}
+    heights: dict[int, int] = {}  # a shared node's own depth: reused deeper down, it nests deeper
     on_path: set[int] = set()
     stack: list[tuple[Any, int, bool]] = [(value, 1, False)]
     while stack:
@@ -204,21 +205,23 @@ def shape_problem(value: Any) -> str | None:
         key = id(node)
         if done:
             on_path.discard(key)
-            items = node.items() if isinstance(node, dict) else enumerate(node)
-            sizes[key] = 1 + sum(sizes.get(id(child), 1) for _, child in items)
+            children = list(node.values() if isinstance(node, dict) else node)
+            sizes[key] = 1 + sum(sizes.get(id(child), 1) for child in children)
+            heights[key] = 1 + max((heights.get(id(child), 0) for child in children), default=0)
             if sizes[key] > MAX_NODES:
-                return f"expands to more than {MAX_NODES:,} values (aliases used over and over)"
+                return f"holds more than {MAX_NODES:,} values (counting each use of an alias)"
             continue
         if key in on_path:
             return "a recursive alias (a value that holds itself)"
         if key in sizes:
+            if depth + heights[key] - 1 > MAX_DEPTH:
+                return f"nested deeper than {MAX_DEPTH} levels"
             continue
         if depth > MAX_DEPTH:
             return f"nested deeper than {MAX_DEPTH} levels"
         on_path.add(key)
         stack.append((node, depth, True))
-        children = node.values() if isinstance(node, dict) else node
-        stack.extend((child, depth + 1, False) for child in children)
+        stack.extend((child, depth + 1, False) for child in (node.values() if isinstance(node, dict) else node))
     return None
 
 

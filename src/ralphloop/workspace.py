@@ -175,6 +175,14 @@ class Workspace:
             f"{kind} attempt saved as {where}, then undone: the workspace is back as it was before iteration {number}"
         )
 
+    def position(self) -> captures.WorkTree | None:
+        """HEAD, its branch and a git operation waiting, without the files (for `left_the_run`); None when
+        git cannot tell (the full capture after it then fails and says why)."""
+        try:
+            return captures.position(self.paths.project_root, self.index_file)
+        except OSError:
+            return None
+
     def left_the_run(self, start: captures.WorkTree | None, end: captures.WorkTree | None) -> str | None:
         """Why the agent's work is not on the run's branch, ready to commit, or None. It switched branches (the
         rest of the run would land on its branch, and "complete" be said of a branch the user does not work on),

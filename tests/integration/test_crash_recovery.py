@@ -71,7 +71,7 @@ def test_an_agent_left_running_by_a_killed_ralph_is_stopped_and_its_unfinished_w
     assert first["Status"] == "interrupted"
     assert KILLED in first["Note"] and "its task is not done" in first["Note"]
     assert "2 process(es) running" in first["Note"]
-    assert "failed attempt saved as refs/ralph/attempts/feat/iteration-1" in first["Note"]
+    assert "interrupted attempt saved as refs/ralph/attempts/feat/iteration-1" in first["Note"]
     assert not (project / "half.txt").exists()  # undone ...
     saved = git(project, ralph_env, "show", "refs/ralph/attempts/feat/iteration-1:half.txt")
     assert saved == "half done\n"  # ... and saved first

@@ -105,8 +105,17 @@ def test_append_text_starts_a_new_line_after_a_cut_one(tmp_path: Path) -> None:
 def test_append_text_refuses_a_fifo_in_the_records_place_at_once(tmp_path: Path) -> None:
     path = tmp_path / "events.jsonl"
     os.mkfifo(path)
-    with pytest.raises(OSError):
+    with pytest.raises(RalphError, match=r"events\.jsonl: not a regular file"):
         append_text(path, "line\n")
+
+
+def test_append_text_refuses_a_link_in_place_of_ralphs_own_record(tmp_path: Path) -> None:
+    target = tmp_path / "elsewhere.txt"
+    target.write_text("")
+    (tmp_path / "ralph_metrics.jsonl").symlink_to(target)
+    with pytest.raises(RalphError, match="a symbolic link"):
+        append_text(tmp_path / "ralph_metrics.jsonl", "{}\n", follow=False)
+    assert target.read_text() == ""
 
 
 # ---------------------------------------------------------------- RunLock

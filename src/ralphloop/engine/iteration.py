@@ -118,7 +118,7 @@ def _facts(
         gate_failures=checks.gates.failures,
         verify_failures=checks.verify_failed,
         marks_done=run.source.marks_done,
-        left_git=run.workspace.left_the_run(prepared.start, end) if run.workspace else None,
+        left_git=seen.left_git,
         now=run.clock.now(),
         runtime_s=run.runtime(),
     )
@@ -126,9 +126,9 @@ def _facts(
 
 def _carried(judged: Judged, told: Verdict, checks: Checks, session: str) -> LoopState:
     """The loop's state for the next iteration: the judged counters, the notes for the next prompt, the session."""
-    state = judged.state
-    tally = replace(state.tally, successes=state.tally.successes + told.success)
-    return replace(state, notes=(*told.prompt_notes, *checks.prompt_notes), session=session, tally=tally)
+    tally = replace(judged.state.tally, successes=judged.state.tally.successes + told.success)
+    notes, session = (*told.prompt_notes, *checks.prompt_notes), "" if told.undo else session  # undone: forgotten
+    return replace(judged.state, notes=notes, session=session, tally=tally)
 
 
 def _breaker(run: Run, number: int, judged: Judged) -> None:
@@ -145,18 +145,14 @@ def _breaker(run: Run, number: int, judged: Judged) -> None:
 def _apply(
     run: Run, prepared: Prepared, end: WorkTree | None, view: TaskView, told: Verdict
 ) -> tuple[TaskView, tuple[str, ...]]:
-    """A failed or rejected attempt, or a call that did not count (Ctrl+C, a usage limit: a retry must not build on
-    half of it), is saved and undone, whatever the loop does next. The task file is then read again."""
+    """A failed or rejected attempt, or a call that did not count, is saved and undone; the task file read again."""
     if run.workspace is None:
         return view, ()
-    if told.undo:
-        run.emit(Undoing(prepared.number))
-        undone = run.workspace.undo(prepared.start, end, prepared.number, prepared.task.id, told.status)
-        notes: tuple[str, ...] = (undone,)
-    else:
-        return view, run.workspace.after_agent(
-            prepared.start, end, prepared.number, prepared.view.done_ids - view.done_ids
-        )
+    if not told.undo:
+        reopened = prepared.view.done_ids - view.done_ids
+        return view, run.workspace.after_agent(prepared.start, end, prepared.number, reopened)
+    run.emit(Undoing(prepared.number))
+    notes = (run.workspace.undo(prepared.start, end, prepared.number, prepared.task.id, told.status),)
     try:
         return run.source.load(), notes
     except RalphError as exc:

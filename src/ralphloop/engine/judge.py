@@ -95,10 +95,11 @@ def judge(state: LoopState, breaker: Breaker, facts: Facts, policy: Policy) -> J
         and not facts.verify_failures
         and not facts.reading.question_only
     )
-    failure = attempt_failure(facts.task.id, r, a, facts.reading, marks_done=facts.marks_done, passed=passed)
-    failure = failure or facts.left_git
+    failure = facts.left_git or attempt_failure(
+        facts.task.id, r, a, facts.reading, marks_done=facts.marks_done, passed=passed
+    )
     task_failed = (settled.failed or failure) if counted else None
-    retries = 0 if passed and not task_failed else state.attempt_at(facts.task.id) + (task_failed is not None)
+    retries = 0 if passed and counted and not task_failed else state.attempt_at(facts.task.id) + bool(task_failed)
     spent = state.tally.plus(r, counted=counted)
     new_state = replace(
         state,
@@ -129,7 +130,7 @@ def judge(state: LoopState, breaker: Breaker, facts: Facts, policy: Policy) -> J
         claim_refused=settled.refused,
         all_done=view.all_done and broken is None and not undone,
         open_ids=facts.before.open_ids if undone else view.open_ids,  # an undone attempt's marks go with it
-        claimed_complete=a.completion_claimed,
+        claimed_complete=a.completion_claimed and not undone,  # trust mode too: not over an attempt undone
         interrupted=facts.interrupted,
         iterations_run=spent.counted,
         max_iterations=policy.max_iterations,

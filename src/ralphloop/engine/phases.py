@@ -46,8 +46,9 @@ class Seen(Struct, frozen=True):
     broken: str | None  # the task file was invalid after the agent (then `view` is the one before)
     analysis: Analysis
     interrupted: bool
-    clean: bool  # the agent ran to its end: its reply is worth reading for results
+    clean: bool  # the agent ran to its end, on the run's branch: its reply is worth reading for results
     notes: tuple[str, ...]
+    left_git: str | None  # it left the run's branch or history, or a merge waiting (Workspace.left_the_run)
 
 
 def prompt_for(run: Run, state: LoopState, number: int, task: Task) -> tuple[str, AgentRequest]:
@@ -152,8 +153,9 @@ def observe(run: Run, prepared: Prepared, result: AgentResult) -> Seen:
     new = signal_log.read_new(run.paths.signals, prepared.signals_offset, prepared.number)
     analysis = with_records(analyze(result.final_text, prepared.prompt), new.records)
     interrupted = result.interrupted or run.cancel.is_set()
+    left = run.workspace.left_the_run(prepared.start, run.workspace.position()) if run.workspace else None
     clean = not result.failed and result.usage_limit is None and result.error_kind is None and not interrupted
-    return Seen(view, broken, analysis, interrupted, clean, (*notes, *new.problems))
+    return Seen(view, broken, analysis, interrupted, clean and left is None, (*notes, *new.problems), left)
 
 
 def verify(run: Run, prepared: Prepared, seen: Seen) -> Checks:

@@ -14,6 +14,7 @@ import os
 from collections.abc import Callable
 from datetime import datetime
 
+from ralphloop.errors import RalphError
 from ralphloop.events import (
     CircuitChanged,
     IterationFinished,
@@ -103,8 +104,8 @@ class EventLog:
         clean = one_line(redact_text(strip_terminal_controls(text), self.secrets), 500)  # masked, then cut
         line = json.dumps({"time": iso(self.now()), "level": level, "text": clean}, ensure_ascii=False) + "\n"
         try:
-            append_text(self.path, line, sync=False)  # after a line the agent left cut: a new one
-        except OSError:
+            append_text(self.path, line, sync=False, follow=False)  # after a line the agent left cut: a new one
+        except (OSError, RalphError):
             self.failed = True
 
     def _rotate(self) -> None:

@@ -103,7 +103,7 @@ def append_metrics(path: str | os.PathLike[str], line: Mapping[str, Any]) -> Non
     """
     from ralphloop.state.store import append_text  # tempfile and fcntl: only the writer pays for them
 
-    append_text(path, json.dumps(line, separators=(",", ":"), ensure_ascii=False) + "\n")
+    append_text(path, json.dumps(line, separators=(",", ":"), ensure_ascii=False) + "\n", follow=False)
 
 
 # ---------------------------------------------------------------- reading

@@ -71,16 +71,26 @@ def atomic_write_json(path: str | os.PathLike[str], value: dict[str, Any], versi
     atomic_write_text(path, redact_text(json.dumps(body, indent=2, ensure_ascii=False)) + "\n")
 
 
-def append_text(path: str | os.PathLike[str], text: str, *, sync: bool = True) -> None:
+def append_text(path: str | os.PathLike[str], text: str, *, sync: bool = True, follow: bool = True) -> None:
     """Append `text` (whole lines) in one write and fsync it, secrets masked: append-only records are never
     rewritten. When the file does not end with a newline (a crash cut its last line, or the agent appended
-    half a line of its own), a newline comes first, so that what ralph writes is whole whatever was there."""
+    half a line of its own), a newline comes first, so that what ralph writes is whole whatever was there.
+    Anything but a regular file (or, `follow=False`: a link, in place of a file only ralph writes) is refused
+    with FileRefused naming it."""
+    from ralphloop.safe_read import FileRefused, shown_path
+
     # O_NONBLOCK: a FIFO put in a record's place is refused at once instead of hanging the loop on it
-    fd = os.open(os.fspath(path), os.O_RDWR | os.O_APPEND | os.O_CREAT | os.O_NONBLOCK | os.O_CLOEXEC, 0o644)
+    flags = os.O_RDWR | os.O_APPEND | os.O_CREAT | os.O_NONBLOCK | os.O_CLOEXEC | os.O_NOCTTY
+    try:
+        fd = os.open(os.fspath(path), flags | (0 if follow else os.O_NOFOLLOW), 0o644)
+    except OSError as exc:
+        if exc.errno == errno.ELOOP:
+            raise FileRefused(f"{shown_path(path)}: a symbolic link where ralph keeps its own file; remove it") from exc
+        raise
     try:
         info = os.fstat(fd)
         if not stat.S_ISREG(info.st_mode):
-            raise OSError(errno.ENXIO, "not a regular file", os.fspath(path))
+            raise FileRefused(f"{shown_path(path)}: not a regular file; remove or replace it")
         if info.st_size and os.pread(fd, 1, info.st_size - 1) != b"\n":
             text = "\n" + text
         os.write(fd, redact_text(text).encode("utf-8"))
