@@ -90,6 +90,9 @@ def build_run(
     if row.until_complete and settings.source("max_iterations") == "default":
         # seed 004: a plan folder runs until it is complete; seed 001: a goal, until it is reached
         settings = replace(settings, loop=replace(settings.loop, max_iterations=None))
+    # A killed run's iteration is settled first (recover.py), and its undo may be what mends a task file its
+    # agent was writing when both were killed: the task file is then judged once that is done (run_loop).
+    pending = os.path.lexists(paths.journal)
     # every problem `ralph validate` reports stops the run here, before any file is touched
     found = run_problems(
         paths,
@@ -99,15 +102,21 @@ def build_run(
         resume_from=request.resume_from,
         reset_circuit=request.reset_circuit,
         prompt=request.prompt,
+        source=not pending,
     )
     raise_first(found)
     source = open_source(
         paths, kind, story_order=settings.loop.story_order, story=request.story, resume_from=request.resume_from
     )
-    view = source.load()  # invalid input stops here, before any file is touched
+    try:
+        view = source.load()  # invalid input stops here, before any file is touched
+    except RalphError:
+        if not pending:
+            raise
+        view = TaskView((), None)  # read again once the killed iteration is settled
     agent = make_agent(settings, paths)
     in_git, git_warnings = _git_preflight(paths, settings)
-    branch = _branch(paths, settings, source) if in_git else None
+    branch = _branch(paths, settings, source) if in_git and (view.tasks or not pending) else None
     auto_commit = in_git and (settings.git.auto_commit if settings.git.auto_commit is not None else row.auto_commit)
     template, shown = template_file(request.prompt, paths, kind)
     policy = _policy(settings, load_template(template, shown, kind), request, auto_commit)

@@ -13,7 +13,9 @@ before anything else happens, so that nothing is lost, nothing is done twice and
 
 from __future__ import annotations
 
+import contextlib
 import os
+import re
 from collections.abc import Mapping
 from datetime import datetime
 from typing import Any
@@ -37,7 +39,33 @@ KILLED = "ralph was killed during this iteration"
 
 def reconcile(run: Run) -> Run:
     """`run` with what a killed run left behind settled: its start state and the events still to record
-    (emitted once the run has started, then the journal goes)."""
+    (emitted once the run has started, then the journal goes). The next iteration's number is past every
+    one a killed run began, recorded or not: a kill between the journal and state.json's reservation of the
+    number (a second Ctrl+C, SIGKILL) must not give two iterations one number, one log, two records."""
+    begun = _last_begun(run)  # before the journal is settled: it may be set aside
+    settled = _settle(run)
+    last = max(settled.start.number, begun)
+    return settled if last == settled.start.number else replace(settled, start=replace(settled.start, number=last))
+
+
+def _last_begun(run: Run) -> int:
+    """The highest iteration number a journal or a log names (0 when none)."""
+    numbers = [0]
+    with contextlib.suppress(OSError, ValueError, RalphError):  # _settle says what is wrong with it
+        journal = journal_file.read(run.paths.journal)
+        numbers.append(journal.number if journal is not None else 0)
+    with contextlib.suppress(OSError):
+        for name in os.listdir(run.paths.logs):
+            match = _LOG.fullmatch(name)
+            if match:
+                numbers.append(int(match.group(1)))
+    return max(numbers)
+
+
+_LOG = re.compile(r"iteration-(\d{1,9})\.log")
+
+
+def _settle(run: Run) -> Run:
     path = run.paths.journal
     try:
         journal = journal_file.read(path)

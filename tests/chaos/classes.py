@@ -53,6 +53,7 @@ class Findings:
         self.trials: Counter[str] = Counter()  # by kind of trial
         self.counts: Counter[str] = Counter()
         self.examples: dict[str, list[str]] = {}
+        self.log: Path | None = None  # every finding of the trial under way is appended here too
 
     def trial(self, kind: str) -> None:
         self.trials[kind] += 1
@@ -60,6 +61,9 @@ class Findings:
     def add(self, cls: str, detail: str) -> None:
         assert cls in CLASSES, cls
         self.counts[cls] += 1
+        if self.log is not None:
+            with self.log.open("a", encoding="utf-8") as handle:
+                handle.write(f"[{cls}] {detail}\n\n")
         kept = self.examples.setdefault(cls, [])
         if len(kept) < 5:
             kept.append(detail)

@@ -134,6 +134,7 @@ class Case:
         self.chaos.mkdir()
         self.findings = findings
         self.failures_before = findings.failures  # a trial that finds something is kept to look at
+        findings.log = self.base / "findings.txt"  # and says there what it found
         self.mark = f"chaos-{os.getpid()}-{name}"
         self.secret = "sk-ant-api03-" + name.replace("-", "x")[:20].ljust(20, "Q") + "QQQQQQQQQQQQQQQQQQQQQQQQ"
         self.env = {

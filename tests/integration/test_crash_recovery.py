@@ -205,3 +205,55 @@ def test_a_fifo_in_place_of_the_journal_is_refused_in_one_line_without_hanging(
     assert "Traceback" not in done.stdout + done.stderr
     # Bad input leaves every file as it was: the FIFO stays for the user to look at.
     assert stat.S_ISFIFO((feature / ".iteration.json").lstat().st_mode)
+
+
+def test_a_kill_before_state_json_reserved_the_number_never_gives_two_iterations_one_number(
+    project: Path, feature: Path, ralph: RalphRunner
+) -> None:
+    """Found by the chaos suite (a second Ctrl+C as iteration 2 began): the journal named iteration 2, state.json
+    still said 1, and the next run recorded the killed iteration 2 and then ran its own iteration 2."""
+    assert ralph("run", "-n", "1", "--agent-cmd", agent_cmd("say.py", "first")).returncode == 1
+    journal = {
+        "version": 1,
+        "run_id": "killed",
+        "number": 2,
+        "task_id": "S-1",
+        "task_title": "Story 1",
+        "attempt": 2,
+        "log_path": "",
+        "started_at": "2026-11-25T06:00:00+00:00",
+        "tag": "",
+        "start": None,
+        "done_at_start": [],
+        "state": {},
+    }
+    (feature / ".iteration.json").write_text(json.dumps(journal))
+    assert read_json(feature / "state.json")["iteration"] == 1
+
+    done = ralph("run", "-n", "1", "--agent-cmd", agent_cmd("say.py", "third"))
+
+    assert done.returncode == 1, done.stdout + done.stderr
+    entries = _entries(feature)  # asserts no iteration is recorded twice
+    assert sorted(entries) == [1, 2, 3], sorted(entries)
+    assert entries[2]["Status"] == "interrupted" and entries[3]["Status"] != "interrupted"
+    assert [line["iteration"] for line in _metrics(feature)] == [1, 2, 3]
+    assert (feature / "logs" / "iteration-3.log").exists()
+
+
+def test_a_task_file_torn_by_an_agent_killed_with_ralph_is_mended_by_the_next_runs_undo(
+    project: Path, feature: Path, ralph: RalphRunner, ralph_env: dict[str, str]
+) -> None:
+    """Found by the chaos suite (ralph and its agent killed at once, the agent writing prd.json in place): the
+    next run refused the torn prd.json before it settled the killed iteration, whose undo puts it back."""
+    _commit_feature(project, ralph_env)
+    killed = ralph("run", "-n", "1", "--agent-cmd", _crash("--write", ".ralph/feat/prd.json=", "--kill-ralph"))
+    assert killed.returncode == -9, killed.stdout + killed.stderr
+    assert (feature / "prd.json").read_text() == "\n"  # torn
+
+    again = ralph("run", "-n", "1", "--agent-cmd", agent_cmd("story_agent.py", "--no-commit"))
+
+    assert again.returncode == 1, again.stdout + again.stderr  # max iterations, after a real iteration
+    assert "invalid JSON" in _entries(feature)[1]["Note"]  # why the killed iteration was undone
+    stories = read_json(feature / "prd.json")["userStories"]
+    assert [story["passes"] for story in stories] == [True, False, False]
+    assert git(project, ralph_env, "show", "refs/ralph/attempts/feat/iteration-1:.ralph/feat/prd.json") == "\n"
