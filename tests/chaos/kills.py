@@ -166,13 +166,15 @@ def _check_interrupted(case: Case, run: Run, code: int, what: str, before: bytes
     now = status.read_bytes() if status.exists() else None
     if now == before and code < 0:
         return  # the signal came before ralph began: nothing was started, nothing written
-    if code not in (0, 130, -signal.SIGINT):
-        case.findings.add(c.CORRUPT_STATE, f"{case.name} {what}: an interrupted run ended {code}:\n{run.tail()}")
     try:
         body = json.loads(now or b"")
     except ValueError:
         return  # check_between counts a status.json that does not parse
-    if body.get("status") == "running" or not body.get("exitReason"):
+    final = body.get("status") != "running" and bool(body.get("exitReason"))
+    # a signal after the run wrote its end (its handlers given back) ends the process: the records are whole
+    if code not in (0, 130, -signal.SIGINT) and not (code < 0 and final):
+        case.findings.add(c.CORRUPT_STATE, f"{case.name} {what}: an interrupted run ended {code}:\n{run.tail()}")
+    if not final:
         case.findings.add(
             c.CORRUPT_STATE, f"{case.name} {what}: status.json says {body.get('status')!r}, {body.get('exitReason')!r}"
         )

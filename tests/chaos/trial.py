@@ -18,6 +18,7 @@ from __future__ import annotations
 import contextlib
 import copy
 import fcntl
+import itertools
 import json
 import os
 import shlex
@@ -143,7 +144,7 @@ class Case:
             "CHAOS_MARK": self.mark,
             "CHAOS_API_KEY": self.secret,
         }
-        self.runs = 0
+        self.numbers = itertools.count(1)  # shared with the views beside it: each run's output files its own
 
     def beside(self, feature: str, project: Path | None = None) -> Case:
         """The same trial seen from another feature (or another worktree of the project)."""
@@ -159,8 +160,7 @@ class Case:
     # ---------------------------------------------------------------- running ralph
 
     def start(self, *args: str, env: dict[str, str] | None = None, cwd: Path | None = None) -> Run:
-        self.runs += 1
-        return Run(self, list(args), env or self.env, cwd or self.project, self.runs)
+        return Run(self, list(args), env or self.env, cwd or self.project, next(self.numbers))
 
     def ralph(self, *args: str, timeout: float = 30.0) -> subprocess.CompletedProcess[str] | None:
         """A short command (status, report); None when it hangs. Its output is checked as a screen."""

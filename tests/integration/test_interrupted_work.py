@@ -5,6 +5,7 @@ the run said ALL COMPLETE over it)."""
 
 from __future__ import annotations
 
+import json
 from pathlib import Path
 
 import pytest
@@ -45,3 +46,22 @@ def test_an_interrupted_call_is_saved_and_undone_and_the_next_run_does_it_once(
         assert git(project, ralph_env, "show", f"HEAD:work-{story['id']}.txt") == f"done {story['id']}\n"
     left = git(project, ralph_env, "status", "--porcelain", "--untracked-files=all").splitlines()
     assert [line for line in left if not line.endswith("progress.txt")] == []
+
+
+def test_a_ctrl_c_during_the_gates_of_a_finished_feature_is_an_interruption_not_a_failing_gate(
+    project: Path, feature: Path, ralph: RalphRunner, ralph_env: dict[str, str]
+) -> None:
+    """Found by the chaos suite: every story passed, the gates ran, a Ctrl+C stopped one, and the run ended
+    "every task is done, but quality gates fail" (exit 1) — no gate had failed."""
+    prd = read_json(feature / "prd.json")
+    for story in prd["userStories"]:
+        story["passes"] = True
+    (feature / "prd.json").write_text(json.dumps(prd, indent=2))
+    gate = 'kill -INT "$PPID"; sleep 30'  # the gate's parent is ralph: the user's Ctrl+C, while it runs
+    (project / ".ralph" / "config.yaml").write_text(f"quality_checks:\n  slow: {json.dumps(gate)}\n")
+
+    done = ralph("run", "--no-archive", "--agent-cmd", agent_cmd("say.py", "never"))
+
+    assert done.returncode == 130, done.stdout + done.stderr
+    assert "quality gates fail" not in done.stdout + done.stderr
+    assert read_json(feature / "status.json")["exitReason"] == "interrupted"

@@ -193,8 +193,7 @@ def judge(state: LoopState, breaker: Breaker, facts: Facts, policy: Policy) -> J
 
 
 def verdict(judged: Judged, decision: Decision, facts: Facts, policy: Policy) -> Verdict:
-    """The status word, success, and the fate of the work: a failed or rejected attempt, or a call that did not
-    count, is saved and undone (whatever the loop does next); only accepted work is committed or a success."""
+    """The status word, success, the fate of the work (undone: failed, rejected or uncounted; accepted: committed)."""
     a, reading = facts.analysis, facts.reading
     told = replace(decision, refused_claim=None) if facts.settled.refused_told else decision
     failed = judged.task_failed or judged.rejected or (facts.result.failed and not facts.interrupted)

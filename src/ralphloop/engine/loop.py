@@ -112,6 +112,8 @@ def _started(run: Run, view: TaskView, breaker: Breaker) -> None:
 def _already_done(run: Run, state: LoopState, view: TaskView) -> Decision:
     """Every task (in the run's scope) passes before any iteration: complete, once the quality gates agree."""
     failing = confirm_done(run.hooks, run.context("", state.number), run.paths.project_root)
+    if run.cancel.is_set():  # a gate stopped by Ctrl+C did not fail
+        return Decision(Action.HALT, ExitReason.INTERRUPTED, "interrupted")
     if not failing:
         return complete(view.scope, view.outside_open, "every task already passes")
     why = f"every task is done, but quality gates fail: {', '.join(failing)}; fix them, or reopen the task they concern"
