@@ -145,7 +145,7 @@ def run_agent_process(
         exit_code = proc.wait()
         pump.finish()
         # What it left running once it ended (a daemonised grandchild): stopped, and told.
-        left = reaper.stop(reaper.survivors(proc.pid, tag), [proc.pid], limits.kill_grace_s)
+        left = reaper.stop_left(proc.pid, tag, limits.kill_grace_s)
     finally:
         cancel.active_pgid = None
         LIVE_GROUPS.discard(proc.pid)

@@ -257,3 +257,18 @@ def test_a_task_file_torn_by_an_agent_killed_with_ralph_is_mended_by_the_next_ru
     stories = read_json(feature / "prd.json")["userStories"]
     assert [story["passes"] for story in stories] == [True, False, False]
     assert git(project, ralph_env, "show", "refs/ralph/attempts/feat/iteration-1:.ralph/feat/prd.json") == "\n"
+
+
+def test_a_process_that_daemonises_as_ralph_stops_it_is_stopped_too(
+    project: Path, feature: Path, ralph: RalphRunner, tmp_path: Path
+) -> None:
+    """Found by the chaos suite (1 in ~100 agent kills): a process stopped while it daemonised started its
+    child between ralph's look for what the agent left and its signal; that child ran on."""
+    grandchild = tmp_path / "grandchild.pid"
+
+    done = ralph("run", "-n", "1", "--agent-cmd", agent_cmd("spawn_on_term.py", str(grandchild)))
+
+    assert done.returncode == 1, done.stdout + done.stderr
+    assert wait_until(lambda: read_pid(grandchild) is not None)
+    pid = read_pid(grandchild)
+    assert pid is not None and wait_dead(pid), f"PID {pid} still running"
