@@ -118,3 +118,21 @@ def set_config(project: Path, old: str, new: str) -> None:
     text = config.read_text()
     assert old in text, text
     config.write_text(text.replace(old, new))
+
+
+def killed_journal(number: int, task_id: str, task_title: str) -> dict[str, object]:
+    """The .iteration.json a run killed while its agent ran leaves (no PID, no start capture: nothing to stop)."""
+    return {
+        "version": 1,
+        "run_id": "killed",
+        "number": number,
+        "task_id": task_id,
+        "task_title": task_title,
+        "attempt": 1,
+        "log_path": "",
+        "started_at": "2026-11-25T06:00:00+00:00",
+        "tag": "",
+        "start": None,
+        "done_at_start": [],
+        "state": {},
+    }

@@ -12,7 +12,16 @@ import subprocess
 from pathlib import Path
 
 from tests.conftest import RalphRunner, agent_cmd, read_json
-from tests.integration.helpers import entry_fields, git, pid_alive, progress_entries, read_pid, wait_dead, wait_until
+from tests.integration.helpers import (
+    entry_fields,
+    git,
+    killed_journal,
+    pid_alive,
+    progress_entries,
+    read_pid,
+    wait_dead,
+    wait_until,
+)
 
 KILLED = "ralph was killed during this iteration"
 
@@ -213,20 +222,7 @@ def test_a_kill_before_state_json_reserved_the_number_never_gives_two_iterations
     """Found by the chaos suite (a second Ctrl+C as iteration 2 began): the journal named iteration 2, state.json
     still said 1, and the next run recorded the killed iteration 2 and then ran its own iteration 2."""
     assert ralph("run", "-n", "1", "--agent-cmd", agent_cmd("say.py", "first")).returncode == 1
-    journal = {
-        "version": 1,
-        "run_id": "killed",
-        "number": 2,
-        "task_id": "S-1",
-        "task_title": "Story 1",
-        "attempt": 2,
-        "log_path": "",
-        "started_at": "2026-11-25T06:00:00+00:00",
-        "tag": "",
-        "start": None,
-        "done_at_start": [],
-        "state": {},
-    }
+    journal = killed_journal(2, "S-1", "Story 1")
     (feature / ".iteration.json").write_text(json.dumps(journal))
     assert read_json(feature / "state.json")["iteration"] == 1
 

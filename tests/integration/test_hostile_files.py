@@ -19,6 +19,7 @@ from typing import Any
 
 import pytest
 
+from tests.integration.helpers import killed_journal
 from tests.integration.hostile_project import SAY, copy_case, env_of, make_template, tree
 from tests.integration.warm_ralph import WarmRalph
 
@@ -57,22 +58,7 @@ def _feature(name: str, file: str) -> str:
     return f"project/.ralph/{name}/{file}"
 
 
-JOURNAL = json.dumps(
-    {
-        "version": 1,
-        "run_id": "killed",
-        "number": 1,
-        "task_id": "US-001",
-        "task_title": "First story",
-        "attempt": 1,
-        "log_path": "",
-        "started_at": "2026-11-25T06:00:00+00:00",
-        "tag": "",
-        "start": None,
-        "done_at_start": [],
-        "state": {},
-    }
-).encode()
+JOURNAL = json.dumps(killed_journal(1, "US-001", "First story")).encode()
 
 TARGETS: dict[str, Target] = {
     "prd.json": Target(
