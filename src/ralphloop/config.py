@@ -108,6 +108,9 @@ _TABLE: dict[str, dict[str, _Spec]] = {
         "usage_pause_at": (("usage_limit", "pause_at"), None, values.fraction, None),
         "usage_margin_s": (("usage_limit", "margin_seconds"), None, values.seconds, 60.0),
         "usage_fallback_wait_s": (("usage_limit", "fallback_wait_minutes"), None, values.minutes, 30 * 60.0),
+        # seed 003: an `ask` nobody answers in 30 s exits (exit 2, the command to run after the reset).
+        "usage_ask_timeout_s": (("usage_limit", "ask_timeout_seconds"), None, values.seconds, 30.0),
+        "usage_on_no_answer": (("usage_limit", "on_no_answer"), None, values.no_answer, "exit"),
     },
     "budget": {
         "max_cost_usd": (("budget", "max_cost_usd"), "RALPH_MAX_COST_USD", values.money, None),
@@ -156,6 +159,8 @@ _FIELD_NAMES = {
     "usage_pause_at": "pause_at",
     "usage_margin_s": "margin_s",
     "usage_fallback_wait_s": "fallback_wait_s",
+    "usage_ask_timeout_s": "ask_timeout_s",
+    "usage_on_no_answer": "on_no_answer",
     "backoff_initial_s": "initial_s",
     "backoff_max_s": "cap_s",
     "backoff_attempts": "attempts",

@@ -36,6 +36,8 @@ circuit_breaker:
 
 usage_limit:
   policy: ask               # wait | exit | ask (asks on a terminal, waits otherwise)
+  ask_timeout_seconds: 30   # ask: how long the question waits for an answer
+  on_no_answer: exit        # ask: exit (code 2) or wait, when nobody answers
   margin_seconds: 60        # extra wait after the reset time the vendor gives
 
 # Claude Code, the default agent (run as `claude -p --output-format stream-json --verbose`).

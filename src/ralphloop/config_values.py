@@ -14,6 +14,8 @@ from ralphloop.notify import NOTIFY_EVENTS, check_webhook_url
 COMPLETION_MODES = ("verify", "trust")
 # What to do at a vendor usage limit: wait for the reset, stop (exit 2), or ask on a terminal.
 USAGE_POLICIES = ("wait", "exit", "ask")
+# What an `ask` nobody answered does (seed 003: exit).
+NO_ANSWER_ACTIONS = ("exit", "wait")
 
 Converter = Callable[[Any], Any]
 
@@ -88,6 +90,12 @@ def completion(value: Any) -> str:
 def policy(value: Any) -> str:
     if not isinstance(value, str) or value.strip().lower() not in USAGE_POLICIES:
         raise ValueError(f"expected one of {', '.join(USAGE_POLICIES)}")
+    return value.strip().lower()
+
+
+def no_answer(value: Any) -> str:
+    if not isinstance(value, str) or value.strip().lower() not in NO_ANSWER_ACTIONS:
+        raise ValueError(f"expected one of {', '.join(NO_ANSWER_ACTIONS)}")
     return value.strip().lower()
 
 

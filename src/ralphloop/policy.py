@@ -36,10 +36,22 @@ class UsagePolicy(Struct, frozen=True):
     margin_s: float = 60.0  # extra wait past the reset time the vendor gives
     fallback_wait_s: float = 30 * 60.0  # when the vendor gives no reset time
     pause_at: float | None = None  # pause before the limit, at this share of the window used
+    # seed 003: "Prompt user: wait or exit"; "No response in 30s → Auto-exit"
+    ask_timeout_s: float = 30.0  # how long `ask` waits for an answer
+    on_no_answer: str = "exit"  # exit | wait: what a question nobody answered (or an empty answer) does
 
     def at(self, terminal: bool) -> UsagePolicy:
         """The policy where the run is: nobody to ask without a terminal, so `ask` waits."""
         return replace(self, action="wait") if self.action == "ask" and not terminal else self
+
+    def question(self, situation: str) -> str:
+        """The question `ask` puts, saying what happens when nobody answers it in time."""
+        doing = "exiting" if self.on_no_answer == "exit" else "waiting"
+        return f"{situation} Wait or exit? ({doing} in {self.ask_timeout_s:g}s unless told)"
+
+    def answer(self, asked: str | None) -> str:
+        """The user's answer ("exit" or "wait"), or `on_no_answer` when there was none."""
+        return asked if asked in ("exit", "wait") else self.on_no_answer
 
 
 class Policy(Struct, frozen=True):

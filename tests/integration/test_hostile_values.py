@@ -36,6 +36,7 @@ NUMERIC_SETTINGS = [
     ("usage_limit", "pause_at"),
     ("usage_limit", "margin_seconds"),
     ("usage_limit", "fallback_wait_minutes"),
+    ("usage_limit", "ask_timeout_seconds"),
     ("budget", "max_cost_usd"),
     ("budget", "max_tokens"),
     ("budget", "max_runtime"),

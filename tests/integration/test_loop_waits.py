@@ -339,9 +339,10 @@ def test_usage_limit_policy_exit_stops_with_exit_code_2(project: Path, home: Pat
     assert status["usageLimit"]["policy"] == "exit" and status["usageLimit"]["resetsAt"] == iso(resets)
 
 
-@pytest.mark.parametrize(("answer", "exits"), [("exit", True), ("wait", False), (None, False)])
+@pytest.mark.parametrize(("answer", "exits"), [("exit", True), ("wait", False), (None, True)])
 def test_usage_limit_policy_ask(project: Path, home: Path, tmp_path: Path, answer: str | None, exits: bool) -> None:
-    """Policy ask: the user's "exit" stops the run; "wait", or no answer at all, waits for the reset."""
+    """Policy ask: the user's "exit" stops the run, "wait" waits for the reset; no answer at all exits, as seed 003
+    says (`usage_limit.on_no_answer`, test_usage_ask.py)."""
     paths = make_feature(project, "feat", stories("S", 1))
     clock = FakeClock()
     resets = clock.now() + 2 * HOUR
@@ -359,6 +360,7 @@ def test_usage_limit_policy_ask(project: Path, home: Path, tmp_path: Path, answe
     assert timeout == 30.0
     assert "Usage limit reached (Claude AI usage limit reached" in question
     assert f"resets at {iso(resets)}" in question
+    assert question.endswith("Wait or exit? (exiting in 30s unless told)")
     if exits:
         assert outcome.reason is ExitReason.USAGE_LIMIT and outcome.reason.exit_code == 2
         assert clock.slept == [] and len(run.starts) == 1

@@ -368,7 +368,9 @@ story_order: ["2", "1"]
 circuit_breaker:
   {no_progress_threshold: 1, same_error_threshold: 6, failure_threshold: 7,
    permission_denial_threshold: 3, cooldown_minutes: 10}
-usage_limit: {policy: exit, pause_at: 90%, margin_seconds: 5, fallback_wait_minutes: 3}
+usage_limit:
+  {policy: exit, pause_at: 90%, margin_seconds: 5, fallback_wait_minutes: 3, ask_timeout_seconds: 0.5,
+   on_no_answer: wait}
 budget: {max_cost_usd: 2.5, max_tokens: 1000, max_runtime: 1h}
 backoff: {initial_seconds: 1, max_seconds: 8, attempts: 4}
 agent: {name: scripted, model: opus, poorman: true}
@@ -402,6 +404,7 @@ def test_every_setting_lands_in_its_component_and_says_where_it_came_from(projec
     assert breaker.half_open_after == 1  # derived: never later than the threshold itself
     usage = settings.usage
     assert (usage.action, usage.pause_at, usage.margin_s, usage.fallback_wait_s) == ("exit", 0.9, 5.0, 180.0)
+    assert (usage.ask_timeout_s, usage.on_no_answer) == (0.5, "wait")
     budget = settings.budget
     assert (budget.max_cost_usd, budget.max_tokens, budget.max_runtime_s) == (2.5, 1000, 3600.0)
     assert (settings.backoff.initial_s, settings.backoff.cap_s, settings.backoff.attempts) == (1.0, 8.0, 4)
@@ -430,7 +433,7 @@ def test_every_setting_lands_in_its_component_and_says_where_it_came_from(projec
     assert settings.source("claude_command") == f"{PROJECT_LABEL} (claude.command)"
     assert settings.source("story_order") == f"{PROJECT_LABEL} (story_order)"
     assert settings.source("notify_on") == f"{PROJECT_LABEL} (notify.on)"
-    assert len(settings.sources) == 43  # one for each key but agent_command (it would choose the command agent)
+    assert len(settings.sources) == 45  # one for each key but agent_command (it would choose the command agent)
 
 
 def test_the_breaker_opens_half_way_after_two_quiet_iterations_by_default(project: Path) -> None:
@@ -452,6 +455,22 @@ def test_the_usage_policy_asks_only_someone_at_a_terminal(
 def test_by_default_a_usage_limit_asks_at_a_terminal_and_waits_elsewhere(project: Path) -> None:
     usage = load(project).usage
     assert (usage.at(True).action, usage.at(False).action) == ("ask", "wait")
+    # seed 003: "No response in 30s → Auto-exit"
+    assert (usage.ask_timeout_s, usage.on_no_answer) == (30.0, "exit")
+    assert usage.question("Limit.") == "Limit. Wait or exit? (exiting in 30s unless told)"
+    assert [usage.answer(asked) for asked in ("wait", "exit", None)] == ["wait", "exit", "exit"]
+
+
+@pytest.mark.parametrize(
+    ("text", "words"),
+    [
+        ("usage_limit:\n  on_no_answer: later\n", "usage_limit.on_no_answer: expected one of exit, wait"),
+        ("usage_limit:\n  ask_timeout_seconds: -1\n", "usage_limit.ask_timeout_seconds: expected a number"),
+    ],
+)
+def test_a_bad_question_policy_names_the_file_and_key(project: Path, text: str, words: str) -> None:
+    write_project(project, text)
+    assert error_of(project).startswith(f"{PROJECT_LABEL}: {words}")
 
 
 # ---------------------------------------------------------------- a plugin's own section

@@ -170,20 +170,23 @@ def _ask_over_spinner(renderer: TerminalRenderer, question: str, timeout: float,
 
 
 def ask_on_terminal(question: str, timeout: float, wake_fd: int | None = None) -> str | None:
-    """Ask on the terminal; "exit", "wait", or None when nobody answered within `timeout` seconds.
+    """Ask on the terminal; "exit", "wait", or None when nobody answered within `timeout` seconds (or the
+    answer was empty): the question says what that means (UsagePolicy.question), the caller decides it.
     Ctrl+C or a hang-up (each makes `wake_fd` readable) ends the question at once: the run is stopped."""
-    sys.stdout.write(f"{question} [w]ait/[e]xit (waiting in {timeout:.0f}s unless told): ")
+    sys.stdout.write(f"{question} [w]ait/[e]xit: ")
     sys.stdout.flush()
     ready, _, _ = select.select([sys.stdin, *([wake_fd] if wake_fd is not None else [])], [], [], timeout)
     if wake_fd is not None and wake_fd in ready:
         sys.stdout.write("\n")
         return "exit"
     if not ready:
-        sys.stdout.write("\nno answer: waiting\n")
+        sys.stdout.write("\nno answer\n")
         return None
     try:
         answer = sys.stdin.readline().strip().lower()
     except (OSError, ValueError):  # the terminal is gone: nobody will answer
+        return None
+    if not answer:  # Enter alone takes what the question said happens unless told
         return None
     return "exit" if answer[:1] in ("e", "n", "q") else "wait"
 

@@ -18,7 +18,6 @@ from ralphloop.guards.budget import Spent, exceeded, within
 from ralphloop.guards.usage import UsageLimit
 from ralphloop.protocols import iso
 
-ASK_TIMEOUT_S = 30.0
 INTERRUPTED = Decision(Action.HALT, ExitReason.INTERRUPTED, "interrupted")
 
 
@@ -69,11 +68,11 @@ def after_decision(run: Run, decision: Decision, limit: UsageLimit | None) -> De
         return decision
     if decision.wait_kind == "usage limit" and run.policy.usage.action == "ask" and run.ask is not None:
         resets = f"resets at {iso(limit.resets_at)}" if limit and limit.resets_at else "no reset time given"
-        what = limit.message if limit else decision.message
-        asked = run.ask(f"Usage limit reached ({what}; {resets}). Wait or exit?", ASK_TIMEOUT_S)
+        usage, what = run.policy.usage, limit.message if limit else decision.message
+        asked = run.ask(usage.question(f"Usage limit reached ({what}; {resets})."), usage.ask_timeout_s)
         if run.cancel.is_set():  # Ctrl+C or a hang-up ended the question: nobody answered, the run was stopped
             return INTERRUPTED
-        answer = "exit" if asked == "exit" else "wait"
+        answer = usage.answer(asked)  # nobody answered: the policy's `on_no_answer` (seed 003: exit)
         run.emit(UsageAnswered(answer))
         if answer == "exit":
             return Decision(Action.HALT, ExitReason.USAGE_LIMIT, decision.message)
