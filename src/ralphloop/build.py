@@ -10,6 +10,7 @@ import os
 import shlex
 from collections.abc import Mapping
 from dataclasses import dataclass, field, replace
+from types import MappingProxyType
 from typing import Any
 
 from ralphloop import git
@@ -39,7 +40,7 @@ from ralphloop.state.circuit import BreakerFile
 from ralphloop.state.runstate import RunState, StateFile
 from ralphloop.tasks.formats import FORMATS
 from ralphloop.tasks.problems import raise_first
-from ralphloop.tasks.sources import open_source, source_kind
+from ralphloop.tasks.sources import EXAMPLE_WORDS, open_source, source_kind
 from ralphloop.workspace import Workspace
 
 
@@ -56,6 +57,7 @@ class RunRequest:
     archive: bool = True
     reset_circuit: bool = False
     terminal: bool = False  # someone at a terminal, who could be asked
+    dry_run: bool = False  # nothing will start: an agent that is not installed is only warned about
 
 
 @dataclass(frozen=True, slots=True)
@@ -85,11 +87,18 @@ def build_run(
     paths = resolve_feature(root, request.target or request.feature, flag="FEATURE" if request.target else "-f")
     kind = source_kind(paths)
     warnings: list[str] = []
-    settings = load_settings(root, dict(request.flags or {}), warn=warnings.append)
     row = FORMATS[kind]
-    if row.until_complete and settings.source("max_iterations") == "default":
-        # seed 004: a plan folder runs until it is complete; seed 001: a goal, until it is reached
-        settings = replace(settings, loop=replace(settings.loop, max_iterations=None))
+    settings = load_settings(
+        root,
+        dict(request.flags or {}),
+        warn=warnings.append,
+        seed_defaults=row.defaults,
+        seed_label=row.seed_source,
+    )
+    if settings.agent.name != "claude" and "model" in row.defaults and settings.source("model") == row.seed_source:
+        # the seed's model is a Claude model (seed 004: opus): another agent is not asked for it
+        sources = {key: where for key, where in settings.sources.items() if key != "model"}
+        settings = replace(settings, agent=replace(settings.agent, model=None), sources=MappingProxyType(sources))
     # A killed run's iteration is settled first (recover.py), and its undo may be what mends a task file its
     # agent was writing when both were killed: the task file is then judged once that is done (run_loop).
     pending = os.path.lexists(paths.journal)
@@ -104,6 +113,9 @@ def build_run(
         prompt=request.prompt,
         source=not pending,
     )
+    if request.dry_run:  # a dry run of `ralph init`'s example shows its prompt; a run would waste a call on it
+        warnings += [str(problem) for problem in found if EXAMPLE_WORDS in problem.message]
+        found = [problem for problem in found if EXAMPLE_WORDS not in problem.message]
     raise_first(found)
     source = open_source(
         paths, kind, story_order=settings.loop.story_order, story=request.story, resume_from=request.resume_from
@@ -114,7 +126,9 @@ def build_run(
         if not pending:
             raise
         view = TaskView((), None)  # read again once the killed iteration is settled
-    agent = make_agent(settings, paths)
+    agent = make_agent(settings, paths, dry_run=request.dry_run)
+    if request.dry_run and getattr(agent, "missing", None):
+        warnings.append(f"{agent.missing} (a real run would stop here)")  # type: ignore[attr-defined]
     in_git, git_warnings = _git_preflight(paths, settings)
     branch = _branch(paths, settings, source) if in_git and (view.tasks or not pending) else None
     auto_commit = in_git and (settings.git.auto_commit if settings.git.auto_commit is not None else row.auto_commit)
@@ -225,6 +239,7 @@ def _policy(settings: Settings, template: str, request: RunRequest, auto_commit:
         rate_limit_per_hour=loop.rate_limit_per_hour,
         archive=request.archive,
         completion=loop.completion,
+        promise=loop.promise,
         blocked_threshold=loop.blocked_threshold,
         max_retries=loop.max_retries,
         breaker=settings.breaker,

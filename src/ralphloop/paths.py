@@ -177,8 +177,12 @@ class FeaturePaths:
 
     @property
     def selector(self) -> str:
-        """What `-f` takes to find this workspace again: its name in .ralph/, else its folder."""
-        return self.name if self.is_feature_folder else self.display()
+        """What `-f` takes to find this workspace again, from anywhere in the project: its name in .ralph/; for
+        a root workspace (seeds 000, 002) the root's name, which resolve_feature knows; else its folder."""
+        at_root = self.dir == os.path.abspath(self.project_root)
+        if self.is_feature_folder or (at_root and not os.path.lexists(os.path.join(self.ralph_dir, self.name))):
+            return self.name
+        return self.display()
 
     def is_runtime(self, path: str) -> bool:
         """Whether `path` (absolute) is one of ralph's own runtime files in this feature."""
@@ -225,6 +229,13 @@ def resolve_feature(project_root: str, selector: str | None, *, flag: str = "-f"
             return _checked(project_root, named)
         if os.path.isdir(selector):
             return _checked(project_root, selector)
+        if os.path.isdir(os.path.join(project_root, selector)):  # as ralph prints it: from the project root
+            return _checked(project_root, os.path.join(project_root, selector))
+        if not is_feature_name(selector):  # a path (seed 004's `ralph run plans/x/`) that is not there
+            shown = selector.rstrip(os.sep) or selector
+            raise RalphError(f"TODO.md not found in {shown} ({flag} {shown}: no such folder)")
+        if _is_root_workspace(project_root, selector):  # the name `ralph status` shows for a root workspace
+            return FeaturePaths(project_root, project_root)
         known = list_features(project_root)
         hint = f" (features: {', '.join(known)})" if known else " (create it with: ralph init NAME)"
         raise RalphError(f"{flag} {selector}: no such feature in {display_path(named, os.getcwd())}{hint}")
@@ -237,6 +248,12 @@ def resolve_feature(project_root: str, selector: str | None, *, flag: str = "-f"
             return FeaturePaths(project_root, project_root)
         raise RalphError(f"no feature in {where}/: create one with: ralph init NAME")
     raise RalphError(f"several features in {where}/ ({', '.join(features)}): choose one with {flag} NAME")
+
+
+def _is_root_workspace(project_root: str, name: str) -> bool:
+    """Whether `name` is the project root's own folder name and the root is a workspace (seeds 000, 002)."""
+    root = os.path.abspath(project_root)
+    return name.rstrip(os.sep) == os.path.basename(root) and detect_root(root) is not None
 
 
 def _checked(project_root: str, folder: str) -> FeaturePaths:

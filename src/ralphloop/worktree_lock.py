@@ -46,7 +46,9 @@ class WorktreeLock(RunLock):
         sibling = os.path.join(os.path.dirname(top), f"{os.path.basename(top)}-{self.paths.name}")
         here = os.path.normpath(os.path.join(sibling, os.path.relpath(self.paths.project_root, top)))
         command = shlex.join(["git", "worktree", "add", sibling]) + " && " + shlex.join(["cd", here])
-        command += " && " + shlex.join(["ralph", "run", "-f", self.paths.selector])
+        # from `here`, the sibling's project root: the folder as seen from the root (a root workspace is `.`)
+        feature = self.paths.name if self.paths.is_feature_folder else self.paths.display()
+        command += " && " + shlex.join(["ralph", "run", "-f", feature])
         tracked = git.run(top, "ls-files", "--error-unmatch", "--", self.paths.dir).returncode == 0
         first = "" if tracked else f"commit {display_path(self.paths.dir, top)} (a new worktree starts at HEAD), then "
         return f"To run both at once, {first}run: {command}"

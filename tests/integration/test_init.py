@@ -8,7 +8,7 @@ import pytest
 import yaml
 
 from tests.conftest import agent_cmd, write_prd
-from tests.integration.helpers import git, snapshot
+from tests.integration.helpers import assert_one_line_error, git, snapshot
 
 SEED_PRD_KEYS = {"feature", "branchName", "description", "createdAt", "userStories"}
 RUNTIME = ("logs/", "status.json", "state.json", ".lock")
@@ -36,14 +36,26 @@ def test_init_creates_the_feature_layout(project, ralph):
         assert name in ignore or name.rstrip("/") in ignore, name
 
 
-def test_the_new_feature_is_runnable(project, ralph):
+def test_the_new_feature_is_runnable_once_its_example_story_is_replaced(project, ralph):
     assert ralph("init", "fresh").returncode == 0
+    prd = project / ".ralph" / "fresh" / "prd.json"
+    story = json.loads(prd.read_text())["userStories"][0]
 
-    done = ralph("run", "--dry-run", "--agent-cmd", agent_cmd("say.py"))
+    dry = ralph("run", "--dry-run", "--agent-cmd", agent_cmd("say.py"))  # starts nothing: shows the prompt
+    checked = ralph("validate")
+    before = snapshot(project)
+    refused = ralph("run", "--agent-cmd", agent_cmd("say.py"))
 
-    assert done.returncode == 0, done.stderr
-    story = json.loads((project / ".ralph" / "fresh" / "prd.json").read_text())["userStories"][0]
-    assert story["id"] in done.stdout
+    assert dry.returncode == 0, dry.stderr
+    assert story["id"] in dry.stdout
+    assert "STORY-001 is still the example `ralph init` wrote" in dry.stderr  # as a warning
+    assert checked.returncode == 1
+    assert "prd.json: STORY-001 is still the example `ralph init` wrote" in checked.stdout + checked.stderr
+    assert_one_line_error(refused, "STORY-001 is still the example")
+    assert snapshot(project) == before
+
+    prd.write_text(prd.read_text().replace("Replace this example story with the first real one", "Add a CSV export"))
+    assert ralph("validate").returncode == 0
 
 
 def test_runtime_files_stay_out_of_git(project, feature, ralph, ralph_env):

@@ -41,8 +41,9 @@ class CommandAgent:
 
     def __init__(self, command: str, label: str = "--agent-cmd") -> None:
         argv = split_command(command, label)
+        self.missing: str | None = None  # make_agent refuses the run with it; a dry run only says it
         if shutil.which(argv[0]) is None:
-            raise RalphError(f"{label}: {argv[0]!r} is not an executable on PATH or a path to one")
+            self.missing = f"{label}: {argv[0]!r} is not an executable on PATH or a path to one"
         self.argv = tuple(argv)
 
     def command(self, request: AgentRequest) -> AgentCommand:

@@ -72,12 +72,17 @@ class Backend:
         return f"agent plugin {self.name!r} ({self.target} from {self.plugin})" if self.plugin else repr(self.name)
 
 
-def make_agent(settings: Settings, paths: FeaturePaths) -> Agent:
-    """The backend `settings.agent.name` names, ready to run, or a one-line error listing the known ones."""
+def make_agent(settings: Settings, paths: FeaturePaths, *, dry_run: bool = False) -> Agent:
+    """The backend `settings.agent.name` names, ready to run, or a one-line error listing the known ones.
+    An executable that is not installed (the agent's `missing`) stops a run, not a dry run: it starts nothing."""
     backend = _named(settings)
     factory = _factory(backend)
     if not backend.plugin:
-        return factory(settings, paths)  # ours: an exception here is a bug, reported with its traceback
+        agent = factory(settings, paths)  # ours: an exception here is a bug, reported with its traceback
+        missing = getattr(agent, "missing", None)
+        if missing and not dry_run:
+            raise RalphError(missing)
+        return agent
     try:
         agent = factory(settings, paths)
     except RalphError:

@@ -51,10 +51,26 @@ class _Parser(argparse.ArgumentParser):
         self.exit(1, f"ralph: error: {message} (see '{self.prog} --help')\n")
 
 
+class _Spelled(argparse.Action):
+    """Store the value and how the flag was spelled (`dest_spelled`): `-r` means a story in seed 002, and
+    only the short form is checked for that (cli/seed_flags.py); `--rate-limit` says what it means. An error
+    names the flag as it was typed."""
+
+    def __call__(self, parser: Any, namespace: Any, values: Any, option_string: str | None = None) -> None:
+        setattr(namespace, self.dest, values)
+        setattr(namespace, f"{self.dest}_spelled", option_string)
+
+
+# Seed 000's own spellings of two commands (`ralph --status`, `ralph --reset-circuit`), printed in its guidance.
+_COMMAND_ALIASES = {"--status": "status", "--reset-circuit": "reset-circuit"}
+
+
 def build_parser() -> argparse.ArgumentParser:
     parser = _Parser(
         prog="ralph",
         description="Run a coding agent in a loop, a fresh process per iteration, until the work is verifiably done.",
+        epilog="`ralph --status` and `ralph --reset-circuit` (seed 000's spellings) run `ralph status` and "
+        "`ralph reset-circuit`.",
     )
     parser.add_argument("--version", action="version", version=f"ralph {__version__}")
     # prog given: argparse would otherwise lay out the usage text to find it
@@ -148,10 +164,16 @@ def _add_run(run: argparse.ArgumentParser) -> None:
     )
     run.add_argument("-f", "--feature", help="feature name in .ralph/, or a folder (default: the only one)")
     run.add_argument("-n", "--max-iterations", metavar="N", help="iterations in this run (default 20; 0 = unlimited)")
-    run.add_argument("-t", "--timeout", metavar="T", help="per-iteration timeout: 15 (minutes), 90s, 15m, 1h")
+    run.add_argument(
+        "-t",
+        "--timeout",
+        metavar="T",
+        action=_Spelled,
+        help="per-iteration timeout: 15 (minutes), 90s, 15m, 1h; a bare number over 240 is refused (seconds? 1800s)",
+    )
     run.add_argument("-p", "--prompt", metavar="FILE", help="prompt template (default: the feature's prompt.md)")
     run.add_argument("-v", "--verbose", action="store_true", help="show the agent's output as it runs")
-    run.add_argument("--dry-run", action="store_true", help="print the prompt and agent command; run nothing")
+    run.add_argument("-d", "--dry-run", action="store_true", help="print the prompt and agent command; run nothing")
     run.add_argument("--no-archive", action="store_true", help="do not archive the feature on completion")
     run.add_argument(
         "--agent", metavar="NAME", help="agent backend: claude (default), command, scripted, or a plugin's"
@@ -159,8 +181,14 @@ def _add_run(run: argparse.ArgumentParser) -> None:
     run.add_argument("--agent-cmd", metavar="CMD", help="run CMD as the agent (prompt on stdin)")
     run.add_argument("-s", "--story", metavar="ID", help="work on this story only, until it passes")
     run.add_argument("--resume-from", metavar="ID", help="skip the stories before this one (in work order)")
-    run.add_argument("--log-file", metavar="FILE", help="also append the run's lines, timestamped, to FILE")
-    run.add_argument("-r", "--rate-limit", metavar="N", help="agent calls per hour, per account (default 100)")
+    run.add_argument("-l", "--log-file", metavar="FILE", help="also append the run's lines, timestamped, to FILE")
+    run.add_argument(
+        "-r",
+        "--rate-limit",
+        metavar="N",
+        action=_Spelled,
+        help="agent calls per hour, per account (default 100); -r with a story id is refused (--resume-from)",
+    )
     run.add_argument("--model", metavar="NAME", help="haiku, sonnet, opus or a full model name; verified")
     run.add_argument("--poorman", action="store_true", help="accept whatever model answers (no model retries)")
     run.add_argument(
@@ -191,6 +219,8 @@ def _add_run(run: argparse.ArgumentParser) -> None:
 def main(argv: Sequence[str] | None = None) -> int:
     """Entry point of the `ralph` command."""
     arguments = list(sys.argv[1:] if argv is None else argv)
+    if arguments and arguments[0] in _COMMAND_ALIASES:
+        arguments[0] = _COMMAND_ALIASES[arguments[0]]
     parser = build_parser()
     args = parser.parse_args(arguments)
     if args.command is None:

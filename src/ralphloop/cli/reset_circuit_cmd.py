@@ -30,5 +30,5 @@ def command(args: argparse.Namespace, argv: list[str]) -> int:
         fresh, transition = breaker.reset(reason, SystemClock().now(), iteration)
         save_breaker(paths.circuit_state, fresh, iteration)
         append_history(paths.circuit_history, [transition])
-    print(f"Circuit breaker reset to CLOSED state ({paths.display()}: was {was}; reason: {reason})")
+    print(f"Circuit breaker reset to CLOSED state ({paths.selector}: was {was}; reason: {reason})")
     return 0

@@ -16,6 +16,7 @@ from ralphloop.cli import outputs
 from ralphloop.cli.interrupts import Interrupts
 from ralphloop.cli.logfile import StampedLines
 from ralphloop.cli.render import TerminalRenderer
+from ralphloop.cli.seed_flags import rate_in_story_specs, story_shaped_rate, timeout_problem
 from ralphloop.cli.terminal import TerminalGuard
 from ralphloop.config import Settings
 from ralphloop.engine.loop import run_loop
@@ -59,6 +60,7 @@ def command(args: argparse.Namespace, argv: list[str]) -> int:
         archive=not args.no_archive,
         reset_circuit=args.reset_circuit,
         terminal=terminal,
+        dry_run=args.dry_run,
     )
     renderer = TerminalRenderer.for_terminal(args.verbose)
     cancel = CancelToken()
@@ -72,6 +74,8 @@ def command(args: argparse.Namespace, argv: list[str]) -> int:
         cancel=cancel,
         ask=lambda question, timeout: _ask_over_spinner(renderer, question, timeout, cancel.fileno()),
     )
+    if built.kind == "stories" and _spelled(args, "rate_limit") == "-r":
+        raise RalphError(rate_in_story_specs(args.rate_limit))
     for message in built.warnings:
         print(f"ralph: warning: {message}", file=sys.stderr)
     if args.dry_run:
@@ -127,6 +131,17 @@ def _check_flags(args: argparse.Namespace, target: str | None, iterations: str |
         )
     if args.story and args.resume_from:
         raise RalphError("give either -s/--story (one story) or --resume-from (from a story on), not both")
+    # seed 002's -t SECS and -r STORY: refused with the fix, never read silently as minutes or calls per hour
+    problem = args.timeout is not None and timeout_problem(args.timeout, _spelled(args, "timeout"))
+    problem = problem or (_spelled(args, "rate_limit") == "-r" and story_shaped_rate(args.rate_limit))
+    if problem:
+        raise RalphError(problem)
+
+
+def _spelled(args: argparse.Namespace, dest: str) -> str:
+    """The flag as typed (`-r` or `--rate-limit`; an abbreviation such as `--rate` counts as the long form)."""
+    spelled = getattr(args, f"{dest}_spelled", None)
+    return "-" + spelled[1] if spelled and not spelled.startswith("--") else "--" + dest.replace("_", "-")
 
 
 def _positionals(args: argparse.Namespace) -> tuple[str | None, str | None]:
@@ -235,7 +250,7 @@ def _dry_run(built: Built) -> int:
     assert task is not None
     prompt, request = prompt_for(run, run.start, run.start.number + 1, task)
     invocation = run.agent.command(request)
-    print(f"# Dry run for {paths.display()}: nothing is started, written or counted.")
+    print(f"# Dry run for {paths.selector}: nothing is started, written or counted.")
     print(f"# Agent: {run.agent.name} (from {settings.source('agent')})")
     print(f"# Command (run in {paths.project_root}, prompt on stdin): {shlex.join(invocation.argv)}")
     print("# Environment: " + " ".join(f"{key}={shlex.quote(value)}" for key, value in invocation.env.items()))

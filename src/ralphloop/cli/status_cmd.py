@@ -45,12 +45,16 @@ def _lines(report: dict[str, Any]) -> list[str]:
         f"Run:        {run}",
         f"Status:     {report['status']}" + _why(report),
         "Iteration:  "
-        + iteration_words(
-            report["iteration"],
-            report["iterationsCounted"],
-            report["callsNotCounted"],
-            limit,
-            running=report["inIteration"],
+        + (
+            _before_any_run(report)
+            if report["status"] == "not started"
+            else iteration_words(
+                report["iteration"],
+                report["iterationsCounted"],
+                report["callsNotCounted"],
+                limit,
+                running=report["inIteration"],
+            )
         ),
         format_of(report.get("format")).status_words.format(done, total)
         + f"  [{'#' * filled}{'-' * (10 - filled)}]"
@@ -123,6 +127,13 @@ def _later_lines(report: dict[str, Any]) -> list[str]:
     if report["note"]:
         lines.append(f"Note:       {report['note']}")
     return lines
+
+
+def _before_any_run(report: dict[str, Any]) -> str:
+    """No run yet, so no limit of its own: what a run would do when nothing says otherwise (the config may)."""
+    limit = format_of(report.get("format")).default_max_iterations
+    would = f"up to {limit} iterations" if limit else "until complete"
+    return f"0 · no run yet (a run goes {would} unless -n or defaults.max_iterations says otherwise)"
 
 
 def _why(report: dict[str, Any]) -> str:

@@ -131,6 +131,8 @@ class StateFile:
             state.last_exit_reason = event.reason.value
         else:
             return
+        if state.current_task in state.completed_ids:  # seed 002: DONE sets current_story to null
+            state.current_task = ""
         state.updated_at = iso(self.now())
         state.save(self.path)
 

@@ -14,8 +14,11 @@ from ralphloop.tasks import detect
 
 TYPE_CHECKING = False
 if TYPE_CHECKING:
-    from collections.abc import Callable
+    from collections.abc import Callable, Mapping
     from typing import Any
+
+# Iterations in a run when neither a flag, the environment, the config nor the format says (seed 003's 20).
+DEFAULT_MAX_ITERATIONS = 20
 
 
 class Format:
@@ -23,6 +26,7 @@ class Format:
 
     __slots__ = (
         "auto_commit",
+        "defaults",
         "done_words",
         "found",
         "learn_marks",
@@ -31,11 +35,11 @@ class Format:
         "narrowable",
         "narrows_itself",
         "next_step",
+        "seed",
         "status_words",
         "template",
         "title_commits",
         "units",
-        "until_complete",
     )
 
     def __init__(
@@ -48,8 +52,9 @@ class Format:
         done_words: str,
         units: str,
         next_step: str,
+        seed: str,
         status_words: str = "",
-        until_complete: bool = False,
+        defaults: Mapping[str, Any] | None = None,
         auto_commit: bool = False,
         title_commits: bool = False,
         learn_marks: bool = False,
@@ -65,12 +70,26 @@ class Format:
         # `ralph status`'s count line ({} done, {} in all)
         self.status_words = status_words or f"{units + ':':<12}{{}} / {{}} {done_words.rsplit(maxsplit=1)[-1]}"
         self.next_step = next_step  # what `ralph init` tells the user to do next ({shown}: the folder)
-        self.until_complete = until_complete  # no iteration limit unless one is given (seeds 001, 004)
+        self.seed = seed  # the seed document the format comes from ("seed 002")
+        # The seed's own defaults (settings key → value), over ralph's where no config, env or flag sets one:
+        # a seed's user gets what their tool did (docs/tasks.md has them in one table).
+        self.defaults: Mapping[str, Any] = defaults or {}
         self.auto_commit = auto_commit  # commit each iteration's accepted work unless config says otherwise
         self.title_commits = title_commits  # a commit is titled by the task alone (a checklist's line)
         self.learn_marks = learn_marks  # progress.txt gets [LEARN] lines (seed 002)
         self.narrowable = narrowable  # -s/--story and --resume-from apply
         self.narrows_itself = narrows_itself  # its opener takes --resume-from (it knows what story_order leaves out)
+
+    @property
+    def seed_source(self) -> str:
+        """Where a setting from `defaults` says it came from (`--dry-run`, an error)."""
+        return f"{self.seed}'s default for a {self.name} workspace"
+
+    @property
+    def default_max_iterations(self) -> int | None:
+        """Iterations a run does when nothing says how many: the seed's, else ralph's 20; None: until done."""
+        limit: int | None = self.defaults.get("max_iterations", DEFAULT_MAX_ITERATIONS)
+        return limit
 
     def load(self, attribute: str) -> Any:
         """A function of the format's module (imported now, the first time)."""
@@ -88,6 +107,7 @@ FORMATS: dict[str, Format] = {
         done_words="stories pass",
         units="Stories",
         next_step="write the stories in {shown}/prd.json (or plan them with /ralph-plan in Claude Code)",
+        seed="seed 003",  # its defaults (20 iterations, 15-minute timeout) are ralph's own
     ),
     "todo": Format(
         "todo",
@@ -97,7 +117,9 @@ FORMATS: dict[str, Format] = {
         done_words="tasks done",
         units="Tasks",
         next_step="write the tasks in {shown}/TODO.md",
-        until_complete=True,
+        seed="seed 004",
+        # until complete, on opus (verified against the model that answers)
+        defaults={"max_iterations": None, "model": "opus"},
         auto_commit=True,
         title_commits=True,
     ),
@@ -109,6 +131,10 @@ FORMATS: dict[str, Format] = {
         done_words="tasks done",
         units="Tasks",
         next_step="write the items in {shown}/fix_plan.md and the instructions in {shown}/PROMPT.md",
+        seed="seed 000",
+        # seed 000 has no per-task retry limit: 5 failures in a row open the circuit breaker
+        # (circuit_breaker.failure_threshold); the same 5 attempts at one task stop it on the breaker too
+        defaults={"max_retries": 5},
         title_commits=True,
     ),
     "stories": Format(
@@ -119,6 +145,8 @@ FORMATS: dict[str, Format] = {
         done_words="stories done",
         units="Stories",
         next_step="write the story specs in {shown}/specs/epic-N/story-N.M-slug.md",
+        seed="seed 002",
+        defaults={"max_iterations": 45, "timeout_s": 1800.0},  # ralph.sh's ITERATIONS=45, TIMEOUT=1800 s
         learn_marks=True,
         narrows_itself=True,
     ),
@@ -130,9 +158,10 @@ FORMATS: dict[str, Format] = {
         done_words="steps done",
         units="Steps",
         next_step="write the goal (and its success criteria) in {shown}/SPRINT.yaml",
-        status_words="Steps:      {} / {} done (the goal itself included)",
-        until_complete=True,
+        seed="seed 001",
+        defaults={"max_iterations": None},  # until the goal is reached
         narrowable=False,
+        status_words="Steps:      {} / {} done (the goal itself included)",
     ),
 }
 

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import os
+import re
 
 from ralphloop.errors import RalphError
 from ralphloop.paths import FeaturePaths, display_path
@@ -60,9 +61,20 @@ def source_problems(
         listed = getattr(source, "problems", None)
         if listed is not None:
             problems: list[Problem] = listed()
-            if problems or story is None:
+            if problems:
                 return problems
-        open_source(paths, kind, story_order=story_order, story=story, resume_from=resume_from).load()
+        narrowed = open_source(paths, kind, story_order=story_order, story=story, resume_from=resume_from)
+        view = narrowed.load()
     except RalphError as exc:
         return [from_error(exc, paths.display())]
-    return []
+    shown = display_path(narrowed.path, os.getcwd())
+    return [
+        Problem(shown, f"{task.id} {EXAMPLE_WORDS} ({task.title!r}): replace it", task.line)
+        for task in view.tasks
+        if not task.done and _EXAMPLE.match(task.title)
+    ]
+
+
+EXAMPLE_WORDS = "is still the example `ralph init` wrote"
+# The examples `ralph init` writes (tasks/*.py `starter`): a run would spend an agent's time on them.
+_EXAMPLE = re.compile(r"Replace (this example (story|task|item)|this one too|or delete this one)\b")

@@ -29,16 +29,20 @@ class ClaudeAgent:
     def __init__(self, settings: Settings, executable: str | None = None) -> None:
         claude = settings.claude
         chosen = executable or claude.command or "claude"
+        # Not on PATH: make_agent refuses the run with this; a dry run, which starts nothing, only says it.
+        self.missing: str | None = None
         if shutil.which(chosen) is None:
             if claude.command and executable is None:
-                raise RalphError(
+                self.missing = (
                     f"{settings.source('claude_command')}: {chosen!r} is not an executable on PATH or a path to one"
                 )
-            raise RalphError(
-                f"{settings.source('agent')}: agent 'claude' needs Claude Code on PATH "
-                "(npm install -g @anthropic-ai/claude-code), or claude.command in .ralph/config.yaml; "
-                "or choose --agent-cmd CMD or --agent scripted"
-            )
+            else:
+                chosen_by = "" if settings.source("agent") == "default" else f" (chosen by {settings.source('agent')})"
+                self.missing = (
+                    f"the agent, Claude Code{chosen_by}, is not on PATH: install it (npm install -g "
+                    "@anthropic-ai/claude-code) or set claude.command in .ralph/config.yaml; "
+                    "or choose another agent: --agent-cmd CMD, or --agent scripted"
+                )
         if claude.skip_permissions and _is_root() and not os.environ.get("IS_SANDBOX"):
             raise RalphError(
                 f"{settings.source('skip_permissions')}: Claude Code refuses --dangerously-skip-permissions when "

@@ -1,0 +1,43 @@
+"""Flags the seeds give different meanings: never read one meaning silently where a user meant the other.
+
+Seed 002's `ralph.sh` has `-t SECS` and `-r STORY`; seed 003 (and ralph) has `-t MINUTES` and `-r CALLS_PER_HOUR`.
+ralph keeps seed 003's meaning and refuses a value that only makes sense in seed 002's, with the fix; the long
+forms (`--timeout`, `--rate-limit`, `--resume-from`) say what they mean and are taken as written.
+"""
+
+from __future__ import annotations
+
+import re
+
+# A per-iteration timeout in minutes past this is almost surely seconds typed the seed-002 way (`-t 1800`).
+BARE_MINUTES_MAX = 240
+_NUMBER = re.compile(r"\d+(?:\.\d+)?")
+_STORY_ID = re.compile(r"\d+(?:\.\d+)+|[A-Za-z][\w-]*\d[\w.-]*")
+
+
+def timeout_problem(value: str, flag: str) -> str | None:
+    """Why `-t VALUE` is ambiguous, with the fix; None when it is not. A bare number is minutes (seed 003)."""
+    text = value.strip()
+    if not _NUMBER.fullmatch(text) or float(text) <= BARE_MINUTES_MAX:
+        return None
+    minutes = float(text)
+    hours = minutes / 60
+    meant = f"{hours:g} hours" if hours == int(hours) else f"{minutes:g} minutes ({hours:.1f} hours)"
+    return f"{flag} {text} means {meant}; for seconds write {flag} {text}s, for hours {flag} {hours:g}h"
+
+
+def story_shaped_rate(value: str) -> str | None:
+    """Why `-r VALUE` is refused when VALUE is a story id (seed 002's "resume from"), with the fix; else None."""
+    text = value.strip()
+    if _STORY_ID.fullmatch(text):
+        return f"-r {text}: -r is agent calls per hour; did you mean --resume-from {text}?"
+    return None
+
+
+def rate_in_story_specs(value: str) -> str:
+    """Why a bare `-r N` is refused in a story-spec project, where seed 002's users type it for a story."""
+    text = value.strip()
+    return (
+        f"-r {text}: ambiguous in a story-spec project (seed 002's ralph.sh reads -r as a story to resume from); "
+        f"write --rate-limit {text} for {text} agent calls per hour, or --resume-from ID to skip to a story"
+    )

@@ -1,0 +1,252 @@
+"""A seed's user switching to ralph (issue 21): their flags, commands and layouts never silently mean something
+else. Every test goes through the real CLI in a real git repository."""
+
+from __future__ import annotations
+
+import json
+import os
+import re
+import shlex
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+from tests.conftest import RalphRunner, agent_cmd, write_prd
+from tests.integration.helpers import assert_one_line_error, git, snapshot
+from tests.integration.test_story_specs import commit_all, spec, write_specs
+
+PYTHON = sys.executable
+
+
+@pytest.fixture
+def ralph_env(ralph_env: dict[str, str], tmp_path: Path) -> dict[str, str]:
+    # spec_agent.py records what it saw beside the project; no Claude Code on PATH (a new user's machine)
+    bare = os.pathsep.join([os.path.dirname(PYTHON), "/usr/bin", "/bin"])
+    return {**ralph_env, "SEEN_FILE": str(tmp_path / "seen.jsonl"), "PATH": bare}
+
+
+def fix_plan_root(project: Path, env: dict[str, str]) -> None:
+    """Seed 000's layout at the project root: PROMPT.md and @fix_plan.md."""
+    (project / "PROMPT.md").write_text("Work the fix plan.\n")
+    (project / "@fix_plan.md").write_text("# Fix plan\n\n## High Priority\n- [ ] parse the input\n- [ ] print it\n")
+    git(project, env, "add", "-A")
+    git(project, env, "commit", "-q", "-m", "plan")
+
+
+def story_root(project: Path, env: dict[str, str]) -> None:
+    write_specs(project, {"9.1": spec("9.1"), "9.2": spec("9.2")})
+    commit_all(project, env)
+
+
+# ---------------------------------------------------------------- seed 002's -t SECS and -r STORY
+
+
+def test_a_bare_timeout_past_four_hours_is_refused_with_the_fix(project: Path, feature: Path, ralph: RalphRunner):
+    before = snapshot(project)
+
+    refused = ralph("run", "-t", "3600", "--agent-cmd", "true")
+    long_form = ralph("run", "--timeout", "1800", "--agent-cmd", "true")
+    seconds = ralph("run", "-d", "-t", "3600s", "--agent-cmd", "true")
+    minutes = ralph("run", "-d", "-t", "240", "--agent-cmd", "true")
+
+    assert_one_line_error(refused, "-t 3600 means 60 hours; for seconds write -t 3600s, for hours -t 60h")
+    assert_one_line_error(long_form, "--timeout 1800 means 30 hours; for seconds write --timeout 1800s")
+    assert snapshot(project) == before
+    assert seconds.returncode == 0, seconds.stderr
+    assert "timeout 3600s (-t/--timeout)" in seconds.stdout
+    assert "timeout 14400s (-t/--timeout)" in minutes.stdout
+
+
+def test_r_with_a_story_id_is_refused_with_the_resume_flag(project: Path, feature: Path, ralph: RalphRunner):
+    before = snapshot(project)
+
+    story = ralph("run", "-r", "9.1", "--agent-cmd", "true")
+    named = ralph("run", "-r", "STORY-001", "--agent-cmd", "true")
+    rate = ralph("run", "-d", "-r", "9", "--agent-cmd", "true")  # a prd feature: -r is calls per hour
+
+    assert_one_line_error(story, "-r 9.1: -r is agent calls per hour; did you mean --resume-from 9.1?")
+    assert_one_line_error(named, "did you mean --resume-from STORY-001?")
+    assert snapshot(project) == before
+    assert rate.returncode == 0, rate.stderr
+    assert "# Guards: 9 calls/hour (-r/--rate-limit" in rate.stdout
+
+
+def test_a_bare_r_is_ambiguous_in_a_story_spec_project(project: Path, ralph: RalphRunner, ralph_env: dict[str, str]):
+    story_root(project, ralph_env)
+    before = snapshot(project)
+
+    short = ralph("run", "-r", "9", "--agent-cmd", "true")
+    long_form = ralph("run", "-d", "--rate-limit", "9", "--agent-cmd", "true")
+    resume = ralph("run", "-d", "--resume-from", "9.2", "--agent-cmd", "true")
+
+    assert_one_line_error(short, "-r 9: ambiguous in a story-spec project", "write --rate-limit 9", "--resume-from")
+    assert snapshot(project) == before
+    assert long_form.returncode == 0, long_form.stderr
+    assert "9 calls/hour (-r/--rate-limit" in long_form.stdout
+    assert resume.returncode == 0 and "RALPH_TASK_ID=9.2" in resume.stdout
+
+
+def test_d_and_l_are_the_seeds_short_forms(project: Path, ralph: RalphRunner, ralph_env: dict[str, str]):
+    story_root(project, ralph_env)
+    log = project.parent / "ralph.log"
+
+    dry = ralph("run", "-d", "--agent-cmd", "true")
+    run = ralph("run", "-n", "1", "-l", str(log), "--agent-cmd", agent_cmd("spec_agent.py"))
+
+    assert dry.returncode == 0 and dry.stdout.startswith("# Dry run for project: nothing is started")
+    assert run.returncode == 1, run.stdout + run.stderr  # one story of two: the iteration limit
+    assert "Iteration 1" in log.read_text()
+
+
+# ---------------------------------------------------------------- each format's seed defaults
+
+
+def test_story_specs_get_seed_002s_defaults_unless_told(project: Path, ralph: RalphRunner, ralph_env: dict[str, str]):
+    story_root(project, ralph_env)
+
+    default = ralph("run", "-d", "--agent-cmd", "true")
+    (project / ".ralph").mkdir(exist_ok=True)
+    (project / ".ralph" / "config.yaml").write_text("defaults:\n  max_iterations: 7\n")
+    configured = ralph("run", "-d", "--agent-cmd", "true", "-t", "10")
+
+    assert "# Limits: 45 iterations (seed 002's default for a stories workspace)" in default.stdout
+    assert "timeout 1800s (seed 002's default for a stories workspace)" in default.stdout
+    assert "# Limits: 7 iterations (.ralph/config.yaml (defaults.max_iterations)), timeout 600s" in configured.stdout
+
+
+def test_done_clears_current_story(project: Path, ralph: RalphRunner, ralph_env: dict[str, str]):
+    story_root(project, ralph_env)
+
+    done = ralph("run", "-n", "1", "--agent-cmd", agent_cmd("spec_agent.py"))
+
+    assert done.returncode == 1, done.stdout + done.stderr  # max iterations, 9.2 still open
+    state = json.loads((project / ".ralph" / "state.json").read_text())
+    assert state["completed_stories"] == ["9.1"]
+    assert state["current_story"] is None and state["retry_count"] == 0
+
+
+def test_a_plan_folder_asks_for_opus_as_seed_004_does(project: Path, ralph: RalphRunner, ralph_env: dict[str, str]):
+    plan = project / "plans" / "arena"
+    plan.mkdir(parents=True)
+    (plan / "TODO.md").write_text("- [ ] build it\n")
+    claude = project.parent / "bin" / "claude"
+    claude.parent.mkdir()
+    claude.write_text("#!/bin/sh\nexit 0\n")
+    claude.chmod(0o755)
+    with_claude = {"PATH": f"{claude.parent}{os.pathsep}{ralph_env['PATH']}"}
+
+    seed = ralph("run", "plans/arena", "-d", env=with_claude)
+    chosen = ralph("run", "plans/arena", "-d", "--model", "sonnet", env=with_claude)
+    other_agent = ralph("run", "plans/arena", "-d", "--agent-cmd", "true")
+
+    assert seed.returncode == 0, seed.stderr
+    assert "--model opus" in seed.stdout and "model opus" in seed.stdout
+    assert "--model sonnet" in chosen.stdout and "--model opus" not in chosen.stdout
+    assert "RALPH_MODEL" not in other_agent.stdout  # opus is Claude's: another agent is not asked for it
+    assert "cannot verify" not in other_agent.stdout + other_agent.stderr
+
+
+def test_a_missing_plan_folder_says_todo_md_not_found(project: Path, ralph: RalphRunner):
+    before = snapshot(project)
+
+    missing = ralph("run", "plans/nope/")
+
+    assert_one_line_error(missing, "TODO.md not found in plans/nope (FEATURE plans/nope: no such folder)")
+    assert snapshot(project) == before
+
+
+# ---------------------------------------------------------------- seed 000
+
+
+def test_five_failures_in_a_row_open_the_circuit_in_a_fix_plan(
+    project: Path, ralph: RalphRunner, ralph_env: dict[str, str]
+):
+    fix_plan_root(project, ralph_env)
+
+    done = ralph("run", "--agent-cmd", "sh -c 'echo boom; exit 1'")
+
+    assert done.returncode == 1
+    status = json.loads(ralph("status", "--json").stdout)
+    assert (status["exitReason"], status["totalIterations"]) == ("circuit_open", 5), done.stdout
+    assert "retries_exhausted" not in done.stdout
+
+
+def test_the_seed_000_command_spellings_work(project: Path, ralph: RalphRunner, ralph_env: dict[str, str]):
+    fix_plan_root(project, ralph_env)
+    assert ralph("run", "--agent-cmd", "sh -c 'echo boom; exit 1'").returncode == 1
+
+    status = ralph("--status")
+    reset = ralph("--reset-circuit")
+    after = ralph("status", "--json")
+
+    assert status.returncode == 0 and "Status:     circuit_open" in status.stdout
+    assert reset.returncode == 0 and "Circuit breaker reset to CLOSED state (project: was OPEN" in reset.stdout
+    assert json.loads(after.stdout)["circuitState"] == "CLOSED"
+
+
+def _printed_commands(text: str) -> list[str]:
+    """Every `ralph ...` command a screen tells the user to run (up to the end of its line or a bracket)."""
+    found = re.findall(r"(?<![\w/-])(ralph (?:run|status|reset-circuit)\b[^\n()]*)", text)
+    return [command.strip().rstrip(".") for command in found]
+
+
+def test_every_command_printed_for_a_root_workspace_works_when_pasted(
+    project: Path, ralph: RalphRunner, ralph_env: dict[str, str]
+):
+    fix_plan_root(project, ralph_env)
+    (project / "src").mkdir()
+    stopped = ralph("run", "--agent-cmd", "sh -c 'echo boom; exit 1'")
+    screens = stopped.stdout + ralph("status").stdout
+    commands = sorted(set(_printed_commands(screens)))
+    assert "ralph status -f project" in commands and "ralph reset-circuit -f project" in commands, commands
+
+    for command in commands:
+        words = shlex.split(command)
+        if words[1] == "run":
+            words.append("-d")  # what it would run, without spending a call
+        for where in (project, project / "src"):  # from the root and from a folder inside it
+            pasted = ralph(*words[1:], cwd=where)
+            assert pasted.returncode == 0, (command, where, pasted.stderr)
+            assert "no such feature" not in pasted.stderr
+
+
+# ---------------------------------------------------------------- a new user
+
+
+def test_a_dry_run_needs_no_claude_code_installed(project: Path, feature: Path, ralph: RalphRunner):
+    dry = ralph("run", "--dry-run")
+    real = ralph("run")
+
+    assert dry.returncode == 0, dry.stderr
+    assert "# Command (run in" in dry.stdout and "claude -p --output-format stream-json" in dry.stdout
+    assert "the agent, Claude Code, is not on PATH" in dry.stderr and "a real run would stop here" in dry.stderr
+    assert_one_line_error(real, "the agent, Claude Code, is not on PATH: install it (npm install -g")
+    assert "default:" not in real.stderr  # the error names no made-up source
+
+
+def test_status_before_any_run_says_what_a_run_would_do(project: Path, ralph: RalphRunner, ralph_env):
+    feature = project / ".ralph" / "feat"
+    write_prd(feature, 2)
+    plan = project / "plans" / "x"
+    plan.mkdir(parents=True)
+    (plan / "TODO.md").write_text("- [ ] one\n")
+
+    prd = ralph("status")
+    todo = ralph("status", "-f", "plans/x")
+
+    assert "Iteration:  0 · no run yet (a run goes up to 20 iterations" in prd.stdout
+    assert "unlimited" not in prd.stdout
+    assert "Iteration:  0 · no run yet (a run goes until complete" in todo.stdout
+
+
+def test_status_before_any_run_in_a_story_spec_project(project: Path, ralph: RalphRunner, ralph_env):
+    story_root(project, ralph_env)
+
+    assert "a run goes up to 45 iterations" in ralph("status").stdout
+
+
+def test_top_level_help_names_the_seed_spellings() -> None:
+    shown = subprocess.run([PYTHON, "-m", "ralphloop", "--help"], capture_output=True, text=True, check=True).stdout
+    assert "ralph --status" in shown and "ralph --reset-circuit" in shown
