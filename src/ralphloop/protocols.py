@@ -29,6 +29,7 @@ class Task(Struct, frozen=True):
     notes: str = ""
     depends_on: tuple[str, ...] = ()  # ids that must be done before this task may start
     line: int = 0  # where the task is written in its file (1-based; 0 when it has no single line)
+    counted: bool = True  # among the tasks a screen counts (goal mode's goal is not: it stands for the whole)
 
 
 class TaskView(Struct, frozen=True):
@@ -46,11 +47,11 @@ class TaskView(Struct, frozen=True):
 
     @property
     def done_count(self) -> int:
-        return sum(task.done for task in self.tasks)
+        return sum(task.done for task in self.tasks if task.counted)
 
     @property
     def total(self) -> int:
-        return len(self.tasks)
+        return sum(task.counted for task in self.tasks)
 
     @property
     def all_done(self) -> bool:
@@ -99,6 +100,7 @@ class Settlement(Struct, frozen=True):
     refused: str | None = None  # a completion claim the format itself refuses
     refused_told: bool = False  # `refused` is already in the notes (not to be told twice)
     valid: bool = True  # the iteration reported what the format needs (goal mode: a JSON result)
+    planning: bool = False  # it was asked to plan only (goal mode): no progress in it never opens the breaker
     error: str | None = None  # the task state could not be settled: the loop stops
 
 

@@ -2,8 +2,9 @@
 
 - planning: adds GOAL_STEPS (comma-separated; default "write a.txt,write b.txt") as new steps, but only
   when the prompt lists no steps yet; later planning iterations add nothing;
-- executing: writes the step's file (`<step id>.txt`) and reports the step complete;
-- reflecting: reports goal-complete.
+- executing: writes the step's file (`<step id>.txt`) and reports the step complete (with GOAL_STUCK=1:
+  does nothing and reports nothing done);
+- reflecting: reports goal-complete (with GOAL_REFLECT_NOTHING=1: continues, adding nothing).
 
 It appends "<iteration> <mode> <focus>" to GOAL_LOG (when set) so tests can see the modes it was in.
 Environment switches: GOAL_ALWAYS_COMPLETE=1 claims goal-complete every iteration; GOAL_NEEDS_HUMAN=N
@@ -45,11 +46,11 @@ elif at("GOAL_NEEDS_HUMAN"):
 elif mode_name == "planning" and "(none yet)" in prompt:
     steps = os.environ.get("GOAL_STEPS", "write a.txt,write b.txt").split(",")
     result["pendingSteps"] = [{"id": None, "prompt": text} for text in steps]
-elif mode_name == "executing" and step != "-":
+elif mode_name == "executing" and step != "-" and not os.environ.get("GOAL_STUCK"):
     with open(f"{step}.txt", "w", encoding="utf-8") as handle:
         handle.write(f"done in iteration {iteration}\n")
     result["completedStepIds"] = [step]
-elif mode_name == "reflecting":
+elif mode_name == "reflecting" and not os.environ.get("GOAL_REFLECT_NOTHING"):
     result = {"status": "goal-complete", "summary": "checked", "goalCompleteSummary": "both files written"}
 
 print(f"goal agent: iteration {iteration}, {mode_name}")

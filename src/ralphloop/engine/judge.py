@@ -121,10 +121,9 @@ def judge(state: LoopState, breaker: Breaker, facts: Facts, policy: Policy) -> J
     undone = task_failed is not None or rejected is not None or facts.interrupted or limit is not None
     transition = None
     if counted:
-        proved = facts_of(
-            facts.number, r, progress=progress, failed=task_failed, churn=bool(facts.changed) and not progress
-        )
-        breaker, transition = breaker.after(proved, policy.breaker, facts.now)
+        churn = bool(facts.changed) and not progress
+        proof = facts_of(facts.number, r, progress=progress, failed=task_failed, churn=churn, planning=settled.planning)
+        breaker, transition = breaker.after(proof, policy.breaker, facts.now)
     obs = Observation(
         gate_failures=failures,
         claim_refused=settled.refused,

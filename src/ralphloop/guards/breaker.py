@@ -66,6 +66,9 @@ class IterationFacts(Struct, frozen=True):
     fingerprint: str | None = None  # analysis.fingerprint of that error
     denials: tuple[str, ...] = ()  # tools or commands the agent was refused permission for
     churn: bool = False  # files changed, yet no task advanced: a weaker signal, told in the reason
+    # It was asked to plan only (goal mode): its no progress counts, but opening waits for an iteration asked to
+    # act, which the format guarantees comes (a goal reflects after `idle-threshold` planning iterations).
+    planning: bool = False
 
 
 class Transition(Struct, frozen=True):
@@ -148,7 +151,7 @@ class Breaker(Struct, frozen=True):
         if self.probation and not progressed:
             what = f"failed ({_cut(facts.error)})" if facts.failed else "made no progress"
             return CircuitState.OPEN, f"the probing iteration after the cooldown {what}"
-        if self.no_progress >= config.no_progress_threshold:
+        if self.no_progress >= config.no_progress_threshold and not facts.planning:
             return CircuitState.OPEN, f"no progress in {self.no_progress} iterations in a row{self._churned()}"
         if progressed and self.state is not CircuitState.CLOSED:
             return CircuitState.CLOSED, f"circuit recovered: progress in iteration {facts.iteration}"
@@ -262,7 +265,9 @@ class Breaker(Struct, frozen=True):
         )
 
 
-def facts_of(number: int, result: AgentResult, *, progress: bool, failed: str | None, churn: bool) -> IterationFacts:
+def facts_of(
+    number: int, result: AgentResult, *, progress: bool, failed: str | None, churn: bool, planning: bool = False
+) -> IterationFacts:
     """What an iteration proved, for the breaker. A failed attempt (a crash, a timeout, FAIL, a refuted claim,
     no DONE) adds to the failure streak, not to the no-progress one: the task's retries stop it first."""
     # A bare "exit code 1" says nothing about which error it was: then the output's error lines decide.
@@ -280,6 +285,7 @@ def facts_of(number: int, result: AgentResult, *, progress: bool, failed: str | 
         fingerprint=fingerprint(error) if error else None,
         denials=result.permission_denials,
         churn=churn,
+        planning=planning,
     )
 
 

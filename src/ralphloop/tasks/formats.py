@@ -161,7 +161,6 @@ FORMATS: dict[str, Format] = {
         seed="seed 001",
         defaults={"max_iterations": None},  # until the goal is reached
         narrowable=False,
-        status_words="Steps:      {} / {} done (the goal itself included)",
     ),
 }
 

@@ -9,7 +9,7 @@ works too: it then holds the goal and the hooks itself.
 
 The tasks the loop sees are the steps, plus one task for the goal itself (id `goal`), done once the goal
 is complete: it is the focus of planning and reflecting iterations, and it keeps the loop going when
-every step so far is done.
+every step so far is done. It is not a step: no screen counts it (Task.counted).
 """
 
 from __future__ import annotations
@@ -35,6 +35,7 @@ from ralphloop.tasks.goal_sprint import sprint_settings
 from ralphloop.tasks.goal_steps import (
     EXECUTING,
     GOAL_TASK_ID,
+    PLANNING,
     GoalProgress,
     HookTask,
     apply_result,
@@ -43,6 +44,7 @@ from ralphloop.tasks.goal_steps import (
     mode_of,
     mode_section,
     phase_id,
+    ran_in,
     record_hook,
 )
 from ralphloop.tasks.problems import Problem
@@ -143,6 +145,7 @@ class GoalSource(SourceBase):
             title=one_line(progress.goal, 120),
             done=progress.complete,
             description=progress.goal,
+            counted=False,
         )
         step = focus(progress)
         if progress.complete:
@@ -198,6 +201,7 @@ class GoalSource(SourceBase):
         result = facts.json_result if isinstance(facts.json_result, JsonResult) else None
         try:
             progress = self.saved_progress()
+            planning = ran_in(progress) == PLANNING
             progress, applied = apply_result(
                 progress, result, facts.json_error, now=facts.now, gate_failures=facts.gate_failures
             )
@@ -221,6 +225,7 @@ class GoalSource(SourceBase):
             refused=applied.refused or refused,
             refused_told=applied.refused is not None,
             valid=applied.valid,
+            planning=planning,
             error=error or facts.broken,
         )
 

@@ -51,9 +51,21 @@ def parse_progress(
         exit=_exit(_mapping(data.get("ralph-exit"), f"{shown}: ralph-exit"), f"{shown}: ralph-exit"),
         started_at=_text_or_none(stats.get("started-at"), f"{shown}: stats.started-at"),
         current_iteration=count_field(stats.get("current-iteration"), f"{shown}: stats.current-iteration", 0, 0),
-        max_iterations=count_field(stats.get("max-iterations"), f"{shown}: stats.max-iterations", 0, 0) or None,
+        max_iterations=_limit(stats.get("max-iterations"), f"{shown}: stats.max-iterations"),
         idle_iterations=count_field(stats.get("idle-iterations"), f"{shown}: stats.idle-iterations", 0, 0),
     )
+
+
+# stats.max-iterations of a run without an iteration limit. Not null: that reads as "not recorded". Not seed 001's
+# 1000000: ralph would not stop there, and `-n 1000000` (the highest limit it takes) is a real limit of that number.
+UNLIMITED = "unlimited"
+
+
+def _limit(value: Any, where: str) -> int | None:
+    """stats.max-iterations as written by `progress_data`: a number, `unlimited` (or null, from an older ralph)."""
+    if value in (None, UNLIMITED):
+        return None
+    return count_field(value, f"{where} (or {UNLIMITED})", 0, 0) or None
 
 
 def _list(data: Mapping[str, Any], key: str, shown: str) -> list[Any]:
@@ -156,7 +168,7 @@ def progress_data(progress: GoalProgress) -> dict[str, Any]:
         "stats": {
             "started-at": progress.started_at,
             "current-iteration": progress.current_iteration,
-            "max-iterations": progress.max_iterations,
+            "max-iterations": UNLIMITED if progress.max_iterations is None else progress.max_iterations,
             "idle-iterations": progress.idle_iterations,
         },
     }

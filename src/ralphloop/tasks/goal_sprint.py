@@ -20,7 +20,13 @@ WORKFLOWS_DIR = os.path.join(".claude", "workflows")
 # `.claude/workflows/ralph.yaml` defines hooks a SPRINT.yaml can switch on by id (seed 001).
 RALPH_WORKFLOW = "ralph"
 MAX_HOOK_ID = 100  # it names the hook's log files
-_WORKFLOW_NAME = re.compile(r"^[A-Za-z0-9][A-Za-z0-9._:@-]*$")
+_WORKFLOW_NAME = re.compile(r"^[A-Za-z0-9][A-Za-z0-9._@-]*$")
+# seed 001's external plugin workflow, `plugin:command` (Claude Code's plugin command namespace)
+_PLUGIN_COMMAND = re.compile(r"^[A-Za-z0-9][A-Za-z0-9._@-]*(?::[A-Za-z0-9][A-Za-z0-9._@-]*)+$")
+# what a plugin workflow hook asks the agent: its slash command, on the iteration's transcript (seed 001's
+# `/m42-signs:extract $ITERATION_TRANSCRIPT`); the variable is filled in when the hook runs
+PLUGIN_PROMPT = "/{name} $ITERATION_TRANSCRIPT"
+LOCAL_WORKFLOW = "a file in .claude/workflows/ holding a prompt, a command, or phases with a prompt each"
 
 
 def sprint_settings(data: Mapping[str, Any], shown: str, project_root: str, folder_name: str) -> GoalProgress:
@@ -125,21 +131,39 @@ def _flag(value: Any, where: str, default: bool) -> bool:
 
 
 def _resolved(hook: HookSpec, shown: str, project_root: str) -> HookSpec:
-    """A `workflow:` hook as the prompt or command its file holds. A disabled hook's file is not looked
-    for: switching a hook off must not need its workflow to exist."""
+    """A `workflow:` hook as what it runs (seed 001's two reference types): `plugin:command` is that plugin's
+    slash command, run by the agent on the iteration's transcript; any other name is a local workflow, the
+    prompt or command its file in .claude/workflows/ holds. A disabled hook's file is not looked for:
+    switching a hook off must not need its workflow to exist."""
     if hook.kind != "workflow" or not hook.enabled:
         return hook
     name = hook.body.strip()
     where = f"{shown}: per-iteration-hooks {hook.id!r}: workflow {name!r}"
+    if _PLUGIN_COMMAND.match(name):
+        _no_local_file(name, where, project_root)
+        return replace(hook, kind="prompt", body=PLUGIN_PROMPT.format(name=name), workflow=name)
     if not _WORKFLOW_NAME.match(name) or ".." in name:
-        raise RalphError(f"{where}: not a workflow name (a file name in {WORKFLOWS_DIR}/, without .yaml)")
+        raise RalphError(f"{where}: not a workflow name: write plugin:command, or the name of {LOCAL_WORKFLOW}")
     rel = os.path.join(WORKFLOWS_DIR, f"{name}.yaml")
     data = read_yaml_mapping(os.path.join(project_root, rel), rel)
     if data is None:
-        plugin = f' (for a plugin command, write: prompt: "/{name}")' if ":" in name else ""
-        raise RalphError(f"{where}: not found: {rel} does not exist or is empty{plugin}")
+        raise RalphError(
+            f"{where}: not found: {rel} does not exist or is empty (a local workflow is {LOCAL_WORKFLOW}; "
+            "a plugin's command is written plugin:command)"
+        )
     kind, body = _workflow_body(data, rel)
     return replace(hook, kind=kind, body=body, workflow=name)
+
+
+def _no_local_file(name: str, where: str, project_root: str) -> None:
+    """A plugin command must not hide a local file of its name (ralph once read `workflow: a:b` from
+    .claude/workflows/a:b.yaml): which one was meant is the user's to say."""
+    rel = os.path.join(WORKFLOWS_DIR, f"{name}.yaml")
+    if os.path.lexists(os.path.join(project_root, rel)):
+        raise RalphError(
+            f"{where}: plugin:command runs the plugin's slash command, yet {rel} exists: rename the file "
+            "(a local workflow's name has no colon)"
+        )
 
 
 def _workflow_body(data: Mapping[str, Any], rel: str) -> tuple[str, str]:
@@ -154,7 +178,10 @@ def _workflow_body(data: Mapping[str, Any], rel: str) -> tuple[str, str]:
         if all(isinstance(prompt, str) and prompt.strip() for prompt in prompts):
             parts = [f"Phase {number}:\n{prompt}" for number, prompt in enumerate(prompts, start=1)]
             return "prompt", "\n\n".join(parts)
-    raise RalphError(f"{rel}: expected a prompt, a command, or phases with a prompt each")
+    raise RalphError(
+        f"{rel}: a per-iteration hook's workflow runs a `prompt`, a `command`, or `phases` with a `prompt` each "
+        "(phases that name other workflows, or steps without a prompt, are not run)"
+    )
 
 
 def new_sprint(name: str) -> str:
@@ -184,6 +211,8 @@ ralph:
 #     command: ruff check . > lint-$ITERATION.txt
 #     parallel: false
 #   - id: docs
-#     workflow: doc-update    # .claude/workflows/doc-update.yaml (a prompt or a command)
+#     workflow: doc-update    # .claude/workflows/doc-update.yaml (a prompt, a command, or phases with prompts)
 #     enabled: false
+#   - id: signs
+#     workflow: m42-signs:learning-extraction   # a plugin's command, run by the agent on the transcript
 """

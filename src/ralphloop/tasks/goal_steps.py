@@ -8,6 +8,10 @@ every function here returns a new one. The modes:
 - executing  — a step is pending: the first pending one is the iteration's focus;
 - reflecting — no step is pending and none was added for `idle-threshold` iterations: complete
                the goal or add the steps still missing.
+
+Planning iterations never open the circuit breaker on no progress alone (Settlement.planning): each one that
+adds no step brings reflecting one iteration nearer, so at most `idle-threshold` of them come in a row, and the
+reflecting iteration after them opens it when the no-progress streak has reached the breaker's threshold.
 """
 
 from __future__ import annotations
@@ -74,7 +78,7 @@ class GoalProgress(Struct, frozen=True):
     exit: GoalExit = field(default_factory=GoalExit)
     started_at: str | None = None
     current_iteration: int = 0
-    max_iterations: int | None = None
+    max_iterations: int | None = None  # the run's limit; None: unlimited (written `unlimited`)
     idle_iterations: int = 0  # iterations in a row that added no step
 
     @property
@@ -93,6 +97,11 @@ def mode_of(progress: GoalProgress) -> str:
     if progress.current_iteration > 0 and progress.idle_iterations >= progress.idle_threshold:
         return REFLECTING
     return PLANNING
+
+
+def ran_in(progress: GoalProgress) -> str:
+    """The mode of the iteration under way (after `begin` counted it): the mode it was prompted for."""
+    return mode_of(replace(progress, current_iteration=progress.current_iteration - 1))
 
 
 def focus(progress: GoalProgress) -> Step | None:
