@@ -7,10 +7,12 @@ import shutil
 import sys
 from datetime import UTC, datetime, tzinfo
 
+from ralphloop.agents.api_errors import classify_line
+from ralphloop.agents.api_errors import last_line as api_last_line
 from ralphloop.agents.limit_text import from_text
 from ralphloop.durations import format_duration
 from ralphloop.guards.usage import UsageLimit
-from ralphloop.protocols import AgentRequest, AgentResult, ProcessOutcome
+from ralphloop.protocols import AgentRequest, AgentResult, ErrorKind, ProcessOutcome
 
 # A hostile agent can print gigabytes; only the tail matters for signals.
 KEEP_BYTES = 1024 * 1024
@@ -43,6 +45,10 @@ class TextOutputParser:
             else f"{last_line(text)}\n{last_line(outcome.stderr_tail)}"
         )
         now = self._request.started_at or datetime.now(UTC)
+        limit = None if outcome.interrupted else limit_in_text(where, now, local_zone())
+        # The usage limit first: its 429 is a rate_limit_error too, but only a wait for the reset helps.
+        api = None if limit is not None else api_failure(text, outcome)
+        kind, error = api if api is not None else (None, error)
         return AgentResult(
             final_text=text,
             exit_code=outcome.exit_code,
@@ -51,12 +57,35 @@ class TextOutputParser:
             error=error,
             timed_out=outcome.timed_out,
             interrupted=outcome.interrupted,
-            usage_limit=None if outcome.interrupted else limit_in_text(where, now, local_zone()),
+            usage_limit=limit,
+            error_kind=kind,
         )
 
 
 # How much of a failed agent's stdout is searched for a usage-limit message.
 _LIMIT_SCAN = 64 * 1024
+
+
+def api_failure(stdout: str, outcome: ProcessOutcome) -> tuple[ErrorKind, str] | None:
+    """The API failure (rate limit, overloaded or failing, unreachable) the agent's last word states, with the
+    message to show; None when it is none. Only the last line of stdout and of stderr is read, exit code 0 or
+    not: a CLI ends on its error (Claude Code 2.1.49 with exit 0), while an agent's work that quotes one
+    ends on something else. A run stopped by ralph (timeout, Ctrl+C) or never started states nothing."""
+    if outcome.interrupted or outcome.timed_out or outcome.start_error:
+        return None
+    for stream in (stdout, outcome.stderr_tail):
+        found = classify_line(api_last_line(stream))
+        if found is not None:
+            kind, said = found
+            return kind, f"{_SAYS[kind]}: {said}"
+    return None
+
+
+_SAYS = {
+    ErrorKind.RATE_LIMITED: "the agent's API rate-limited the request (a short rate limit, not the usage limit)",
+    ErrorKind.OVERLOADED: "the agent's API is overloaded or failing",
+    ErrorKind.NETWORK: "the agent's API cannot be reached",
+}
 
 
 def limit_in_text(text: str, now: datetime, local: tzinfo) -> UsageLimit | None:

@@ -11,6 +11,7 @@ from __future__ import annotations
 import re
 from dataclasses import dataclass
 
+from ralphloop.agents.api_errors import classify_line, last_line, sentence_kind
 from ralphloop.protocols import ErrorKind
 from ralphloop.textsafe import one_line
 
@@ -45,7 +46,9 @@ _NETWORK_TEXT = re.compile(
     re.IGNORECASE,
 )
 _OVERLOADED_TEXT = re.compile(r"\b529\b|Overloaded|overloaded_error|Internal server error|\b50[0234]\b", re.IGNORECASE)
-_RATE_TEXT = re.compile(r"Request rejected \(429\)|rate_limit_error|\b429\b", re.IGNORECASE)
+_RATE_TEXT = re.compile(
+    r"Request rejected \(429\)|rate_limit_error|\b429\b|Rate limit reached|temporarily limiting requests", re.IGNORECASE
+)
 
 
 def classify(facts: Facts) -> tuple[ErrorKind, str] | None:
@@ -83,16 +86,42 @@ def classify(facts: Facts) -> tuple[ErrorKind, str] | None:
             "or a full name) or agent.model in .ralph/config.yaml"
         )
     if facts.api_error == "connection_failed" or _NETWORK_TEXT.search(said):
-        return ErrorKind.NETWORK, f"the Anthropic API cannot be reached: {said or facts.api_error}"
+        return _transient(ErrorKind.NETWORK, said or facts.api_error)
     if status == 529 or kind == "overloaded_error" or (status is not None and 500 <= status < 600):
-        return ErrorKind.OVERLOADED, f"the Anthropic API is overloaded or failing: {said or status}"
+        return _transient(ErrorKind.OVERLOADED, said or str(status))
+    # A usage limit is a 429 rate_limit_error too: the parser has ruled it out (its event, its sentence) by now.
     if status == 429 or code == "rate_limit" or kind == "rate_limit_error":
-        return ErrorKind.RATE_LIMITED, f"the Anthropic API rate-limited the request: {said or status}"
-    if code == "server_error" or _OVERLOADED_TEXT.search(said):
-        return ErrorKind.OVERLOADED, f"the Anthropic API is overloaded or failing: {said or code}"
-    if _RATE_TEXT.search(said):
-        return ErrorKind.RATE_LIMITED, f"the Anthropic API rate-limited the request: {said}"
-    return None
+        return _transient(ErrorKind.RATE_LIMITED, said or str(status))
+    if code == "server_error":
+        return _transient(ErrorKind.OVERLOADED, said or code)
+    return _stated(said, facts.stderr)
+
+
+# What the screen says of each transient kind: the loop adds "retrying in Ns (attempt n/10)".
+_TRANSIENT = {
+    ErrorKind.NETWORK: "the Anthropic API cannot be reached",
+    ErrorKind.OVERLOADED: "the Anthropic API is overloaded or failing",
+    ErrorKind.RATE_LIMITED: "the Anthropic API rate-limited the request (a short rate limit, not the usage limit)",
+}
+
+
+def _transient(kind: ErrorKind, said: str) -> tuple[ErrorKind, str]:
+    return kind, f"{_TRANSIENT[kind]}: {said}"
+
+
+def _stated(said: str, stderr: str) -> tuple[ErrorKind, str] | None:
+    """Without structured fields (older versions), the kind the CLI's own sentence states: its exact shapes first
+    ("API Error: 500 {...}", "API Error: Rate limit reached"), then its words anywhere in that sentence. On
+    stderr, only the exact shape on the last line: stderr is the CLI's, but a hook's output may end up there."""
+    kind = sentence_kind(said)
+    if kind is None and _OVERLOADED_TEXT.search(said):
+        kind = ErrorKind.OVERLOADED
+    if kind is None and _RATE_TEXT.search(said):
+        kind = ErrorKind.RATE_LIMITED
+    if kind is not None:
+        return _transient(kind, said)
+    found = classify_line(last_line(stderr))
+    return _transient(*found) if found is not None else None
 
 
 def _said(facts: Facts) -> str:

@@ -1,0 +1,135 @@
+"""API failures an agent printed as its last word: the service failed, not the task.
+
+Claude Code states them in a sentence of its own, on stdout in text mode (exit 1; exit 0 in some 2.1 versions),
+as the `result` of an `is_error` result event in json and stream-json:
+  "API Error: 500 {"type":"error","error":{"type":"api_error",...}}"            (2.0 to 2.1.7x)
+  "API Error: 500 Internal server error. This is a server-side issue ..."        (2.1.329)
+  "API Error: 529 Overloaded. ...", "API Error: Repeated 529 Overloaded errors"
+  "API Error: Request rejected (429) · ..."                                       (2.1.329)
+  "API Error: Rate limit reached"                                                 (2.1.4x to 2.1.8x)
+  "API Error: Server is temporarily limiting requests (not your usage limit) · Rate limited"
+An agent built on Anthropic's SDKs ends on the API's error envelope ({"type":"error","error":{"type":
+"rate_limit_error",...}}) or on the SDK's exception ("anthropic.RateLimitError: Error code: 429 - {...}").
+
+Only these whole shapes count, at the start of the one line a caller passes (the last line of stdout, of stderr):
+an agent that quotes `rate_limit_error` in code it wrote, or ends on "API Error: 500 responses are retried now",
+has not met an API failure. Only the kinds the loop retries after a backoff are read here. A 429 is a short-lived
+rate limit: every 429 of Anthropic's API has the type rate_limit_error, the plan's usage limit included, so callers
+look for the usage limit's own sentence first (limit_text.py). Pure: no I/O; no input makes `classify_line` raise.
+"""
+
+from __future__ import annotations
+
+import json
+import re
+from collections.abc import Mapping
+from typing import Any
+
+from ralphloop.guards.usage import ANSI_ESCAPE
+from ralphloop.protocols import ErrorKind
+from ralphloop.textsafe import one_line
+
+_RATE = ErrorKind.RATE_LIMITED
+_SERVER = ErrorKind.OVERLOADED
+# The statuses worth a retry: 429 a rate limit; 500, 502, 503, 504 a failing API; 529 Anthropic's "overloaded".
+_BY_STATUS = {429: _RATE, 500: _SERVER, 502: _SERVER, 503: _SERVER, 504: _SERVER, 529: _SERVER}
+# Anthropic's error types (https://docs.anthropic.com/en/api/errors) for the same statuses.
+_BY_TYPE = {"rate_limit_error": _RATE, "api_error": _SERVER, "overloaded_error": _SERVER, "timeout_error": _SERVER}
+
+# What may stand before the sentence: spaces, and the bullets Claude Code's UI draws ("  ⎿  API Error: ...").
+# Not a Markdown quote or list mark: an agent quoting an error in its summary has not met it.
+_LEAD = " \t⎿●⏺"
+# "API Error: WHAT", and "API Error (529 {...}) · Retrying in 1 seconds…" (the UI while it retries).
+_CLAUDE = re.compile(r"API Error(?::\s*|\s*\()(?P<what>.*)", re.DOTALL)
+# WHAT as a status: alone, before the API's JSON body or a "·" detail, or with its HTTP reason phrase.
+_STATUS = re.compile(
+    r"(?P<status>\d{3})(?:\s*$|\s*[{(·]|\s+(?:Internal server error|Overloaded|Service Unavailable|Bad Gateway|"
+    r"Gateway Time-?out|Server Error|Too Many Requests)\b)",
+    re.IGNORECASE,
+)
+_REJECTED = re.compile(r"(?:Request rejected \(|Repeated )(?P<status>\d{3})\b")
+_RATE_WORDS = re.compile(r"Rate limit reached|Rate limited|Server is temporarily limiting requests", re.IGNORECASE)
+_NETWORK_WORDS = re.compile(r"Can't reach the API server|Connection error|Request timed out", re.IGNORECASE)
+# SDK exceptions: Python's "anthropic.RateLimitError: Error code: 429 - {...}", Node's "Error: 529 {...}".
+_SDK = re.compile(r"[\w.]*Error: (?:Error code: (?P<coded>\d{3}) - |(?P<bare>\d{3}) \{)")
+
+_MAX_JSON = 64 * 1024  # a longer last line is not an error message
+
+
+def classify_line(line: str) -> tuple[ErrorKind, str] | None:
+    """The API failure one output line states, and what it said on one line; None for anything else."""
+    text = ANSI_ESCAPE.sub("", line).strip().lstrip(_LEAD)
+    if text.startswith("{"):
+        return _from_json(text)
+    kind = sentence_kind(text)
+    return (kind, one_line(text)) if kind is not None else None
+
+
+def sentence_kind(text: str) -> ErrorKind | None:
+    """The kind a Claude Code "API Error: ..." sentence or an SDK exception line starting `text` states."""
+    claude = _CLAUDE.match(text)
+    if claude is not None:
+        return _claude_kind(claude["what"])
+    sdk = _SDK.match(text)
+    if sdk is not None:
+        return _BY_STATUS.get(int(sdk["coded"] or sdk["bare"]))
+    return None
+
+
+def last_line(text: str) -> str:
+    """The last line of `text` that is not blank, whole (a JSON line must not be cut)."""
+    stripped = text.rstrip()
+    return stripped[stripped.rfind("\n") + 1 :]
+
+
+def _claude_kind(what: str) -> ErrorKind | None:
+    status = _STATUS.match(what) or _REJECTED.match(what)
+    if status is not None:
+        return _BY_STATUS.get(int(status["status"]))
+    if _RATE_WORDS.match(what):
+        return _RATE
+    if what.lower().startswith("overloaded"):
+        return _SERVER
+    if _NETWORK_WORDS.match(what):
+        return ErrorKind.NETWORK
+    return None
+
+
+def _from_json(text: str) -> tuple[ErrorKind, str] | None:
+    """Anthropic's error envelope, or the `is_error` result event `claude -p --output-format json` ends on."""
+    if len(text) > _MAX_JSON:
+        return None
+    try:
+        event = json.loads(text)
+    except (ValueError, RecursionError):
+        return None
+    if not isinstance(event, Mapping):
+        return None
+    if event.get("type") == "error" and isinstance(event.get("error"), Mapping):
+        return _from_envelope(event["error"])
+    if (
+        event.get("type") == "result"
+        and event.get("is_error") is True
+        and event.get("api_error") != "usage_limit_reached"
+    ):
+        return _from_result(event)
+    return None
+
+
+def _from_envelope(error: Mapping[str, Any]) -> tuple[ErrorKind, str] | None:
+    kind = _BY_TYPE.get(str(error.get("type")))
+    if kind is None:
+        return None
+    message = error.get("message")
+    return kind, one_line(f"{error.get('type')}: {message}" if isinstance(message, str) else str(error.get("type")))
+
+
+def _from_result(event: Mapping[str, Any]) -> tuple[ErrorKind, str] | None:
+    result = event.get("result")
+    said = one_line(result) if isinstance(result, str) else ""
+    status = event.get("api_error_status")
+    kind = _BY_STATUS.get(status) if isinstance(status, int) and not isinstance(status, bool) else None
+    kind = kind or _BY_TYPE.get(str(event.get("api_error_type"))) or sentence_kind(said)
+    if kind is None:
+        return None
+    return kind, said or f"API error {status or event.get('api_error_type')}"
