@@ -78,6 +78,7 @@ _TABLE: dict[str, dict[str, _Spec]] = {
         "progress_bytes": (("context", "progress_bytes"), None, values.byte_size, 16 * 1024),
         # Top-level keys (a one-part path): `completion: trust`, `blocked_threshold: 3`.
         "completion": (("completion",), "RALPH_COMPLETION", values.completion, "verify"),
+        "promise": (("completion", "promise"), None, values.promise, None),  # seed 003; None: the default
         "blocked_threshold": (("blocked_threshold",), None, values.positive_int, 3),
         # Seed 002: a failing task is tried this many times in all, then the loop asks for a human.
         "max_retries": (("max_retries",), "RALPH_MAX_RETRIES", values.positive_int, 3),
@@ -185,6 +186,8 @@ def _names_by_section() -> dict[str, frozenset[str]]:
 
 
 _USED_KEYS = _names_by_section()
+# Top-level names that are sections too: `completion: trust` or `completion: {mode: trust, promise: "..."}`
+_SHORT_FORMS = frozenset(spec[0][0] for spec in _FIELDS.values() if len(spec[0]) == 1) & _USED_KEYS.keys()
 # Sections other issues give meaning to, or read elsewhere; accepted so that a seed's config loads without
 # warnings. A section named after the agent in use is accepted too: a plugin's own (Settings.section).
 _KNOWN_SECTIONS = frozenset(
@@ -337,17 +340,20 @@ def _file_layer(
         if keys is None or body is None:
             continue
         if not isinstance(body, dict):
+            if section in _SHORT_FORMS:  # `completion: trust`, the short form of `completion: {mode: trust}`
+                continue
             raise RalphError(f"{label}: {section}: expected a mapping")
         for name in body:
-            if name not in keys:
+            if name not in keys and not (name == "mode" and section in _SHORT_FORMS):
                 notes.append((None, f"{label}: unknown setting '{section}.{name}' (ignored)"))
     for key, spec in _FIELDS.items():
         if len(spec[0]) == 1:
             value = data.get(spec[0][0])
             if isinstance(value, dict):  # `completion: {mode: trust}` reads like `completion: trust`
-                if "mode" not in value:
-                    raise RalphError(f"{label}: {spec[0][0]}: expected a value, or a mapping with `mode:`")
-                value = value["mode"]
+                named = sorted({"mode", *_USED_KEYS.get(spec[0][0], ())})
+                if not value.keys() & set(named):
+                    raise RalphError(f"{label}: {spec[0][0]}: expected a value, or a mapping of {', '.join(named)}")
+                value = value.get("mode")
             if value is not None:
                 found[key] = (value, spec[0][0])
             continue

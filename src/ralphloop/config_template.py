@@ -22,6 +22,10 @@ context:
 
 # A completion claim ends the loop only once the task file agrees (verify);
 # trust takes a promise or EXIT_SIGNAL: true at its word, as the original scripts did.
+# The promise is <promise>COMPLETE</promise>; to have the agent print another, write instead:
+# completion:
+#   mode: verify
+#   promise: "<promise>SHIPPED</promise>"
 completion: verify
 # Stop when the agent reports BLOCKED this many iterations in a row.
 blocked_threshold: 3

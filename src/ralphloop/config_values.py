@@ -87,6 +87,21 @@ def completion(value: Any) -> str:
     return value.strip().lower()
 
 
+MAX_PROMISE = 200  # characters: a marker the agent prints, not a paragraph
+
+
+def promise(value: Any) -> str:
+    """`completion.promise`: the text that says "all done" (seed 003: `<promise>COMPLETE</promise>`). One line, so
+    that it can be told apart from prose and quoted in the prompt as it is."""
+    expected = 'expected the text the agent prints when all is done, such as "<promise>COMPLETE</promise>"'
+    if not isinstance(value, str):
+        raise ValueError(expected)
+    text = value.strip()
+    if not text or len(text) > MAX_PROMISE or not text.isprintable():
+        raise ValueError(f"{expected} (one line of at most {MAX_PROMISE} characters)")
+    return text
+
+
 def policy(value: Any) -> str:
     if not isinstance(value, str) or value.strip().lower() not in USAGE_POLICIES:
         raise ValueError(f"expected one of {', '.join(USAGE_POLICIES)}")

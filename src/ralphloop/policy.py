@@ -27,6 +27,7 @@ class LoopSettings:
     rate_limit_per_hour: int  # agent calls per hour, per account
     rate_account: str | None  # whose calls count together; None: the agent's name
     story_order: tuple[str, ...] | None  # seed 002: the order stories are worked in
+    promise: str | None  # config `completion.promise`: the promise to look for; None: <promise>COMPLETE</promise>
 
 
 class UsagePolicy(Struct, frozen=True):
@@ -64,6 +65,7 @@ class Policy(Struct, frozen=True):
     rate_limit_per_hour: int = 100
     archive: bool = True
     completion: str = "verify"  # verify | trust
+    promise: str | None = None  # the completion promise the agent is told to print; None: the default
     blocked_threshold: int = 3
     max_retries: int = 3
     breaker: BreakerConfig = field(default_factory=BreakerConfig)

@@ -40,6 +40,7 @@ class PromptParts(Struct, frozen=True):
     task_id: str
     task_section: str
     notes: tuple[str, ...] = ()
+    promise: str | None = None  # config `completion.promise`; None: the default
 
 
 def default_template(kind: str = "prd") -> str:
@@ -84,6 +85,8 @@ def recent_progress(path: str, max_bytes: int) -> tuple[str, int]:
 
 def build_prompt(template: str, parts: PromptParts, progress_bytes: int) -> str:
     """The whole prompt for one iteration."""
+    from ralphloop.analysis.promise import PROMISE  # a run analyses the reply anyway: nothing more to load
+
     values = {
         "{{feature}}": parts.feature,
         "{{feature_dir}}": parts.feature_dir,
@@ -91,16 +94,20 @@ def build_prompt(template: str, parts: PromptParts, progress_bytes: int) -> str:
         "{{progress}}": parts.progress,
         "{{iteration}}": str(parts.iteration),
         "{{task_id}}": parts.task_id,
+        "{{promise}}": parts.promise or PROMISE,
     }
     values["{{tasks_file}}"] = parts.prd
     body = template
     for placeholder, value in values.items():
         body = body.replace(placeholder, value)
+    task_section = parts.task_section
+    if parts.promise:  # the built-in templates, a prompt.md `ralph init` wrote and the formats' words name the default
+        body, task_section = body.replace(PROMISE, parts.promise), task_section.replace(PROMISE, parts.promise)
     if TASK_PLACEHOLDER in body:  # the template places the task itself (seed 002: the spec between role and workflow)
         head, _, tail = body.partition(TASK_PLACEHOLDER)
-        sections = [head + parts.task_section + tail.replace(TASK_PLACEHOLDER, "").rstrip("\n")]
+        sections = [head + task_section + tail.replace(TASK_PLACEHOLDER, "").rstrip("\n")]
     else:
-        sections = [body.rstrip("\n"), "", "---", "", parts.task_section]
+        sections = [body.rstrip("\n"), "", "---", "", task_section]
     for note in parts.notes:
         sections += ["", f"Note from ralph: {note}"]
     recent, size = recent_progress(parts.progress_file, progress_bytes)
@@ -126,6 +133,7 @@ def iteration_prompt(
         task_id=task.id,
         task_section=source.describe(task),
         notes=notes,
+        promise=policy.promise,
     )
     return redact_text(build_prompt(policy.template, parts, policy.progress_bytes))  # notes quote the agent
 

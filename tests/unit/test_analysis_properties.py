@@ -8,7 +8,8 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from ralphloop.agents import saved
-from ralphloop.analysis.signals import PROMISE, analyze, claims_complete
+from ralphloop.analysis.promise import PROMISE
+from ralphloop.analysis.signals import analyze, claims_complete
 from ralphloop.analysis.text import MIN_ECHO, normalise
 
 FAST = settings(max_examples=150, deadline=None, suppress_health_check=[HealthCheck.too_slow])

@@ -6,9 +6,9 @@ import json
 
 import pytest
 
+from ralphloop.analysis.promise import PROMISE
 from ralphloop.analysis.signals import (
     MAX_TAGS,
-    PROMISE,
     Analysis,
     Failure,
     SignalRecord,

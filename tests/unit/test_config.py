@@ -343,6 +343,52 @@ def test_a_bad_completion_mode_names_the_file_and_key(project: Path) -> None:
     assert "verify, trust" in message
 
 
+@pytest.mark.parametrize(
+    ("text", "mode"),
+    [
+        ('completion:\n  promise: "<promise>SHIPPED</promise>"\n', "verify"),  # seed 003's own shape
+        ('completion: {mode: trust, promise: "  <promise>SHIPPED</promise> "}\n', "trust"),
+    ],
+)
+def test_the_completion_promise_from_the_project_file(project: Path, text: str, mode: str) -> None:
+    write_project(project, text)
+    warnings: list[str] = []
+    settings = load(project, warnings=warnings)
+    assert (settings.loop.completion, settings.loop.promise) == (mode, "<promise>SHIPPED</promise>")
+    assert settings.source("promise") == f"{PROJECT_LABEL} (completion.promise)"
+    assert warnings == []
+
+
+def test_no_promise_configured_means_the_default_and_files_layer_key_by_key(project: Path, home: Path) -> None:
+    assert load(project).loop.promise is None
+    write_user(home, "completion:\n  promise: DONE!\n")
+    write_project(project, "completion: trust\n")
+    loop = load(project).loop
+    assert (loop.completion, loop.promise) == ("trust", "DONE!")
+
+
+@pytest.mark.parametrize(
+    ("text", "words"),
+    [
+        ('completion:\n  promise: ""\n', "completion.promise: expected the text the agent prints"),
+        ("completion:\n  promise: 7\n", "completion.promise: expected the text the agent prints"),
+        ('completion:\n  promise: "a\\nb"\n', "completion.promise: expected the text the agent prints"),
+        ("completion: {a: 1}\n", "completion: expected a value, or a mapping of mode, promise"),
+        ("completion: {mode: maybe}\n", "completion: expected one of verify, trust"),
+    ],
+)
+def test_a_bad_completion_mapping_names_the_file_and_key(project: Path, text: str, words: str) -> None:
+    write_project(project, text)
+    assert error_of(project).startswith(f"{PROJECT_LABEL}: {words}")
+
+
+def test_an_unknown_name_beside_a_known_one_in_completion_is_warned_about(project: Path) -> None:
+    write_project(project, "completion:\n  mode: trust\n  promis: DONE\n")
+    warnings: list[str] = []
+    assert load(project, warnings=warnings).loop.completion == "trust"
+    assert warnings == [f"{PROJECT_LABEL}: unknown setting 'completion.promis' (ignored)"]
+
+
 def test_blocked_threshold_from_the_project_file(project: Path) -> None:
     write_project(project, "blocked_threshold: 5\n")
     assert load(project).loop.blocked_threshold == 5
@@ -360,7 +406,7 @@ EVERY_SETTING = """\
 defaults: {max_iterations: 7, timeout_minutes: 2, rate_limit_per_hour: 30}
 context: {progress_bytes: 2048}
 process: {kill_grace_seconds: 1, log_max_mb: 2}
-completion: trust
+completion: {mode: trust, promise: "<promise>SHIPPED</promise>"}
 blocked_threshold: 4
 max_retries: 5
 rate_limit: {account: team}
@@ -392,6 +438,7 @@ def test_every_setting_lands_in_its_component_and_says_where_it_came_from(projec
     loop = settings.loop
     assert (loop.max_iterations, loop.rate_limit_per_hour, loop.progress_bytes) == (7, 30, 2048)
     assert (loop.completion, loop.blocked_threshold, loop.max_retries) == ("trust", 4, 5)
+    assert loop.promise == "<promise>SHIPPED</promise>"
     assert (loop.rate_account, loop.story_order) == ("team", ("2", "1"))
     assert (settings.process.timeout_s, settings.process.kill_grace_s, settings.process.log_max_bytes) == (
         120.0,
@@ -433,7 +480,7 @@ def test_every_setting_lands_in_its_component_and_says_where_it_came_from(projec
     assert settings.source("claude_command") == f"{PROJECT_LABEL} (claude.command)"
     assert settings.source("story_order") == f"{PROJECT_LABEL} (story_order)"
     assert settings.source("notify_on") == f"{PROJECT_LABEL} (notify.on)"
-    assert len(settings.sources) == 45  # one for each key but agent_command (it would choose the command agent)
+    assert len(settings.sources) == 46  # one for each key but agent_command (it would choose the command agent)
 
 
 def test_the_breaker_opens_half_way_after_two_quiet_iterations_by_default(project: Path) -> None:

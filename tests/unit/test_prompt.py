@@ -165,6 +165,18 @@ def test_default_template_leaves_no_placeholder(tmp_path: Path) -> None:
     assert ".ralph/checkout/progress.txt" in prompt
 
 
+@pytest.mark.parametrize("kind", ["prd", "todo"])
+def test_a_configured_promise_is_the_one_the_prompt_names(tmp_path: Path, kind: str) -> None:
+    """config `completion.promise`: the built-in templates (and a prompt.md `ralph init` wrote from them, and the
+    words a format adds to the task) name the default; the agent is told the configured one, everywhere."""
+    task = "## Current task\nWhen no box is left, end your reply with `<promise>COMPLETE</promise>`."
+    template = default_template(kind) + "\nOr say {{promise}}."
+    prompt = build_prompt(template, parts(tmp_path, task_section=task, promise="<promise>SHIPPED</promise>"), 1024)
+    assert "<promise>COMPLETE</promise>" not in prompt
+    assert prompt.count("<promise>SHIPPED</promise>") == 3
+    assert "Or say <promise>COMPLETE</promise>." in build_prompt(template, parts(tmp_path), 1024)  # the default
+
+
 def test_task_section_and_notes_are_included(tmp_path: Path) -> None:
     notes = ("the last iteration claimed completion but S-3 does not pass", "second note")
     prompt = build_prompt("Template", parts(tmp_path, notes=notes), 1024)

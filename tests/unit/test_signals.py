@@ -4,7 +4,8 @@ from __future__ import annotations
 
 import pytest
 
-from ralphloop.analysis.signals import PROMISE, claims_complete, own_text
+from ralphloop.analysis.promise import PROMISE
+from ralphloop.analysis.signals import claims_complete, own_text
 
 
 def test_promise_value() -> None:
@@ -101,3 +102,50 @@ def test_own_text_splits_prose_from_fenced_blocks() -> None:
 )
 def test_promise_in_other_markdown_code_forms_does_not_count(text: str) -> None:
     assert not claims_complete(text)
+
+
+# ---------------------------------------------------------------- a configured promise (config `completion.promise`)
+
+SHIPPED = "<promise>SHIPPED</promise>"
+
+
+@pytest.mark.parametrize(
+    ("promise", "text", "claimed"),
+    [
+        (SHIPPED, "All done.\n<promise>SHIPPED</promise>", True),
+        (SHIPPED, "<promise> SHIPPED\t</promise>", True),  # spaces inside its tags, as the default allows
+        (SHIPPED, "<promise>COMPLETE</promise>", False),  # the default is only words once another is named
+        (SHIPPED, "<promise>SHIPPED NOT</promise>", False),
+        ("ALL DONE", "Finished. ALL DONE", True),
+        ("ALL DONE", "NOT ALL DONEYET", False),  # a word at either end must end there
+        ("ALL DONE", "Not ALL DONE_yet", False),
+        ("ALL DONE", "all done", False),  # as written, case included
+        ("[[ship it]]", "ok [[ship it]]", True),
+        (None, PROMISE, True),
+        (PROMISE, "<promise> COMPLETE </promise>", True),
+    ],
+)
+def test_a_configured_promise_is_the_one_looked_for(promise: str | None, text: str, claimed: bool) -> None:
+    assert claims_complete(text, promise=promise) is claimed
+
+
+@pytest.mark.parametrize(
+    "text",
+    [
+        f"I will print `{SHIPPED}` when done.",
+        f"> {SHIPPED}",
+        f"<!-- {SHIPPED} -->",
+        f'{{"say": "{SHIPPED}"}}',
+        f"```\n{SHIPPED}\n```",
+        f'The marker is "{SHIPPED}".',
+    ],
+)
+def test_a_quoted_configured_promise_does_not_count(text: str) -> None:
+    assert not claims_complete(text, promise=SHIPPED)
+
+
+def test_a_prompt_line_naming_a_configured_promise_is_an_instruction_when_repeated() -> None:
+    prompt = "Work on the story.\nWhen every story passes, end your reply with ALL SHIPPED.\n" + "x" * 60
+    repeated = "When every story passes, end your reply with ALL SHIPPED.\nStill working."
+    assert not claims_complete(repeated, prompt, promise="ALL SHIPPED")
+    assert claims_complete("Everything passes.\nALL SHIPPED", prompt, promise="ALL SHIPPED")

@@ -1,7 +1,7 @@
 """Every signal protocol, read from the agent's own final text: a pure function, no I/O.
 
 Protocols (docs/analysis.md has the full rules):
-- `<promise>COMPLETE</promise>` (seed 003)
+- `<promise>COMPLETE</promise>` (seed 003), or the promise config `completion.promise` names instead
 - the RALPH_STATUS block, last one wins (seed 000; status_block.py)
 - `<ralph>DONE id</ralph>`, `<ralph>FAIL id: reason</ralph>`, `<ralph>LEARN: text</ralph>`, and the
   legacy `[DONE]` / `[FAIL]` when no `<ralph>` DONE or FAIL tag is present (seed 002)
@@ -24,16 +24,15 @@ from msgspec.structs import replace
 
 from ralphloop.analysis.heuristics import Heuristics, confidence, read_prose
 from ralphloop.analysis.json_result import JsonResult, parse_result
+from ralphloop.analysis.promise import promise_pattern
 from ralphloop.analysis.status_block import StatusBlock, last_block, only_a_block
 from ralphloop.analysis.text import OwnText, own_text
 from ralphloop.textsafe import clean_text
 
-PROMISE = "<promise>COMPLETE</promise>"
 MAX_TAGS = 200  # per kind; a hostile reply cannot grow the analysis without bound
 MAX_TAG_TEXT = 2000
 MAX_CHECKS = 4 * MAX_TAGS  # candidates per protocol checked for quotation, newest first
 
-_PROMISE = re.compile(r"<promise>[ \t]*COMPLETE[ \t]*</promise>")
 # A <ralph> tag's body stops at the next <ralph> or </ralph>: linear even for a reply full of opening tags.
 # The literal `<ralph>` prefix keeps the scan fast; the keyword is matched in any case. One
 # pattern per kind, so that many tags of one kind cannot crowd out the others.
@@ -198,19 +197,21 @@ class Analysis(Struct, frozen=True):
         }
 
 
-def analyze(final_text: str, prompt: str = "") -> Analysis:
-    """Read every protocol from the agent's final text (`prompt`: what it was sent, to drop an echo)."""
-    own = own_text(final_text, prompt)
+def analyze(final_text: str, prompt: str = "", promise: str | None = None) -> Analysis:
+    """Read every protocol from the agent's final text (`prompt`: what it was sent, to drop an echo;
+    `promise`: the configured promise text, None for the default)."""
+    pattern = promise_pattern(promise)
+    own = own_text(final_text, prompt, marks=(promise,) if promise else ())
     prose = own.prose
     quoted = 0
-    promise = False
+    said = False
     legacy: str | None = None
     # Newest first, a bounded number of candidates each: a reply full of quoted tags stays cheap.
-    for match in _newest(_PROMISE, prose, MAX_CHECKS):
+    for match in _newest(pattern, prose, MAX_CHECKS):
         if own.quoted(match.start(), match.end()):
             quoted += 1
         else:
-            promise = True
+            said = True
     for match in _newest(_LEGACY, prose, MAX_CHECKS):
         if own.quoted(match.start(), match.end()):
             quoted += 1
@@ -221,13 +222,13 @@ def analyze(final_text: str, prompt: str = "") -> Analysis:
 
     block = _status_block(own)
     result, json_error, json_blocks = _json_result(own)
-    quoted += sum(_quoted_in_fences(own))
+    quoted += sum(_quoted_in_fences(own, pattern))
     done_ids, failed, learnings = _sort_tags(tags)
     if done_ids or failed:
         legacy = None  # seed 002: the bare form is a fallback for replies without <ralph> tags
     heuristics = read_prose(prose)
     signals = _seen(
-        promise=promise,
+        promise=said,
         block=block is not None,
         tags=bool(tags),
         legacy=legacy is not None,
@@ -235,7 +236,7 @@ def analyze(final_text: str, prompt: str = "") -> Analysis:
         keywords=bool(heuristics.completion_phrases or heuristics.nothing_to_do),
     )
     return Analysis(
-        promise=promise,
+        promise=said,
         block=block,
         done_ids=done_ids,
         failed=failed,
@@ -268,9 +269,9 @@ def _tags(own: OwnText) -> tuple[list[tuple[str, str]], int]:
     return [(kind, body) for _, kind, body in sorted(found)], quoted
 
 
-def _quoted_in_fences(own: OwnText) -> list[int]:
+def _quoted_in_fences(own: OwnText, promise: re.Pattern[str]) -> list[int]:
     """Signals inside fenced blocks (the JSON result's included): quotations, counted."""
-    patterns = (_PROMISE, _LEGACY, *_RALPH_TAGS)
+    patterns = (promise, _LEGACY, *_RALPH_TAGS)
     return [
         min(len(pattern.findall(segment.text)), MAX_CHECKS)
         for segment in own.fenced[-MAX_TAGS:]
@@ -387,6 +388,6 @@ def with_records(analysis: Analysis, records: Iterable[SignalRecord]) -> Analysi
     )
 
 
-def claims_complete(final_text: str, prompt: str = "") -> bool:
+def claims_complete(final_text: str, prompt: str = "", promise: str | None = None) -> bool:
     """Whether the agent's own text makes an explicit completion claim."""
-    return analyze(final_text, prompt).completion_claimed
+    return analyze(final_text, prompt, promise).completion_claimed

@@ -135,21 +135,25 @@ def normalise(text: str) -> str:
     return text
 
 
-def own_text(output: str, prompt: str = "") -> OwnText:
-    """Split the agent's output into prose and fenced blocks, after removing any echo of `prompt`."""
+def own_text(output: str, prompt: str = "", marks: tuple[str, ...] = ()) -> OwnText:
+    """Split the agent's output into prose and fenced blocks, after removing any echo of `prompt`. `marks`: what
+    else makes a prompt line name a signal (a configured promise), so that the agent repeating it says nothing."""
     text = normalise(output)
     echo = normalise(prompt).strip() if prompt else ""
     removed = False
     if len(echo) >= MIN_ECHO and echo in text:
         text, removed = text.replace(echo, "\n"), True
-    lines = frozenset(line.strip() for line in echo.split("\n") if _mentions_signal(line))
+    lines = frozenset(line.strip() for line in echo.split("\n") if _mentions_signal(line, marks))
     own = split_fences(text, removed, lines)
     own.prompt = echo
     return own
 
 
-def _mentions_signal(line: str) -> bool:
-    return any(mark in line for mark in ("<promise", "<ralph", "[DONE]", "[FAIL]", "RALPH_STATUS", "EXIT_SIGNAL"))
+_SIGNAL_MARKS = ("<promise", "<ralph", "[DONE]", "[FAIL]", "RALPH_STATUS", "EXIT_SIGNAL")
+
+
+def _mentions_signal(line: str, marks: tuple[str, ...] = ()) -> bool:
+    return any(mark in line for mark in (*_SIGNAL_MARKS, *marks))
 
 
 def split_fences(text: str, echo_removed: bool = False, prompt_lines: frozenset[str] = frozenset()) -> OwnText:
