@@ -23,7 +23,8 @@ from ralphloop.hooks.parse import parse_hooks, parse_quality_checks
 from ralphloop.hooks.spec import CommandSpec, LifecycleHooks
 from ralphloop.notify import DEFAULT_EVENTS, NotifySettings
 from ralphloop.paths import RALPH_DIR, display_path, ralph_home
-from ralphloop.safe_read import CONFIG_CAP, not_text, read_file, shape_problem
+from ralphloop.tasks.formats import DEFAULT_MAX_ITERATIONS
+from ralphloop.yaml_file import read_yaml_mapping
 
 if TYPE_CHECKING:
     from ralphloop.agents.claude.settings import ClaudeSettings
@@ -73,7 +74,12 @@ _Spec = tuple[tuple[str, ...], str | None, Converter, Any]
 # the same name, unless _FIELD_NAMES names another.
 _TABLE: dict[str, dict[str, _Spec]] = {
     "loop": {
-        "max_iterations": (("defaults", "max_iterations"), "RALPH_MAX_ITERATIONS", values.iterations, 20),
+        "max_iterations": (
+            ("defaults", "max_iterations"),
+            "RALPH_MAX_ITERATIONS",
+            values.iterations,
+            DEFAULT_MAX_ITERATIONS,
+        ),
         "rate_limit_per_hour": (("defaults", "rate_limit_per_hour"), "RALPH_RATE_LIMIT", values.positive_int, 100),
         "progress_bytes": (("context", "progress_bytes"), None, values.byte_size, 16 * 1024),
         # Top-level keys (a one-part path): `completion: trust`, `blocked_threshold: 3`.
@@ -202,11 +208,17 @@ def load_settings(
     *,
     env: Mapping[str, str] | None = None,
     warn: Callable[[str], None] = lambda message: None,
+    seed_defaults: Mapping[str, Any] | None = None,
+    seed_label: str = "",
 ) -> Settings:
-    """Resolve every setting. `flags` maps a settings key to (raw value, flag label) for flags the user gave."""
+    """Resolve every setting. `flags` maps a settings key to (raw value, flag label) for flags the user gave.
+    `seed_defaults` (settings key → value) are the task format's own, over ralph's and under everything else;
+    their source reads `seed_label`."""
     env = os.environ if env is None else env
     values: dict[str, Any] = {key: spec[3] for key, spec in _FIELDS.items()}
     sources: dict[str, str] = {}
+    for key, value in (seed_defaults or {}).items():
+        values[key], sources[key] = value, seed_label
     layer: dict[str, int] = {}  # which layer set a value: 1 user file, 2 project file, 3 env, 4 flags
     files = (os.path.join(ralph_home(), CONFIG_NAME), os.path.join(project_root, RALPH_DIR, CONFIG_NAME))
     hooks: LifecycleHooks = LifecycleHooks()
@@ -263,8 +275,8 @@ def _sections(read: list[tuple[str, dict[str, Any]]], agent: str) -> Mapping[str
 
 
 def _components() -> dict[str, Callable[..., Any]]:
-    """Each component's class, by its name in Settings. Imported here, when settings are loaded: the scripted
-    agent's runner and the goal files import this module for read_yaml_mapping alone, and stay light."""
+    """Each component's class, by its name in Settings. Imported here, when settings are loaded: a module
+    that imports this one for `Settings` (a type) stays light."""
     from ralphloop.agents.registry import AgentSettings, settings_type
     from ralphloop.git import GitSettings
     from ralphloop.guards.backoff import Backoff
@@ -362,38 +374,3 @@ def _file_layer(
         if isinstance(body, dict) and body.get(name) is not None:
             found[key] = (body[name], f"{section}.{name}")
     return found
-
-
-def _one_line(exc: BaseException) -> str:
-    text = " ".join(str(exc).split()) or type(exc).__name__
-    return text if len(text) <= 100 else text[:97] + "..."
-
-
-def read_yaml_mapping(path: str, label: str, *, cap: int = CONFIG_CAP, follow: bool = True) -> dict[str, Any] | None:
-    """A YAML file's top-level mapping; None when the file is absent or empty. Never executes anything.
-    A string holding a NUL or a lone surrogate (YAML's "\\0", "\\uD800") is refused: no argument, variable or
-    file name could carry it."""
-    raw = read_file(path, label, cap=cap, follow=follow)
-    if raw is None:
-        return None
-    import yaml
-
-    loader = getattr(yaml, "CSafeLoader", yaml.SafeLoader)
-    try:
-        data = yaml.load(raw, Loader=loader)
-    except yaml.YAMLError as exc:
-        mark = getattr(exc, "problem_mark", None)
-        where = f" at line {mark.line + 1}, column {mark.column + 1}" if mark else ""
-        problem = getattr(exc, "problem", None) or "malformed YAML"
-        raise RalphError(f"{label}: invalid YAML{where}: {problem}") from None
-    except (ValueError, TypeError, AttributeError, OverflowError, RecursionError) as exc:
-        # a value its tag cannot be built from (`!!float nope`, `!!timestamp x`), a number of 4,300+ digits
-        raise RalphError(f"{label}: invalid YAML: a value that cannot be read ({_one_line(exc)})") from None
-    if data is None:
-        return None
-    if not isinstance(data, dict):
-        raise RalphError(f"{label}: expected a mapping of settings at the top level")
-    problem = shape_problem(data) or not_text(data)
-    if problem:
-        raise RalphError(f"{label}: {problem}")
-    return data

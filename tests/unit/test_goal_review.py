@@ -6,7 +6,7 @@ from pathlib import Path
 
 import pytest
 
-from ralphloop.config import read_yaml_mapping
+from ralphloop.yaml_file import read_yaml_mapping
 from ralphloop.errors import RalphError
 from ralphloop.tasks.goal import GoalSource
 from ralphloop.tasks.goal_file import dump_progress

@@ -11,10 +11,11 @@ import sys
 
 from ralphloop.agents.script import ScriptError, validate_script
 from ralphloop.agents.text import TextOutputParser, agent_env
-from ralphloop.config import Settings, read_yaml_mapping
+from ralphloop.config import Settings
 from ralphloop.errors import RalphError
 from ralphloop.paths import FeaturePaths, display_path
 from ralphloop.protocols import AgentCommand, AgentRequest
+from ralphloop.yaml_file import read_yaml_mapping
 
 DEFAULT_SCRIPT = "script.yaml"
 

@@ -14,9 +14,9 @@ import time
 from typing import Any
 
 from ralphloop.agents.script import ScriptError, as_list, validate_script
-from ralphloop.config import read_yaml_mapping
 from ralphloop.errors import RalphError
 from ralphloop.state.store import append_text, atomic_write_text
+from ralphloop.yaml_file import read_yaml_mapping
 
 
 def main(argv: list[str]) -> int:

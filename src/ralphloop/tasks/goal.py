@@ -20,7 +20,6 @@ from typing import Any
 from msgspec.structs import replace
 
 from ralphloop.analysis.json_result import JsonResult
-from ralphloop.config import read_yaml_mapping
 from ralphloop.errors import RalphError
 from ralphloop.hooks.spec import HookSpec
 from ralphloop.paths import FeaturePaths, display_path
@@ -49,6 +48,7 @@ from ralphloop.tasks.goal_steps import (
 )
 from ralphloop.tasks.problems import Problem
 from ralphloop.textsafe import one_line
+from ralphloop.yaml_file import read_yaml_mapping
 
 SPRINT_NAME = "SPRINT.yaml"
 PROGRESS_NAME = "PROGRESS.yaml"
