@@ -250,3 +250,40 @@ def test_status_before_any_run_in_a_story_spec_project(project: Path, ralph: Ral
 def test_top_level_help_names_the_seed_spellings() -> None:
     shown = subprocess.run([PYTHON, "-m", "ralphloop", "--help"], capture_output=True, text=True, check=True).stdout
     assert "ralph --status" in shown and "ralph --reset-circuit" in shown
+
+
+CONFIDENT = "I finished. All tasks are complete. The feature is complete. Nothing left to do. No remaining tasks."
+
+
+@pytest.mark.parametrize("mode", ["trust", "verify"])
+def test_a_confidence_of_40_ends_the_loop_only_under_completion_trust(
+    project: Path, ralph: RalphRunner, ralph_env: dict[str, str], mode: str
+):
+    fix_plan_root(project, ralph_env)
+    (project / ".ralph").mkdir(exist_ok=True)
+    (project / ".ralph" / "config.yaml").write_text(f"completion: {mode}\n")
+
+    done = ralph("run", "-n", "2", "--agent-cmd", agent_cmd("say.py", CONFIDENT))
+
+    status = json.loads(ralph("status", "--json").stdout)
+    if mode == "trust":  # seed 000, UC-2 6a: no explicit signal, but confident prose is a claim
+        assert done.returncode == 0, done.stdout + done.stderr
+        assert (status["exitReason"], status["totalIterations"]) == ("complete", 1)
+        assert "confidence 50 ≥ 40" in done.stdout
+    else:  # verify: prose never ends a run, and no claim was made to refuse
+        assert done.returncode == 1
+        assert (status["exitReason"], status["totalIterations"]) == ("max_iterations", 2)
+
+
+def test_confident_prose_that_says_not_done_is_no_claim_even_under_trust(
+    project: Path, ralph: RalphRunner, ralph_env: dict[str, str]
+):
+    fix_plan_root(project, ralph_env)
+    (project / ".ralph").mkdir(exist_ok=True)
+    (project / ".ralph" / "config.yaml").write_text("completion: trust\n")
+    reply = CONFIDENT + "\n---RALPH_STATUS---\nSTATUS: IN_PROGRESS\nEXIT_SIGNAL: false\n---END_RALPH_STATUS---"
+
+    done = ralph("run", "-n", "1", "--agent-cmd", agent_cmd("say.py", reply))
+
+    assert done.returncode == 1
+    assert json.loads(ralph("status", "--json").stdout)["exitReason"] == "max_iterations"

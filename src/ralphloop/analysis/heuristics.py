@@ -1,8 +1,9 @@
 """Prose heuristics: how sure are we that the agent thinks it is done, and did it only ask or only test?
 
-These inform (status.json, progress.txt, `ralph analyze`, the circuit breaker) and never end
-a loop on their own: seed 000 let a confidence of 40 exit the loop, which is how a reply
-such as "the feature is complete except for the tests" ended runs early.
+These inform (status.json, progress.txt, `ralph analyze`, the circuit breaker) and, under the default
+`completion: verify`, never end a loop on their own: seed 000 let a confidence of 40 exit the loop, which
+is how a reply such as "the feature is complete except for the tests" ended runs early. `completion: trust`
+restores that rule (signals.TRUST_CONFIDENCE).
 
 Confidence (0–100), documented in docs/analysis.md:
 

@@ -32,6 +32,8 @@ from ralphloop.textsafe import clean_text
 MAX_TAGS = 200  # per kind; a hostile reply cannot grow the analysis without bound
 MAX_TAG_TEXT = 2000
 MAX_CHECKS = 4 * MAX_TAGS  # candidates per protocol checked for quotation, newest first
+# Seed 000 (UC-2 6a): under `completion: trust`, a reply this confident is a completion claim.
+TRUST_CONFIDENCE = 40
 
 # A <ralph> tag's body stops at the next <ralph> or </ralph>: linear even for a reply full of opening tags.
 # The literal `<ralph>` prefix keeps the scan fast; the keyword is matched in any case. One
@@ -66,6 +68,7 @@ class Analysis(Struct, frozen=True):
     signals: tuple[str, ...] = ()
     echo_removed: bool = False
     quotations_ignored: int = 0
+    trusted_prose: bool = False  # `completion: trust`, no explicit claim, a confidence of TRUST_CONFIDENCE+
 
     # -------------------------------------------------------------- derived facts
 
@@ -82,26 +85,28 @@ class Analysis(Struct, frozen=True):
         return self.json_result.status if self.json_result else None
 
     @property
-    def completion_claimed(self) -> bool:
+    def explicit_claim(self) -> bool:
         """An explicit claim: the promise, EXIT_SIGNAL: true, STATUS: COMPLETE (unless EXIT_SIGNAL: false
         says otherwise), `ralph signal complete`, or a goal-complete JSON result."""
         block_claims = self.exit_signal is True or (self.status == "COMPLETE" and self.exit_signal is not False)
         return self.promise or block_claims or self.signal_complete or self.json_status == "goal-complete"
 
     @property
+    def completion_claimed(self) -> bool:
+        """An explicit claim, or, under `completion: trust`, prose confident enough (seed 000's rule)."""
+        return self.explicit_claim or self.trusted_prose
+
+    @property
     def claim_sources(self) -> tuple[str, ...]:
-        sources = []
-        if self.promise:
-            sources.append("promise")
-        if self.exit_signal is True:
-            sources.append("EXIT_SIGNAL: true")
-        elif self.status == "COMPLETE" and self.exit_signal is not False:
-            sources.append("STATUS: COMPLETE")
-        if self.signal_complete:
-            sources.append("ralph signal complete")
-        if self.json_status == "goal-complete":
-            sources.append("JSON goal-complete")
-        return tuple(sources)
+        named = {
+            f"confidence {self.confidence} ≥ {TRUST_CONFIDENCE}": self.trusted_prose,
+            "promise": self.promise,
+            "EXIT_SIGNAL: true": self.exit_signal is True,
+            "STATUS: COMPLETE": self.status == "COMPLETE" and self.exit_signal is None,
+            "ralph signal complete": self.signal_complete,
+            "JSON goal-complete": self.json_status == "goal-complete",
+        }
+        return tuple(name for name, given in named.items() if given)
 
     @property
     def blocked(self) -> bool:
@@ -136,7 +141,7 @@ class Analysis(Struct, frozen=True):
     def confidence(self) -> int:
         return confidence(
             self.heuristics,
-            claimed=self.completion_claimed,
+            claimed=self.explicit_claim,
             not_done=self.not_done,
             tests_passing=self.block is not None and self.block.tests_status == "PASSING",
         )
@@ -197,9 +202,10 @@ class Analysis(Struct, frozen=True):
         }
 
 
-def analyze(final_text: str, prompt: str = "", promise: str | None = None) -> Analysis:
+def analyze(final_text: str, prompt: str = "", promise: str | None = None, *, trust: bool = False) -> Analysis:
     """Read every protocol from the agent's final text (`prompt`: what it was sent, to drop an echo;
-    `promise`: the configured promise text, None for the default)."""
+    `promise`: the configured promise text, None for the default; `trust`: `completion: trust`, where
+    a confidence of TRUST_CONFIDENCE or more is a claim, as in seed 000)."""
     pattern = promise_pattern(promise)
     own = own_text(final_text, prompt, marks=(promise,) if promise else ())
     prose = own.prose
@@ -235,7 +241,7 @@ def analyze(final_text: str, prompt: str = "", promise: str | None = None) -> An
         json=result is not None or json_blocks > 0,
         keywords=bool(heuristics.completion_phrases or heuristics.nothing_to_do),
     )
-    return Analysis(
+    analysis = Analysis(
         promise=said,
         block=block,
         done_ids=done_ids,
@@ -249,6 +255,8 @@ def analyze(final_text: str, prompt: str = "", promise: str | None = None) -> An
         echo_removed=own.echo_removed,
         quotations_ignored=quoted,
     )
+    confident = not analysis.explicit_claim and analysis.confidence >= TRUST_CONFIDENCE
+    return replace(analysis, trusted_prose=trust and confident)
 
 
 def _newest(pattern: re.Pattern[str], text: str, limit: int) -> list[re.Match[str]]:
@@ -357,9 +365,8 @@ def with_records(analysis: Analysis, records: Iterable[SignalRecord]) -> Analysi
     learnings = list(analysis.learnings)
     complete = analysis.signal_complete
     blocked = analysis.signal_blocked
-    any_record = False
+    records = list(records)
     for record in records:
-        any_record = True
         if record.kind == "complete":
             complete = True
         elif record.kind == "blocked":
@@ -370,7 +377,7 @@ def with_records(analysis: Analysis, records: Iterable[SignalRecord]) -> Analysi
             failed.append(Failure(record.id, record.text or "no reason given"))
         elif record.kind == "learn" and record.text:
             learnings.append(record.text)
-    if not any_record:
+    if not records:
         return analysis
     legacy = None if done or failed else analysis.legacy
     signals = tuple(name for name in analysis.signals if name != "legacy_tags" or legacy is not None)

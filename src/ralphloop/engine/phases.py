@@ -151,7 +151,8 @@ def observe(run: Run, prepared: Prepared, result: AgentResult) -> Seen:
         view, broken = prepared.view, str(exc)
         notes.append(f"task file invalid after this iteration: {exc}")
     new = signal_log.read_new(run.paths.signals, prepared.signals_offset, prepared.number)
-    analysis = with_records(analyze(result.final_text, prepared.prompt, run.policy.promise), new.records)
+    reply = analyze(result.final_text, prepared.prompt, run.policy.promise, trust=run.policy.completion == "trust")
+    analysis = with_records(reply, new.records)
     interrupted = result.interrupted or run.cancel.is_set()
     left = run.workspace.left_the_run(prepared.start, run.workspace.position()) if run.workspace else None
     clean = not result.failed and result.usage_limit is None and result.error_kind is None and not interrupted
