@@ -287,3 +287,44 @@ def test_confident_prose_that_says_not_done_is_no_claim_even_under_trust(
 
     assert done.returncode == 1
     assert json.loads(ralph("status", "--json").stdout)["exitReason"] == "max_iterations"
+
+
+def _pasted_from_anywhere(ralph: RalphRunner, project: Path, command: str) -> None:
+    """`command`, pasted as printed (a run as its dry run), works from the root and from a folder inside it."""
+    words = shlex.split(command)
+    assert words[0] == "ralph", command
+    if words[1] == "run":
+        words.append("-d")
+    (project / "src").mkdir(exist_ok=True)
+    for where in (project, project / "src"):
+        pasted = ralph(*words[1:], cwd=where)
+        assert pasted.returncode == 0, (command, where, pasted.stderr)
+
+
+def test_the_usage_limit_hint_works_when_pasted_for_a_root_workspace(
+    project: Path, ralph: RalphRunner, ralph_env: dict[str, str]
+):
+    fix_plan_root(project, ralph_env)
+    limited = "sh -c 'echo \"Claude AI usage limit reached|4102444800\" >&2; exit 1'"
+
+    stopped = ralph("run", "--on-usage-limit", "exit", "--agent-cmd", limited)
+
+    assert stopped.returncode == 2, stopped.stdout + stopped.stderr
+    hint = re.search(r"Then run: (ralph[^\n]*)", stopped.stdout)
+    assert hint is not None, stopped.stdout
+    _pasted_from_anywhere(ralph, project, hint.group(1))
+
+
+def test_the_retry_hint_works_when_pasted_for_a_root_story_project(
+    project: Path, tmp_path: Path, ralph: RalphRunner, ralph_env: dict[str, str]
+):
+    story_root(project, ralph_env)
+    plan = tmp_path / "plan.json"
+    plan.write_text(json.dumps({"*": "fail:tests red"}))
+
+    stopped = ralph("run", "--agent-cmd", agent_cmd("spec_agent.py", str(plan)))
+
+    assert stopped.returncode == 1 and "retries_exhausted" in stopped.stdout
+    hint = re.search(r"then run: (ralph run -s 9\.1[^\n]*)", stopped.stdout)
+    assert hint is not None, stopped.stdout
+    _pasted_from_anywhere(ralph, project, hint.group(1))
