@@ -90,7 +90,7 @@ def files(root: Path) -> dict[str, bytes]:
 
 
 def test_a_plugin_backend_runs_an_iteration(one_story: Path, site: Path, ralph: RalphRunner) -> None:
-    done = ralph("run", "--agent", "echo", "-n", "1", env={"PYTHONPATH": str(site)})
+    done = ralph("run", "--agent", "echo", "-n", "1", "--no-archive", env={"PYTHONPATH": str(site)})
     assert done.returncode == 0, done.stderr
     assert read_json(one_story / "prd.json")["userStories"][0]["passes"] is True
     assert "echo finished S-1 in iteration 1" in (one_story / "logs" / "iteration-1.log").read_text()

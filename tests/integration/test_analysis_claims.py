@@ -113,7 +113,7 @@ def test_finishing_without_a_promise_completes_at_once(
 ) -> None:
     cmd = plan_agent(tmp_path, {"*": {"pass": "all", "write": {"feature.txt": "built\n"}, "say": "I built it.\n"}})
 
-    done = ralph("run", "-n", "5", "--agent-cmd", cmd)
+    done = ralph("run", "-n", "5", "--no-archive", "--agent-cmd", cmd)
 
     assert done.returncode == 0, done.stdout + done.stderr
     status = read_json(feature / "status.json")
@@ -152,7 +152,7 @@ def test_trust_takes_a_claim_at_its_word(
         set_config(project, "\ncompletion: verify\n", "\ncompletion: trust\n")
     cmd = plan_agent(tmp_path, {"*": {"say": reply}})
 
-    done = ralph("run", "-n", "5", "--agent-cmd", cmd, env=env)
+    done = ralph("run", "-n", "5", "--no-archive", "--agent-cmd", cmd, env=env)
 
     assert done.returncode == 0, done.stdout + done.stderr
     status = read_json(feature / "status.json")

@@ -67,6 +67,7 @@ def test_monitor_waits_for_ralph_then_follows_the_run_to_its_end(feature, backgr
     assert watcher.proc.wait(timeout=60) == 0, watcher.text()
     assert loop.wait(timeout=60) == 0
     watcher.thread.join(timeout=10)
+    assert not feature.exists()  # the completed feature moved to .ralph/archive/ (seed 003): its end read there
     lines = watcher.lines
     assert "Ralph has exited: complete" in lines
     assert "Iteration:  3 / 5" in lines

@@ -128,7 +128,7 @@ def _closed_port() -> int:
 def test_a_completed_run_posts_its_outcome(project: Path, feature: Path, ralph: RalphRunner, hook: Hook) -> None:
     _notify_config(project, "desktop: false", f"webhook: {hook.url}")
 
-    done = ralph("run", "--agent-cmd", agent_cmd("story_agent.py"), env=NO_PROXY)
+    done = ralph("run", "--no-archive", "--agent-cmd", agent_cmd("story_agent.py"), env=NO_PROXY)
 
     assert done.returncode == 0, done.stdout + done.stderr
     assert _warnings(done.stderr) == []
@@ -240,7 +240,7 @@ def test_an_unreachable_webhook_is_one_warning_without_the_url(
     port = _closed_port()
     _notify_config(project, "desktop: false", f'webhook: "http://127.0.0.1:{port}/hooks/s3cr3t-path?token=t0k3n"')
 
-    done = ralph("run", "--agent-cmd", agent_cmd("story_agent.py"), env=NO_PROXY)
+    done = ralph("run", "--no-archive", "--agent-cmd", agent_cmd("story_agent.py"), env=NO_PROXY)
 
     assert done.returncode == 0, done.stdout + done.stderr  # unchanged by the failed notification
     assert _warnings(done.stderr) == [

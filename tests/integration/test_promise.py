@@ -63,7 +63,7 @@ def test_promise_in_an_echo_of_the_prompt_is_not_a_claim(project, feature, ralph
 
 
 def test_promise_with_every_story_passing_completes(feature, ralph):
-    done = ralph("run", "--agent-cmd", agent_cmd("story_agent.py", "--promise"))
+    done = ralph("run", "--no-archive", "--agent-cmd", agent_cmd("story_agent.py", "--promise"))
 
     assert done.returncode == 0, done.stdout + done.stderr
     assert read_json(feature / "status.json")["exitReason"] == "complete"

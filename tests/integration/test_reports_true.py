@@ -208,7 +208,7 @@ def test_a_usage_limited_call_is_numbered_but_not_counted_on_every_surface(
     limited = "Claude AI usage limit reached|1000000000"  # a reset long past: no wait
     cmd = agent_cmd("limit_once.py", str(tmp_path / "limited-once"), limited)
 
-    done = ralph("run", "-f", "feat", "--agent-cmd", cmd)
+    done = ralph("run", "-f", "feat", "--no-archive", "--agent-cmd", cmd)
 
     assert done.returncode == 0, done.stdout + done.stderr
     out = done.stdout
@@ -271,7 +271,7 @@ def test_files_that_churn_while_no_task_advances_trip_the_breaker(
     folder = prepared(project, ralph_env, ralph)
     cmd = plan(tmp_path, {"*": {"write": {"churn.txt": "{rand}\n"}, "commit": "churn {n}"}})
 
-    done = ralph("run", "-f", "feat", "--agent-cmd", cmd)
+    done = ralph("run", "-f", "feat", "--no-archive", "--agent-cmd", cmd)
 
     assert done.returncode == 1, done.stdout + done.stderr
     assert "no progress in 3 iterations in a row (files changed in 3 of them, but no task advanced)" in done.stdout
@@ -312,7 +312,7 @@ def test_a_call_that_did_not_count_is_saved_and_undone_marks_and_all(
         "*": {"record": str(record), "write": {"s.txt": "{n}\n"}, "pass": ["S-1", "S-2"]},
     }
 
-    done = ralph("run", "-f", "feat", "--agent-cmd", plan(tmp_path, steps))
+    done = ralph("run", "-f", "feat", "--no-archive", "--agent-cmd", plan(tmp_path, steps))
 
     assert done.returncode == 0, done.stdout + done.stderr
     first, second = (folder / "progress.txt").read_text().split("\n---\n")[1:3]

@@ -134,7 +134,7 @@ class TerminalRenderer(Struct):
         elif isinstance(event, Committed):
             self.line(self.paint("info", f"ℹ committed {event.commit}: {strip_terminal_controls(event.message)}"))
         elif isinstance(event, Archived):
-            self.line(f"ℹ Archived a copy to {os.path.relpath(event.path)}")
+            self.line(f"ℹ Archived: the feature folder moved to {os.path.relpath(event.path)}")
         elif isinstance(event, Notice):
             self.line(
                 self.paint(

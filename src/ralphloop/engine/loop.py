@@ -8,7 +8,7 @@ import os
 
 from msgspec import Struct, structs
 
-from ralphloop.archive import archive_copy
+from ralphloop.archive import archive_feature
 from ralphloop.captures import WorkTree
 from ralphloop.engine.decide import Action, Decision, complete
 from ralphloop.engine.iteration import Step, iteration
@@ -158,17 +158,17 @@ def _finish(run: Run, decision: Decision, state: LoopState, view: TaskView, step
         state=state.persisted(),
     )
     run.emit(ended)
-    archived = None
-    ran = state.tally.counted + state.tally.uncounted > 0
-    if decision.reason is ExitReason.COMPLETE and run.policy.archive and ran and run.paths.is_feature_folder:
-        try:
-            archived = archive_copy(run.paths, run.clock.now())
-            run.emit(Archived(archived))
-        except OSError as exc:  # the work is done and recorded; a failed copy must not hide that
-            run.emit(Notice("warning", f"could not archive {run.paths.display()}: {exc}"))
     if run.hooks.end_of_run(decision.reason, decision.message, run.context(state.task, state.number)):
         why = f"the end hooks were stopped (the loop had ended: {decision.reason.value})"
         ended = structs.replace(ended, reason=ExitReason.INTERRUPTED, message=why)  # told again: ralph was stopped
         run.emit(ended)
+    archived = None  # last: the end hooks (and their logs) still find the feature where it was
+    ran = state.tally.counted + state.tally.uncounted > 0
+    if ended.reason is ExitReason.COMPLETE and run.policy.archive and ran and run.paths.is_feature_folder:
+        try:
+            archived = archive_feature(run.paths, run.clock.now())
+            run.emit(Archived(archived))
+        except OSError as exc:  # the work is done and recorded; a failed move must not hide that
+            run.emit(Notice("warning", f"could not archive {run.paths.display()}: {exc}"))
     run.hooks.close()
     return LoopOutcome(ended.reason, ended.message, state.tally.counted, duration, archived, told)

@@ -53,6 +53,7 @@ class Watch:
         return True
 
     def snapshot(self, now: datetime, height: int = 40) -> Snapshot:
+        self._follow_into_the_archive()
         events = max(2, min(8, (height - 16) // 3))
         found = read_snapshot(self.paths, now, events=events, log_lines=max(2, height - 17 - events))
         report = found.report
@@ -64,6 +65,17 @@ class Watch:
             shown = shown_path(self.paths.status)
             raise RalphError(f"{shown}: not a JSON object (damaged?): no run to follow; `ralph run` rewrites it")
         return found
+
+    def _follow_into_the_archive(self) -> None:
+        """A run that completes moves its feature into .ralph/archive/ (seed 003): its end is read there."""
+        if not self.paths.is_feature_folder or os.path.isdir(self.paths.dir):
+            return
+        from ralphloop.archive import newest_archive  # only once the feature has moved
+
+        moved = newest_archive(self.paths)
+        if moved is not None:
+            self.paths = FeaturePaths(self.paths.project_root, moved)
+            self.__post_init__()
 
 
 def _stamp(path: str) -> object:
