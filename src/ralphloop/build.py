@@ -58,6 +58,7 @@ class RunRequest:
     reset_circuit: bool = False
     terminal: bool = False  # someone at a terminal, who could be asked
     dry_run: bool = False  # nothing will start: an agent that is not installed is only warned about
+    argv: tuple[str, ...] = ()  # the words after `ralph` as typed ("run", ...): printed commands repeat them
 
 
 @dataclass(frozen=True, slots=True)
@@ -219,13 +220,13 @@ def _fan_out(records: list[EventSink], others: list[EventSink]) -> EventSink:
 
 
 def resume_command(request: RunRequest, paths: FeaturePaths) -> str:
-    """`ralph run` for this feature, as the user named it: it works when pasted (a root-level workspace
-    is found again without naming it)."""
-    words = ["ralph", "run"]
-    if request.target:
-        words.append(request.target)
-    elif request.feature or paths.is_feature_folder:
-        words += ["-f", request.feature or paths.name]
+    """`ralph run` for this feature as the user ran it, their flags too (the same agent, the same limits): it
+    works when pasted. A workspace they did not name is named as it is found from anywhere in the project."""
+    words = ["ralph", *(request.argv or ["run", *([request.target] if request.target else [])])]
+    if request.feature and not request.argv:
+        words += ["-f", request.feature]
+    if not (request.target or request.feature) and paths.flag:
+        words += shlex.split(paths.flag)
     return shlex.join(words)
 
 

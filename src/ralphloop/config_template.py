@@ -6,9 +6,11 @@ DEFAULT_PROJECT_CONFIG = """\
 # ralph project settings. Flags and RALPH_* environment variables override these;
 # ~/.ralph/config.yaml (or $RALPH_HOME/config.yaml) holds per-user defaults.
 
+# A setting left commented out takes its default, which may be the task format's own (docs/tasks.md: story
+# specs do 45 iterations of 30 minutes, a TODO.md plan folder runs until complete, a fix plan gets 5 attempts).
 defaults:
-  max_iterations: 20        # per `ralph run`; 0 means until complete
-  timeout_minutes: 15       # per iteration; also "90s", "15m", "1h"
+  # max_iterations: 20      # per `ralph run`; 0 means until complete
+  # timeout_minutes: 15     # per iteration; also "90s", "15m", "1h"
   rate_limit_per_hour: 100
 
 # Which agent runs each iteration: claude, command or scripted.
@@ -30,7 +32,7 @@ completion: verify
 # Stop when the agent reports BLOCKED this many iterations in a row.
 blocked_threshold: 3
 # A failing task is tried this many times in all (its failed attempts are saved, then undone).
-max_retries: 3
+# max_retries: 3
 
 circuit_breaker:
   no_progress_threshold: 3  # iterations in a row in which no task advanced (changed files alone are churn)

@@ -7,6 +7,7 @@ pathlib and dataclasses together cost more than the whole status budget.
 from __future__ import annotations
 
 import os
+import shlex
 
 from ralphloop.errors import RalphError
 from ralphloop.safe_read import check_file
@@ -177,12 +178,26 @@ class FeaturePaths:
 
     @property
     def selector(self) -> str:
-        """What `-f` takes to find this workspace again, from anywhere in the project: its name in .ralph/; for
-        a root workspace (seeds 000, 002) the root's name, which resolve_feature knows; else its folder."""
-        at_root = self.dir == os.path.abspath(self.project_root)
-        if self.is_feature_folder or (at_root and not os.path.lexists(os.path.join(self.ralph_dir, self.name))):
+        """How the workspace is named to the user: its name in .ralph/, the root's name for a root workspace
+        (seeds 000, 002), else its folder."""
+        if self.is_feature_folder or self.dir == os.path.abspath(self.project_root):
             return self.name
         return self.display()
+
+    @property
+    def flag(self) -> str:
+        """The `-f` words a printed `ralph` command needs to find this workspace from anywhere in the project:
+        none for a root workspace found without naming it; its name for a feature in .ralph/; else its folder
+        from the project root (the root itself by its absolute path). `--feature=X` when X starts with `-`."""
+        if self.is_feature_folder:
+            value = self.name
+        elif self.dir == os.path.abspath(self.project_root):
+            if not list_features(self.project_root):
+                return ""
+            value = self.dir
+        else:
+            value = self.display()
+        return shlex.quote(f"--feature={value}") if value.startswith("-") else f"-f {shlex.quote(value)}"
 
     def is_runtime(self, path: str) -> bool:
         """Whether `path` (absolute) is one of ralph's own runtime files in this feature."""

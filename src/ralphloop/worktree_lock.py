@@ -19,12 +19,13 @@ from ralphloop.state.store import RunLock
 class WorktreeLock(RunLock):
     """The run's claim on its worktree (taken before the feature's own lock)."""
 
-    def __init__(self, paths: FeaturePaths) -> None:
+    def __init__(self, paths: FeaturePaths, flags: tuple[str, ...] = ()) -> None:
         where = git.git_dir(paths.project_root)
         folder = os.path.join(where, "ralph") if where else os.path.join(paths.project_root, RALPH_DIR)
         os.makedirs(folder, exist_ok=True)
         super().__init__(os.path.join(folder, "worktree.lock"), f"ralph run for {paths.name}", note=paths.dir)
         self.paths = paths
+        self.flags = flags  # the run's other flags, repeated in the command that runs it beside the other
         self.in_git = where is not None
 
     def refusal(self, holder: int | None) -> str:
@@ -48,7 +49,7 @@ class WorktreeLock(RunLock):
         command = shlex.join(["git", "worktree", "add", sibling]) + " && " + shlex.join(["cd", here])
         # from `here`, the sibling's project root: the folder as seen from the root (a root workspace is `.`)
         feature = self.paths.name if self.paths.is_feature_folder else self.paths.display()
-        command += " && " + shlex.join(["ralph", "run", "-f", feature])
+        command += " && " + shlex.join(["ralph", "run", "-f", feature, *self.flags])
         tracked = git.run(top, "ls-files", "--error-unmatch", "--", self.paths.dir).returncode == 0
         first = "" if tracked else f"commit {display_path(self.paths.dir, top)} (a new worktree starts at HEAD), then "
         return f"To run both at once, {first}run: {command}"

@@ -83,7 +83,7 @@ def result_event(log: Path) -> dict[str, Any]:
 
 
 def run(ralph: RalphRunner, env: dict[str, str], *args: str) -> subprocess.CompletedProcess[str]:
-    return ralph("run", "-f", "feat", "--agent", "claude", *args, env=env, timeout=300)
+    return ralph("run", "-f", "feat", "--no-archive", "--agent", "claude", *args, env=env, timeout=300)
 
 
 def test_stories_done_by_the_real_cli_over_several_iterations_with_metrics(

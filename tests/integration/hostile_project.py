@@ -49,6 +49,7 @@ def make_template(base: Path) -> Path:
     for name, kind in FEATURES.items():
         assert cold_ralph(base, "init", name, "--format", kind).returncode == 0
     write_prd(base / "project" / ".ralph" / "feat", 3)
+    _real_tasks(base / "project" / ".ralph")
     _git(base, "add", "-A")
     _git(base, "commit", "-q", "-m", "features")
     for name in FEATURES:
@@ -59,6 +60,16 @@ def make_template(base: Path) -> Path:
     _git(base, "add", "-A")
     _git(base, "commit", "-q", "-m", "after the first runs")
     return base
+
+
+def _real_tasks(folder: Path) -> None:
+    """The tasks `ralph init` wrote, made real: a run refuses the examples as they are."""
+    for path in folder.rglob("*"):
+        if path.is_file() and path.suffix in (".md", ".json", ".yaml"):
+            text = path.read_text()
+            for example in ("Replace this example", "Replace this one too", "Replace or delete this one", "Describe what"):
+                text = text.replace(example, "Do this real work")
+            path.write_text(text)
 
 
 def copy_case(template: Path, into: Path) -> Path:

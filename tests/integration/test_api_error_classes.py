@@ -106,7 +106,7 @@ def test_a_command_agents_api_rate_limit_is_retried_after_the_backoff(
     project: Path, feature: Path, ralph: RalphRunner, tmp_path: Path, failure: dict[str, Any]
 ) -> None:
     no_backoff_wait(project)
-    done = ralph("run", "--agent-cmd", steps(tmp_path, failing_once(failure)))
+    done = ralph("run", "--no-archive", "--agent-cmd", steps(tmp_path, failing_once(failure)))
     note = assert_retried_not_counted(feature, done, "rate-limited")
     assert "not the usage limit" in note["Note"]
     assert not (project / "partial.txt").exists()  # the call's half-done work was saved and undone
@@ -117,7 +117,7 @@ def test_a_command_agents_server_error_is_retried_after_the_backoff(
     project: Path, feature: Path, ralph: RalphRunner, tmp_path: Path, failure: dict[str, Any]
 ) -> None:
     no_backoff_wait(project)
-    done = ralph("run", "--agent-cmd", steps(tmp_path, failing_once(failure)))
+    done = ralph("run", "--no-archive", "--agent-cmd", steps(tmp_path, failing_once(failure)))
     assert_retried_not_counted(feature, done, "overloaded or failing")
 
 
@@ -176,7 +176,7 @@ def test_an_agent_that_writes_about_api_errors_has_done_its_work(
     project: Path, feature: Path, ralph: RalphRunner, tmp_path: Path, last: str
 ) -> None:
     no_backoff_wait(project)
-    done = ralph("run", "--agent-cmd", steps(tmp_path, {"*": {"pass": ALL, "say": QUOTED + last}}))
+    done = ralph("run", "--no-archive", "--agent-cmd", steps(tmp_path, {"*": {"pass": ALL, "say": QUOTED + last}}))
     assert done.returncode == 0, done.stdout + done.stderr
     assert [entry["Status"] for entry in entries(feature)] == ["complete"]
     assert "retrying in" not in done.stdout

@@ -255,7 +255,7 @@ def test_no_progress_threshold_from_config_is_honoured(
 
 
 def many_failures_config(project: Path, failure_threshold: int) -> None:
-    set_config(project, "\nmax_retries: 3\n", "\nmax_retries: 9\n")
+    set_config(project, "\n# max_retries: 3\n", "\nmax_retries: 9\n")
     set_config(project, "failure_threshold: 5", f"failure_threshold: {failure_threshold}")
 
 

@@ -730,6 +730,11 @@ def test_init_format_goal_makes_a_workspace_validate_and_dry_run_accept(project:
     assert isinstance(sprint["goal"], str) and sprint["goal"].strip()
     assert not (folder / "PROGRESS.yaml").exists()
 
+    example = ralph("validate", "-f", "auth")  # the goal `ralph init` wrote is an example, not work to run
+    assert example.returncode == 1 and "goal is still the example `ralph init` wrote" in example.stdout
+    (folder / "SPRINT.yaml").write_text(
+        (folder / "SPRINT.yaml").read_text().replace("Describe what auth should achieve", "Let users log in")
+    )
     checked = ralph("validate", "-f", "auth")
     assert checked.returncode == 0, checked.stdout + checked.stderr
     assert "SPRINT.yaml" in checked.stdout

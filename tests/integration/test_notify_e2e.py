@@ -125,6 +125,20 @@ def _closed_port() -> int:
     return port
 
 
+def test_an_archived_feature_is_posted_where_it_was_moved_to(
+    project: Path, feature: Path, ralph: RalphRunner, hook: Hook
+) -> None:
+    _notify_config(project, "desktop: false", f"webhook: {hook.url}")
+
+    done = ralph("run", "--agent-cmd", agent_cmd("story_agent.py"), env=NO_PROXY)
+
+    assert done.returncode == 0, done.stdout + done.stderr
+    moved = next((project / ".ralph" / "archive").iterdir())
+    assert not feature.exists()
+    assert hook.bodies()[0]["featureDir"] == str(moved)
+    assert f"(its metrics log with it: {moved.relative_to(project)}/ralph_metrics.jsonl)" in done.stdout
+
+
 def test_a_completed_run_posts_its_outcome(project: Path, feature: Path, ralph: RalphRunner, hook: Hook) -> None:
     _notify_config(project, "desktop: false", f"webhook: {hook.url}")
 

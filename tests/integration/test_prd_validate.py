@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import re
 from pathlib import Path
 
 from tests.conftest import RalphRunner, agent_cmd
@@ -117,6 +118,10 @@ def test_init_writes_each_format_and_the_claude_commands(project: Path, ralph: R
         done = ralph("init", name, "--format", kind)
         assert done.returncode == 0, done.stderr
         assert (project / ".ralph" / name / task_file).exists()
+        example = ralph("validate", "-f", name)  # the example tasks `ralph init` wrote are not work to run
+        assert example.returncode == 1 and "is still the example `ralph init` wrote" in example.stdout, kind
+        for path in (project / ".ralph" / name).rglob("*.*"):
+            path.write_text(re.sub(r"Replace (this example|this one too|or delete this one)", "Do", path.read_text()))
         checked = ralph("validate", "-f", name)
         assert checked.returncode == 0, (kind, checked.stdout)
     for command in ("ralph-plan.md", "ralph-prd.md"):

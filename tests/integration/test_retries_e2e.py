@@ -8,6 +8,8 @@ logs/iteration-N.patch. The last attempt (retries exhausted, or max iterations) 
 
 from __future__ import annotations
 
+import shlex
+
 import json
 import subprocess
 from pathlib import Path
@@ -178,8 +180,8 @@ def test_the_hint_after_max_retries_works(project: Path, feature: Path, ralph: R
     assert read_json(feature / "status.json")["exitReason"] == "retries_exhausted"
 
     hint = next(line for line in first.stdout.splitlines() if "then run: " in line).split("then run: ")[1]
-    assert hint == "ralph run -s S-1 -f feat"
-    done = ralph(*hint.split()[1:], "--no-archive", "--agent-cmd", cmd)  # the hint, pasted
+    assert hint == shlex.join(["ralph", "run", "-s", "S-1", "-n", "10", "--agent-cmd", cmd, "-f", "feat"])
+    done = ralph(*shlex.split(hint)[1:], "--no-archive")  # the hint, pasted: the same agent, the same limit
 
     assert done.returncode == 0, done.stdout + done.stderr
     status = read_json(feature / "status.json")

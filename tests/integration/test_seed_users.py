@@ -57,6 +57,8 @@ def test_a_bare_timeout_past_four_hours_is_refused_with_the_fix(project: Path, f
     assert seconds.returncode == 0, seconds.stderr
     assert "timeout 3600s (-t/--timeout)" in seconds.stdout
     assert "timeout 14400s (-t/--timeout)" in minutes.stdout
+    for spelling in ("1e3", "3600.", "+3600", "1_000", "3.6e3"):  # every number a bare duration may be written as
+        assert_one_line_error(ralph("run", "-t", spelling, "--agent-cmd", "true"), f"-t {spelling} means")
 
 
 def test_r_with_a_story_id_is_refused_with_the_resume_flag(project: Path, feature: Path, ralph: RalphRunner):
@@ -86,6 +88,10 @@ def test_a_bare_r_is_ambiguous_in_a_story_spec_project(project: Path, ralph: Ral
     assert long_form.returncode == 0, long_form.stderr
     assert "9 calls/hour (-r/--rate-limit" in long_form.stdout
     assert resume.returncode == 0 and "RALPH_TASK_ID=9.2" in resume.stdout
+    bare = ralph("run", "-t", "120", "--agent-cmd", "true")  # seed 002 means 2 minutes, ralph 2 hours
+    assert_one_line_error(bare, "-t 120: ambiguous in a story-spec project", "write -t 120s", "or -t 120m")
+    assert "timeout 120s (-t/--timeout)" in ralph("run", "-d", "-t", "120s", "--agent-cmd", "true").stdout
+    assert snapshot(project) == before
 
 
 def test_d_and_l_are_the_seeds_short_forms(project: Path, ralph: RalphRunner, ralph_env: dict[str, str]):
@@ -109,11 +115,23 @@ def test_story_specs_get_seed_002s_defaults_unless_told(project: Path, ralph: Ra
     default = ralph("run", "-d", "--agent-cmd", "true")
     (project / ".ralph").mkdir(exist_ok=True)
     (project / ".ralph" / "config.yaml").write_text("defaults:\n  max_iterations: 7\n")
-    configured = ralph("run", "-d", "--agent-cmd", "true", "-t", "10")
+    configured = ralph("run", "-d", "--agent-cmd", "true", "-t", "10m")
 
     assert "# Limits: 45 iterations (seed 002's default for a stories workspace)" in default.stdout
     assert "timeout 1800s (seed 002's default for a stories workspace)" in default.stdout
     assert "# Limits: 7 iterations (.ralph/config.yaml (defaults.max_iterations)), timeout 600s" in configured.stdout
+
+
+def test_the_config_ralph_init_writes_keeps_the_formats_defaults(project: Path, ralph: RalphRunner):
+    assert ralph("init", "feat", "--format", "stories").returncode == 0
+    spec_file = next((project / ".ralph" / "feat" / "specs").rglob("*.md"))
+    spec_file.write_text(spec_file.read_text().replace("Replace this example story with the first real one", "CSV"))
+
+    dry = ralph("run", "-d", "--agent-cmd", "true")
+
+    assert "# Limits: 45 iterations (seed 002's default for a stories workspace)" in dry.stdout, dry.stdout
+    assert "timeout 1800s (seed 002's default" in dry.stdout
+    assert "a run goes up to 45 iterations" in ralph("status").stdout
 
 
 def test_done_clears_current_story(project: Path, ralph: RalphRunner, ralph_env: dict[str, str]):
@@ -192,24 +210,40 @@ def _printed_commands(text: str) -> list[str]:
     return [command.strip().rstrip(".") for command in found]
 
 
+@pytest.mark.parametrize("layout", ["alone", "beside-a-feature", "beside-a-same-named-folder"])
 def test_every_command_printed_for_a_root_workspace_works_when_pasted(
-    project: Path, ralph: RalphRunner, ralph_env: dict[str, str]
+    project: Path, ralph: RalphRunner, ralph_env: dict[str, str], layout: str
 ):
     fix_plan_root(project, ralph_env)
-    (project / "src").mkdir()
-    stopped = ralph("run", "--agent-cmd", "sh -c 'echo boom; exit 1'")
-    screens = stopped.stdout + ralph("status").stdout
+    if layout == "beside-a-feature":  # -f is needed then: the root by its path
+        write_prd(project / ".ralph" / "other", 1)
+    elif layout == "beside-a-same-named-folder":  # project/project/, a Python package's layout
+        (project / "project").mkdir()
+        (project / "project" / "TODO.md").write_text("- [ ] another plan's task\n")
+    named = [] if layout == "alone" else ["-f", "."]
+    stopped = ralph("run", *named, "--agent-cmd", "sh -c 'echo boom; exit 1'")
+    screens = stopped.stdout + ralph("status", *named).stdout
     commands = sorted(set(_printed_commands(screens)))
-    assert "ralph status -f project" in commands and "ralph reset-circuit -f project" in commands, commands
+    assert any(command.startswith("ralph reset-circuit") for command in commands), screens
 
     for command in commands:
-        words = shlex.split(command)
-        if words[1] == "run":
-            words.append("-d")  # what it would run, without spending a call
-        for where in (project, project / "src"):  # from the root and from a folder inside it
-            pasted = ralph(*words[1:], cwd=where)
-            assert pasted.returncode == 0, (command, where, pasted.stderr)
-            assert "no such feature" not in pasted.stderr
+        _pasted_from_anywhere(ralph, project, command)
+        if command.startswith("ralph reset-circuit"):
+            assert json.loads(ralph("status", "--json", *named).stdout)["circuitState"] == "CLOSED", command
+            assert ralph("run", *named, "--agent-cmd", "sh -c 'echo boom; exit 1'").returncode == 1
+    if layout != "beside-a-feature":  # the root is found without naming it
+        assert "ralph reset-circuit   (or: ralph run --reset-circuit)" in stopped.stdout
+    else:
+        assert f"ralph reset-circuit -f {project}" in stopped.stdout
+
+
+def test_reset_circuit_before_any_run_of_a_root_workspace(project: Path, ralph: RalphRunner, ralph_env):
+    fix_plan_root(project, ralph_env)
+
+    reset = ralph("--reset-circuit")
+
+    assert reset.returncode == 0, reset.stderr
+    assert "Circuit breaker reset to CLOSED state (project: was CLOSED" in reset.stdout
 
 
 # ---------------------------------------------------------------- a new user
@@ -239,12 +273,22 @@ def test_status_before_any_run_says_what_a_run_would_do(project: Path, ralph: Ra
     assert "Iteration:  0 · no run yet (a run goes up to 20 iterations" in prd.stdout
     assert "unlimited" not in prd.stdout
     assert "Iteration:  0 · no run yet (a run goes until complete" in todo.stdout
+    assert "Tasks:      not counted before the first run" in todo.stdout and "0 / 0" not in todo.stdout
 
 
 def test_status_before_any_run_in_a_story_spec_project(project: Path, ralph: RalphRunner, ralph_env):
     story_root(project, ralph_env)
 
     assert "a run goes up to 45 iterations" in ralph("status").stdout
+
+
+def test_a_goal_still_the_init_example_is_refused(project: Path, ralph: RalphRunner):
+    assert ralph("init", "g", "--format", "goal").returncode == 0
+
+    checked = ralph("validate", "-f", "g")
+
+    assert checked.returncode == 1
+    assert "SPRINT.yaml: goal is still the example `ralph init` wrote" in checked.stdout
 
 
 def test_top_level_help_names_the_seed_spellings() -> None:
@@ -273,6 +317,23 @@ def test_a_confidence_of_40_ends_the_loop_only_under_completion_trust(
     else:  # verify: prose never ends a run, and no claim was made to refuse
         assert done.returncode == 1
         assert (status["exitReason"], status["totalIterations"]) == ("max_iterations", 2)
+
+
+def test_confident_prose_with_a_blocked_signal_is_no_claim_under_trust(
+    project: Path, ralph: RalphRunner, ralph_env: dict[str, str]
+):
+    fix_plan_root(project, ralph_env)
+    (project / ".ralph").mkdir(exist_ok=True)
+    (project / ".ralph" / "config.yaml").write_text("completion: trust\n")
+    agent = f"sh -c 'python -m ralphloop signal blocked \"need a key\"; echo {shlex.quote(CONFIDENT)}'"
+
+    done = ralph("run", "-n", "1", "--agent-cmd", agent)
+    analyzed = ralph("analyze", ".ralph/logs/iteration-1.log", "--json")
+
+    assert done.returncode == 1, done.stdout + done.stderr
+    assert "ALL COMPLETE" not in done.stdout
+    assert json.loads(ralph("status", "--json").stdout)["exitReason"] != "complete"
+    assert json.loads(analyzed.stdout)["completion_claimed"] is False
 
 
 def test_confident_prose_that_says_not_done_is_no_claim_even_under_trust(
@@ -312,6 +373,7 @@ def test_the_usage_limit_hint_works_when_pasted_for_a_root_workspace(
     assert stopped.returncode == 2, stopped.stdout + stopped.stderr
     hint = re.search(r"Then run: (ralph[^\n]*)", stopped.stdout)
     assert hint is not None, stopped.stdout
+    assert hint.group(1) == shlex.join(["ralph", "run", "--on-usage-limit", "exit", "--agent-cmd", limited])
     _pasted_from_anywhere(ralph, project, hint.group(1))
 
 
@@ -327,4 +389,5 @@ def test_the_retry_hint_works_when_pasted_for_a_root_story_project(
     assert stopped.returncode == 1 and "retries_exhausted" in stopped.stdout
     hint = re.search(r"then run: (ralph run -s 9\.1[^\n]*)", stopped.stdout)
     assert hint is not None, stopped.stdout
+    assert "--agent-cmd" in hint.group(1)  # the same agent, not Claude Code
     _pasted_from_anywhere(ralph, project, hint.group(1))

@@ -53,16 +53,19 @@ def test_a_second_feature_in_the_same_worktree_is_refused_with_a_way_to_run_both
     assert "one loop per worktree" in line, line
     assert _tree(project) == before  # refused: nothing written, not even other's status.json
 
-    # The command it prints works when pasted: the other feature runs in a worktree of its own meanwhile.
+    # The command it prints works when pasted, with the run's own flags: the other feature runs in a worktree of
+    # its own meanwhile, on the same agent.
     pasted = line.split("run: ", 1)[1]
     assert pasted.startswith("git worktree add "), pasted
-    pasted = pasted.replace("ralph run", "ralph run -n 1 --agent-cmd " + shlex.quote(agent_cmd("say.py", "beside")))
+    assert pasted.endswith(
+        shlex.join(["ralph", "run", "-f", "other", "-n", "1", "--agent-cmd", agent_cmd("say.py", "second")])
+    )
     beside = subprocess.run(
         ["bash", "-c", pasted], check=False, cwd=project, env=ralph_env, capture_output=True, text=True, timeout=120
     )
     assert beside.returncode == 1, beside.stdout + beside.stderr  # 1: max iterations, after a real iteration
     sibling = project.parent / f"{project.name}-other"
-    assert "beside" in (sibling / ".ralph" / "other" / "logs" / "iteration-1.log").read_text()
+    assert "second" in (sibling / ".ralph" / "other" / "logs" / "iteration-1.log").read_text()
     assert read_json(sibling / ".ralph" / "other" / "status.json")["exitReason"] == "max_iterations"
     assert _tree(project) == before  # the first worktree's files untouched by the loop beside it
 

@@ -702,22 +702,25 @@ def test_a_loaded_timestamp_without_a_zone_does_not_crash_the_cooldown() -> None
 
 def test_guidance_names_the_reason_and_the_reset_command() -> None:
     breaker, _ = run(idle(n) for n in range(1, 4))
-    text = guidance(breaker, "login-page")
+    text = guidance(breaker, "-f login-page")
     assert text.startswith("Circuit breaker OPEN: no progress in 3 iterations in a row")
     assert "ralph reset-circuit -f login-page" in text
     assert "ralph status -f login-page" in text
     assert "allowed_tools" not in text  # no denials, no advice about them
+    found_anyway = guidance(breaker, "")  # a root workspace that needs no -f
+    assert "ralph reset-circuit   (or: ralph run --reset-circuit)" in found_anyway
+    assert "(ralph status)" in found_anyway
 
 
 def test_guidance_mentions_denials_and_the_last_error() -> None:
     breaker, _ = run([denied(1, "Bash(git push)"), denied(2, "Bash(git push)")])
-    text = guidance(breaker, "feat")
+    text = guidance(breaker, "-f feat")
     assert "Bash(git push)" in text
     assert "claude.allowed_tools" in text
     assert "ralph reset-circuit -f feat" in text
 
     breaker, _ = run(failed(n, "TypeError: cannot add int and str\n  at line 3", "fp") for n in range(1, 6))
-    text = guidance(breaker, "feat")
+    text = guidance(breaker, "-f feat")
     assert "the last error: TypeError: cannot add int and str at line 3" in text
     assert breaker.reason in text
 

@@ -93,13 +93,13 @@ class Analysis(Struct, frozen=True):
 
     @property
     def completion_claimed(self) -> bool:
-        """An explicit claim, or, under `completion: trust`, prose confident enough (seed 000's rule)."""
-        return self.explicit_claim or self.trusted_prose
+        """An explicit claim, or (`completion: trust`) confident prose, seed 000's rule, unless BLOCKED is said."""
+        return self.explicit_claim or (self.trusted_prose and not self.blocked)
 
     @property
     def claim_sources(self) -> tuple[str, ...]:
         named = {
-            f"confidence {self.confidence} ≥ {TRUST_CONFIDENCE}": self.trusted_prose,
+            f"confidence {self.confidence} ≥ {TRUST_CONFIDENCE}": self.trusted_prose and not self.blocked,
             "promise": self.promise,
             "EXIT_SIGNAL: true": self.exit_signal is True,
             "STATUS: COMPLETE": self.status == "COMPLETE" and self.exit_signal is None,

@@ -31,7 +31,8 @@ def command(args: argparse.Namespace, argv: list[str]) -> int:
     prompt_path = args.prompt or _sibling_prompt(path, number)
     prompt = _read_prompt(prompt_path, explicit=bool(args.prompt))
     records = _records(path, number)
-    analysis = with_records(analyze(text, prompt, _configured_promise(path)), records)
+    promise, trust = _completion_settings(path)
+    analysis = with_records(analyze(text, prompt, promise, trust=trust), records)
     if args.json:
         body = {"file": path, "format": fmt, "prompt": prompt_path if prompt else None, **analysis.to_json()}
         print(json.dumps(body, indent=2, ensure_ascii=False))
@@ -40,13 +41,14 @@ def command(args: argparse.Namespace, argv: list[str]) -> int:
     return 0
 
 
-def _configured_promise(path: str) -> str | None:
-    """The promise config `completion.promise` names in the project that holds FILE (else the current folder's),
-    as the loop looked for it; None: the default."""
+def _completion_settings(path: str) -> tuple[str | None, bool]:
+    """The promise config `completion.promise` names (None: the default) and whether `completion: trust`, in
+    the project that holds FILE (else the current folder's): the reply is read as the loop read it."""
     from ralphloop.config import load_settings  # only here: the rest of `ralph analyze` needs no settings
     from ralphloop.paths import find_project_root
 
-    return load_settings(find_project_root(os.path.dirname(os.path.abspath(path))), {}).loop.promise
+    loop = load_settings(find_project_root(os.path.dirname(os.path.abspath(path))), {}).loop
+    return loop.promise, loop.completion == "trust"
 
 
 def _open(path: str) -> int:

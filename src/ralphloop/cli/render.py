@@ -134,7 +134,9 @@ class TerminalRenderer(Struct):
         elif isinstance(event, Committed):
             self.line(self.paint("info", f"ℹ committed {event.commit}: {strip_terminal_controls(event.message)}"))
         elif isinstance(event, Archived):
-            self.line(f"ℹ Archived: the feature folder moved to {os.path.relpath(event.path)}")
+            moved = os.path.relpath(event.path)  # the summary named the files where they were
+            log = os.path.join(moved, METRICS_NAME)
+            self.line(f"ℹ Archived: the feature folder moved to {moved} (its metrics log with it: {log})")
         elif isinstance(event, Notice):
             self.line(
                 self.paint(

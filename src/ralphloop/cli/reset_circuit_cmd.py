@@ -19,6 +19,7 @@ def command(args: argparse.Namespace, argv: list[str]) -> int:
     paths = resolve_feature(find_project_root(), args.feature)
     label = display_path(paths.circuit_state, os.getcwd())
     # A running loop keeps its breaker in memory and would write over the reset: refuse while one runs.
+    os.makedirs(paths.state_dir, exist_ok=True)  # .ralph/ of a root workspace before its first run
     with RunLock(paths.lock, f"ralph run for {paths.name}"):
         try:
             breaker = load_breaker(paths.circuit_state, label)

@@ -10,13 +10,19 @@ import sys
 from typing import Any, TextIO, cast
 
 from ralphloop import git
+from ralphloop.argv_words import without
 from ralphloop.build import Built, RunRequest, build_run
 from ralphloop.cancel import CancelToken
 from ralphloop.cli import outputs
 from ralphloop.cli.interrupts import Interrupts
 from ralphloop.cli.logfile import StampedLines
 from ralphloop.cli.render import TerminalRenderer
-from ralphloop.cli.seed_flags import rate_in_story_specs, story_shaped_rate, timeout_problem
+from ralphloop.cli.seed_flags import (
+    bare_timeout_in_story_specs,
+    rate_in_story_specs,
+    story_shaped_rate,
+    timeout_problem,
+)
 from ralphloop.cli.terminal import TerminalGuard
 from ralphloop.config import Settings
 from ralphloop.engine.loop import run_loop
@@ -61,6 +67,7 @@ def command(args: argparse.Namespace, argv: list[str]) -> int:
         reset_circuit=args.reset_circuit,
         terminal=terminal,
         dry_run=args.dry_run,
+        argv=tuple(argv),
     )
     renderer = TerminalRenderer.for_terminal(args.verbose)
     cancel = CancelToken()
@@ -74,8 +81,10 @@ def command(args: argparse.Namespace, argv: list[str]) -> int:
         cancel=cancel,
         ask=lambda question, timeout: _ask_over_spinner(renderer, question, timeout, cancel.fileno()),
     )
-    if built.kind == "stories" and _spelled(args, "rate_limit") == "-r":
-        raise RalphError(rate_in_story_specs(args.rate_limit))
+    if built.kind == "stories":  # seed 002's users type -t SECS and -r STORY
+        problem = args.timeout is not None and bare_timeout_in_story_specs(args.timeout, _spelled(args, "timeout"))
+        if problem or _spelled(args, "rate_limit") == "-r":
+            raise RalphError(problem or rate_in_story_specs(args.rate_limit))
     for message in built.warnings:
         print(f"ralph: warning: {message}", file=sys.stderr)
     if args.dry_run:
@@ -91,7 +100,7 @@ def command(args: argparse.Namespace, argv: list[str]) -> int:
         sinks.append(TerminalRenderer(out=cast(TextIO, log_file)))
     try:
         with (
-            WorktreeLock(run.paths),
+            WorktreeLock(run.paths, _other_flags(argv, target)),
             TerminalGuard() as screen,
             RunLock(run.paths.lock, f"ralph run for {run.paths.name}"),
         ):
@@ -109,9 +118,10 @@ def command(args: argparse.Namespace, argv: list[str]) -> int:
                 outcome = run_loop(run)
             finally:
                 renderer.stop()  # the spinner off and the cursor back, even after an error
-        _notify(built.settings, ended, run.paths, built.kind)  # after the final summary, outside the lock
+        # after the final summary, outside the lock; an archived feature is where it was moved to
+        _notify(built.settings, ended, run.paths.name, outcome.archived_to or run.paths.dir, built.kind)
         if outcome.reason is ExitReason.INTERRUPTED:
-            print(f"To continue, run: {resume_command(argv, run.paths, named=bool(args.feature or target))}")
+            print(f"To continue, run: {run.resume}")
         return outcome.reason.exit_code
     finally:
         interrupts.restore()
@@ -136,6 +146,14 @@ def _check_flags(args: argparse.Namespace, target: str | None, iterations: str |
     problem = problem or (_spelled(args, "rate_limit") == "-r" and story_shaped_rate(args.rate_limit))
     if problem:
         raise RalphError(problem)
+
+
+def _other_flags(argv: list[str], target: str | None) -> tuple[str, ...]:
+    """The run's words but `run` and the workspace (FEATURE or -f): its flags, and ITERATIONS if given."""
+    words = without(argv[1:], "-f", "--feature")
+    if target in words:
+        words.remove(target)
+    return tuple(words)
 
 
 def _spelled(args: argparse.Namespace, dest: str) -> str:
@@ -308,19 +326,11 @@ def _glob_escape(path: str) -> str:
     return "".join("\\" + char if char in "*?[\\" else char for char in path)
 
 
-def resume_command(argv: list[str], paths: FeaturePaths, *, named: bool) -> str:
-    """The command that picks up where an interrupted run stopped: the same one, naming the feature."""
-    words = ["ralph", *argv]
-    if not named and paths.is_feature_folder:  # a root workspace is found again without naming it
-        words += ["-f", paths.name]
-    return shlex.join(words)
-
-
-def _notify(settings: Settings, ended: list[LoopEnded], paths: FeaturePaths, kind: str) -> None:
+def _notify(settings: Settings, ended: list[LoopEnded], name: str, folder: str, kind: str) -> None:
     """The notifications the run's end calls for (config `notify`); a failure is only a warning."""
     if not ended:
         return
-    for warning in notify_end(settings.notify, ended[-1], paths.name, paths.dir, source_kind=kind):
+    for warning in notify_end(settings.notify, ended[-1], name, folder, source_kind=kind):
         print(f"ralph: warning: {warning}", file=sys.stderr)
 
 

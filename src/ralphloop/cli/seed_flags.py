@@ -7,23 +7,43 @@ forms (`--timeout`, `--rate-limit`, `--resume-from`) say what they mean and are 
 
 from __future__ import annotations
 
+import math
 import re
 
 # A per-iteration timeout in minutes past this is almost surely seconds typed the seed-002 way (`-t 1800`).
 BARE_MINUTES_MAX = 240
-_NUMBER = re.compile(r"\d+(?:\.\d+)?")
 _STORY_ID = re.compile(r"\d+(?:\.\d+)+|[A-Za-z][\w-]*\d[\w.-]*")
 
 
 def timeout_problem(value: str, flag: str) -> str | None:
     """Why `-t VALUE` is ambiguous, with the fix; None when it is not. A bare number is minutes (seed 003)."""
-    text = value.strip()
-    if not _NUMBER.fullmatch(text) or float(text) <= BARE_MINUTES_MAX:
+    minutes = _bare_number(value)
+    if minutes is None or minutes <= BARE_MINUTES_MAX:
         return None
-    minutes = float(text)
+    text = value.strip()
     hours = minutes / 60
     meant = f"{hours:g} hours" if hours == int(hours) else f"{minutes:g} minutes ({hours:.1f} hours)"
     return f"{flag} {text} means {meant}; for seconds write {flag} {text}s, for hours {flag} {hours:g}h"
+
+
+def bare_timeout_in_story_specs(value: str, flag: str) -> str | None:
+    """Why a bare `-t N` is refused in a story-spec project, where seed 002's users mean seconds; else None."""
+    if _bare_number(value) is None:
+        return None
+    text = value.strip()
+    return (
+        f"{flag} {text}: ambiguous in a story-spec project (seed 002's ralph.sh reads -t in seconds, ralph in "
+        f"minutes); write {flag} {text}s for seconds or {flag} {text}m for minutes"
+    )
+
+
+def _bare_number(value: str) -> float | None:
+    """The number a duration without a unit is (as parse_duration reads it: `1e3`, `+60`, `1_000` too)."""
+    try:
+        number = float(value.strip())
+    except ValueError:
+        return None
+    return number if math.isfinite(number) else None
 
 
 def story_shaped_rate(value: str) -> str | None:

@@ -56,7 +56,8 @@ def _lines(report: dict[str, Any]) -> list[str]:
                 running=report["inIteration"],
             )
         ),
-        format_of(report.get("format")).status_words.format(done, total)
+        _not_counted(report)
+        or format_of(report.get("format")).status_words.format(done, total)
         + f"  [{'#' * filled}{'-' * (10 - filled)}]"
         + (
             f"  ({strip_terminal_controls(str(report['countsScope']))} only: the last run was narrowed)"
@@ -127,6 +128,15 @@ def _later_lines(report: dict[str, Any]) -> list[str]:
     if report["note"]:
         lines.append(f"Note:       {report['note']}")
     return lines
+
+
+def _not_counted(report: dict[str, Any]) -> str:
+    """Before any run only prd.json is counted here (reading Markdown or YAML would cost `status` its speed):
+    the other formats say so rather than show 0 / 0."""
+    if report["status"] != "not started" or report.get("format") in (None, "prd") or report["storiesTotal"]:
+        return ""
+    units = format_of(report.get("format")).units
+    return f"{units + ':':<12}not counted before the first run (ralph validate checks them; ralph run -d: the next)"
 
 
 def _before_any_run(report: dict[str, Any]) -> str:

@@ -133,7 +133,7 @@ def _finish(run: Run, decision: Decision, state: LoopState, view: TaskView, step
     told = advice(
         decision.reason,
         again=run.resume,
-        feature=run.paths.selector,
+        feature=run.paths.flag,
         task=state.task,
         retries=state.retries,
         breaker=breaker,

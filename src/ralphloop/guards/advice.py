@@ -5,6 +5,7 @@ from __future__ import annotations
 import shlex
 from datetime import datetime
 
+from ralphloop.argv_words import without
 from ralphloop.exitcodes import ExitReason
 from ralphloop.guards.breaker import Breaker, CircuitState, guidance
 from ralphloop.protocols import iso
@@ -21,13 +22,15 @@ def advice(
     resets_at: datetime | None = None,
     narrowable: bool = True,
 ) -> str:
-    """`again` is the command that runs the feature again, as the user named it (`ralph run -f auth`);
+    """`again` is the command that runs the feature again, as the user ran it (`ralph run -f auth -n 5`);
+    `feature`: the `-f` words that name the workspace ("" when none are needed);
     `narrowable`: whether its format takes -s/--story."""
     if reason is ExitReason.CIRCUIT_OPEN:
         return guidance(breaker, feature) if breaker is not None and breaker.state is CircuitState.OPEN else ""
     if reason is ExitReason.RETRIES_EXHAUSTED:
         # `-s TASK` where the format takes it (a goal plans its own steps: the run itself goes on)
-        story = shlex.join(["ralph", "run", "-s", task]) + again.removeprefix("ralph run") if narrowable else again
+        rest = without(shlex.split(again)[2:], "-s", "--story", "--resume-from")  # the user's flags but the scope
+        story = shlex.join(["ralph", "run", "-s", task, *rest]) if narrowable else again
         return (
             f"Human intervention required: {task} failed {retries} times. Read the failed attempts "
             f"(logs/iteration-N.patch and `git log refs/ralph/attempts/`), fix the cause or the task, then run: "

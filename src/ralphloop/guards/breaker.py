@@ -14,7 +14,6 @@ iteration without progress adds to no-progress and ends the failure streak. Prog
 
 from __future__ import annotations
 
-import shlex
 from collections.abc import Mapping
 from dataclasses import dataclass
 from datetime import UTC, datetime, timedelta
@@ -289,8 +288,9 @@ def facts_of(
     )
 
 
-def guidance(breaker: Breaker, feature: str) -> str:
-    """What a user should check and how to go on, shown when the circuit opens."""
+def guidance(breaker: Breaker, flag: str) -> str:
+    """What a user should check and how to go on, shown when the circuit opens. `flag`: the words that name
+    the workspace to a `ralph` command, quoted (FeaturePaths.flag; "" when none are needed)."""
     lines = [f"Circuit breaker OPEN: {breaker.reason}", "What to check:"]
     if breaker.denied:
         lines.append(
@@ -298,11 +298,11 @@ def guidance(breaker: Breaker, feature: str) -> str:
         )
     if breaker.last_error:
         lines.append(f"  - the last error: {_cut(breaker.last_error)}")
-    feature = shlex.quote(feature)  # a folder's path may hold spaces: the commands must work when pasted
+    named = f" {flag}" if flag else ""
     lines += [
-        f"  - the latest logs in the feature's logs/ folder, and progress.txt (ralph status -f {feature})",
+        f"  - the latest logs in the feature's logs/ folder, and progress.txt (ralph status{named})",
         "  - whether the current task is too big or unclear: split it, or add detail to the task file",
-        f"Then reset and continue: ralph reset-circuit -f {feature}   (or: ralph run --reset-circuit -f {feature})",
+        f"Then reset and continue: ralph reset-circuit{named}   (or: ralph run --reset-circuit{named})",
     ]
     return "\n".join(lines)
 

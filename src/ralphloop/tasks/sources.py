@@ -77,4 +77,7 @@ def source_problems(
 
 EXAMPLE_WORDS = "is still the example `ralph init` wrote"
 # The examples `ralph init` writes (tasks/*.py `starter`): a run would spend an agent's time on them.
-_EXAMPLE = re.compile(r"Replace (this example (story|task|item)|this one too|or delete this one)\b")
+_EXAMPLE = re.compile(
+    r"Replace (this example (story|task|item)|this one too|or delete this one)\b"
+    r"|Describe what .+ should achieve, and how to tell that it has\."  # a goal's (goal_sprint.new_sprint)
+)
