@@ -31,3 +31,12 @@ def without(words: Sequence[str], *flags: str) -> list[str]:
             kept.append(word)
             index += 1
     return kept
+
+
+def run_flags(argv: Sequence[str], target: str | None) -> list[str]:
+    """`ralph run`'s words (`argv` from `run` on) but `run` and the workspace (FEATURE, -f): its flags, and
+    ITERATIONS if given. A printed command names the workspace its own way, one that works from anywhere."""
+    words = without(argv[1:], "-f", "--feature")
+    if target in words:
+        words.remove(target)
+    return words

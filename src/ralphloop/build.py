@@ -16,6 +16,7 @@ from typing import Any
 from ralphloop import git
 from ralphloop.agents.registry import make_agent
 from ralphloop.analysis.reading import Streaks
+from ralphloop.argv_words import run_flags
 from ralphloop.cancel import CancelToken
 from ralphloop.config import Settings, load_settings
 from ralphloop.engine.run import Ask, Run
@@ -220,14 +221,10 @@ def _fan_out(records: list[EventSink], others: list[EventSink]) -> EventSink:
 
 
 def resume_command(request: RunRequest, paths: FeaturePaths) -> str:
-    """`ralph run` for this feature as the user ran it, their flags too (the same agent, the same limits): it
-    works when pasted. A workspace they did not name is named as it is found from anywhere in the project."""
-    words = ["ralph", *(request.argv or ["run", *([request.target] if request.target else [])])]
-    if request.feature and not request.argv:
-        words += ["-f", request.feature]
-    if not (request.target or request.feature) and paths.flag:
-        words += shlex.split(paths.flag)
-    return shlex.join(words)
+    """`ralph run` for this feature with the user's own flags (the same agent, the same limits), the workspace
+    named so that it is found from anywhere in the project (FeaturePaths.flag): it works when pasted."""
+    command = shlex.join(["ralph", "run", *run_flags(request.argv, request.target)])
+    return f"{command} {paths.flag}" if paths.flag else command
 
 
 def _policy(settings: Settings, template: str, request: RunRequest, auto_commit: bool) -> Policy:

@@ -67,7 +67,7 @@ def _real_tasks(folder: Path) -> None:
     for path in folder.rglob("*"):
         if path.is_file() and path.suffix in (".md", ".json", ".yaml"):
             text = path.read_text()
-            for example in ("Replace this example", "Replace this one too", "Replace or delete this one", "Describe what"):
+            for example in ("Replace this example", "Replace this one too", "Replace or delete this one", "Describe"):
                 text = text.replace(example, "Do this real work")
             path.write_text(text)
 

@@ -8,9 +8,8 @@ logs/iteration-N.patch. The last attempt (retries exhausted, or max iterations) 
 
 from __future__ import annotations
 
-import shlex
-
 import json
+import shlex
 import subprocess
 from pathlib import Path
 from typing import Any

@@ -232,9 +232,11 @@ def test_every_command_printed_for_a_root_workspace_works_when_pasted(
             assert json.loads(ralph("status", "--json", *named).stdout)["circuitState"] == "CLOSED", command
             assert ralph("run", *named, "--agent-cmd", "sh -c 'echo boom; exit 1'").returncode == 1
     if layout != "beside-a-feature":  # the root is found without naming it
-        assert "ralph reset-circuit   (or: ralph run --reset-circuit)" in stopped.stdout
+        assert "ralph reset-circuit   (or: ralph run" in stopped.stdout
     else:
         assert f"ralph reset-circuit -f {project}" in stopped.stdout
+    again = shlex.join(["ralph", "run", "--agent-cmd", "sh -c 'echo boom; exit 1'"])
+    assert f"(or: {again}" in stopped.stdout  # the same agent when pasted, not Claude Code
 
 
 def test_reset_circuit_before_any_run_of_a_root_workspace(project: Path, ralph: RalphRunner, ralph_env):
@@ -391,3 +393,23 @@ def test_the_retry_hint_works_when_pasted_for_a_root_story_project(
     assert hint is not None, stopped.stdout
     assert "--agent-cmd" in hint.group(1)  # the same agent, not Claude Code
     _pasted_from_anywhere(ralph, project, hint.group(1))
+
+
+def test_a_story_the_agent_marks_done_itself_is_not_done(project: Path, ralph: RalphRunner, ralph_env):
+    story_root(project, ralph_env)
+    spec_file = next((project / "specs").rglob("story-9.1-*.md"))
+    sneaky = f"sh -c 'sed -i s/pending/done/ {shlex.quote(str(spec_file))}; echo finished'"
+
+    done = ralph("run", "-n", "1", "--agent-cmd", sneaky)
+
+    assert done.returncode == 1, done.stdout + done.stderr  # no DONE signal: a failed attempt, not ALL COMPLETE
+    assert "ALL COMPLETE" not in done.stdout
+    assert "status: pending" in spec_file.read_text()
+    progress = (project / "progress.txt").read_text()
+    assert "done itself: put back to pending" in progress and "[DONE] Story 9.1" not in progress
+    assert json.loads((project / ".ralph" / "state.json").read_text())["completed_stories"] == []
+
+    honest = f"sh -c 'sed -i s/pending/done/ {shlex.quote(str(spec_file))}; echo \"<ralph>DONE 9.1</ralph>\"'"
+    again = ralph("run", "-n", "1", "--agent-cmd", honest)  # its own edit, and the signal: done once, by ralph
+    assert "[DONE] Story 9.1" in (project / "progress.txt").read_text(), again.stdout
+    assert "status: done" in spec_file.read_text()

@@ -709,6 +709,8 @@ def test_guidance_names_the_reason_and_the_reset_command() -> None:
     assert "allowed_tools" not in text  # no denials, no advice about them
     found_anyway = guidance(breaker, "")  # a root workspace that needs no -f
     assert "ralph reset-circuit   (or: ralph run --reset-circuit)" in found_anyway
+    same = guidance(breaker, "-f x", "ralph run -f x --agent-cmd 'my agent' -n 5")
+    assert "(or: ralph run -f x --agent-cmd 'my agent' -n 5 --reset-circuit)" in same
     assert "(ralph status)" in found_anyway
 
 

@@ -10,7 +10,7 @@ import sys
 from typing import Any, TextIO, cast
 
 from ralphloop import git
-from ralphloop.argv_words import without
+from ralphloop.argv_words import run_flags
 from ralphloop.build import Built, RunRequest, build_run
 from ralphloop.cancel import CancelToken
 from ralphloop.cli import outputs
@@ -100,7 +100,7 @@ def command(args: argparse.Namespace, argv: list[str]) -> int:
         sinks.append(TerminalRenderer(out=cast(TextIO, log_file)))
     try:
         with (
-            WorktreeLock(run.paths, _other_flags(argv, target)),
+            WorktreeLock(run.paths, tuple(run_flags(argv, target))),
             TerminalGuard() as screen,
             RunLock(run.paths.lock, f"ralph run for {run.paths.name}"),
         ):
@@ -146,14 +146,6 @@ def _check_flags(args: argparse.Namespace, target: str | None, iterations: str |
     problem = problem or (_spelled(args, "rate_limit") == "-r" and story_shaped_rate(args.rate_limit))
     if problem:
         raise RalphError(problem)
-
-
-def _other_flags(argv: list[str], target: str | None) -> tuple[str, ...]:
-    """The run's words but `run` and the workspace (FEATURE or -f): its flags, and ITERATIONS if given."""
-    words = without(argv[1:], "-f", "--feature")
-    if target in words:
-        words.remove(target)
-    return tuple(words)
 
 
 def _spelled(args: argparse.Namespace, dest: str) -> str:

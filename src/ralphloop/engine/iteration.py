@@ -138,7 +138,7 @@ def _breaker(run: Run, number: int, judged: Judged) -> None:
     run.breaker.save(judged.breaker, number, judged.transition)
     moved = judged.transition
     if moved is not None:
-        advice = guidance(judged.breaker, run.paths.flag) if moved.to_state is CircuitState.OPEN else ""
+        advice = guidance(judged.breaker, run.paths.flag, run.resume) if moved.to_state is CircuitState.OPEN else ""
         run.emit(CircuitChanged(moved.from_state.value, moved.to_state.value, moved.reason, advice))
 
 

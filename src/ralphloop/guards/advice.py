@@ -26,7 +26,7 @@ def advice(
     `feature`: the `-f` words that name the workspace ("" when none are needed);
     `narrowable`: whether its format takes -s/--story."""
     if reason is ExitReason.CIRCUIT_OPEN:
-        return guidance(breaker, feature) if breaker is not None and breaker.state is CircuitState.OPEN else ""
+        return guidance(breaker, feature, again) if breaker is not None and breaker.state is CircuitState.OPEN else ""
     if reason is ExitReason.RETRIES_EXHAUSTED:
         # `-s TASK` where the format takes it (a goal plans its own steps: the run itself goes on)
         rest = without(shlex.split(again)[2:], "-s", "--story", "--resume-from")  # the user's flags but the scope

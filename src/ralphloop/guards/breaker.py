@@ -288,9 +288,10 @@ def facts_of(
     )
 
 
-def guidance(breaker: Breaker, flag: str) -> str:
+def guidance(breaker: Breaker, flag: str, again: str = "") -> str:
     """What a user should check and how to go on, shown when the circuit opens. `flag`: the words that name
-    the workspace to a `ralph` command, quoted (FeaturePaths.flag; "" when none are needed)."""
+    the workspace to a `ralph` command, quoted (FeaturePaths.flag; "" when none are needed); `again`: the
+    run's own command, flags and all (the same agent, the same limits)."""
     lines = [f"Circuit breaker OPEN: {breaker.reason}", "What to check:"]
     if breaker.denied:
         lines.append(
@@ -302,9 +303,13 @@ def guidance(breaker: Breaker, flag: str) -> str:
     lines += [
         f"  - the latest logs in the feature's logs/ folder, and progress.txt (ralph status{named})",
         "  - whether the current task is too big or unclear: split it, or add detail to the task file",
-        f"Then reset and continue: ralph reset-circuit{named}   (or: ralph run --reset-circuit{named})",
+        f"Then reset and continue: ralph reset-circuit{named}   (or: {_with_reset(again or 'ralph run' + named)})",
     ]
     return "\n".join(lines)
+
+
+def _with_reset(command: str) -> str:
+    return command if " --reset-circuit" in f"{command} " else f"{command} --reset-circuit"
 
 
 def _cut(text: str | None, limit: int = 200) -> str:

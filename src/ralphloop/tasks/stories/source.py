@@ -56,6 +56,21 @@ class StorySource(SourceBase):
         # Marked done in this process: a later load() says so even when writing the spec failed.
         self._marked: set[str] = set()
         self._specs: dict[str, StorySpec] = {}
+        self._open_before: dict[str, str] = {}  # each open story's status when the iteration began
+
+    def begin(self, number: int, max_iterations: int | None, now: str) -> None:
+        self._open_before = {spec.id: spec.status for spec in self.scan().every.values() if not spec.done}
+
+    def after_agent(self) -> list[str]:
+        """A story the agent set `status: done` in itself is put back: seed 002's ralph marks a story done on
+        its DONE signal (and checks), never on the agent's edit; settle() marks it when that is earned."""
+        notes: list[str] = []
+        for spec in self.scan().every.values():
+            old = self._open_before.get(spec.id)
+            if spec.done and old is not None and spec.id not in self._marked:
+                failed = [note for note in write_status(spec, old) if "could not" in note]
+                notes += failed or [f"the agent set {spec.shown} done itself: put back to {old} (DONE {spec.id} says)"]
+        return notes
 
     def scan(self) -> StoryScan:
         scan = scan_stories(self.folder, self.display, self.story_order)
