@@ -39,6 +39,7 @@ from ralphloop.records.status import StatusFile
 from ralphloop.state.calls import CallLedger, ledger_path
 from ralphloop.state.circuit import BreakerFile
 from ralphloop.state.runstate import RunState, StateFile
+from ralphloop.tasks.detect import task_files
 from ralphloop.tasks.formats import FORMATS
 from ralphloop.tasks.problems import raise_first
 from ralphloop.tasks.sources import EXAMPLE_WORDS, open_source, source_kind
@@ -90,6 +91,12 @@ def build_run(
     kind = source_kind(paths)
     warnings: list[str] = []
     row = FORMATS[kind]
+    files = task_files(paths.dir)
+    if len(files) > 1:  # seed 000's @fix_plan.md beside a fix_plan.md, a prd.json beside a plan's TODO.md
+        warnings.append(
+            f"{paths.display()} holds {', '.join(files)}: ralph works {files[0]} alone (the first of them); "
+            "move the others away to work one of them"
+        )
     settings = load_settings(
         root,
         dict(request.flags or {}),

@@ -413,3 +413,23 @@ def test_a_story_the_agent_marks_done_itself_is_not_done(project: Path, ralph: R
     again = ralph("run", "-n", "1", "--agent-cmd", honest)  # its own edit, and the signal: done once, by ralph
     assert "[DONE] Story 9.1" in (project / "progress.txt").read_text(), again.stdout
     assert "status: done" in spec_file.read_text()
+
+
+def test_a_folder_with_two_task_files_says_which_one_is_worked(project: Path, ralph: RalphRunner, ralph_env):
+    fix_plan_root(project, ralph_env)
+    (project / "fix_plan.md").write_text("- [ ] the other plan's item\n")
+
+    dry = ralph("run", "-d", "--agent-cmd", "true")
+
+    assert dry.returncode == 0, dry.stderr
+    assert "ralph: warning: . holds fix_plan.md, @fix_plan.md: ralph works fix_plan.md alone" in dry.stderr
+
+
+def test_a_dry_run_of_a_done_story_says_the_others_are_open(project: Path, ralph: RalphRunner, ralph_env):
+    write_specs(project, {"9.1": spec("9.1", status="done"), "9.2": spec("9.2")})
+    commit_all(project, ralph_env)
+
+    dry = ralph("run", "-d", "-s", "9.1", "--agent-cmd", "true")
+
+    assert dry.returncode == 0, dry.stderr
+    assert "Nothing to do: story 9.1 is done (1 other task(s) still open outside it)." in dry.stdout

@@ -253,7 +253,11 @@ def _dry_run(built: Built) -> int:
     is started, written or counted."""
     run, settings = built.run, built.settings
     paths, policy = run.paths, run.policy
-    if built.view.all_done:
+    view = built.view
+    if view.all_done and view.scope and view.outside_open:  # -s or --resume-from: the scope, not the feature
+        print(f"Nothing to do: {view.scope} is done ({view.outside_open} other task(s) still open outside it).")
+        return 0
+    if view.all_done:
         print(f"Nothing to do: every task in {display_path(run.source.path, os.getcwd())} is done.")
         return 0
     task = built.view.next_task

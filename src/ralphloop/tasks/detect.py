@@ -63,6 +63,19 @@ def is_goal_workspace(folder: str) -> bool:
     return head is not None and _GOAL_MODE.search(head) is not None
 
 
+def task_files(folder: str) -> list[str]:
+    """Every task file in `folder` (and a fix plan in its .ralph/), by name, in the order the formats win: more
+    than one means some list is not the one ralph works (`ralph run` says so)."""
+    names = [name for name in TASK_FILE_NAMES if name not in FIX_PLAN_NAMES and present(os.path.join(folder, name))]
+    plans = [
+        os.path.relpath(os.path.join(where, name), folder)
+        for where in (folder, os.path.join(folder, RALPH_DIR))
+        for name in FIX_PLAN_NAMES
+        if present(os.path.join(where, name))
+    ]
+    return [*names[:2], *plans, *(["specs/"] if has_story_specs(folder) else []), *names[2:]]
+
+
 def detect(folder: str) -> str | None:
     """The kind of task source `folder` holds (a name of tasks/formats.py's FORMATS), or None."""
     from ralphloop.tasks.formats import detect_kind  # its rows use the finders above
