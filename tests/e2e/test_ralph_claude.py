@@ -156,7 +156,8 @@ def test_usage_limit_exit_policy_exits_2_with_the_reset_time(
     assert limit["resetsAt"] == time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime(reset))
     assert "5-hour limit" in limit["message"] and limit["policy"] == "exit"
     assert [line["outcome"] for line in metrics(feature)] == ["usage-limit"]
-    assert "ralph run -f feat" in done.stdout  # how to go on once it resets
+    # how to go on once it resets: the same command, flags and all
+    assert "Then run: ralph run --no-archive --agent claude --on-usage-limit exit -f feat" in done.stdout
 
 
 def test_usage_limit_wait_policy_waits_for_the_reset_then_goes_on(
