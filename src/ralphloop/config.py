@@ -28,6 +28,7 @@ from ralphloop.yaml_file import read_yaml_mapping
 
 if TYPE_CHECKING:
     from ralphloop.agents.claude.settings import ClaudeSettings
+    from ralphloop.agents.codex.settings import CodexSettings
     from ralphloop.agents.registry import AgentSettings
     from ralphloop.git import GitSettings
     from ralphloop.guards.backoff import Backoff
@@ -53,6 +54,7 @@ class Settings:
     backoff: Backoff
     agent: AgentSettings
     claude: ClaudeSettings
+    codex: CodexSettings
     git: GitSettings
     notify: NotifySettings
     hooks: LifecycleHooks  # config `hooks:` (hooks.py)
@@ -146,6 +148,8 @@ _TABLE: dict[str, dict[str, _Spec]] = {
         "append_system_prompt": (("claude", "append_system_prompt"), None, values.text, None),
         "resume": (("claude", "resume"), None, values.flag, False),
     },
+    # The Codex CLI (agents/codex/): the executable ralph runs as `codex exec`.
+    "codex": {"codex_command": (("codex", "command"), "RALPH_CODEX_COMMAND", values.text, None)},
     # git (seeds 003, 004): preflight before the first iteration, the branch, commits after iterations.
     "git": {
         "git_required": (("git", "require"), None, values.flag, True),
@@ -174,6 +178,7 @@ _FIELD_NAMES = {
     "agent": "name",
     "agent_command": "command",
     "claude_command": "command",
+    "codex_command": "command",
     "git_required": "require",
     "notify_desktop": "desktop",
     "notify_webhook": "webhook",
@@ -197,8 +202,7 @@ _SHORT_FORMS = frozenset(spec[0][0] for spec in _FIELDS.values() if len(spec[0])
 # Sections other issues give meaning to, or read elsewhere; accepted so that a seed's config loads without
 # warnings. A section named after the agent in use is accepted too: a plugin's own (Settings.section).
 _KNOWN_SECTIONS = frozenset(
-    {spec[0][0] for spec in _FIELDS.values()}
-    | {"codex", "gemini", "opencode", "aider", "quality_checks", "hooks", "monitor"}
+    {spec[0][0] for spec in _FIELDS.values()} | {"gemini", "opencode", "aider", "quality_checks", "hooks", "monitor"}
 )
 
 
@@ -294,6 +298,7 @@ def _components() -> dict[str, Callable[..., Any]]:
         "backoff": Backoff,
         "agent": AgentSettings,
         "claude": settings_type("claude"),  # Claude's own, known to the agent registry alone
+        "codex": settings_type("codex"),
         "git": GitSettings,
         "notify": NotifySettings,
     }

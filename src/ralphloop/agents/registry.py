@@ -36,15 +36,26 @@ ENTRY_POINT_GROUP: Final = "ralphloop.agents"
 BUILT_IN: Final[Mapping[str, str]] = MappingProxyType(
     {
         "claude": "ralphloop.agents.claude.backend:make",
+        "codex": "ralphloop.agents.codex.backend:make",
         "command": "ralphloop.agents.command:make",
         "scripted": "ralphloop.agents.scripted:make",
     }
 )
 # How a backend's log reads as text (its structured output turned into lines): the monitor's log pane. A backend
 # that prints plain text needs no entry.
-LOG_READERS: Final[Mapping[str, str]] = MappingProxyType({"claude": "ralphloop.agents.claude.activity:readable_lines"})
+LOG_READERS: Final[Mapping[str, str]] = MappingProxyType(
+    {
+        "claude": "ralphloop.agents.claude.activity:readable_lines",
+        "codex": "ralphloop.agents.codex.activity:readable_lines",
+    }
+)
 # A built-in backend's own settings value, which config.py builds from that backend's keys in its table.
-SETTINGS: Final[Mapping[str, str]] = MappingProxyType({"claude": "ralphloop.agents.claude.settings:ClaudeSettings"})
+SETTINGS: Final[Mapping[str, str]] = MappingProxyType(
+    {
+        "claude": "ralphloop.agents.claude.settings:ClaudeSettings",
+        "codex": "ralphloop.agents.codex.settings:CodexSettings",
+    }
+)
 
 
 @dataclass(frozen=True, slots=True)

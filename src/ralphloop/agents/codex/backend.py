@@ -1,0 +1,61 @@
+"""The Codex CLI as a backend: `codex exec --json --skip-git-repo-check [-m MODEL] -s workspace-write -`,
+the prompt on stdin, run with TZ=UTC so that the reset time of its usage-limit sentence is read exactly.
+
+`--dangerously-bypass-approvals-and-sandbox` replaces `-s workspace-write` only when the user asked ralph to
+skip permissions (`--dangerously-skip-permissions`, or `claude.dangerously_skip_permissions` in the config).
+"""
+
+from __future__ import annotations
+
+import os
+import shutil
+
+from ralphloop.agents.codex.parser import CodexJsonParser
+from ralphloop.agents.codex.session_file import codex_home
+from ralphloop.agents.text import agent_env
+from ralphloop.config import Settings
+from ralphloop.paths import FeaturePaths
+from ralphloop.protocols import AgentCommand, AgentRequest
+
+
+def make(settings: Settings, paths: FeaturePaths) -> CodexAgent:
+    """The registry's factory for `--agent codex`."""
+    return CodexAgent(settings)
+
+
+class CodexAgent:
+    """OpenAI's Codex CLI, non-interactive (`codex exec`)."""
+
+    name = "codex"
+
+    def __init__(self, settings: Settings) -> None:
+        configured = settings.codex.command
+        chosen = configured or "codex"
+        # Not on PATH: make_agent refuses the run with this; a dry run, which starts nothing, only says it.
+        self.missing: str | None = None
+        if shutil.which(chosen) is None:
+            if configured:
+                self.missing = (
+                    f"{settings.source('codex_command')}: {chosen!r} is not an executable on PATH or a path to one"
+                )
+            else:
+                self.missing = (
+                    f"the agent, the Codex CLI (chosen by {settings.source('agent')}), is not on PATH: install it "
+                    "(npm install -g @openai/codex) or set codex.command in .ralph/config.yaml"
+                )
+        self.executable = chosen
+        self.skip_permissions = settings.claude.skip_permissions  # ralph's one switch, whichever agent runs
+
+    def command(self, request: AgentRequest) -> AgentCommand:
+        argv: tuple[str, ...] = (self.executable, "exec", "--json", "--skip-git-repo-check")
+        if request.model:
+            argv += ("-m", request.model)
+        if self.skip_permissions:
+            argv += ("--dangerously-bypass-approvals-and-sandbox",)  # only ever because the user asked for it
+        else:
+            argv += ("-s", "workspace-write")
+        env = {**agent_env(request), "TZ": "UTC"}
+        return AgentCommand(argv=(*argv, "-"), env=env, stdin=request.prompt.encode("utf-8"))
+
+    def parser(self, request: AgentRequest) -> CodexJsonParser:
+        return CodexJsonParser(request.started_at, model=request.model, codex_home=codex_home(os.environ))
