@@ -87,24 +87,14 @@ def _claude_json(data: bytes) -> str:
 
 
 def _codex_json(chunks: Iterable[bytes]) -> str:
-    """`codex exec --json`: the last agent_message item is the final text."""
-    last = ""
+    """`codex exec --json`: the last agent_message item, read by the codex backend's own parser."""
+    from ralphloop.agents.codex.parser import CodexJsonParser
+
+    parser = CodexJsonParser()
     for line in _lines(chunks):
-        if not line.startswith(b"{"):
-            continue
-        try:
-            event = json.loads(line)
-        except (ValueError, RecursionError):
-            continue
-        item = event.get("item") if isinstance(event, dict) else None
-        if (
-            isinstance(item, dict)
-            and event.get("type") == "item.completed"
-            and item.get("type") == "agent_message"
-            and isinstance(item.get("text"), str)
-        ):
-            last = item["text"]
-    return last
+        if not line.startswith(STDERR_MARK):
+            parser.feed(line)
+    return parser.finish(_DONE).final_text
 
 
 def _lines(chunks: Iterable[bytes]) -> Iterable[bytes]:

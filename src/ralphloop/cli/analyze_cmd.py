@@ -26,7 +26,7 @@ _LOG_NAME = re.compile(r"^iteration-(\d+)\.log$")
 def command(args: argparse.Namespace, argv: list[str]) -> int:
     path = args.file
     number = _iteration_of(path)
-    fmt = args.format if args.format != "auto" else _auto(_head(path), number)
+    fmt = args.format if args.format != "auto" else _AGENT_FORMATS.get(args.agent or "") or _auto(_head(path), number)
     text = final_text(_chunks(path), fmt)
     prompt_path = args.prompt or _sibling_prompt(path, number)
     prompt = _read_prompt(prompt_path, explicit=bool(args.prompt))
@@ -86,11 +86,15 @@ def _chunks(path: str) -> Iterator[bytes]:
         os.close(fd)
 
 
+# `--agent NAME`: how that backend's output is read.
+_AGENT_FORMATS = {"claude": "claude-stream-json", "codex": "codex-json", "command": "text"}
+
+
 def _auto(head: bytes, number: int | None) -> str:
     """The detected format; for a loop's own log, the way the loop read it: Claude stream-json
-    through the claude backend, anything else as a command agent's text."""
+    through the claude backend, Codex JSON through the codex one, anything else as a command agent's text."""
     fmt = detect(head)
-    if number is not None and fmt != "claude-stream-json":
+    if number is not None and fmt not in ("claude-stream-json", "codex-json"):
         return "text"
     return fmt
 

@@ -117,17 +117,7 @@ def build_parser() -> argparse.ArgumentParser:
     archive.add_argument("-f", "--feature", help="feature name or folder")
     archive.set_defaults(handler="archive")
 
-    analyze = commands.add_parser("analyze", help="show what ralph reads in a saved agent output")
-    analyze.add_argument("file", metavar="FILE", help="a saved output, e.g. .ralph/FEATURE/logs/iteration-7.log")
-    analyze.add_argument(
-        "--format",
-        default="auto",
-        choices=("auto", "text", "claude-json", "claude-stream-json", "codex-json"),
-        help="how FILE was written (default: detected)",
-    )
-    analyze.add_argument("--prompt", metavar="FILE", help="the prompt it answered (default: iteration-N.prompt.md)")
-    analyze.add_argument("--json", action="store_true", help="machine-readable output")
-    analyze.set_defaults(handler="analyze")
+    _add_analyze(commands)
 
     signal = commands.add_parser(
         "signal",
@@ -214,6 +204,24 @@ def _add_run(run: argparse.ArgumentParser) -> None:
         help="pass this to Claude Code: no permission checks (only in a sandbox you can throw away)",
     )
     run.set_defaults(handler="run")
+
+
+def _add_analyze(commands: Any) -> None:
+    """`ralph analyze FILE`."""
+    analyze = commands.add_parser("analyze", help="show what ralph reads in a saved agent output")
+    analyze.add_argument("file", metavar="FILE", help="a saved output, e.g. .ralph/FEATURE/logs/iteration-7.log")
+    analyze.add_argument(
+        "--format",
+        default="auto",
+        choices=("auto", "text", "claude-json", "claude-stream-json", "codex-json"),
+        help="how FILE was written (default: detected)",
+    )
+    analyze.add_argument(
+        "--agent", metavar="NAME", help="the backend that wrote FILE (claude, codex): read as the loop read it"
+    )
+    analyze.add_argument("--prompt", metavar="FILE", help="the prompt it answered (default: iteration-N.prompt.md)")
+    analyze.add_argument("--json", action="store_true", help="machine-readable output")
+    analyze.set_defaults(handler="analyze")
 
 
 def main(argv: Sequence[str] | None = None) -> int:

@@ -1,0 +1,104 @@
+"""`ralph run --agent codex` through the real CLI, with tests/agents/replay_codex.py as `codex.command`: it replays
+real Codex 0.169.0 runs (tests/fixtures/codex/) byte for byte and records the arguments ralph passed.
+"""
+
+from __future__ import annotations
+
+import json
+import stat
+from pathlib import Path
+from typing import Any
+
+from tests.conftest import AGENTS, PYTHON, RalphRunner, read_json
+
+
+class Replay:
+    """A `codex` executable replaying `runs`, and what it was called with."""
+
+    def __init__(self, tmp_path: Path, runs: list[str]) -> None:
+        folder = tmp_path / "bin"
+        folder.mkdir(exist_ok=True)
+        self.calls_file = tmp_path / "codex-calls.jsonl"
+        plan = folder / "plan.json"
+        plan.write_text(json.dumps({"runs": runs, "calls": str(self.calls_file), "counter": str(folder / "count")}))
+        self.executable = folder / "codex-replay"
+        self.executable.write_text(f'#!/bin/sh\nexec "{PYTHON}" "{AGENTS / "replay_codex.py"}" "{plan}" "$@"\n')
+        self.executable.chmod(self.executable.stat().st_mode | stat.S_IXUSR)
+
+    def calls(self) -> list[dict[str, Any]]:
+        return [json.loads(line) for line in self.calls_file.read_text().splitlines()]
+
+
+def configure(project: Path, replay: Replay) -> None:
+    config = project / ".ralph" / "config.yaml"
+    config.write_text(
+        config.read_text() + f"\ncodex:\n  command: {json.dumps(str(replay.executable))}\n"
+        "backoff:\n  initial_seconds: 0\n"
+    )
+
+
+def run(ralph: RalphRunner, *args: str) -> Any:
+    return ralph("run", "-f", "feat", "--agent", "codex", "--on-usage-limit", "exit", *args)
+
+
+def test_codex_runs_exec_json_with_the_prompt_on_stdin_and_reports_tokens_and_cost(
+    project: Path, feature: Path, ralph: RalphRunner, tmp_path: Path
+) -> None:
+    replay = Replay(tmp_path, ["work"])
+    configure(project, replay)
+    done = run(ralph, "--no-archive", "--model", "gpt-5.1-codex")
+    assert done.returncode == 0, done.stdout + done.stderr
+    calls = replay.calls()
+    assert calls[0]["args"] == [
+        "exec", "--json", "--skip-git-repo-check", "-m", "gpt-5.1-codex", "-s", "workspace-write", "-"
+    ]  # fmt: skip
+    assert all(call["stdin_bytes"] > 500 and call["tz"] == "UTC" for call in calls)
+    status = read_json(feature / "status.json")
+    assert (status["agent"], status["exitReason"]) == ("codex", "complete")
+    metrics = [json.loads(line) for line in (feature / "ralph_metrics.jsonl").read_text().splitlines()]
+    first = metrics[0]
+    assert first["model"] == "gpt-5.1-codex" and first["agent"] == "codex"
+    assert first["usage"]["input_tokens"] == 1000 and first["usage"]["cache_read_tokens"] == 2000
+    assert first["usage"]["output_tokens"] == 50
+    assert first["cost_usd"] == round((1000 * 1.25 + 2000 * 0.125 + 50 * 10.0) / 1e6, 6)
+
+
+def test_permissions_are_bypassed_only_when_asked(
+    project: Path, feature: Path, ralph: RalphRunner, tmp_path: Path
+) -> None:
+    replay = Replay(tmp_path, ["work"])
+    configure(project, replay)
+    done = run(ralph, "-n", "1", "--dangerously-skip-permissions")
+    assert done.returncode in (0, 1), done.stdout + done.stderr
+    args = replay.calls()[0]["args"]
+    assert "--dangerously-bypass-approvals-and-sandbox" in args and "-s" not in args and args[-1] == "-"
+
+
+def test_the_usage_limit_stops_the_run_with_its_reset(
+    project: Path, feature: Path, ralph: RalphRunner, tmp_path: Path
+) -> None:
+    replay = Replay(tmp_path, ["mock_usage_limit_plus_json"])
+    configure(project, replay)
+    done = run(ralph)
+    assert done.returncode == 2, done.stdout + done.stderr
+    status = read_json(feature / "status.json")
+    limit = status["usageLimit"]
+    assert limit["vendor"] == "codex" and limit["resetsAt"] == "2026-11-21T01:04:00Z"
+
+
+def test_an_expired_key_stops_at_once(project: Path, feature: Path, ralph: RalphRunner, tmp_path: Path) -> None:
+    replay = Replay(tmp_path, ["mock_auth_401_json"])
+    configure(project, replay)
+    done = run(ralph)
+    assert done.returncode == 1
+    assert "codex login" in done.stdout + done.stderr
+    assert len(replay.calls()) == 1
+
+
+def test_ralph_analyze_reads_a_codex_log(ralph: RalphRunner, tmp_path: Path) -> None:
+    log = tmp_path / "iteration-3.log"
+    log.write_bytes((Path(__file__).parent.parent / "fixtures" / "codex" / "mock_ok_json" / "stdout").read_bytes())
+    done = ralph("analyze", "--agent", "codex", "--json", str(log))
+    assert done.returncode == 0, done.stderr
+    body = json.loads(done.stdout)
+    assert body["format"] == "codex-json" and body["completion_claimed"] is True
