@@ -101,7 +101,8 @@ def test_an_unknown_name_lists_the_plugins_too(one_story: Path, site: Path, ralp
     before = files(one_story.parent.parent)
     done = ralph("run", "--agent", "nope", "-n", "1", env={"PYTHONPATH": str(site)})
     assert done.returncode == 1
-    assert done.stderr == "ralph: error: --agent: unknown agent 'nope' (known: claude, codex, command, echo, scripted)\n"
+    known = "claude, codex, command, echo, scripted"
+    assert done.stderr == f"ralph: error: --agent: unknown agent 'nope' (known: {known})\n"
     assert files(one_story.parent.parent) == before
 
 
