@@ -163,8 +163,9 @@ def main() -> int:
     sh("git", "add", "-A")
     sh("git", "commit", "-q", "-m", "plan: textkit stories")
 
-    print("$ ralph run -f textkit --agent scripted -n 10\n", flush=True)
-    run = [*ralph, "run", "-f", "textkit", "--agent", "scripted", "-n", "10"]
+    # --no-archive: a completed feature moves into .ralph/archive/; here it stays, for `status` and `monitor` below
+    print("$ ralph run -f textkit --agent scripted -n 10 --no-archive\n", flush=True)
+    run = [*ralph, "run", "-f", "textkit", "--agent", "scripted", "-n", "10", "--no-archive"]
     done = subprocess.run(run, cwd=project, env=env, check=False)
     print()
     sh("git", "log", "--oneline", show=True)
@@ -176,7 +177,8 @@ def main() -> int:
     sh(*ralph, "monitor", show=True)  # the live monitor, after the fact: its completion summary
     print(
         f"\nEverything is in {project} (progress: .ralph/textkit/progress.txt, logs: .ralph/textkit/logs/).\n"
-        "Watch a run live: ralph run --monitor (tmux), or ralph monitor in a second terminal."
+        "Watch a run live: ralph run --monitor (tmux), or ralph monitor in a second terminal. Without\n"
+        "--no-archive, a run that completes moves its feature into .ralph/archive/<time>-<feature>/."
     )
     return done.returncode
 
