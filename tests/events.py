@@ -76,7 +76,7 @@ def loop_ended(reason: ExitReason = ExitReason.COMPLETE, **fields: Any) -> LoopE
     values: dict[str, Any] = {
         "run_id": "1@x",
         "reason": reason,
-        "message": "every task passes",
+        "message": "every task is done",
         "tally": Tally(counted=3),
         "duration_s": 60.0,
         "done": 3,

@@ -118,7 +118,7 @@ def test_finishing_without_a_promise_completes_at_once(
     assert done.returncode == 0, done.stdout + done.stderr
     status = read_json(feature / "status.json")
     assert status["exitReason"] == "complete"
-    assert status["exitMessage"] == "every task passes"
+    assert status["exitMessage"] == "every task is done"
     assert status["iteration"] == 1
     assert status["storiesComplete"] == 3
     assert status["refusedClaim"] is None

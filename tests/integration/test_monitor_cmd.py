@@ -71,7 +71,7 @@ def test_monitor_waits_for_ralph_then_follows_the_run_to_its_end(feature, backgr
     lines = watcher.lines
     assert "Ralph has exited: complete" in lines
     assert "Iteration:  3 / 5" in lines
-    assert "Exit:       complete - every task passes" in lines
+    assert "Exit:       complete - every task is done" in lines
     assert "Progress:   3/3 stories pass" in lines
     assert any(line.startswith("Duration:   ") for line in lines)
     # one line per change, never a redraw; the agent's escape sequences never reach the output

@@ -87,7 +87,7 @@ def test_loop_and_monitor_side_by_side_until_complete(project, feature, tmux_env
         (gates / f"go-{number}").touch()
     assert wait_until(lambda: "Ralph has exited: complete" in screen(tmux_env, monitor)), screen(tmux_env, monitor)
     final = screen(tmux_env, monitor)
-    assert "Iteration:  3 / " in final and "Exit:       complete - every task passes" in final
+    assert "Iteration:  3 / " in final and "Exit:       complete - every task is done" in final
     assert wait_until(lambda: "press Enter to close this pane" in screen(tmux_env, loop)), screen(tmux_env, loop)
     assert "ALL COMPLETE! 3/3 stories pass" in screen(tmux_env, loop)
     # both panes hold their last screen until Enter; then they close, and with them the session

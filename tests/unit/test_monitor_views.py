@@ -158,7 +158,7 @@ def test_a_finished_run_gets_the_completion_summary(feature: Path) -> None:
         feature / "status.json",
         status="complete",
         exitReason="complete",
-        exitMessage="every task passes",
+        exitMessage="every task is done",
         iteration=3,
         lastUpdated="2026-11-21T03:15:30Z",
     )
@@ -169,7 +169,7 @@ def test_a_finished_run_gets_the_completion_summary(feature: Path) -> None:
     assert lines[0] == "Ralph has exited: complete"
     assert "Iteration:  7 · counted 3 of 5 this run" in lines
     assert "Duration:   1h15m30s" in lines
-    assert "Exit:       complete - every task passes" in lines
+    assert "Exit:       complete - every task is done" in lines
     text = render(summary_view(found), colour=True)
     assert "\x1b[1;32m Ralph has exited: complete" in text
 

@@ -109,7 +109,7 @@ def next_prompt_notes(
     notes: list[str] = []
     if refused_claim:
         notes.append(
-            f"your last completion claim was refused: {refused_claim}. Claim completion only when every task passes."
+            f"your last completion claim was refused: {refused_claim}. Claim completion only when every task is done."
         )
     notes += [
         f"you signalled DONE {item}, but {item} still does not pass in the task file; "

@@ -80,7 +80,7 @@ class Row(Struct, frozen=True):
     decision: Callable[[Observation], Decision]
 
 
-def complete(scope: str, outside_open: int, done: str = "every task passes") -> Decision:
+def complete(scope: str, outside_open: int, done: str = "every task is done") -> Decision:
     """Complete; a narrowed run with tasks open outside its scope is done with its scope, not the feature."""
     if scope and outside_open:
         others = f"{outside_open} other task{'s' if outside_open != 1 else ''} still open"

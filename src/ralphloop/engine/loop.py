@@ -115,7 +115,7 @@ def _already_done(run: Run, state: LoopState, view: TaskView) -> Decision:
     if run.cancel.is_set():  # a gate stopped by Ctrl+C did not fail
         return Decision(Action.HALT, ExitReason.INTERRUPTED, "interrupted")
     if not failing:
-        return complete(view.scope, view.outside_open, "every task already passes")
+        return complete(view.scope, view.outside_open, "every task is already done")
     why = f"every task is done, but quality gates fail: {', '.join(failing)}; fix them, or reopen the task they concern"
     return Decision(Action.HALT, ExitReason.ERROR, why + ", and run again")
 
