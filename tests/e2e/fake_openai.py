@@ -1,0 +1,335 @@
+"""A loopback fake of the OpenAI Responses API, scripted turn by turn, for driving the real `codex` CLI.
+
+Point Codex at it with a model provider in `$CODEX_HOME/config.toml` (`codex_config(fake)` writes one):
+`base_url = fake.url` (ending in `/v1`), `wire_api = "responses"`, `env_key` naming a variable that holds a
+fake key. Each `POST /v1/responses` consumes the next scripted turn; when the script runs out the fake answers
+`default` (a plain message), so a test never hangs. Pass an `HttpError` as `default` to make every further
+request fail.
+
+The answer to a streaming request is Server-Sent Events in the Responses API's format: `response.created`, then
+for each output item `response.output_item.added`, (for a message) `response.output_text.delta`, and
+`response.output_item.done` with the whole item, then `response.completed` carrying the response id and its
+`usage` (`input_tokens`, `input_tokens_details.cached_tokens`, `output_tokens`,
+`output_tokens_details.reasoning_tokens`, `total_tokens`).
+
+WebSockets: the provider says `supports_websockets = false`, and the fake answers any request other than
+`POST /v1/responses` (a WebSocket upgrade is a GET) with a plain 404, never switching protocols. With an API key
+and this provider, 0.169.0 sent only `POST /v1/responses` (also without the `supports_websockets` line).
+
+The tools 0.169.0 offers with an unknown model (fallback metadata) are `exec_command` (the shell: `{"cmd": ...}`),
+`write_stdin`, `request_user_input`, `view_image`, `multi_agent_v1`, goals and `web_search`: no `shell`, no
+`apply_patch` (a call to `shell` is answered "unsupported call: shell"). `shell()` builds an `exec_command` call.
+
+Codex retries a failed request by itself (`request_max_retries`, `stream_max_retries` of the provider; 0 in
+`codex_config`), each retry taking the next turn. A 429 whose body is
+`{"error": {"type": "usage_limit_reached", "plan_type": ..., "resets_at": <unix seconds>}}` is not retried: Codex
+prints "You’ve hit your usage limit. … try again at <resets_at in local time>." (`HttpError.usage_limit`).
+"""
+
+from __future__ import annotations
+
+import itertools
+import json
+import threading
+from collections.abc import Callable, Iterator, Mapping, Sequence
+from dataclasses import dataclass, field
+from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+from types import TracebackType
+from typing import Any, TypeAlias
+
+__all__ = [
+    "FAKE_API_KEY",
+    "FAKE_KEY_VARIABLE",
+    "FakeOpenAI",
+    "FunctionCall",
+    "HttpError",
+    "Message",
+    "Request",
+    "Turn",
+    "Usage",
+    "codex_config",
+    "shell",
+]
+
+FAKE_KEY_VARIABLE = "RALPH_FAKE_OPENAI_KEY"
+FAKE_API_KEY = "sk-fake-openai"
+
+
+@dataclass(frozen=True, slots=True)
+class Usage:
+    """Token counts of one response. `input_tokens` includes `cached_tokens`; `output_tokens` includes
+    `reasoning_tokens` (as the real API reports them)."""
+
+    input_tokens: int = 100
+    cached_tokens: int = 0
+    output_tokens: int = 20
+    reasoning_tokens: int = 0
+
+    def as_dict(self) -> dict[str, Any]:
+        return {
+            "input_tokens": self.input_tokens,
+            "input_tokens_details": {"cached_tokens": self.cached_tokens},
+            "output_tokens": self.output_tokens,
+            "output_tokens_details": {"reasoning_tokens": self.reasoning_tokens},
+            "total_tokens": self.input_tokens + self.output_tokens,
+        }
+
+
+@dataclass(frozen=True, slots=True)
+class Message:
+    """A final assistant message: it ends Codex's turn."""
+
+    text: str
+    usage: Usage = field(default_factory=Usage)
+
+
+@dataclass(frozen=True, slots=True)
+class FunctionCall:
+    """A reply asking Codex to call one of its tools; Codex answers with a `function_call_output` input item."""
+
+    name: str
+    arguments: Mapping[str, Any]
+    usage: Usage = field(default_factory=Usage)
+
+
+@dataclass(frozen=True, slots=True)
+class HttpError:
+    """An HTTP error with an OpenAI-shaped JSON body."""
+
+    status: int
+    body: Mapping[str, Any]
+    headers: Mapping[str, str] = field(default_factory=dict)
+
+    @classmethod
+    def usage_limit(cls, resets_at: int, plan_type: str = "plus") -> HttpError:
+        """The ChatGPT-plan usage limit: Codex says "You’ve hit your usage limit … try again at <resets_at>"."""
+        return cls(429, {"error": {"type": "usage_limit_reached", "plan_type": plan_type, "resets_at": resets_at}})
+
+
+@dataclass(frozen=True, slots=True)
+class Request:
+    """One request the fake received; `body` is the parsed JSON body, or None when there was none."""
+
+    method: str
+    path: str
+    headers: Mapping[str, str]
+    body: Any
+
+    @property
+    def is_main(self) -> bool:
+        """True for a `POST /v1/responses`: those consume turns."""
+        return self.method == "POST" and self.path.split("?")[0] == "/v1/responses"
+
+
+Reply: TypeAlias = Message | FunctionCall | HttpError
+Turn: TypeAlias = Reply | Callable[[Request], Reply]
+
+
+def shell(command: str, usage: Usage | None = None) -> FunctionCall:
+    """A turn that makes Codex run `command` with the shell tool 0.169.0 offers, `exec_command` (`cmd`, a shell
+    command line; without a PTY, so the output comes back whole)."""
+    return FunctionCall("exec_command", {"cmd": command, "tty": False, "yield_time_ms": 10000}, usage or Usage())
+
+
+def codex_config(fake: FakeOpenAI, model: str) -> str:
+    """The `config.toml` that points Codex at `fake`: its model, the provider, no retries, no WebSockets."""
+    return (
+        f'model = "{model}"\n'
+        'model_provider = "fake"\n'
+        "\n[model_providers.fake]\n"
+        'name = "fake"\n'
+        f'base_url = "{fake.url}"\n'
+        f'env_key = "{FAKE_KEY_VARIABLE}"\n'
+        'wire_api = "responses"\n'
+        "request_max_retries = 0\n"
+        "stream_max_retries = 0\n"
+        "supports_websockets = false\n"
+    )
+
+
+_ids = itertools.count(1)
+
+
+def _new_id(prefix: str) -> str:
+    return f"{prefix}_fake{next(_ids):012d}"
+
+
+def _output_item(reply: Message | FunctionCall) -> dict[str, Any]:
+    if isinstance(reply, Message):
+        return {
+            "type": "message",
+            "id": _new_id("msg"),
+            "role": "assistant",
+            "status": "completed",
+            "content": [{"type": "output_text", "text": reply.text, "annotations": []}],
+        }
+    return {
+        "type": "function_call",
+        "id": _new_id("fc"),
+        "call_id": _new_id("call"),
+        "name": reply.name,
+        "arguments": json.dumps(dict(reply.arguments)),
+        "status": "completed",
+    }
+
+
+def response_events(reply: Message | FunctionCall, model: str) -> Iterator[dict[str, Any]]:
+    """The streaming answer: the data of each server-sent event, in the order the real API sends them."""
+    response_id = _new_id("resp")
+    base = {"id": response_id, "object": "response", "model": model, "output": []}
+    sequence = itertools.count()
+    yield {"type": "response.created", "sequence_number": next(sequence), "response": {**base, "status": "in_progress"}}
+    item = _output_item(reply)
+    started = {**item, "status": "in_progress"}
+    if isinstance(reply, Message):
+        started["content"] = []
+    yield {"type": "response.output_item.added", "sequence_number": next(sequence), "output_index": 0, "item": started}
+    if isinstance(reply, Message):
+        yield {
+            "type": "response.output_text.delta",
+            "sequence_number": next(sequence),
+            "item_id": item["id"],
+            "output_index": 0,
+            "content_index": 0,
+            "delta": reply.text,
+        }
+    yield {"type": "response.output_item.done", "sequence_number": next(sequence), "output_index": 0, "item": item}
+    done = {**base, "status": "completed", "output": [item], "usage": reply.usage.as_dict()}
+    yield {"type": "response.completed", "sequence_number": next(sequence), "response": done}
+
+
+class FakeOpenAI:
+    """The fake server: a ThreadingHTTPServer on 127.0.0.1 (free port) in a background thread.
+
+    `turns` are consumed in order by `POST /v1/responses`; a turn may be a callable that receives the `Request`
+    and returns the reply.
+    """
+
+    def __init__(self, turns: Sequence[Turn] = (), *, default: Reply | None = None) -> None:
+        self.default: Reply = default or Message("Done.")
+        self._turns: list[Turn] = list(turns)
+        self._requests: list[Request] = []
+        self._lock = threading.Lock()
+        self._server: ThreadingHTTPServer | None = None
+        self._thread: threading.Thread | None = None
+
+    def add_turns(self, *turns: Turn) -> None:
+        """Append turns to the script."""
+        with self._lock:
+            self._turns.extend(turns)
+
+    @property
+    def pending(self) -> int:
+        """How many scripted turns have not been consumed yet."""
+        with self._lock:
+            return len(self._turns)
+
+    @property
+    def requests(self) -> list[Request]:
+        """A snapshot of every request received so far, in order."""
+        with self._lock:
+            return list(self._requests)
+
+    @property
+    def main_requests(self) -> list[Request]:
+        """Only the `POST /v1/responses` requests."""
+        return [request for request in self.requests if request.is_main]
+
+    def _record(self, request: Request) -> Reply | None:
+        with self._lock:
+            self._requests.append(request)
+            if not request.is_main:
+                return None
+            turn = self._turns.pop(0) if self._turns else self.default
+        return turn(request) if callable(turn) else turn
+
+    @property
+    def url(self) -> str:
+        """The provider's base_url, ending in /v1."""
+        if self._server is None:
+            raise RuntimeError("FakeOpenAI is not started")
+        host, port = self._server.server_address[:2]
+        return f"http://{host!s}:{port}/v1"
+
+    def start(self) -> FakeOpenAI:
+        """Bind 127.0.0.1 on a free port and serve in a daemon thread."""
+        handler = type("Handler", (_Handler,), {"fake": self})
+        self._server = ThreadingHTTPServer(("127.0.0.1", 0), handler)
+        self._server.daemon_threads = True
+        self._thread = threading.Thread(target=self._server.serve_forever, name="fake-openai", daemon=True)
+        self._thread.start()
+        return self
+
+    def stop(self) -> None:
+        """Stop serving and close the socket."""
+        if self._server is not None:
+            self._server.shutdown()
+            self._server.server_close()
+        if self._thread is not None:
+            self._thread.join(timeout=5)
+        self._server = self._thread = None
+
+    def __enter__(self) -> FakeOpenAI:
+        return self.start()
+
+    def __exit__(self, kind: type[BaseException] | None, exc: BaseException | None, tb: TracebackType | None) -> None:
+        self.stop()
+
+
+class _Handler(BaseHTTPRequestHandler):
+    fake: FakeOpenAI
+    protocol_version = "HTTP/1.1"
+
+    def log_message(self, format: str, *args: Any) -> None:
+        pass
+
+    def do_GET(self) -> None:
+        self._handle()
+
+    def do_POST(self) -> None:
+        self._handle()
+
+    def _read_body(self) -> bytes:
+        if self.headers.get("Transfer-Encoding", "").lower() == "chunked":
+            chunks = []
+            while size := int(self.rfile.readline().split(b";")[0].strip() or b"0", 16):
+                chunks.append(self.rfile.read(size))
+                self.rfile.readline()
+            self.rfile.readline()
+            return b"".join(chunks)
+        return self.rfile.read(int(self.headers.get("Content-Length") or 0))
+
+    def _handle(self) -> None:
+        raw = self._read_body()
+        if self.headers.get("Content-Encoding", "").lower() == "zstd":
+            body: Any = None  # not expected from Codex with an API key; recorded without a body
+        else:
+            try:
+                body = json.loads(raw) if raw else None
+            except ValueError:
+                body = None
+        headers = {key.lower(): value for key, value in self.headers.items()}
+        request = Request(self.command, self.path, headers, body)
+        reply = self.fake._record(request)
+        if reply is None:
+            self._send_json(404, {"error": {"type": "not_found", "message": f"no route {self.command} {self.path}"}})
+        elif isinstance(reply, HttpError):
+            self._send_json(reply.status, reply.body, reply.headers)
+        else:
+            model = str(body.get("model", "gpt-fake")) if isinstance(body, dict) else "gpt-fake"
+            events = response_events(reply, model)
+            stream = "".join(f"event: {data['type']}\ndata: {json.dumps(data)}\n\n" for data in events)
+            self._send(200, "text/event-stream", stream.encode())
+
+    def _send(self, status: int, content_type: str, payload: bytes, extra: Mapping[str, str] | None = None) -> None:
+        self.send_response(status)
+        self.send_header("Content-Type", content_type)
+        self.send_header("Content-Length", str(len(payload)))
+        self.send_header("x-request-id", _new_id("req"))
+        for key, value in (extra or {}).items():
+            self.send_header(key, value)
+        self.end_headers()
+        self.wfile.write(payload)
+
+    def _send_json(self, status: int, data: Any, extra: Mapping[str, str] | None = None) -> None:
+        self._send(status, "application/json", json.dumps(data).encode(), extra)
