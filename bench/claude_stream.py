@@ -29,7 +29,8 @@ from datetime import UTC, datetime
 from typing import Any
 
 from _project import make_project
-from ralphloop.agents.claude.parser import MAX_LINE_BYTES, StreamJsonParser
+from ralphloop.agents.claude.parser import StreamJsonParser
+from ralphloop.agents.json_lines import MAX_LINE_BYTES
 from ralphloop.protocols import AgentResult, ProcessOutcome
 
 MB = 1_000_000

@@ -140,7 +140,7 @@ def test_timeout_and_interrupt_are_carried_over() -> None:
 
 
 def test_a_giant_line_is_skipped_and_the_next_lines_are_read() -> None:
-    from ralphloop.agents.claude.parser import MAX_LINE_BYTES
+    from ralphloop.agents.json_lines import MAX_LINE_BYTES
 
     parser = StreamJsonParser()
     giant = b'{"type":"assistant","message":{"content":[{"type":"text","text":"' + b"x" * (MAX_LINE_BYTES + 10)

@@ -6,9 +6,9 @@ The monitor shows a log's tail through `readable_lines`, and the parser names th
 
 from __future__ import annotations
 
-import json
 from typing import Any
 
+from ralphloop.agents.json_lines import json_object
 from ralphloop.textsafe import one_line
 
 
@@ -32,11 +32,8 @@ def readable_lines(line: str) -> list[str] | None:
     (plain output, a `[stderr]` line), so the caller shows it as it is."""
     if not line.startswith("{"):
         return None
-    try:
-        event = json.loads(line)
-    except (ValueError, RecursionError):
-        return None
-    if not isinstance(event, dict) or not isinstance(event.get("type"), str):
+    event = json_object(line)
+    if event is None or not isinstance(event.get("type"), str):
         return None
     kind = event["type"]
     if kind == "assistant":

@@ -9,7 +9,6 @@ settings, so `ralph analyze` reads a saved log without loading the run's configu
 
 from __future__ import annotations
 
-import json
 import re
 from dataclasses import replace
 from datetime import UTC, datetime
@@ -19,13 +18,12 @@ from ralphloop.agents.claude.activity import block_text, mapping, tool_activity
 from ralphloop.agents.claude.errors import Facts, classify
 from ralphloop.agents.claude.limit_events import from_claude_event
 from ralphloop.agents.claude.result_fields import denials, model_used, number, string, token_usage, whole
+from ralphloop.agents.json_lines import LineBuffer, json_object
 from ralphloop.agents.text import describe_failure, limit_in_text, local_zone
 from ralphloop.guards.usage import LimitWarning, UsageLimit
 from ralphloop.protocols import AgentResult, ErrorKind, ProcessOutcome
 from ralphloop.textsafe import one_line
 
-# One event line can be a large tool result; beyond this it is skipped, not buffered.
-MAX_LINE_BYTES = 16 * 1024 * 1024
 # Above this, a tool event is skimmed (see StreamJsonParser._skimmed), not parsed.
 SKIM_BYTES = 1024 * 1024
 _USER = re.compile(rb'"type"\s*:\s*"user"')
@@ -41,8 +39,7 @@ class StreamJsonParser:
     """Reads stream-json events line by line as they arrive; keeps only what the result needs."""
 
     def __init__(self, started_at: datetime | None = None, *, max_turns: int | None = None) -> None:
-        self._partial = bytearray()
-        self._skipping = False
+        self._lines = LineBuffer()
         self.result: dict[str, Any] | None = None
         self.last_text = ""
         self.session_id = ""
@@ -62,43 +59,14 @@ class StreamJsonParser:
         return self._activity
 
     def feed(self, data: bytes) -> None:
-        start = 0
-        while True:
-            end = data.find(b"\n", start)
-            if end < 0:
-                break
-            self._line(data[start:end])
-            start = end + 1
-        self._append(data[start:])
+        for line in self._lines.lines(data):
+            self._line(line)
 
-    def _append(self, piece: bytes) -> None:
-        if self._skipping:
-            return
-        self._partial += piece
-        if len(self._partial) > MAX_LINE_BYTES:
-            self._partial.clear()
-            self._skipping = True
-
-    def _line(self, piece: bytes) -> None:
-        if self._skipping:
-            self._skipping = False
-            self._partial.clear()
-            return
-        if self._partial:  # the line's start came in earlier chunks: complete it in place, never copy it
-            self._partial += piece
-            line: bytes | bytearray = self._partial
-        else:
-            line = piece
+    def _line(self, line: bytes | bytearray) -> None:
         if len(line) > SKIM_BYTES and self._skimmed(line):
-            self._partial.clear()
             return
-        try:
-            event = json.loads(line)
-        except (ValueError, RecursionError):
-            event = None
-        finally:
-            self._partial.clear()
-        if isinstance(event, dict):
+        event = json_object(line)
+        if event is not None:
             self._event(event)
 
     def _skimmed(self, line: bytes | bytearray) -> bool:
@@ -168,8 +136,8 @@ class StreamJsonParser:
         del self.tool_errors[:-_KEEP_TOOL_ERRORS]
 
     def finish(self, outcome: ProcessOutcome) -> AgentResult:
-        if self._partial:
-            self._line(b"")
+        for line in self._lines.rest():
+            self._line(line)
         result = self.result or {}
         text = result.get("result") if isinstance(result.get("result"), str) else self.last_text
         error = describe_failure(outcome)

@@ -6,10 +6,10 @@ Kept free of the backend's imports so the monitor loads only this.
 
 from __future__ import annotations
 
-import json
 import re
 from typing import Any
 
+from ralphloop.agents.json_lines import json_object
 from ralphloop.textsafe import one_line
 
 # Codex runs each command as `/bin/bash -lc '<command>'`: show the command.
@@ -55,11 +55,8 @@ def readable_lines(line: str) -> list[str] | None:
     (plain output, a `[stderr]` line, another CLI's JSON), so the caller shows it as it is."""
     if not line.startswith("{"):
         return None
-    try:
-        event = json.loads(line)
-    except (ValueError, RecursionError):
-        return None
-    if not isinstance(event, dict) or not isinstance(event.get("type"), str):
+    event = json_object(line)
+    if event is None or not isinstance(event.get("type"), str):
         return None
     kind = event["type"]
     if not kind.startswith(("thread.", "turn.", "item.")) and kind != "error":

@@ -10,7 +10,6 @@ Free of the backend's settings, so `ralph analyze` reads a saved log without loa
 
 from __future__ import annotations
 
-import json
 from dataclasses import replace
 from datetime import UTC, datetime
 from pathlib import Path
@@ -20,14 +19,13 @@ from ralphloop.agents.codex import session_file
 from ralphloop.agents.codex.activity import item_activity
 from ralphloop.agents.codex.errors import classify
 from ralphloop.agents.codex.prices import cost_usd
+from ralphloop.agents.json_lines import LineBuffer, json_object
 from ralphloop.agents.limit_text import from_text
 from ralphloop.agents.text import describe_failure
 from ralphloop.guards.usage import UsageLimit
 from ralphloop.protocols import AgentResult, ErrorKind, ProcessOutcome, TokenUsage
 from ralphloop.textsafe import one_line
 
-# One event line can be a large command output; beyond this it is skipped, not buffered.
-MAX_LINE_BYTES = 16 * 1024 * 1024
 _RETRYING = "Reconnecting..."
 _KEEP_TOOL_ERRORS = 20
 
@@ -38,8 +36,7 @@ class CodexJsonParser:
     def __init__(
         self, started_at: datetime | None = None, *, model: str | None = None, codex_home: Path | None = None
     ) -> None:
-        self._partial = bytearray()
-        self._skipping = False
+        self._lines = LineBuffer()
         self._now = started_at or datetime.now(UTC)
         self._asked_model = model
         self._home = codex_home  # None: the session file is not read (a saved log)
@@ -56,31 +53,12 @@ class CodexJsonParser:
         return next(reversed(self._doing.values()), None) if self._doing else None
 
     def feed(self, data: bytes) -> None:
-        start = 0
-        while True:
-            end = data.find(b"\n", start)
-            if end < 0:
-                break
-            self._line(data[start:end])
-            start = end + 1
-        if not self._skipping:
-            self._partial += data[start:]
-            if len(self._partial) > MAX_LINE_BYTES:
-                self._partial.clear()
-                self._skipping = True
+        for line in self._lines.lines(data):
+            self._line(line)
 
-    def _line(self, piece: bytes) -> None:
-        if self._skipping:
-            self._skipping = False
-            self._partial.clear()
-            return
-        line = bytes(self._partial + piece) if self._partial else piece
-        self._partial.clear()
-        try:
-            event = json.loads(line)
-        except (ValueError, RecursionError):
-            return
-        if isinstance(event, dict):
+    def _line(self, line: bytes | bytearray) -> None:
+        event = json_object(line)
+        if event is not None:
             self._event(event)
 
     def _event(self, event: dict[str, Any]) -> None:
@@ -123,8 +101,8 @@ class CodexJsonParser:
             self._doing[ident] = doing
 
     def finish(self, outcome: ProcessOutcome) -> AgentResult:
-        if self._partial:
-            self._line(b"")
+        for line in self._lines.rest():
+            self._line(line)
         error = describe_failure(outcome)
         said = self.failure
         if said:

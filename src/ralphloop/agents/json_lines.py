@@ -1,0 +1,60 @@
+"""A CLI's JSON-lines stream as it arrives: chunks of bytes in, whole lines out (Claude Code's stream-json,
+Codex's `exec --json`). A line longer than MAX_LINE_BYTES is dropped whole rather than held in memory."""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Iterator
+from typing import Any
+
+MAX_LINE_BYTES = 16 * 1024 * 1024
+
+
+class LineBuffer:
+    """The bytes of a line not finished yet, carried from chunk to chunk."""
+
+    def __init__(self, limit: int = MAX_LINE_BYTES) -> None:
+        self.limit = limit
+        self._partial = bytearray()
+        self._skipping = False  # inside a line past the limit: its rest is dropped up to its newline
+
+    def lines(self, data: bytes) -> Iterator[bytes | bytearray]:
+        """Each line `data` completes. A line whose start came in earlier chunks is completed in place and
+        given as the buffer itself, never copied: use it before asking for the next one."""
+        start = 0
+        while (end := data.find(b"\n", start)) >= 0:
+            yield from self._complete(data[start:end])
+            start = end + 1
+        if not self._skipping:
+            self._partial += data[start:]
+            if len(self._partial) > self.limit:
+                self._partial.clear()
+                self._skipping = True
+
+    def rest(self) -> Iterator[bytes | bytearray]:
+        """The last line, when the stream ended without its newline."""
+        if self._partial:
+            yield from self._complete(b"")
+
+    def _complete(self, piece: bytes) -> Iterator[bytes | bytearray]:
+        if self._skipping:
+            self._skipping = False
+            self._partial.clear()
+            return
+        if not self._partial:
+            yield piece
+            return
+        self._partial += piece
+        try:
+            yield self._partial
+        finally:
+            self._partial.clear()
+
+
+def json_object(line: bytes | bytearray | str) -> dict[str, Any] | None:
+    """The JSON object a line holds, or None (not JSON, too deeply nested, or another JSON value)."""
+    try:
+        value = json.loads(line)
+    except (ValueError, RecursionError):
+        return None
+    return value if isinstance(value, dict) else None
