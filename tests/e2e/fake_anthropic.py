@@ -22,12 +22,12 @@ from __future__ import annotations
 
 import itertools
 import json
-import threading
 from collections.abc import Callable, Iterator, Mapping, Sequence
 from dataclasses import dataclass, field
-from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
-from types import TracebackType
+from http.server import BaseHTTPRequestHandler
 from typing import Any, TypeAlias
+
+from tests.e2e.scripted_server import ScriptedServer
 
 __all__ = [
     "FakeAnthropic",
@@ -211,7 +211,7 @@ def message_events(reply: Text | ToolUse, model: str) -> Iterator[dict[str, Any]
     yield {"type": "message_stop"}
 
 
-class FakeAnthropic:
+class FakeAnthropic(ScriptedServer[Request, Reply]):
     """The fake server: a ThreadingHTTPServer on 127.0.0.1 (free port) in a background thread.
 
     `turns` are consumed in order by main-conversation requests; a turn may be a callable that receives the
@@ -227,81 +227,9 @@ class FakeAnthropic:
         side_reply: str = "Fake title",
         headers: Mapping[str, str] | None = None,
     ) -> None:
-        self.default: Reply = default or Text("Done.")
+        super().__init__(turns, default or Text("Done."))
         self.side_reply = side_reply
         self.headers: dict[str, str] = dict(headers or {})
-        self._turns: list[Turn] = list(turns)
-        self._requests: list[Request] = []
-        self._lock = threading.Lock()
-        self._server: ThreadingHTTPServer | None = None
-        self._thread: threading.Thread | None = None
-
-    # -- script and record -------------------------------------------------------------------------
-
-    def add_turns(self, *turns: Turn) -> None:
-        """Append turns to the script."""
-        with self._lock:
-            self._turns.extend(turns)
-
-    @property
-    def pending(self) -> int:
-        """How many scripted turns have not been consumed yet."""
-        with self._lock:
-            return len(self._turns)
-
-    @property
-    def requests(self) -> list[Request]:
-        """A snapshot of every request received so far, in order."""
-        with self._lock:
-            return list(self._requests)
-
-    @property
-    def main_requests(self) -> list[Request]:
-        """Only the main-conversation requests (those that consumed, or would consume, a turn)."""
-        return [request for request in self.requests if request.is_main]
-
-    def _record(self, request: Request) -> Reply | None:
-        """Store the request and, for a main-conversation request, take its turn."""
-        with self._lock:
-            self._requests.append(request)
-            if not request.is_main:
-                return None
-            turn = self._turns.pop(0) if self._turns else self.default
-        return turn(request) if callable(turn) else turn
-
-    # -- lifecycle ---------------------------------------------------------------------------------
-
-    @property
-    def url(self) -> str:
-        """The base URL for ANTHROPIC_BASE_URL."""
-        if self._server is None:
-            raise RuntimeError("FakeAnthropic is not started")
-        host, port = self._server.server_address[:2]
-        return f"http://{host!s}:{port}"
-
-    def start(self) -> FakeAnthropic:
-        """Bind 127.0.0.1 on a free port and serve in a daemon thread."""
-        handler = type("Handler", (_Handler,), {"fake": self})
-        self._server = ThreadingHTTPServer(("127.0.0.1", 0), handler)
-        self._server.daemon_threads = True
-        self._thread = threading.Thread(target=self._server.serve_forever, name="fake-anthropic", daemon=True)
-        self._thread.start()
-        return self
-
-    def stop(self) -> None:
-        """Stop serving and close the socket."""
-        if self._server is not None:
-            self._server.shutdown()
-            self._server.server_close()
-        if self._thread is not None:
-            self._thread.join(timeout=5)
-        self._server = self._thread = None
-
-    def __enter__(self) -> FakeAnthropic:
-        return self.start()
-
-    def __exit__(self, kind: type[BaseException] | None, exc: BaseException | None, tb: TracebackType | None) -> None:
-        self.stop()
 
 
 class _Handler(BaseHTTPRequestHandler):
@@ -375,3 +303,6 @@ class _Handler(BaseHTTPRequestHandler):
         events = message_events(reply, model)
         stream = "".join(f"event: {data['type']}\ndata: {json.dumps(data)}\n\n" for data in events)
         self._send(200, "text/event-stream", stream.encode())
+
+
+FakeAnthropic.handler = _Handler

@@ -30,12 +30,12 @@ from __future__ import annotations
 
 import itertools
 import json
-import threading
 from collections.abc import Callable, Iterator, Mapping, Sequence
 from dataclasses import dataclass, field
-from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
-from types import TracebackType
+from http.server import BaseHTTPRequestHandler
 from typing import Any, TypeAlias
+
+from tests.e2e.scripted_server import ScriptedServer
 
 __all__ = [
     "FAKE_API_KEY",
@@ -198,82 +198,17 @@ def response_events(reply: Message | FunctionCall, model: str) -> Iterator[dict[
     yield {"type": "response.completed", "sequence_number": next(sequence), "response": done}
 
 
-class FakeOpenAI:
+class FakeOpenAI(ScriptedServer[Request, Reply]):
     """The fake server: a ThreadingHTTPServer on 127.0.0.1 (free port) in a background thread.
 
     `turns` are consumed in order by `POST /v1/responses`; a turn may be a callable that receives the `Request`
     and returns the reply.
     """
 
+    path = "/v1"  # Codex's base_url ends in /v1
+
     def __init__(self, turns: Sequence[Turn] = (), *, default: Reply | None = None) -> None:
-        self.default: Reply = default or Message("Done.")
-        self._turns: list[Turn] = list(turns)
-        self._requests: list[Request] = []
-        self._lock = threading.Lock()
-        self._server: ThreadingHTTPServer | None = None
-        self._thread: threading.Thread | None = None
-
-    def add_turns(self, *turns: Turn) -> None:
-        """Append turns to the script."""
-        with self._lock:
-            self._turns.extend(turns)
-
-    @property
-    def pending(self) -> int:
-        """How many scripted turns have not been consumed yet."""
-        with self._lock:
-            return len(self._turns)
-
-    @property
-    def requests(self) -> list[Request]:
-        """A snapshot of every request received so far, in order."""
-        with self._lock:
-            return list(self._requests)
-
-    @property
-    def main_requests(self) -> list[Request]:
-        """Only the `POST /v1/responses` requests."""
-        return [request for request in self.requests if request.is_main]
-
-    def _record(self, request: Request) -> Reply | None:
-        with self._lock:
-            self._requests.append(request)
-            if not request.is_main:
-                return None
-            turn = self._turns.pop(0) if self._turns else self.default
-        return turn(request) if callable(turn) else turn
-
-    @property
-    def url(self) -> str:
-        """The provider's base_url, ending in /v1."""
-        if self._server is None:
-            raise RuntimeError("FakeOpenAI is not started")
-        host, port = self._server.server_address[:2]
-        return f"http://{host!s}:{port}/v1"
-
-    def start(self) -> FakeOpenAI:
-        """Bind 127.0.0.1 on a free port and serve in a daemon thread."""
-        handler = type("Handler", (_Handler,), {"fake": self})
-        self._server = ThreadingHTTPServer(("127.0.0.1", 0), handler)
-        self._server.daemon_threads = True
-        self._thread = threading.Thread(target=self._server.serve_forever, name="fake-openai", daemon=True)
-        self._thread.start()
-        return self
-
-    def stop(self) -> None:
-        """Stop serving and close the socket."""
-        if self._server is not None:
-            self._server.shutdown()
-            self._server.server_close()
-        if self._thread is not None:
-            self._thread.join(timeout=5)
-        self._server = self._thread = None
-
-    def __enter__(self) -> FakeOpenAI:
-        return self.start()
-
-    def __exit__(self, kind: type[BaseException] | None, exc: BaseException | None, tb: TracebackType | None) -> None:
-        self.stop()
+        super().__init__(turns, default or Message("Done."))
 
 
 class _Handler(BaseHTTPRequestHandler):
@@ -333,3 +268,6 @@ class _Handler(BaseHTTPRequestHandler):
 
     def _send_json(self, status: int, data: Any, extra: Mapping[str, str] | None = None) -> None:
         self._send(status, "application/json", json.dumps(data).encode(), extra)
+
+
+FakeOpenAI.handler = _Handler
