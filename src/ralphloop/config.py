@@ -18,6 +18,7 @@ from types import MappingProxyType
 from typing import TYPE_CHECKING, Any
 
 from ralphloop import config_values as values
+from ralphloop.agents.registry import CLI_BACKENDS
 from ralphloop.errors import RalphError
 from ralphloop.hooks.parse import parse_hooks, parse_quality_checks
 from ralphloop.hooks.spec import CommandSpec, LifecycleHooks
@@ -28,7 +29,6 @@ from ralphloop.yaml_file import read_yaml_mapping
 
 if TYPE_CHECKING:
     from ralphloop.agents.claude.settings import ClaudeSettings
-    from ralphloop.agents.codex.settings import CodexSettings
     from ralphloop.agents.registry import AgentSettings
     from ralphloop.git import GitSettings
     from ralphloop.guards.backoff import Backoff
@@ -54,7 +54,7 @@ class Settings:
     backoff: Backoff
     agent: AgentSettings
     claude: ClaudeSettings
-    codex: CodexSettings
+    commands: Mapping[str, str | None]  # each CLI backend's executable (`NAME.command`); None: its name on PATH
     git: GitSettings
     notify: NotifySettings
     hooks: LifecycleHooks  # config `hooks:` (hooks.py)
@@ -137,19 +137,23 @@ _TABLE: dict[str, dict[str, _Spec]] = {
         "agent_command": (("agent", "command"), "RALPH_AGENT_CMD", values.text, None),
         "model": (("agent", "model"), "RALPH_MODEL", values.text, None),
         "poorman": (("agent", "poorman"), None, values.flag, False),
+        "permissions": (("permissions",), "RALPH_PERMISSIONS", values.permissions, "edits"),
         "scripted_script": (("scripted", "script"), "RALPH_SCRIPT", values.text, None),
     },
     # Claude Code (agents/claude/): the executable and the flags ralph adds to `claude -p`.
+    # Each CLI backend's executable: `codex.command`, $RALPH_CODEX_COMMAND (the backends of agents/registry.py).
+    "commands": {
+        f"{name}_command": ((name, "command"), f"RALPH_{name.upper()}_COMMAND", values.text, None)
+        for name in CLI_BACKENDS
+    },
+    # Read into `permissions: all` (load_settings): the switch ralph had before `permissions`, kept working.
+    "aliases": {"skip_permissions": (("claude", "dangerously_skip_permissions"), None, values.flag, False)},
     "claude": {
-        "claude_command": (("claude", "command"), "RALPH_CLAUDE_COMMAND", values.text, None),
-        "skip_permissions": (("claude", "dangerously_skip_permissions"), None, values.flag, False),
         "allowed_tools": (("claude", "allowed_tools"), None, values.tools, ()),
         "max_turns": (("claude", "max_turns"), None, values.positive_int, None),
         "append_system_prompt": (("claude", "append_system_prompt"), None, values.text, None),
         "resume": (("claude", "resume"), None, values.flag, False),
     },
-    # The Codex CLI (agents/codex/): the executable ralph runs as `codex exec`.
-    "codex": {"codex_command": (("codex", "command"), "RALPH_CODEX_COMMAND", values.text, None)},
     # git (seeds 003, 004): preflight before the first iteration, the branch, commits after iterations.
     "git": {
         "git_required": (("git", "require"), None, values.flag, True),
@@ -177,8 +181,7 @@ _FIELD_NAMES = {
     "backoff_attempts": "attempts",
     "agent": "name",
     "agent_command": "command",
-    "claude_command": "command",
-    "codex_command": "command",
+    **{f"{name}_command": name for name in CLI_BACKENDS},
     "git_required": "require",
     "notify_desktop": "desktop",
     "notify_webhook": "webhook",
@@ -250,6 +253,10 @@ def load_settings(
         if values["agent_command"] and layer.get("agent_command", 0) >= layer.get("agent", 0):
             values["agent"] = "command"
             sources["agent"] = sources["agent_command"]
+        # --dangerously-skip-permissions (or claude.dangerously_skip_permissions) is `permissions: all`.
+        if values["skip_permissions"] and layer.get("skip_permissions", 0) >= layer.get("permissions", 0):
+            values["permissions"] = "all"
+            sources["permissions"] = sources["skip_permissions"]
     finally:
         for section, message in notes:  # the agent's own section is its plugin's business
             if section != values["agent"]:
@@ -298,7 +305,7 @@ def _components() -> dict[str, Callable[..., Any]]:
         "backoff": Backoff,
         "agent": AgentSettings,
         "claude": settings_type("claude"),  # Claude's own, known to the agent registry alone
-        "codex": settings_type("codex"),
+        "commands": lambda **found: MappingProxyType(found),
         "git": GitSettings,
         "notify": NotifySettings,
     }

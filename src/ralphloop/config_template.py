@@ -52,7 +52,6 @@ usage_limit:
 #   allowed_tools: "Write,Edit,Read,Bash(git *),Bash(pytest *)"
 #   max_turns: 50
 #   append_system_prompt: "Keep commits small."
-#   dangerously_skip_permissions: false   # only inside a sandbox you can throw away
 #   resume: false                         # a fresh context each iteration is the point
 
 # backoff:                  # retries of overloaded / unreachable APIs (not counted as iterations)

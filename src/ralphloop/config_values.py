@@ -102,6 +102,14 @@ def promise(value: Any) -> str:
     return text
 
 
+def permissions(value: Any) -> str:
+    from ralphloop.agents.registry import PERMISSIONS
+
+    if not isinstance(value, str) or value.strip().lower() not in PERMISSIONS:
+        raise ValueError(f"expected one of {', '.join(PERMISSIONS)}")
+    return value.strip().lower()
+
+
 def policy(value: Any) -> str:
     if not isinstance(value, str) or value.strip().lower() not in USAGE_POLICIES:
         raise ValueError(f"expected one of {', '.join(USAGE_POLICIES)}")

@@ -18,7 +18,7 @@ import pytest
 
 from tests.conftest import RalphRunner, read_json
 from tests.e2e.conftest import claude_env
-from tests.e2e.fake_anthropic import FakeAnthropic, HttpError, Text, Usage, bash, unified_headers
+from tests.e2e.fake_anthropic import FakeAnthropic, HttpError, Text, Usage, bash, unified_headers, write
 from tests.integration.helpers import entry_fields, git, progress_entries
 
 DEFAULT_MODEL = "claude-opus-5-5"  # what 2.1.329 asks for with an API key and no --model
@@ -233,17 +233,30 @@ def test_max_turns_reached_is_a_failed_attempt_saved_and_undone(
 def test_model_and_allowed_tools_reach_the_real_cli(
     project: Path, feature: Path, ralph: RalphRunner, env: dict[str, str], fake_api: FakeAnthropic, claude_bin: str
 ) -> None:
-    """--model reaches the API request; a tool outside claude.allowed_tools is denied by the CLI itself."""
+    """--model reaches the API request; under `permissions: ask` a tool outside claude.allowed_tools is denied by
+    the CLI itself (under the default `edits`, Claude Code's acceptEdits mode would let `touch` run)."""
     use_claude(project, claude_bin)
     config = project / ".ralph" / "config.yaml"
     config.write_text(config.read_text().replace('allowed_tools: "Bash,Write,Read"', 'allowed_tools: "Read"'))
     fake_api.add_turns(bash("touch forbidden.txt"), Text("Could not run it."))
-    done = run(ralph, env, "-n", "1", "--model", "claude-sonnet-4-5-20250929")
+    done = run(ralph, env, "-n", "1", "--model", "claude-sonnet-4-5-20250929", "--permissions", "ask")
     assert done.returncode == 1, done.stdout + done.stderr
     assert fake_api.main_requests[0].body["model"] == "claude-sonnet-4-5-20250929"
     assert not (project / "forbidden.txt").exists()
     [line] = metrics(feature)
     assert line["model"] == "claude-sonnet-4-5-20250929"
+
+
+def test_permissions_edits_lets_the_cli_write_files_without_an_allowed_tools_list(
+    project: Path, feature: Path, ralph: RalphRunner, env: dict[str, str], fake_api: FakeAnthropic, claude_bin: str
+) -> None:
+    """The default `permissions: edits` is Claude Code's acceptEdits: its Write tool runs with no allowed_tools."""
+    config = project / ".ralph" / "config.yaml"
+    config.write_text(config.read_text() + f"\nclaude:\n  command: {json.dumps(claude_bin)}\n")
+    fake_api.add_turns(write(str(project / "notes.txt"), "written\n"), Text("Wrote it."))
+    done = run(ralph, env, "-n", "1")
+    assert done.returncode == 1, done.stdout + done.stderr  # max_iterations, the stories still open
+    assert (project / "notes.txt").read_text() == "written\n"
 
 
 def test_skip_permissions_when_asked_lets_the_cli_run_any_tool(

@@ -66,7 +66,8 @@ def test_claude_is_the_default_agent_with_the_stream_json_invocation(
     assert done.returncode == 0, done.stdout + done.stderr
     calls = replay.calls()
     assert len(calls) == 3
-    assert calls[0]["args"] == ["-p", "--output-format", "stream-json", "--verbose"]
+    # permissions: edits by default, Claude Code's acceptEdits mode
+    assert calls[0]["args"] == ["-p", "--output-format", "stream-json", "--verbose", "--permission-mode", "acceptEdits"]
     assert all(call["stdin_bytes"] > 500 for call in calls)  # the prompt went on stdin, not in argv
     status = read_json(feature / "status.json")
     assert (status["agent"], status["exitReason"]) == ("claude", "complete")
@@ -93,6 +94,8 @@ def test_config_flags_reach_the_cli_and_permissions_are_never_skipped_unasked(
         "--verbose",
         "--model",
         "sonnet",
+        "--permission-mode",
+        "acceptEdits",
         "--allowedTools",
         "Write,Bash(git commit -m a,b),Read",
         "--max-turns",
@@ -101,6 +104,27 @@ def test_config_flags_reach_the_cli_and_permissions_are_never_skipped_unasked(
         "Keep commits small; say $HOME literally.",
     ]
     assert "--dangerously-skip-permissions" not in args and "--resume" not in args
+
+
+def test_each_permissions_level_maps_to_claude_codes_own_flags(
+    project: Path, feature: Path, ralph: RalphRunner, tmp_path: Path
+) -> None:
+    replay = Replay(tmp_path, ["work"])
+    configure(project, replay)
+    asked = run(ralph, "-n", "1", "--permissions", "ask")
+    assert asked.returncode in (0, 1), asked.stdout + asked.stderr
+    flags = {"--permission-mode", "acceptEdits", "--dangerously-skip-permissions"}
+    assert not flags & set(replay.calls()[-1]["args"])  # ask: the CLI's own rules, nothing added
+    config = project / ".ralph" / "config.yaml"
+    config.write_text(config.read_text() + "permissions: ask\n")
+    dry = run(ralph, "--dry-run", "--permissions", "edits")
+    assert "# Permissions: edits (from --permissions)" in dry.stdout
+    assert "--permission-mode acceptEdits" in dry.stdout
+    dry = run(ralph, "--dry-run")
+    assert "# Permissions: ask (from .ralph/config.yaml (permissions))" in dry.stdout
+    bad = run(ralph, "--dry-run", RALPH_PERMISSIONS="everything")
+    assert bad.returncode != 0 and "Traceback" not in bad.stderr
+    assert bad.stderr.strip() == "ralph: error: environment variable RALPH_PERMISSIONS: expected one of ask, edits, all"
 
 
 def test_skip_permissions_only_when_asked_and_refused_clearly_as_root(
@@ -121,6 +145,7 @@ def test_skip_permissions_only_when_asked_and_refused_clearly_as_root(
         done = run(ralph, "--dangerously-skip-permissions")
     assert done.returncode == 0, done.stdout + done.stderr
     assert all("--dangerously-skip-permissions" in call["args"] for call in replay.calls())
+    assert all("--permission-mode" not in call["args"] for call in replay.calls())
 
 
 def test_an_overloaded_api_is_retried_without_counting_the_iteration(

@@ -1,13 +1,15 @@
 """Agent backends by name: `--agent NAME` (or `agent: NAME` in config) picks one.
 
 A backend is a factory `(settings, paths) -> Agent` named by an import path "module:factory" and imported only
-when a run uses it. Ralph's own are listed in BUILT_IN; another package adds one under the entry-point group
+when a run uses it. Ralph's own are rows of CATALOG (with their log parser, monitor reader and settings);
+another package adds one under the entry-point group
 `ralphloop.agents` (`[project.entry-points."ralphloop.agents"] NAME = "module:factory"`), and both are loaded
 through the same door, `_factory`. Entry points are read only for a name that is not built in: scanning the
 installed distributions costs start-up time that every run would otherwise pay. A built-in name always wins.
 
 A factory gets the run's `config.Settings`: `settings.agent` (this module's AgentSettings: the name, the
-model, ...) and the components it needs. A plugin keeps its own options in a section of the config files
+model, the permissions) and the components it needs; a CLI backend's executable is `settings.commands[NAME]`.
+A plugin keeps its own options in a section of the config files
 named after it and reads them with `settings.section("myagent")`: the raw mapping under `myagent:`, the
 project file's keys over the user file's ({} when neither has one). Checking those keys is the plugin's own
 business; ralph does not warn about a section named after the agent in use.
@@ -33,29 +35,49 @@ if TYPE_CHECKING:
 
 ENTRY_POINT_GROUP: Final = "ralphloop.agents"
 
-BUILT_IN: Final[Mapping[str, str]] = MappingProxyType(
+
+@dataclass(frozen=True, slots=True)
+class BuiltIn:
+    """One of ralph's own backends: where each part of it lives ("module:name"), each imported only when used."""
+
+    factory: str  # (settings, paths) -> Agent
+    cli: bool = False  # it runs a CLI whose executable `NAME.command` (or $RALPH_NAME_COMMAND) may name
+    log_format: str = ""  # `ralph analyze --format` name of its output; "": plain text
+    log_parser: str = ""  # its output parser's class, made with no arguments (a saved log: no settings)
+    log_reader: str = ""  # one line of its log -> readable lines (the monitor's log pane); "": shown as it is
+    sniff: str = ""  # (the first JSON events of a saved log) -> whether they are its output
+    settings: str = ""  # the class of its own config section's value, beyond `command` (config.py builds it)
+
+
+# Ralph's own backends, one row each. The order is the order a saved log's format is sniffed in: the most
+# particular event shapes first.
+CATALOG: Final[Mapping[str, BuiltIn]] = MappingProxyType(
     {
-        "claude": "ralphloop.agents.claude.backend:make",
-        "codex": "ralphloop.agents.codex.backend:make",
-        "command": "ralphloop.agents.command:make",
-        "scripted": "ralphloop.agents.scripted:make",
+        "codex": BuiltIn(
+            "ralphloop.agents.codex.backend:make",
+            cli=True,
+            log_format="codex-json",
+            log_parser="ralphloop.agents.codex.parser:CodexJsonParser",
+            log_reader="ralphloop.agents.codex.activity:readable_lines",
+            sniff="ralphloop.agents.codex.activity:sniff",
+        ),
+        "claude": BuiltIn(
+            "ralphloop.agents.claude.backend:make",
+            cli=True,
+            log_format="claude-stream-json",
+            log_parser="ralphloop.agents.claude.parser:StreamJsonParser",
+            log_reader="ralphloop.agents.claude.activity:readable_lines",
+            sniff="ralphloop.agents.claude.activity:sniff",
+            settings="ralphloop.agents.claude.settings:ClaudeSettings",
+        ),
+        "command": BuiltIn("ralphloop.agents.command:make"),
+        "scripted": BuiltIn("ralphloop.agents.scripted:make"),
     }
 )
-# How a backend's log reads as text (its structured output turned into lines): the monitor's log pane. A backend
-# that prints plain text needs no entry.
-LOG_READERS: Final[Mapping[str, str]] = MappingProxyType(
-    {
-        "claude": "ralphloop.agents.claude.activity:readable_lines",
-        "codex": "ralphloop.agents.codex.activity:readable_lines",
-    }
-)
-# A built-in backend's own settings value, which config.py builds from that backend's keys in its table.
-SETTINGS: Final[Mapping[str, str]] = MappingProxyType(
-    {
-        "claude": "ralphloop.agents.claude.settings:ClaudeSettings",
-        "codex": "ralphloop.agents.codex.settings:CodexSettings",
-    }
-)
+BUILT_IN: Final[Mapping[str, str]] = MappingProxyType({name: row.factory for name, row in CATALOG.items()})
+# The backends that run a CLI of their own: each has `NAME.command` in the config.
+CLI_BACKENDS: Final = tuple(name for name, row in CATALOG.items() if row.cli)
+PERMISSIONS: Final = ("ask", "edits", "all")
 
 
 @dataclass(frozen=True, slots=True)
@@ -66,6 +88,9 @@ class AgentSettings:
     command: str | None  # the command agent's command line (--agent-cmd)
     model: str | None  # --model: asked for, and checked against the model that answered
     poorman: bool  # any model will do: --model is not verified
+    # What the agent may do without asking (PERMISSIONS): each CLI backend maps it to its own flags. `all` (no
+    # checks at all) only ever because the user asked for it.
+    permissions: str
     scripted_script: str | None  # the scripted agent's script (absolute); None: the feature's script.yaml
 
 
@@ -177,7 +202,8 @@ def log_reader(name: str) -> Callable[[str], list[str] | None]:
     """The function turning one line of backend `name`'s log into readable lines (None: show the line as it is).
     A backend without a reader of its own (a command agent, which may well run `claude -p` underneath) gets
     every known reader in turn: the first that recognises a line reads it."""
-    targets = [LOG_READERS[name]] if name in LOG_READERS else list(LOG_READERS.values())
+    readers_by_name = {each: row.log_reader for each, row in CATALOG.items() if row.log_reader}
+    targets = [readers_by_name[name]] if name in readers_by_name else list(readers_by_name.values())
     readers = [_function(target) for target in targets]
 
     def read(line: str) -> list[str] | None:
@@ -191,11 +217,20 @@ def log_reader(name: str) -> Callable[[str], list[str] | None]:
 
 
 def _function(target: str) -> Callable[[str], list[str] | None]:
-    module_name, _, attribute = target.partition(":")
-    return cast("Callable[[str], list[str] | None]", getattr(importlib.import_module(module_name), attribute))
+    return cast("Callable[[str], list[str] | None]", load(target))
 
 
 def settings_type(name: str) -> Callable[..., Any]:
     """The class of built-in backend `name`'s settings value (config.py makes one from the config files)."""
-    module_name, _, attribute = SETTINGS[name].partition(":")
-    return cast("Callable[..., Any]", getattr(importlib.import_module(module_name), attribute))
+    return cast("Callable[..., Any]", load(CATALOG[name].settings))
+
+
+def load(target: str) -> Any:
+    """What "module:name" names, the module imported now."""
+    module_name, _, attribute = target.partition(":")
+    return getattr(importlib.import_module(module_name), attribute)
+
+
+def log_formats() -> dict[str, str]:
+    """`ralph analyze` format name -> the backend whose output it is."""
+    return {row.log_format: name for name, row in CATALOG.items() if row.log_format}

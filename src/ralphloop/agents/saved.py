@@ -1,8 +1,9 @@
 """Reading a saved agent output (a `logs/iteration-N.log`, or a capture) back into its final text.
 
-The same parsers the loop uses read the file, so `ralph analyze` sees what the loop saw:
-Claude stream-json through StreamJsonParser, plain text through TextOutputParser (its last
-MiB), and a log's `[stderr] ` lines left out, as the loop never analysed stderr.
+The same parsers the loop uses read the file, so `ralph analyze` sees what the loop saw: a backend's
+structured output through that backend's own parser (agents/registry.py CATALOG: `log_format`, `log_parser`,
+`sniff`), plain text through TextOutputParser (its last MiB), and a log's `[stderr] ` lines left out, as
+the loop never analysed stderr.
 """
 
 from __future__ import annotations
@@ -10,11 +11,11 @@ from __future__ import annotations
 import json
 from collections.abc import Iterable
 
-from ralphloop.agents.claude.parser import StreamJsonParser
+from ralphloop.agents.registry import CATALOG, load, log_formats
 from ralphloop.agents.text import TextOutputParser
-from ralphloop.protocols import AgentRequest, ProcessOutcome
+from ralphloop.protocols import AgentRequest, OutputParser, ProcessOutcome
 
-FORMATS = ("auto", "text", "claude-json", "claude-stream-json", "codex-json")
+FORMATS = ("auto", "text", "claude-json", *log_formats())
 STDERR_MARK = b"[stderr] "
 _SNIFF_LINES = 50
 MAX_LINE = 16 * 1024 * 1024
@@ -35,11 +36,10 @@ def detect(head: bytes) -> str:
             break
         if isinstance(value, dict):
             events.append(value)
+    for row in CATALOG.values():
+        if row.sniff and row.log_format and load(row.sniff)(events):
+            return row.log_format
     kinds = {str(event.get("type", "")) for event in events}
-    if any(kind.startswith(("thread.", "turn.", "item.")) for kind in kinds):
-        return "codex-json"
-    if kinds & {"system", "assistant", "user", "stream_event", "rate_limit_event"}:
-        return "claude-stream-json"
     if kinds == {"result"} and len(events) == 1:
         return "claude-json"
     # `claude -p --output-format json` printed across lines (pretty), or a head cut inside it.
@@ -51,15 +51,11 @@ def detect(head: bytes) -> str:
 
 def final_text(chunks: Iterable[bytes], fmt: str) -> str:
     """The agent's final text from a saved output read in `chunks` (never held whole for text)."""
-    if fmt == "claude-stream-json":
-        parser = StreamJsonParser()
-        for chunk in chunks:
-            parser.feed(chunk)
-        return parser.finish(_DONE).final_text
     if fmt == "claude-json":
         return _claude_json(b"".join(chunks))
-    if fmt == "codex-json":
-        return _codex_json(chunks)
+    backend = log_formats().get(fmt)
+    if backend is not None:
+        return _parsed(chunks, CATALOG[backend].log_parser)
     text = TextOutputParser(_REQUEST)
     for line in _lines(chunks):
         if not line.startswith(STDERR_MARK):
@@ -86,11 +82,9 @@ def _claude_json(data: bytes) -> str:
     return result if isinstance(result, str) else ""
 
 
-def _codex_json(chunks: Iterable[bytes]) -> str:
-    """`codex exec --json`: the last agent_message item, read by the codex backend's own parser."""
-    from ralphloop.agents.codex.parser import CodexJsonParser
-
-    parser = CodexJsonParser()
+def _parsed(chunks: Iterable[bytes], parser_class: str) -> str:
+    """A backend's output read by its own parser, as the loop read it (without the log's stderr lines)."""
+    parser: OutputParser = load(parser_class)()
     for line in _lines(chunks):
         if not line.startswith(STDERR_MARK):
             parser.feed(line)

@@ -12,6 +12,7 @@ import os
 import re
 from collections.abc import Iterator
 
+from ralphloop.agents.registry import CATALOG, log_formats
 from ralphloop.agents.saved import detect, final_text
 from ralphloop.analysis.signals import Analysis, SignalRecord, analyze, with_records
 from ralphloop.errors import RalphError
@@ -26,7 +27,7 @@ _LOG_NAME = re.compile(r"^iteration-(\d+)\.log$")
 def command(args: argparse.Namespace, argv: list[str]) -> int:
     path = args.file
     number = _iteration_of(path)
-    fmt = args.format if args.format != "auto" else _AGENT_FORMATS.get(args.agent or "") or _auto(_head(path), number)
+    fmt = args.format if args.format != "auto" else _agent_format(args.agent) or _auto(_head(path), number)
     text = final_text(_chunks(path), fmt)
     prompt_path = args.prompt or _sibling_prompt(path, number)
     prompt = _read_prompt(prompt_path, explicit=bool(args.prompt))
@@ -86,15 +87,20 @@ def _chunks(path: str) -> Iterator[bytes]:
         os.close(fd)
 
 
-# `--agent NAME`: how that backend's output is read.
-_AGENT_FORMATS = {"claude": "claude-stream-json", "codex": "codex-json", "command": "text"}
+def _agent_format(agent: str | None) -> str | None:
+    """`--agent NAME`: how that built-in backend's output is read (one without a format of its own: as text);
+    None for a plugin's or no name: detected."""
+    row = CATALOG.get(agent or "")
+    if row is None:
+        return None
+    return row.log_format or "text"
 
 
 def _auto(head: bytes, number: int | None) -> str:
-    """The detected format; for a loop's own log, the way the loop read it: Claude stream-json
-    through the claude backend, Codex JSON through the codex one, anything else as a command agent's text."""
+    """The detected format; for a loop's own log, the way the loop read it: a backend's own output through
+    that backend's parser, anything else (Claude's one-object json too) as a command agent's text."""
     fmt = detect(head)
-    if number is not None and fmt not in ("claude-stream-json", "codex-json"):
+    if number is not None and fmt not in log_formats():
         return "text"
     return fmt
 

@@ -166,7 +166,10 @@ def _add_run(run: argparse.ArgumentParser) -> None:
     run.add_argument("-d", "--dry-run", action="store_true", help="print the prompt and agent command; run nothing")
     run.add_argument("--no-archive", action="store_true", help="do not archive the feature on completion")
     run.add_argument(
-        "--agent", metavar="NAME", help="agent backend: claude (default), command, scripted, or a plugin's"
+        "--agent",
+        metavar="NAME",
+        help="agent backend: claude (default), codex, command, scripted, or a plugin's; "
+        "a list (claude,codex) fails over to the next at a usage limit",
     )
     run.add_argument("--agent-cmd", metavar="CMD", help="run CMD as the agent (prompt on stdin)")
     run.add_argument("-s", "--story", metavar="ID", help="work on this story only, until it passes")
@@ -199,25 +202,35 @@ def _add_run(run: argparse.ArgumentParser) -> None:
         "--monitor", action="store_true", help="run in a tmux session 'ralph', the live monitor beside the loop"
     )
     run.add_argument(
+        "--permissions",
+        metavar="LEVEL",
+        choices=("ask", "edits", "all"),
+        help="what the agent may do unasked: ask, edits (default: edit files in the project) or all (no checks)",
+    )
+    run.add_argument(
         "--dangerously-skip-permissions",
         action="store_true",
-        help="pass this to Claude Code: no permission checks (only in a sandbox you can throw away)",
+        help="the same as --permissions all: no permission checks (only in a sandbox you can throw away)",
     )
     run.set_defaults(handler="run")
 
 
 def _add_analyze(commands: Any) -> None:
     """`ralph analyze FILE`."""
+    from ralphloop.agents.registry import CLI_BACKENDS, log_formats  # light: names, nothing of a backend
+
     analyze = commands.add_parser("analyze", help="show what ralph reads in a saved agent output")
     analyze.add_argument("file", metavar="FILE", help="a saved output, e.g. .ralph/FEATURE/logs/iteration-7.log")
     analyze.add_argument(
         "--format",
         default="auto",
-        choices=("auto", "text", "claude-json", "claude-stream-json", "codex-json"),
+        choices=("auto", "text", "claude-json", *log_formats()),
         help="how FILE was written (default: detected)",
     )
     analyze.add_argument(
-        "--agent", metavar="NAME", help="the backend that wrote FILE (claude, codex): read as the loop read it"
+        "--agent",
+        metavar="NAME",
+        help=f"the backend that wrote FILE ({', '.join(CLI_BACKENDS)}): read as the loop read it",
     )
     analyze.add_argument("--prompt", metavar="FILE", help="the prompt it answered (default: iteration-N.prompt.md)")
     analyze.add_argument("--json", action="store_true", help="machine-readable output")

@@ -244,6 +244,7 @@ _GUARD_FLAGS = (
     ("max_cost_usd", "max_cost", "--max-cost"),
     ("max_tokens", "max_tokens", "--max-tokens"),
     ("max_runtime_s", "max_runtime", "--max-runtime"),
+    ("permissions", "permissions", "--permissions"),
     ("skip_permissions", "dangerously_skip_permissions", "--dangerously-skip-permissions"),
 )
 
@@ -266,6 +267,7 @@ def _dry_run(built: Built) -> int:
     invocation = run.agent.command(request)
     print(f"# Dry run for {paths.selector}: nothing is started, written or counted.")
     print(f"# Agent: {run.agent.name} (from {settings.source('agent')})")
+    print(f"# Permissions: {settings.agent.permissions} (from {settings.source('permissions')})")
     print(f"# Command (run in {paths.project_root}, prompt on stdin): {shlex.join(invocation.argv)}")
     print("# Environment: " + " ".join(f"{key}={shlex.quote(value)}" for key, value in invocation.env.items()))
     limit = policy.max_iterations or "unlimited"

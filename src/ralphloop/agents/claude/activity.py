@@ -27,6 +27,14 @@ def tool_activity(block: dict[str, Any]) -> str:
     return f"{name}: {one_line(detail, 100)}" if detail else name
 
 
+def sniff(events: list[dict[str, Any]]) -> bool:
+    """Whether a saved log's first JSON events are `claude -p --output-format stream-json` output."""
+    return any(event.get("type") in _STREAM_EVENTS for event in events)
+
+
+_STREAM_EVENTS = frozenset({"system", "assistant", "user", "stream_event", "rate_limit_event"})
+
+
 def readable_lines(line: str) -> list[str] | None:
     """What one stream-json line says, as zero or more lines of text; None when it is not stream-json
     (plain output, a `[stderr]` line), so the caller shows it as it is."""

@@ -1,6 +1,7 @@
 """Claude Code as a backend: `claude -p --output-format stream-json --verbose`, the prompt on stdin.
 
-The flags come from the user's `claude:` settings; the output is read by parser.py as it streams.
+The flags come from the user's `claude:` settings and `permissions` (ask: none, edits: `--permission-mode
+acceptEdits`, all: `--dangerously-skip-permissions`); the output is read by parser.py as it streams.
 """
 
 from __future__ import annotations
@@ -28,11 +29,12 @@ class ClaudeAgent:
 
     def __init__(self, settings: Settings, executable: str | None = None) -> None:
         claude = settings.claude
-        chosen = executable or claude.command or "claude"
+        configured = settings.commands.get("claude")
+        chosen = executable or configured or "claude"
         # Not on PATH: make_agent refuses the run with this; a dry run, which starts nothing, only says it.
         self.missing: str | None = None
         if shutil.which(chosen) is None:
-            if claude.command and executable is None:
+            if configured and executable is None:
                 self.missing = (
                     f"{settings.source('claude_command')}: {chosen!r} is not an executable on PATH or a path to one"
                 )
@@ -43,9 +45,10 @@ class ClaudeAgent:
                     "@anthropic-ai/claude-code) or set claude.command in .ralph/config.yaml; "
                     "or choose another agent: --agent-cmd CMD, or --agent scripted"
                 )
-        if claude.skip_permissions and _is_root() and not os.environ.get("IS_SANDBOX"):
+        self.permissions = settings.agent.permissions
+        if self.permissions == "all" and _is_root() and not os.environ.get("IS_SANDBOX"):
             raise RalphError(
-                f"{settings.source('skip_permissions')}: Claude Code refuses --dangerously-skip-permissions when "
+                f"{settings.source('permissions')}: Claude Code refuses --dangerously-skip-permissions when "
                 "run as root. Run ralph as a normal user, or, only inside a throwaway container or VM, "
                 "set IS_SANDBOX=1; or leave the flag out and allow tools with claude.allowed_tools"
             )
@@ -57,8 +60,10 @@ class ClaudeAgent:
         if request.model:
             argv += ("--model", request.model)
         claude = self.settings
-        if claude.skip_permissions:
+        if self.permissions == "all":
             argv += ("--dangerously-skip-permissions",)  # only ever because the user asked for it
+        elif self.permissions == "edits":
+            argv += ("--permission-mode", "acceptEdits")
         if claude.allowed_tools:
             argv += ("--allowedTools", ",".join(claude.allowed_tools))
         if claude.max_turns:

@@ -1,4 +1,4 @@
-"""The `claude:` settings: the executable and the flags ralph adds to `claude -p`."""
+"""The `claude:` settings: the flags ralph adds to `claude -p` (its executable is `settings.commands["claude"]`)."""
 
 from __future__ import annotations
 
@@ -9,8 +9,6 @@ from dataclasses import dataclass
 class ClaudeSettings:
     """Claude Code's own settings, resolved (config.py builds it from the `claude:` section)."""
 
-    command: str | None  # the executable; None: `claude` on PATH
-    skip_permissions: bool  # --dangerously-skip-permissions, only ever because the user asked for it
     allowed_tools: tuple[str, ...]
     max_turns: int | None
     append_system_prompt: str | None

@@ -50,6 +50,11 @@ def shell_command(command: Any) -> str:
     return found["inner"] if found else text
 
 
+def sniff(events: list[dict[str, Any]]) -> bool:
+    """Whether a saved log's first JSON events are `codex exec --json` output."""
+    return any(str(event.get("type", "")).startswith(("thread.", "turn.", "item.")) for event in events)
+
+
 def readable_lines(line: str) -> list[str] | None:
     """What one `codex exec --json` line says, as zero or more lines of text; None when it is not one
     (plain output, a `[stderr]` line, another CLI's JSON), so the caller shows it as it is."""

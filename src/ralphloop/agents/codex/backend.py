@@ -1,8 +1,8 @@
 """The Codex CLI as a backend: `codex exec --json --skip-git-repo-check [-m MODEL] -s workspace-write -`,
 the prompt on stdin, run with TZ=UTC so that the reset time of its usage-limit sentence is read exactly.
 
-`--dangerously-bypass-approvals-and-sandbox` replaces `-s workspace-write` only when the user asked ralph to
-skip permissions (`--dangerously-skip-permissions`, or `claude.dangerously_skip_permissions` in the config).
+`permissions` picks the sandbox: ask `-s read-only`, edits `-s workspace-write`, and all (only ever because the
+user asked) `--dangerously-bypass-approvals-and-sandbox`.
 """
 
 from __future__ import annotations
@@ -29,7 +29,7 @@ class CodexAgent:
     name = "codex"
 
     def __init__(self, settings: Settings) -> None:
-        configured = settings.codex.command
+        configured = settings.commands.get("codex")
         chosen = configured or "codex"
         # Not on PATH: make_agent refuses the run with this; a dry run, which starts nothing, only says it.
         self.missing: str | None = None
@@ -44,16 +44,16 @@ class CodexAgent:
                     "(npm install -g @openai/codex) or set codex.command in .ralph/config.yaml"
                 )
         self.executable = chosen
-        self.skip_permissions = settings.claude.skip_permissions  # ralph's one switch, whichever agent runs
+        self.permissions = settings.agent.permissions
 
     def command(self, request: AgentRequest) -> AgentCommand:
         argv: tuple[str, ...] = (self.executable, "exec", "--json", "--skip-git-repo-check")
         if request.model:
             argv += ("-m", request.model)
-        if self.skip_permissions:
+        if self.permissions == "all":
             argv += ("--dangerously-bypass-approvals-and-sandbox",)  # only ever because the user asked for it
         else:
-            argv += ("-s", "workspace-write")
+            argv += ("-s", "workspace-write" if self.permissions == "edits" else "read-only")
         env = {**agent_env(request), "TZ": "UTC"}
         return AgentCommand(argv=(*argv, "-"), env=env, stdin=request.prompt.encode("utf-8"))
 
