@@ -135,7 +135,7 @@ def build_run(
         if not pending:
             raise
         view = TaskView((), None)  # read again once the killed iteration is settled
-    agent = make_agent(settings, paths, dry_run=request.dry_run)
+    agent = make_agent(settings, paths, dry_run=request.dry_run, clock=clock)
     if request.dry_run and getattr(agent, "missing", None):
         warnings.append(f"{agent.missing} (a real run would stop here)")  # type: ignore[attr-defined]
     in_git, git_warnings = _git_preflight(paths, settings)

@@ -133,7 +133,8 @@ _TABLE: dict[str, dict[str, _Spec]] = {
         "backoff_attempts": (("backoff", "attempts"), None, values.positive_int, 10),
     },
     "agent": {
-        "agent": (("agent", "name"), "RALPH_AGENT", values.text, "claude"),
+        "agent": (("agent", "name"), "RALPH_AGENT", values.agent_names, "claude"),  # "claude,codex": failover
+        "agents": (("agents",), None, values.agent_list, None),  # `agents: [claude, codex]`: the same
         "agent_command": (("agent", "command"), "RALPH_AGENT_CMD", values.text, None),
         "model": (("agent", "model"), "RALPH_MODEL", values.text, None),
         "poorman": (("agent", "poorman"), None, values.flag, False),
@@ -180,6 +181,7 @@ _FIELD_NAMES = {
     "backoff_max_s": "cap_s",
     "backoff_attempts": "attempts",
     "agent": "name",
+    "agents": "chain",
     "agent_command": "command",
     **{f"{name}_command": name for name in CLI_BACKENDS},
     "git_required": "require",
@@ -251,15 +253,22 @@ def load_settings(
             sources[key], layer[key] = label, 4
         # A command given at a layer at least as specific as the agent's name means the command agent.
         if values["agent_command"] and layer.get("agent_command", 0) >= layer.get("agent", 0):
-            values["agent"] = "command"
-            sources["agent"] = sources["agent_command"]
+            values["agent"], sources["agent"], layer["agent"] = (
+                "command",
+                sources["agent_command"],
+                layer["agent_command"],
+            )
+        if values["agents"] and layer.get("agents", 0) >= layer.get("agent", 0):
+            values["agent"], sources["agent"] = ",".join(values["agents"]), sources["agents"]
+        values["agents"] = tuple(values["agent"].split(","))  # the failover order; the first is the agent
+        values["agent"] = values["agents"][0]
         # --dangerously-skip-permissions (or claude.dangerously_skip_permissions) is `permissions: all`.
         if values["skip_permissions"] and layer.get("skip_permissions", 0) >= layer.get("permissions", 0):
             values["permissions"] = "all"
             sources["permissions"] = sources["skip_permissions"]
     finally:
         for section, message in notes:  # the agent's own section is its plugin's business
-            if section != values["agent"]:
+            if section not in (values["agents"] or values["agent"].split(",")):
                 warn(message)
     if values["scripted_script"] and not os.path.isabs(values["scripted_script"]):
         values["scripted_script"] = os.path.join(project_root, values["scripted_script"])
@@ -268,19 +277,19 @@ def load_settings(
         hooks=hooks,
         quality_checks=gates,
         sources=MappingProxyType(sources),
-        sections=_sections(read, values["agent"]),
+        sections=_sections(read, values["agents"]),
     )
 
 
-def _sections(read: list[tuple[str, dict[str, Any]]], agent: str) -> Mapping[str, Mapping[str, Any]]:
-    """Each section of the config files as written, a later file's keys over an earlier one's. The agent's
+def _sections(read: list[tuple[str, dict[str, Any]]], agents: tuple[str, ...]) -> Mapping[str, Mapping[str, Any]]:
+    """Each section of the config files as written, a later file's keys over an earlier one's. An agent's
     own section must be a mapping (a plugin reads it); other sections are checked where they are read."""
     merged: dict[str, dict[str, Any]] = {}
     for label, data in read:
         for name, body in data.items():
             if isinstance(body, dict):
                 merged[name] = {**merged.get(name, {}), **body}
-            elif name == agent and name not in _KNOWN_SECTIONS and body is not None:
+            elif name in agents and name not in _KNOWN_SECTIONS and body is not None:
                 raise RalphError(f"{label}: {name}: expected a mapping")
     return MappingProxyType({name: MappingProxyType(body) for name, body in merged.items()})
 
@@ -373,7 +382,7 @@ def _file_layer(
     for key, spec in _FIELDS.items():
         if len(spec[0]) == 1:
             value = data.get(spec[0][0])
-            if isinstance(value, dict):  # `completion: {mode: trust}` reads like `completion: trust`
+            if isinstance(value, dict) and spec[0][0] in _SHORT_FORMS:  # `completion: {mode: trust}`
                 named = sorted({"mode", *_USED_KEYS.get(spec[0][0], ())})
                 if not value.keys() & set(named):
                     raise RalphError(f"{label}: {spec[0][0]}: expected a value, or a mapping of {', '.join(named)}")

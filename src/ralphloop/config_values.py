@@ -102,6 +102,33 @@ def promise(value: Any) -> str:
     return text
 
 
+MAX_AGENTS = 8
+
+
+def agent_names(value: Any) -> str:
+    """`claude` or `claude,codex` (failover, in that order): the names, checked, joined by commas."""
+    if not isinstance(value, str) or not value.strip():
+        raise ValueError("expected a non-empty string: an agent name, or several in failover order (claude,codex)")
+    return ",".join(agent_list(value))
+
+
+def agent_list(value: Any) -> tuple[str, ...]:
+    """`[claude, codex]` (or "claude,codex"): agent names, each once, in the order given."""
+    if isinstance(value, str):
+        value = value.split(",")
+    if not isinstance(value, list) or not value:
+        raise ValueError("expected an agent name, or a list of them (claude,codex)")
+    names = tuple(item.strip() if isinstance(item, str) else item for item in value)
+    if not all(isinstance(name, str) and name for name in names):
+        raise ValueError(f"expected agent names, got an empty or non-text one in {value!r}")
+    twice = sorted({name for name in names if names.count(name) > 1})
+    if twice:
+        raise ValueError(f"{', '.join(twice)} listed twice")
+    if len(names) > MAX_AGENTS:
+        raise ValueError(f"at most {MAX_AGENTS} agents")
+    return names
+
+
 def permissions(value: Any) -> str:
     from ralphloop.agents.registry import PERMISSIONS
 

@@ -29,6 +29,22 @@ class Slot(Struct, frozen=True):
     resets_at: datetime | None = None
 
 
+class AgentShare(Struct, frozen=True):
+    """One agent's part of a run that failed over between agents: its calls, tokens (input + output) and cost."""
+
+    agent: str
+    calls: int = 0
+    tokens: int | None = None
+    cost_usd: float | None = None
+
+    def plus(self, result: AgentResult) -> AgentShare:
+        usage = result.usage
+        used = usage.input_tokens + usage.output_tokens if usage else None
+        return replace(
+            self, calls=self.calls + 1, tokens=_plus(self.tokens, used), cost_usd=_plus(self.cost_usd, result.cost_usd)
+        )
+
+
 class Tally(Struct, frozen=True):
     """The run's numbers so far: one set, shown the same on every surface."""
 
@@ -41,6 +57,7 @@ class Tally(Struct, frozen=True):
     cache_write_tokens: int | None = None
     cost_usd: float | None = None
     agent_s: float = 0.0  # time the agents ran (wall time is the run's own)
+    by_agent: tuple[AgentShare, ...] = ()  # with failover (agents/failover.py): each agent's share, first used first
 
     @property
     def tokens(self) -> int | None:
@@ -62,6 +79,7 @@ class Tally(Struct, frozen=True):
             cache_write_tokens=_plus(self.cache_write_tokens, usage.cache_creation_tokens if usage else None),
             cost_usd=_plus(self.cost_usd, result.cost_usd),
             agent_s=self.agent_s + max(0.0, result.duration_s),
+            by_agent=_shared(self.by_agent, result),
         )
 
     def to_json(self) -> dict[str, Any]:
@@ -75,7 +93,22 @@ class Tally(Struct, frozen=True):
             "cacheWriteTokens": self.cache_write_tokens,
             "costUsd": round(self.cost_usd, 6) if self.cost_usd is not None else None,
             "agentSeconds": round(self.agent_s, 1),
+            **({"byAgent": [_share_json(share) for share in self.by_agent]} if self.by_agent else {}),
         }
+
+
+def _shared(shares: tuple[AgentShare, ...], result: AgentResult) -> tuple[AgentShare, ...]:
+    """The shares with `result` added to its agent's (a result that names no agent: one agent, no shares)."""
+    if not result.agent:
+        return shares
+    if all(share.agent != result.agent for share in shares):
+        shares = (*shares, AgentShare(result.agent))
+    return tuple(share.plus(result) if share.agent == result.agent else share for share in shares)
+
+
+def _share_json(share: AgentShare) -> dict[str, Any]:
+    cost = round(share.cost_usd, 6) if share.cost_usd is not None else None
+    return {"agent": share.agent, "calls": share.calls, "tokens": share.tokens, "costUsd": cost}
 
 
 def _plus(total: Any, more: Any) -> Any:
@@ -130,6 +163,7 @@ class AgentStarted(Struct, frozen=True):
 
     number: int
     pid: int
+    agent: str = ""  # the backend running (with failover, the agent of this iteration)
 
 
 class Undoing(Struct, frozen=True):

@@ -264,6 +264,11 @@ class AgentResult(Struct, frozen=True):
     stop_reason: str | None = None  # the model's last stop reason (end_turn, max_tokens, tool_use ...)
     error_kind: ErrorKind | None = None
     left_running: int = 0  # processes the agent left running after it ended (ralph stopped them)
+    # Failover (agents/failover.py): the backend that ran, whether --model was asked of it (the first agent's
+    # alone), and the agent the next iteration runs on when this one is limited or cannot log in.
+    agent: str = ""
+    model_asked: bool = True
+    failover_to: str | None = None
 
 
 class OutputParser(Protocol):

@@ -18,8 +18,9 @@ business; ralph does not warn about a section named after the agent in use.
 from __future__ import annotations
 
 import importlib
+import os
 from collections.abc import Callable, Mapping
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from types import MappingProxyType
 from typing import TYPE_CHECKING, Any, Final, cast
 
@@ -29,7 +30,7 @@ from ralphloop.textsafe import one_line
 if TYPE_CHECKING:
     from ralphloop.config import Settings
     from ralphloop.paths import FeaturePaths
-    from ralphloop.protocols import Agent
+    from ralphloop.protocols import Agent, Clock
 
     AgentFactory = Callable[[Settings, FeaturePaths], Agent]
 
@@ -84,13 +85,14 @@ PERMISSIONS: Final = ("ask", "edits", "all")
 class AgentSettings:
     """Which agent runs, and what every backend may be asked (the `agent:` and `scripted:` settings)."""
 
-    name: str  # the backend: built in or a plugin's
+    name: str  # the backend: built in or a plugin's (with failover, the first of `chain`)
     command: str | None  # the command agent's command line (--agent-cmd)
     model: str | None  # --model: asked for, and checked against the model that answered
     poorman: bool  # any model will do: --model is not verified
     # What the agent may do without asking (PERMISSIONS): each CLI backend maps it to its own flags. `all` (no
     # checks at all) only ever because the user asked for it.
     permissions: str
+    chain: tuple[str, ...]  # `--agent claude,codex`: the failover order (agents/failover.py); (name,) for one
     scripted_script: str | None  # the scripted agent's script (absolute); None: the feature's script.yaml
 
 
@@ -108,9 +110,32 @@ class Backend:
         return f"agent plugin {self.name!r} ({self.target} from {self.plugin})" if self.plugin else repr(self.name)
 
 
-def make_agent(settings: Settings, paths: FeaturePaths, *, dry_run: bool = False) -> Agent:
-    """The backend `settings.agent.name` names, ready to run, or a one-line error listing the known ones.
-    An executable that is not installed (the agent's `missing`) stops a run, not a dry run: it starts nothing."""
+def make_agent(settings: Settings, paths: FeaturePaths, *, dry_run: bool = False, clock: Clock | None = None) -> Agent:
+    """The backend `settings.agent.name` names, ready to run, or a one-line error listing the known ones; with
+    several (`--agent claude,codex`), each of them behind one FailoverAgent. An executable that is not installed
+    (an agent's `missing`) stops a run, not a dry run: it starts nothing."""
+    chain = settings.agent.chain
+    if len(chain) <= 1:
+        return _make(settings, paths, dry_run=dry_run)
+    from ralphloop.agents.failover import FailoverAgent
+    from ralphloop.paths import ralph_home
+    from ralphloop.protocols import SystemClock
+    from ralphloop.state.agent_limits import LIMITS_FILE, LimitBook
+
+    members = [_make(member_settings(settings, name), paths, dry_run=dry_run) for name in chain]
+    book = LimitBook(os.path.join(ralph_home(), LIMITS_FILE))
+    return FailoverAgent(members, book, clock or SystemClock(), settings.usage.fallback_wait_s)
+
+
+def member_settings(settings: Settings, name: str) -> Settings:
+    """The settings as agent `name` of a failover chain sees them: its own name, and --model only if it is
+    the first (a model name means one vendor's model)."""
+    first = name == settings.agent.chain[0]
+    agent = replace(settings.agent, name=name, model=settings.agent.model if first else None, chain=(name,))
+    return replace(settings, agent=agent)
+
+
+def _make(settings: Settings, paths: FeaturePaths, *, dry_run: bool) -> Agent:
     backend = _named(settings)
     factory = _factory(backend)
     if not backend.plugin:
@@ -135,6 +160,10 @@ def check_agent_settings(settings: Settings, paths: FeaturePaths) -> None:
     """Raise the error `make_agent` would for the settings and the workspace's files alone: an unknown name, a
     command agent's missing or unsplittable command, a scripted agent's script. Whether an executable is on
     PATH is the machine's business, left to `make_agent` (`ralph validate` checks inputs)."""
+    if len(settings.agent.chain) > 1:
+        for name in settings.agent.chain:
+            check_agent_settings(member_settings(settings, name), paths)
+        return
     _named(settings)
     if settings.agent.name == "command":
         from ralphloop.agents.command import required_command, split_command

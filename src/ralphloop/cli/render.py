@@ -28,6 +28,7 @@ from ralphloop.durations import format_duration
 from ralphloop.events import (
     AgentActivity,
     AgentOutput,
+    AgentShare,
     Archived,
     CircuitChanged,
     Committed,
@@ -315,6 +316,8 @@ class TerminalRenderer(Struct):
             report = summarize(lines, max_iterations=self.max_iterations)
             self.line(format_summary(report, metrics_path=self.metrics_file))
         self.line(self.summary(event))
+        if event.tally.by_agent:
+            self.line("By agent: " + "; ".join(share_text(share) for share in event.tally.by_agent))
 
     def summary(self, event: LoopEnded) -> str:
         """One line of the run's numbers, the same the records hold: counted iterations (and the calls that
@@ -346,6 +349,14 @@ def iteration_header(event: IterationStarted) -> str:
     number, _, count = words.partition(" · ")
     task = strip_terminal_controls(f"{event.task_id}: {event.task_title}")  # the task file's words: no escapes
     return f"── Iteration {number} · {task}" + (f" · {count}" if count else "")
+
+
+def share_text(share: AgentShare) -> str:
+    """`codex 2 calls · 12,345 tokens · $0.4100`: one agent's part of a run that failed over."""
+    parts = [f"{share.agent} {share.calls} call{'s' if share.calls != 1 else ''}"]
+    parts += [f"{share.tokens:,} tokens"] if share.tokens is not None else []
+    parts += [f"${share.cost_usd:.4f}"] if share.cost_usd is not None else []
+    return " · ".join(parts)
 
 
 def tokens_text(tally: Tally) -> str:

@@ -267,6 +267,8 @@ def _dry_run(built: Built) -> int:
     invocation = run.agent.command(request)
     print(f"# Dry run for {paths.selector}: nothing is started, written or counted.")
     print(f"# Agent: {run.agent.name} (from {settings.source('agent')})")
+    if len(settings.agent.chain) > 1:
+        print(f"# Failover: {' → '.join(settings.agent.chain)} (at a usage limit or a failed login, the next one)")
     print(f"# Permissions: {settings.agent.permissions} (from {settings.source('permissions')})")
     print(f"# Command (run in {paths.project_root}, prompt on stdin): {shlex.join(invocation.argv)}")
     print("# Environment: " + " ".join(f"{key}={shlex.quote(value)}" for key, value in invocation.env.items()))

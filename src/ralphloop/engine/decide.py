@@ -45,6 +45,7 @@ class Observation(Struct, frozen=True):
     usage_action: str = "wait"  # the policy's answer for this limit: wait or exit
     usage_wait_s: float = 0.0
     agent_fatal: str | None = None  # the agent cannot work at all (auth, billing, model): the message with the fix
+    failover: str | None = None  # the agent is limited or cannot log in, and the next agent of the list can run
     transient_error: str | None = None  # the agent's API failed, not the task (overloaded, unreachable)
     transient_retry: int = 0  # which backoff retry this would be (1-based)
     transient_retries: int = 10
@@ -122,6 +123,12 @@ ROWS: tuple[Row, ...] = (
             f"the agent claimed completion ({', '.join(obs.claim_sources) or 'claim'}; completion: trust)"
             + (f"; {len(obs.open_ids)} task(s) still open" if obs.open_ids else ""),
         ),
+    ),
+    Row(
+        "the agent hit its usage limit or cannot log in, and another agent of the list can run (not counted)",
+        "retry at once, on that agent",
+        lambda obs: obs.failover is not None,
+        lambda obs: Decision(Action.RETRY, None, obs.failover or ""),
     ),
     Row(
         "the agent hit a vendor usage limit and the policy (or the user) says exit",

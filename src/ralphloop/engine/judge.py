@@ -77,14 +77,14 @@ def judge(state: LoopState, breaker: Breaker, facts: Facts, policy: Policy) -> J
     """Counters, streaks, progress and the breaker after the iteration; the facts the decision needs."""
     r, a, settled = facts.result, facts.analysis, facts.settled
     limit = None if facts.interrupted else r.usage_limit
+    switched = None if facts.interrupted else r.failover_to  # another agent takes over (agents/failover.py)
     kind = None if facts.interrupted or limit else r.error_kind
-    fatal = r.error if kind is not None and kind.fatal else None
+    fatal = r.error if kind is not None and kind.fatal and not switched else None
     transient = r.error if kind is not None and kind.transient else None
-    skip = facts.interrupted or limit or fatal or transient
-    mismatch, warning = (
-        (None, None) if skip else model_check(policy.model, policy.poorman, r.model, warned=state.model_unverified)
-    )
-    counted = not facts.interrupted and limit is None and mismatch is None and fatal is None and transient is None
+    skip = facts.interrupted or limit or fatal or transient or switched
+    want = None if skip or not r.model_asked else policy.model  # a failover agent runs its own default model
+    mismatch, warning = model_check(want, policy.poorman, r.model, warned=state.model_unverified)
+    counted = not (facts.interrupted or switched) and limit is None and not (mismatch or fatal or transient)
     view, broken = settled.view, facts.broken or settled.error
     failures = facts.gate_failures + facts.verify_failures
     passed = facts.task.id in view.done_ids and broken is None and not failures
@@ -117,7 +117,8 @@ def judge(state: LoopState, breaker: Breaker, facts: Facts, policy: Policy) -> J
         tally=spent,
         model_unverified=state.model_unverified or warning is not None,
     )
-    rejected = mismatch or transient or fatal
+    moved = f"{r.agent} {'is limited' if limit else 'cannot work'}: the next runs on {switched}" if switched else None
+    rejected = mismatch or transient or fatal or (None if limit else moved)
     undone = task_failed is not None or rejected is not None or facts.interrupted or limit is not None
     transition = None
     if counted:
@@ -144,6 +145,7 @@ def judge(state: LoopState, breaker: Breaker, facts: Facts, policy: Policy) -> J
         usage_action="exit" if policy.usage.action == "exit" else "wait",
         usage_wait_s=wait_for(limit, facts.now, policy.usage.margin_s, policy.usage.fallback_wait_s) if limit else 0.0,
         agent_fatal=fatal,
+        failover=moved,
         transient_error=transient,
         transient_retry=new_state.transient_retry,
         transient_retries=policy.backoff.attempts,
@@ -167,6 +169,7 @@ def judge(state: LoopState, breaker: Breaker, facts: Facts, policy: Policy) -> J
     notes = []
     if limit:
         notes.append(f"usage limit ({limit.vendor}): {limit.message}; not counted as an iteration")
+    notes += [moved] if moved else []
     if mismatch:
         notes.append(f"model check: {mismatch}")
     if transient and not policy.backoff.exhausted(new_state.transient_retry):
@@ -176,18 +179,7 @@ def judge(state: LoopState, breaker: Breaker, facts: Facts, policy: Policy) -> J
             f"(attempt {new_state.transient_retry}/{policy.backoff.attempts})"
         )
     return Judged(
-        new_state,
-        breaker,
-        transition,
-        obs,
-        counted,
-        passed,
-        progress,
-        task_failed,
-        rejected,
-        limit,
-        tuple(notes),
-        warning,
+        new_state, breaker, transition, obs, counted, passed, progress, task_failed, rejected, limit, (*notes,), warning
     )
 
 

@@ -133,7 +133,7 @@ def _run_once(run: Run, request: AgentRequest, log_path: str) -> AgentResult:
         on_stdout=on_stdout,
         on_output=lambda stream, data: run.emit(AgentOutput(stream, data)),
         tag=iteration_tag(run.id, request.iteration),
-        on_start=lambda pid: run.emit(AgentStarted(request.iteration, pid)),
+        on_start=lambda pid: run.emit(AgentStarted(request.iteration, pid, run.agent.name)),
     )
     return replace(parser.finish(outcome), left_running=outcome.left_running)
 

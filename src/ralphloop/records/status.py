@@ -12,6 +12,7 @@ from msgspec import Struct, field
 
 from ralphloop.events import (
     AgentActivity,
+    AgentStarted,
     CircuitChanged,
     IterationFinished,
     IterationStarted,
@@ -152,6 +153,10 @@ class StatusFile:
             live.activity_written = moment
         elif isinstance(event, RunStarted):
             self._started(event)
+        elif isinstance(event, AgentStarted):
+            if not event.agent or event.agent == live.agent:
+                return
+            live.agent = event.agent  # failover: this iteration's agent
         elif isinstance(event, IterationStarted):
             live.number, live.status, live.activity, live.in_iteration = event.number, "running", None, True
             live.current_story, live.log_file = f"{event.task_id} - {event.task_title}", event.log_path

@@ -9,6 +9,7 @@ from __future__ import annotations
 import os
 import shutil
 
+from ralphloop.agents.accounts import account_of
 from ralphloop.agents.claude.parser import StreamJsonParser
 from ralphloop.agents.text import agent_env
 from ralphloop.config import Settings
@@ -54,6 +55,8 @@ class ClaudeAgent:
             )
         self.executable = chosen
         self.settings = claude
+        home = os.environ.get("CLAUDE_CONFIG_DIR") or os.path.join(os.path.expanduser("~"), ".claude")
+        self.account = account_of(os.environ, ("ANTHROPIC_API_KEY", "CLAUDE_CODE_OAUTH_TOKEN"), home)
 
     def command(self, request: AgentRequest) -> AgentCommand:
         argv: tuple[str, ...] = (self.executable, "-p", "--output-format", "stream-json", "--verbose")

@@ -10,6 +10,7 @@ from __future__ import annotations
 import os
 import shutil
 
+from ralphloop.agents.accounts import account_of
 from ralphloop.agents.codex.parser import CodexJsonParser
 from ralphloop.agents.codex.session_file import codex_home
 from ralphloop.agents.text import agent_env
@@ -45,6 +46,7 @@ class CodexAgent:
                 )
         self.executable = chosen
         self.permissions = settings.agent.permissions
+        self.account = account_of(os.environ, ("CODEX_API_KEY", "OPENAI_API_KEY"), str(codex_home(os.environ)))
 
     def command(self, request: AgentRequest) -> AgentCommand:
         argv: tuple[str, ...] = (self.executable, "exec", "--json", "--skip-git-repo-check")

@@ -1,0 +1,167 @@
+"""FailoverAgent over the real claude and codex backends, reading real captured runs, with an injected clock:
+the order it picks agents in, the hand-over at a limit or a failed login, the return after the reset, and the
+book of limits shared through a real file."""
+
+from __future__ import annotations
+
+from datetime import UTC, datetime, timedelta
+from pathlib import Path
+
+import pytest
+from msgspec.structs import replace
+
+from ralphloop.agents.failover import FailoverAgent, account_key
+from ralphloop.agents.registry import make_agent
+from ralphloop.config import load_settings
+from ralphloop.errors import RalphError
+from ralphloop.paths import FeaturePaths
+from ralphloop.protocols import AgentRequest, AgentResult, FakeClock, ProcessOutcome
+from ralphloop.state.agent_limits import LIMITS_FILE, LimitBook, Limited
+
+FIXTURES = Path(__file__).resolve().parents[1] / "fixtures"
+CLAUDE_LIMIT = FIXTURES / "claude" / "runs" / "claude_mock_oauth_unified_rejected_streamjson"  # resets 02:00:20
+CLAUDE_401 = FIXTURES / "claude" / "runs" / "claude_mock_auth_401_streamjson"
+CLAUDE_OK = FIXTURES / "claude" / "runs" / "claude_mock_tool_streamjson"
+CODEX_OK = FIXTURES / "codex" / "mock_tool_json"
+CODEX_LIMIT = FIXTURES / "codex" / "mock_usage_limit_plus_json"  # resets 01:04
+START = datetime(2026, 11, 20, 20, 0, tzinfo=UTC)
+
+
+@pytest.fixture
+def home(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
+    monkeypatch.setenv("RALPH_HOME", str(tmp_path / "home"))
+    monkeypatch.setenv("CLAUDE_CONFIG_DIR", str(tmp_path / "claude-config"))
+    for variable in ("ANTHROPIC_API_KEY", "CLAUDE_CODE_OAUTH_TOKEN", "CODEX_API_KEY", "OPENAI_API_KEY"):
+        monkeypatch.delenv(variable, raising=False)
+    return tmp_path / "home"
+
+
+def chain(tmp_path: Path, clock: FakeClock, names: str = "claude,codex", model: str | None = "opus") -> FailoverAgent:
+    (tmp_path / "project").mkdir(exist_ok=True)
+    flags = {"agent": (names, "--agent"), **({"model": (model, "--model")} if model else {})}
+    settings = load_settings(str(tmp_path / "project"), flags, env={})
+    paths = FeaturePaths(str(tmp_path / "project"), str(tmp_path / "project" / ".ralph" / "feat"))
+    agent = make_agent(settings, paths, dry_run=True, clock=clock)
+    assert isinstance(agent, FailoverAgent)
+    return agent
+
+
+def request(model: str | None = "opus", session: str | None = None) -> AgentRequest:
+    return AgentRequest(
+        prompt="p", iteration=1, project_root="/", feature_dir="/", prompt_file="/p", task_id="S-1",
+        started_at=START, model=model, resume_session=session,
+    )  # fmt: skip
+
+
+def one_run(agent: FailoverAgent, capture: Path, clock: FakeClock, session: str | None = None) -> AgentResult:
+    """The chain picks an agent, which reads `capture` as the real CLI printed it."""
+    asked = request(session=session)
+    agent.command(asked)
+    parser = agent.parser(replace(asked, started_at=clock.now()))
+    parser.feed((capture / "stdout").read_bytes())
+    code = int((capture / "rc").read_text())
+    return parser.finish(ProcessOutcome(exit_code=code, duration_s=1.0, stderr_tail=(capture / "stderr").read_text()))
+
+
+def test_the_first_agent_runs_until_its_limit_then_the_next_until_the_reset_passes(tmp_path: Path, home: Path) -> None:
+    clock = FakeClock(start=START)
+    agent = chain(tmp_path, clock)
+    assert agent.name == "claude"
+    result = one_run(agent, CLAUDE_LIMIT, clock)
+    assert (result.agent, result.failover_to, result.model_asked) == ("claude", "codex", True)
+    assert agent.name == "claude"  # the records of this iteration name the agent that ran it
+    book = LimitBook(str(home / LIMITS_FILE))
+    marks = book.active(clock.now())
+    assert list(marks) == [f"claude/login:{tmp_path / 'claude-config'}"]
+    assert marks[account_key(agent.agents[0])].until == datetime(2026, 11, 21, 2, 0, 20, tzinfo=UTC)
+    codex_turn = agent.command(request())
+    assert agent.name == "codex" and "-m" not in codex_turn.argv  # opus is claude's model, not codex's
+    clock.advance(timedelta(hours=5).total_seconds())  # 01:00: still before claude's reset
+    assert agent.command(request()).argv[1:3] == ("exec", "--json")
+    clock.advance(timedelta(hours=1).total_seconds())  # 02:00:00, 20 s before it
+    agent.command(request())
+    assert agent.name == "codex"
+    clock.advance(21)
+    claude_turn = agent.command(request())
+    assert agent.name == "claude" and "--model" in claude_turn.argv
+
+
+def test_a_codex_result_is_not_checked_against_claudes_model(tmp_path: Path, home: Path) -> None:
+    clock = FakeClock(start=START)
+    agent = chain(tmp_path, clock)
+    one_run(agent, CLAUDE_LIMIT, clock)
+    result = one_run(agent, CODEX_OK, clock, session="claude-session")
+    assert (result.agent, result.model_asked, result.failover_to) == ("codex", False, None)
+
+
+def test_when_every_agent_is_limited_the_one_that_resets_first_runs_and_no_hand_over_is_offered(
+    tmp_path: Path, home: Path
+) -> None:
+    clock = FakeClock(start=START)
+    agent = chain(tmp_path, clock)
+    assert one_run(agent, CLAUDE_LIMIT, clock).failover_to == "codex"
+    last = one_run(agent, CODEX_LIMIT, clock)
+    assert last.failover_to is None and last.usage_limit is not None  # the usage-limit policy takes it from here
+    agent.command(request())
+    assert agent.name == "codex"  # codex resets at 01:04, claude at 02:00:20
+
+
+def test_a_failed_login_is_this_runs_alone_and_never_written_to_the_book(tmp_path: Path, home: Path) -> None:
+    clock = FakeClock(start=START)
+    agent = chain(tmp_path, clock)
+    result = one_run(agent, CLAUDE_401, clock)
+    assert result.failover_to == "codex"
+    assert not (home / LIMITS_FILE).exists()
+    clock.advance(86_400)
+    agent.command(request())
+    assert agent.name == "codex"  # claude stays out for the rest of this run
+    fresh = chain(tmp_path, clock)
+    assert fresh.name == "claude"  # another run tries it again
+
+
+def test_a_mark_from_another_loop_is_honoured_and_a_later_one_replaces_it(tmp_path: Path, home: Path) -> None:
+    clock = FakeClock(start=START)
+    book = LimitBook(str(home / LIMITS_FILE))
+    key = f"claude/login:{tmp_path / 'claude-config'}"
+    book.mark(key, Limited(START + timedelta(hours=1), "usage_limit", "elsewhere"), clock.now())
+    book.mark("codex/other", Limited(START + timedelta(minutes=5), "usage_limit", "x"), clock.now())
+    agent = chain(tmp_path, clock)
+    assert agent.name == "codex"
+    book.mark(key, Limited(START + timedelta(minutes=1), "usage_limit", "sooner"), clock.now())
+    clock.advance(61)
+    assert agent.command(request()) and agent.name == "claude"
+    assert book.active(clock.now()) == {"codex/other": Limited(START + timedelta(minutes=5), "usage_limit", "x")}
+
+
+@pytest.mark.parametrize(
+    "text",
+    [
+        b"not json",
+        b'{"schema_version": 2, "limits": {}}',
+        b'{"schema_version": 1}',
+        b'{"schema_version": 1, "limits": {"a": {"until": "2026-01-01T00:00:00"}}}',  # no time zone
+        b'{"schema_version": 1, "limits": {"a": "tomorrow"}}',
+        b"\xff\xfe",
+    ],
+)
+def test_a_damaged_book_is_a_one_line_error_naming_it_and_is_left_as_it_is(
+    tmp_path: Path, home: Path, text: bytes
+) -> None:
+    home.mkdir(parents=True)
+    path = home / LIMITS_FILE
+    path.write_bytes(text)
+    with pytest.raises(RalphError) as caught:
+        chain(tmp_path, FakeClock(start=START))
+    assert str(caught.value).startswith(f"{path}: not a valid file of agent limits")
+    assert "\n" not in str(caught.value) and path.read_bytes() == text
+
+
+def test_the_book_keeps_only_marks_ahead_and_never_grows_past_its_cap(tmp_path: Path) -> None:
+    book = LimitBook(str(tmp_path / LIMITS_FILE))
+    for n in range(300):
+        book.mark(f"agent/{n}", Limited(START + timedelta(minutes=n + 1), "usage_limit", "m" * 1000), START)
+    marks = book.active(START)
+    assert len(marks) == 256 and "agent/299" in marks and "agent/0" not in marks
+    assert all(len(mark.message) == 300 for mark in marks.values())
+    book.mark("agent/late", Limited(START + timedelta(days=1), "usage_limit", ""), START + timedelta(minutes=200))
+    assert len(book.active(START + timedelta(minutes=200))) == 101
