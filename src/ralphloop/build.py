@@ -148,7 +148,7 @@ def build_run(
     # narrowed run sees only part of the tasks and keeps the others it does not show
     saved.completed_ids = sorted((set(saved.completed_ids) - set(view.open_ids)) | view.done_ids)
     cancel = cancel or CancelToken()
-    ledger = CallLedger(ledger_path(ralph_home(), settings.loop.rate_account or agent.name))
+    ledger = CallLedger(ledger_path(ralph_home(), settings.loop.rate_account or settings.agent.name))
 
     def slots() -> Slot:
         taken = ledger.peek(clock.now(), policy.rate_limit_per_hour)

@@ -1,4 +1,5 @@
-"""Fixtures for driving the real Claude Code CLI against the loopback fake of the Anthropic API."""
+"""Fixtures for driving the real agent CLIs against loopback fakes of their vendors' APIs: Claude Code against
+the Anthropic API's (fake_anthropic.py), Codex against the OpenAI Responses API's (fake_openai.py)."""
 
 from __future__ import annotations
 
@@ -13,7 +14,10 @@ from typing import Any
 import pytest
 
 from tests.e2e.claude_cli import claude_executable
+from tests.e2e.codex_cli import codex_executable
 from tests.e2e.fake_anthropic import FakeAnthropic
+from tests.e2e.fake_openai import FAKE_API_KEY as FAKE_OPENAI_KEY
+from tests.e2e.fake_openai import FAKE_KEY_VARIABLE, FakeOpenAI, codex_config
 
 FAKE_API_KEY = "sk-ant-api03-fake"
 FAKE_OAUTH_TOKEN = "sk-ant-oat01-fake"
@@ -32,6 +36,30 @@ def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:
 def claude_bin() -> str:
     """The real `claude` binary of the pinned version (installed once into the test cache)."""
     return claude_executable()
+
+
+@pytest.fixture(scope="session")
+def codex_bin() -> str:
+    """The real `codex` binary of the pinned version (installed once into the test cache)."""
+    return codex_executable()
+
+
+@pytest.fixture
+def openai_api() -> Iterator[FakeOpenAI]:
+    """A started fake Responses API with an empty script; add turns with `openai_api.add_turns(...)`."""
+    with FakeOpenAI() as fake:
+        yield fake
+
+
+def codex_env(home: Path, fake: FakeOpenAI, ralph_env: dict[str, str], model: str) -> dict[str, str]:
+    """ralph's test environment plus Codex's: a private HOME and CODEX_HOME whose config.toml names the fake as
+    the model provider (and `model`), the fake key in the variable the provider's env_key names, and no real
+    OpenAI key."""
+    codex_home = home / ".codex"
+    codex_home.mkdir(parents=True)
+    (codex_home / "config.toml").write_text(codex_config(fake, model))
+    cli = {key: value for key, value in ralph_env.items() if not key.startswith(("OPENAI_", "CODEX_"))}
+    return {**cli, "HOME": str(home), "CODEX_HOME": str(codex_home), FAKE_KEY_VARIABLE: FAKE_OPENAI_KEY}
 
 
 @pytest.fixture

@@ -12,22 +12,19 @@ import json
 import shlex
 import subprocess
 import time
-from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
 import pytest
 
 from tests.conftest import RalphRunner, read_json
-from tests.e2e.codex_cli import codex_executable
+from tests.e2e.conftest import codex_env
 from tests.e2e.fake_openai import (
     FAKE_API_KEY,
-    FAKE_KEY_VARIABLE,
     FakeOpenAI,
     HttpError,
     Message,
     Usage,
-    codex_config,
     shell,
 )
 
@@ -36,29 +33,9 @@ MODEL = "gpt-5.1-codex"  # config.toml's model: ralph passes no -m, so it learns
 pytestmark = pytest.mark.timeout(900)  # the first test may pay for the npm install
 
 
-@pytest.fixture(scope="session")
-def codex_bin() -> str:
-    """The real `codex` binary of the pinned version (installed once into the test cache)."""
-    return codex_executable()
-
-
-@pytest.fixture
-def openai_api() -> Iterator[FakeOpenAI]:
-    """A started fake Responses API with an empty script; add turns with `openai_api.add_turns(...)`."""
-    with FakeOpenAI() as fake:
-        yield fake
-
-
 @pytest.fixture
 def env(tmp_path: Path, openai_api: FakeOpenAI, ralph_env: dict[str, str]) -> dict[str, str]:
-    """ralph's test environment plus Codex's: a private HOME and CODEX_HOME whose config.toml names the fake as
-    the model provider, the fake key in the variable the provider's env_key names, and no real OpenAI key."""
-    home = tmp_path / "codex-home"
-    codex_home = home / ".codex"
-    codex_home.mkdir(parents=True)
-    (codex_home / "config.toml").write_text(codex_config(openai_api, MODEL))
-    cli = {key: value for key, value in ralph_env.items() if not key.startswith(("OPENAI_", "CODEX_"))}
-    return {**cli, "HOME": str(home), "CODEX_HOME": str(codex_home), FAKE_KEY_VARIABLE: FAKE_API_KEY}
+    return codex_env(tmp_path / "codex-home", openai_api, ralph_env, MODEL)
 
 
 def use_codex(project: Path, codex_bin: str) -> None:

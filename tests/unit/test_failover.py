@@ -4,6 +4,7 @@ book of limits shared through a real file."""
 
 from __future__ import annotations
 
+import re
 from datetime import UTC, datetime, timedelta
 from pathlib import Path
 
@@ -165,3 +166,30 @@ def test_the_book_keeps_only_marks_ahead_and_never_grows_past_its_cap(tmp_path: 
     assert all(len(mark.message) == 300 for mark in marks.values())
     book.mark("agent/late", Limited(START + timedelta(days=1), "usage_limit", ""), START + timedelta(minutes=200))
     assert len(book.active(START + timedelta(minutes=200))) == 101
+
+
+def test_a_limit_whose_reset_has_already_passed_keeps_the_same_agent(tmp_path: Path, home: Path) -> None:
+    """Read late (the reset came while the CLI was exiting): no hand-over, and the policy's wait is the margin."""
+    clock = FakeClock(start=datetime(2026, 11, 21, 3, 0, tzinfo=UTC))  # after claude's 02:00:20 reset
+    agent = chain(tmp_path, clock)
+    result = one_run(agent, CLAUDE_LIMIT, clock)
+    assert result.usage_limit is not None and result.failover_to is None
+    assert LimitBook(str(home / LIMITS_FILE)).active(clock.now()) == {}
+    agent.command(request())
+    assert agent.name == "claude"
+
+
+def test_a_limit_without_a_reset_is_kept_for_the_fallback_wait(tmp_path: Path, home: Path) -> None:
+    clock = FakeClock(start=START)
+    agent = chain(tmp_path, clock, names="codex,claude", model=None)
+    capture = tmp_path / "later"
+    capture.mkdir()
+    for name in ("stderr", "rc"):
+        (capture / name).write_bytes((CODEX_LIMIT / name).read_bytes())
+    real = (CODEX_LIMIT / "stdout").read_text()
+    (capture / "stdout").write_text(re.sub(r"or try again at [^.\"]*\.", "Try again later.", real))
+    assert "Try again later." in (capture / "stdout").read_text()
+    result = one_run(agent, capture, clock)
+    assert result.failover_to == "claude"
+    [mark] = LimitBook(str(home / LIMITS_FILE)).active(clock.now()).values()
+    assert mark.until == START + timedelta(minutes=30)  # usage_limit.fallback_wait_minutes

@@ -99,9 +99,10 @@ class FailoverAgent:
         return replace(result, failover_to=following.name)
 
     def _until(self, result: AgentResult, now: datetime) -> datetime:
+        """The vendor's reset (one already past marks nothing: the agent may go on), else the fallback wait."""
         limit = result.usage_limit
         resets = limit.resets_at if limit is not None else None
-        return resets if resets is not None and resets > now else now + timedelta(seconds=self._fallback_s)
+        return resets if resets is not None else now + timedelta(seconds=self._fallback_s)
 
     @staticmethod
     def _said(result: AgentResult) -> str:
