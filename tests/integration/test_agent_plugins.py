@@ -13,7 +13,8 @@ from pathlib import Path
 
 import pytest
 
-from tests.conftest import RalphRunner, read_json, write_prd
+from ralphloop.agents.registry import BUILT_IN
+from tests.conftest import AGENTS, PYTHON, RalphRunner, read_json, write_prd
 
 # A backend as a third party would write it: only ralph's public seams (AgentCommand, agent_env, the text parser).
 ECHO_AGENT = '''
@@ -101,7 +102,7 @@ def test_an_unknown_name_lists_the_plugins_too(one_story: Path, site: Path, ralp
     before = files(one_story.parent.parent)
     done = ralph("run", "--agent", "nope", "-n", "1", env={"PYTHONPATH": str(site)})
     assert done.returncode == 1
-    known = "claude, codex, command, echo, scripted"
+    known = ", ".join(sorted({*BUILT_IN, "echo"}))
     assert done.stderr == f"ralph: error: --agent: unknown agent 'nope' (known: {known})\n"
     assert files(one_story.parent.parent) == before
 
@@ -227,3 +228,76 @@ def test_a_built_in_backend_never_reads_entry_points(
     loaded = json.loads(done.stdout.splitlines()[-1])
     assert "importlib.metadata" not in loaded
     assert "ralphloop.agents.claude.backend" not in loaded  # only the backend the run uses is imported
+
+
+def docs_example() -> str:
+    """The complete backend docs/agents.md shows, as written there."""
+    text = (Path(__file__).resolve().parents[2] / "docs" / "agents.md").read_text()
+    section = text.split("## A backend of your own (a plugin)", 1)[1]
+    return section.split("```python\n", 1)[1].split("```", 1)[0]
+
+
+@pytest.fixture
+def acme(one_story: Path, tmp_path: Path) -> dict[str, str]:
+    """docs/agents.md's example backend installed as a plugin, tests/agents/acme_cli.py as the acme it runs."""
+    assert len(docs_example().splitlines()) < 80  # the issue's promise: a complete backend in under 80 lines
+    install(tmp_path / "site", "ralph-acme", {"ralph_acme": docs_example()}, {"acme": "ralph_acme:make"})
+    executable = tmp_path / "acme"
+    executable.write_text(f'#!/bin/sh\nexec "{PYTHON}" "{AGENTS / "acme_cli.py"}" "$@"\n')
+    executable.chmod(0o755)
+    config = one_story.parent / "config.yaml"
+    config.write_text(config.read_text() + f"\nacme:\n  command: {json.dumps(str(executable))}\n")
+    return {"PYTHONPATH": str(tmp_path / "site"), "ACME_CALLS": str(tmp_path / "calls.jsonl")}
+
+
+def test_the_docs_example_backend_works_as_written(
+    one_story: Path, ralph: RalphRunner, acme: dict[str, str], tmp_path: Path
+) -> None:
+    done = ralph("run", "--agent", "acme", "--model", "acme-large-2", "--no-archive", env=acme)
+    assert done.returncode == 0, done.stdout + done.stderr
+    assert json.loads((tmp_path / "calls.jsonl").read_text()) == [
+        "run", "--json", "--allow", "edit", "--model", "acme-large-2"
+    ]  # fmt: skip
+    [line] = [json.loads(text) for text in (one_story / "ralph_metrics.jsonl").read_text().splitlines()]
+    assert (line["agent"], line["model"], line["outcome"]) == ("acme", "acme-large-2", "complete")
+    assert (line["usage"]["input_tokens"], line["usage"]["output_tokens"]) == (1200, 80)
+    assert read_json(one_story / "status.json")["exitReason"] == "complete"
+
+
+def test_the_docs_example_backend_reports_its_quota_with_the_reset(
+    one_story: Path, ralph: RalphRunner, acme: dict[str, str], tmp_path: Path
+) -> None:
+    env = {**acme, "ACME_MODE": "quota", "ACME_RESETS_AT": "1900000000"}
+    done = ralph("run", "--agent", "acme", "--permissions", "all", "--on-usage-limit", "exit", env=env)
+    assert done.returncode == 2, done.stdout + done.stderr
+    assert json.loads((tmp_path / "calls.jsonl").read_text()) == ["run", "--json", "--allow", "everything"]
+    limit = read_json(one_story / "status.json")["usageLimit"]
+    assert (limit["vendor"], limit["resetsAt"]) == ("acme", "2030-03-17T17:46:40Z")
+
+
+MISSING_CLI = """
+def make(settings, paths):
+    return Absent()
+
+
+class Absent:
+    name = "absent"
+    missing = "the absent CLI is not on PATH: install it (pip install absent-cli)"
+
+    def command(self, request):
+        raise AssertionError("never started")
+
+    def parser(self, request):
+        raise AssertionError("never started")
+"""
+
+
+def test_a_plugin_whose_cli_is_missing_stops_the_run_before_it_starts(
+    one_story: Path, tmp_path: Path, ralph: RalphRunner
+) -> None:
+    install(tmp_path / "site", "ralph-absent", {"ralph_absent": MISSING_CLI}, {"absent": "ralph_absent:make"})
+    before = files(one_story.parent.parent)
+    done = ralph("run", "--agent", "absent", "-n", "1", env={"PYTHONPATH": str(tmp_path / "site")})
+    assert done.returncode == 1 and "Traceback" not in done.stderr
+    assert done.stderr.strip().endswith("the absent CLI is not on PATH: install it (pip install absent-cli)")
+    assert len(done.stderr.strip().splitlines()) == 1 and files(one_story.parent.parent) == before

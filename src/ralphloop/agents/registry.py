@@ -150,9 +150,12 @@ def _make(settings: Settings, paths: FeaturePaths, *, dry_run: bool) -> Agent:
         raise  # the plugin's own message for the user
     except Exception as exc:
         raise RalphError(f"{backend.label} failed to start: {_said(exc)}") from None
-    missing = [part for part in ("name", "command", "parser") if not hasattr(agent, part)]
-    if missing:
-        raise RalphError(f"{backend.label} returned {type(agent).__name__}, not an agent (no {', '.join(missing)})")
+    lacking = [part for part in ("name", "command", "parser") if not hasattr(agent, part)]
+    if lacking:
+        raise RalphError(f"{backend.label} returned {type(agent).__name__}, not an agent (no {', '.join(lacking)})")
+    missing = getattr(agent, "missing", None)
+    if isinstance(missing, str) and missing and not dry_run:
+        raise RalphError(f"{backend.label}: {one_line(missing, 300)}")  # its CLI is not installed, say
     return agent
 
 
