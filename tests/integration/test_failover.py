@@ -91,6 +91,8 @@ def test_a_usage_limit_hands_the_work_to_the_next_agent_which_finishes_it(
     assert [share["agent"] for share in status["tokens"]["byAgent"]] == ["claude", "codex"]
     assert [share["calls"] for share in status["tokens"]["byAgent"]] == [1, 3]
     assert "By agent: claude 1 call" in done.stdout and "codex 3 calls" in done.stdout
+    shown = ralph("status", "-f", "feat")
+    assert "Agent:      codex  (this run: claude 1 call, codex 3 calls)" in shown.stdout
     # --model was claude's alone: codex ran with its own default, unchecked (no model retries).
     assert all("-m" not in call["args"] for call in agents.codex.calls())
     # The limit is kept for every loop of this account, until its reset (or the fallback wait when none).

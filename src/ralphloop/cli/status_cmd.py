@@ -65,6 +65,8 @@ def _lines(report: dict[str, Any]) -> list[str]:
             else ""
         ),
     ]
+    if report.get("agent") and report["status"] != "not started":
+        lines.append(f"Agent:      {report['agent']}{_shares(report)}")
     if report["currentStory"]:
         lines.append(f"Current:    {report['currentStory']}")
     if report["activity"]:
@@ -99,6 +101,19 @@ def _lines(report: dict[str, Any]) -> list[str]:
         )
     lines += _later_lines(report)
     return lines
+
+
+def _shares(report: dict[str, Any]) -> str:
+    """With failover, each agent's calls this run: "  (this run: claude 1 call, codex 3 calls)"."""
+    shares = (report["tokens"] or {}).get("byAgent")
+    if not isinstance(shares, list) or not shares:
+        return ""
+    said = [
+        f"{share.get('agent')} {share.get('calls')} call{'s' if share.get('calls') != 1 else ''}"
+        for share in shares
+        if isinstance(share, dict)
+    ]
+    return f"  (this run: {', '.join(said)})"
 
 
 def _later_lines(report: dict[str, Any]) -> list[str]:

@@ -109,6 +109,7 @@ def gather(paths: FeaturePaths, *, strict: bool = True) -> dict[str, Any]:
         # prd.json is read afresh (the feature's counts); the other formats' counts are the last run's scope
         "countsScope": status.get("scope") or None if kind != "prd" else None,
         "model": status.get("model"),
+        "agent": status.get("agent") or None,
         "activity": status.get("activity") if alive else None,
         "guidance": None if reset_since else status.get("guidance"),
         "note": note,
