@@ -18,9 +18,9 @@ from tests.integration import test_claude_backend as claude_replay
 from tests.integration import test_codex_backend as codex_replay
 from tests.integration.helpers import entry_fields, progress_entries, snapshot
 
-CLAUDE_LIMIT = "claude_mock_oauth_unified_rejected_streamjson"  # Claude Code's 5-hour limit, rejected
+CLAUDE_LIMIT = "limit-ahead"  # Claude Code's 5-hour limit, rejected, resetting five hours from now
 CLAUDE_LOGGED_OUT = "claude_mock_auth_401_streamjson"
-CODEX_LIMIT = "mock_usage_limit_plus_json"
+CODEX_LIMIT = "limit-ahead"  # Codex's usage limit, resetting five hours from now
 
 
 class Agents:

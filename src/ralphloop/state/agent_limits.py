@@ -52,8 +52,11 @@ class LimitBook:
         return {key: mark for key, mark in self._read().items() if mark.until > moment}
 
     def mark(self, key: str, limited: Limited, now: datetime) -> None:
-        """Record that `key` is limited until `limited.until` (a later mark of the same key replaces it)."""
+        """Record that `key` is limited until `limited.until` (a later mark of the same key replaces it); a
+        reset already past is no limit, and is not written."""
         moment = _utc(now)
+        if _utc(limited.until) <= moment:
+            return
         try:
             os.makedirs(os.path.dirname(self.path) or ".", mode=0o700, exist_ok=True)
             with self._locked():
