@@ -36,6 +36,7 @@ from ralphloop.records.journal import JournalFile
 from ralphloop.records.metrics import MetricsLog
 from ralphloop.records.progress import ProgressLog
 from ralphloop.records.status import StatusFile
+from ralphloop.state.agent_limits import LimitBook
 from ralphloop.state.calls import CallLedger, ledger_path
 from ralphloop.state.circuit import BreakerFile
 from ralphloop.state.runstate import RunState, StateFile
@@ -194,6 +195,9 @@ def build_run(
     if not request.reset_circuit:
         run.breaker.load()  # a damaged breaker file stops the run here (--reset-circuit is what mends it)
     run.ledger.check()  # so does a damaged call ledger, or a FIFO or a link in its place or its lock's
+    book = getattr(agent, "book", None)
+    if isinstance(book, LimitBook):
+        book.check()  # and the agents' book of limits
     return Built(run, settings, kind, view, branch, tuple(warnings), git_warnings)
 
 

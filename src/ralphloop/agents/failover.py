@@ -10,9 +10,11 @@ auth or billing failure takes that agent out of this run only (logging in again 
 another agent can run now, the result says so (`failover_to`): the engine does not count the iteration and runs
 the next one at once, on that agent. When the first agent's reset has passed, it is chosen again.
 
-When every agent is limited, the one whose limit ends first runs: it meets its limit again at once, and the
-usage-limit policy (`--on-usage-limit`: wait, exit or ask) applies as it does with one agent. `--model` is the
-first agent's: the others run with their CLI's own default model, and it is not checked against theirs.
+One agent alone (a backend with an `account`) runs behind a FailoverAgent too, so that its limits go into the book
+for the chains of other loops. When every agent is limited, the one whose limit ends first runs: it meets its
+limit again at once, and the usage-limit policy (`--on-usage-limit`: wait, exit or ask) applies as it does with
+one agent. `--model` is the first agent's: the others run with their CLI's own default model, and it is not
+checked against theirs.
 """
 
 from __future__ import annotations
@@ -81,7 +83,8 @@ class FailoverAgent:
     def settle(self, agent: Agent, result: AgentResult) -> AgentResult:
         """The result as the loop gets it: which agent ran, and the next agent when this one cannot go on."""
         self._last = agent
-        result = replace(result, agent=agent.name, model_asked=agent is self.agents[0])
+        if len(self.agents) > 1:  # one agent alone has no share to tell apart
+            result = replace(result, agent=agent.name, model_asked=agent is self.agents[0])
         if result.interrupted or result.timed_out:
             return result
         now = self._clock.now()

@@ -116,13 +116,17 @@ def make_agent(settings: Settings, paths: FeaturePaths, *, dry_run: bool = False
     (an agent's `missing`) stops a run, not a dry run: it starts nothing."""
     chain = settings.agent.chain
     if len(chain) <= 1:
-        return _make(settings, paths, dry_run=dry_run)
+        agent = _make(settings, paths, dry_run=dry_run)
+        if not getattr(agent, "account", None):
+            return agent
+        members = [agent]  # alone, its limits still go into the book, for the failover chains of other loops
+    else:
+        members = [_make(member_settings(settings, name), paths, dry_run=dry_run) for name in chain]
     from ralphloop.agents.failover import FailoverAgent
     from ralphloop.paths import ralph_home
     from ralphloop.protocols import SystemClock
     from ralphloop.state.agent_limits import LIMITS_FILE, LimitBook
 
-    members = [_make(member_settings(settings, name), paths, dry_run=dry_run) for name in chain]
     book = LimitBook(os.path.join(ralph_home(), LIMITS_FILE))
     return FailoverAgent(members, book, clock or SystemClock(), settings.usage.fallback_wait_s)
 
