@@ -41,12 +41,14 @@ def parse(name: str) -> AgentResult:
         ("e2e_server_500", ErrorKind.OVERLOADED, "An internal error has occurred"),
         ("e2e_overloaded_503", ErrorKind.OVERLOADED, "The model is overloaded"),
         ("e2e_quota_retry_short", ErrorKind.RATE_LIMITED, "exceeded your current quota"),
+        ("e2e_untrusted", ErrorKind.REFUSED, "use `--skip-trust`"),
+        ("e2e_empty_stdin", ErrorKind.REFUSED, "No input provided via stdin"),
     ],
 )
 def test_each_failure_has_its_kind(name: str, kind: ErrorKind, words: str) -> None:
     result = parse(name)
     assert result.failed and result.error_kind is kind and result.usage_limit is None
-    assert result.error is not None and words in result.error
+    assert result.error is not None and words in result.error and "\x1b" not in result.error
 
 
 @pytest.mark.parametrize("name", ["mock_quota_429_daily_streamjson", "e2e_quota_daily", "e2e_router_daily"])
@@ -147,9 +149,24 @@ def test_the_agents_words_do_not_classify_a_failed_run_either() -> None:
     assert result.failed and result.error_kind is None and result.usage_limit is None
 
 
-def test_exit_0_with_an_error_result_is_a_failure() -> None:
-    result = feed({"type": "result", "status": "error", "stats": {}}).finish(ProcessOutcome(exit_code=0, duration_s=1))
-    assert result.failed and result.is_error and result.error is not None
+def test_tool_output_the_cli_logged_to_stderr_is_not_read_once_a_session_began() -> None:
+    stderr = "Error executing tool run_shell_command: boom\nYou have exhausted your daily quota on this model.\n"
+    started = feed({"type": "init", "session_id": "s", "model": "auto"})
+    result = started.finish(ProcessOutcome(exit_code=1, duration_s=1.0, stderr_tail=stderr))
+    assert result.failed and result.usage_limit is None and result.error_kind is None
+    before = feed().finish(ProcessOutcome(exit_code=1, duration_s=1.0, stderr_tail=stderr))
+    assert before.error_kind is ErrorKind.USAGE_LIMIT  # no session yet: stderr is the CLI's alone
+
+
+def test_exit_0_with_an_error_result_is_a_failure_with_the_clis_reason() -> None:
+    result = parse("e2e_empty_answer")  # an empty answer: exit 0, the reason in an `error` event before the result
+    assert result.exit_code == 0 and result.failed and result.is_error and result.error_kind is None
+    assert result.error == (
+        "Gemini reported an error: The model returned an empty response with no text or thoughts. This may be a "
+        "transient API issue; please try again."
+    )
+    bare = feed({"type": "result", "status": "error", "stats": {}}).finish(ProcessOutcome(exit_code=0, duration_s=1))
+    assert bare.failed and bare.error == "Gemini reported an error: result status error"
 
 
 def test_no_output_at_all_is_a_failed_attempt() -> None:

@@ -24,7 +24,7 @@ from ralphloop.agents.json_lines import LineBuffer, json_object
 from ralphloop.agents.text import describe_failure
 from ralphloop.guards.usage import UsageLimit
 from ralphloop.protocols import AgentResult, ErrorKind, ProcessOutcome
-from ralphloop.textsafe import one_line
+from ralphloop.textsafe import one_line, strip_terminal_controls
 
 _KEEP_TEXT = 1024 * 1024  # of the final text, its last MiB: a flooding model cannot fill ralph's memory
 _KEEP_TOOL_ERRORS = 20
@@ -52,7 +52,7 @@ class GeminiStreamParser:
         self.session_id = ""
         self.final_text = ""
         self.result: dict[str, Any] | None = None
-        self.warnings: list[str] = []  # `error` events: what the CLI stated along the way
+        self.stated = ""  # the last `error` event of severity "error": the CLI's reason when its result gives none
         self.tool_errors: list[str] = []
         self.denials: list[str] = []
         self._calls: dict[str, tuple[str, str, str]] = {}  # tool id → (name, activity, detail), while it runs
@@ -87,8 +87,8 @@ class GeminiStreamParser:
         elif kind == "tool_result":
             self.final_text = ""
             self._tool_result(event)
-        elif kind == "error" and isinstance(event.get("message"), str):
-            self.warnings = [*self.warnings[-4:], one_line(event["message"], 300)]
+        elif kind == "error" and event.get("severity") == "error" and isinstance(event.get("message"), str):
+            self.stated = strip_terminal_controls(event["message"][:4000])
         elif kind == "result":
             self.result = event
             self._calls.clear()
@@ -115,7 +115,7 @@ class GeminiStreamParser:
             self._line(line)
         result = self.result or {}
         error = describe_failure(outcome)
-        said = _said(result)
+        said = _said(result) or (self.stated if result.get("status") == "error" else "")
         if result.get("status") == "error":
             error = f"Gemini reported an error: {one_line(said or 'result status error', 300)}"
         elif self.result is None and error is None:
@@ -128,8 +128,11 @@ class GeminiStreamParser:
         kind: ErrorKind | None = None
         stopped = outcome.interrupted or outcome.timed_out or outcome.start_error
         if error is not None and not stopped:
-            # The CLI's own words: its result's error, else (it died before one) its stderr's last message.
-            words = said or ("" if self.result is not None else _stderr_said(outcome.stderr_tail))
+            # The CLI's own words: its result's error, else, when it failed before its session began, its stderr's
+            # last message. Once a session ran, stderr also carries tool output (the CLI logs failed tools
+            # there): then only the exit code speaks.
+            began = self.result is not None or bool(self.session_id)
+            words = said or ("" if began else _stderr_said(outcome.stderr_tail))
             end = self._now + timedelta(seconds=max(0.0, outcome.duration_s))
             limit = usage_limit(words, http_status(words, outcome.exit_code), stated_at(result.get("timestamp"), end))
             if limit is not None:
@@ -164,12 +167,12 @@ def _said(result: dict[str, Any]) -> str:
     """The `result` event's error message (the CLI's own words), "" when there is none."""
     error = result.get("error")
     message = error.get("message") if isinstance(error, dict) else None
-    return message[:4000] if isinstance(message, str) else ""
+    return strip_terminal_controls(message[:4000]) if isinstance(message, str) else ""
 
 
 def _stderr_said(tail: str) -> str:
     """The last line of the CLI's stderr that states something: not a start-up note or a stack frame."""
-    for line in reversed(tail.splitlines()):
+    for line in reversed(strip_terminal_controls(tail).splitlines()):
         text = line.strip()
         if text and not text.startswith(_NOISE):
             return text
