@@ -126,6 +126,28 @@ def test_tool_calls_edit_the_repository_and_the_completion_is_recorded_with_its_
     assert (status["agent"], status["exitReason"], status["model"]) == ("gemini", "complete", MODEL)
 
 
+def test_a_pro_run_over_200k_prompt_tokens_is_priced_from_the_session_file_the_cli_wrote(
+    project: Path, feature: Path, ralph: RalphRunner, env: dict[str, str], gemini_api: FakeGemini, gemini_bin: str
+) -> None:
+    use_gemini(project, gemini_bin)
+    gemini_api.add_turns(
+        FunctionCall(
+            "write_file",
+            {"file_path": ".ralph/feat/prd.json", "content": all_stories_passing(feature)},
+            Usage(150_000, 100_000, 40, 10),
+        ),
+        Text("All stories pass. <promise>COMPLETE</promise>", Usage(250_000, 140_000, 60)),
+    )
+    done = run(ralph, env)
+    assert done.returncode == 0, done.stdout + done.stderr
+    [line] = metrics(feature)
+    assert line["usage"]["input_tokens"] == 160_000 and line["usage"]["cache_read_tokens"] == 240_000
+    # The 150k-token request at Gemini 2.5 Pro's base rates, the 250k one at its long-context rates.
+    first = 50_000 * 1.25 + 100_000 * 0.125 + 50 * 10.0
+    second = 110_000 * 2.5 + 140_000 * 0.25 + 60 * 15.0
+    assert line["cost_usd"] == round((first + second) / 1e6, 6)
+
+
 @pytest.mark.parametrize(
     ("error", "wait_s"),
     [

@@ -165,3 +165,37 @@ def test_sniff_knows_a_gemini_log_and_no_other() -> None:
     assert sniff(head) and sniff(head[1:])
     assert not sniff([{"type": "system", "subtype": "init", "session_id": "x"}, {"type": "result", "subtype": "x"}])
     assert not sniff([{"type": "thread.started", "thread_id": "t"}, {"type": "turn.started"}])
+
+
+PRO_LONG_SESSION = "session-2026-11-27T15-00-9d1b27b3.jsonl"
+
+
+def pro_long(home: Path | None) -> AgentResult:
+    parser = GeminiStreamParser(NOW, model="gemini-2.5-pro", gemini_home=home)
+    parser.feed((FIXTURES / "e2e_pro_long" / "stdout").read_bytes())
+    return parser.finish(outcome("e2e_pro_long"))
+
+
+def test_a_pro_run_over_200k_prompt_tokens_is_priced_request_by_request_from_the_session_file(tmp_path: Path) -> None:
+    chats = tmp_path / "tmp" / "proj" / "chats"
+    chats.mkdir(parents=True)
+    (chats / PRO_LONG_SESSION).write_bytes((FIXTURES / "e2e_pro_long" / PRO_LONG_SESSION).read_bytes())
+    # A request of 150k prompt tokens at the base rates, one of 250k at the long-context rates.
+    first = 50_000 * 1.25 + 100_000 * 0.125 + 50 * 10.0
+    second = 110_000 * 2.5 + 140_000 * 0.25 + 60 * 15.0
+    assert pro_long(tmp_path).cost_usd == round((first + second) / 1e6, 6)
+
+
+def test_without_its_session_file_a_long_pro_run_has_no_cost(tmp_path: Path) -> None:
+    assert pro_long(None).cost_usd is None
+    assert pro_long(tmp_path).cost_usd is None  # no such file
+    chats = tmp_path / "tmp" / "other" / "chats"
+    chats.mkdir(parents=True)
+    text = (FIXTURES / "e2e_pro_long" / PRO_LONG_SESSION).read_text()
+    # Another session's file under the same name prefix is not this run's.
+    (chats / PRO_LONG_SESSION).write_text(text.replace("9d1b27b3-caef", "9d1b27b3-0000", 1))
+    assert pro_long(tmp_path).cost_usd is None
+    # This run's file, its requests not adding up to the stream's sums (a request missing), prices nothing.
+    (chats / PRO_LONG_SESSION).write_text("\n".join(line for line in text.splitlines() if '"input":250000' not in line))
+    assert pro_long(tmp_path).cost_usd is None
+    assert pro_long(tmp_path).usage == TokenUsage(160_000, 110, 0, 240_000)

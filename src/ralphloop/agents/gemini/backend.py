@@ -66,7 +66,7 @@ class GeminiAgent:
         return AgentCommand(argv=argv, env=agent_env(request), stdin=request.prompt.encode("utf-8"))
 
     def parser(self, request: AgentRequest) -> GeminiStreamParser:
-        return GeminiStreamParser(request.started_at, model=request.model)
+        return GeminiStreamParser(request.started_at, model=request.model, gemini_home=config_folder(os.environ))
 
 
 def account(env: Mapping[str, str]) -> str:

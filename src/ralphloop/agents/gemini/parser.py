@@ -13,17 +13,18 @@ from __future__ import annotations
 
 import re
 from datetime import UTC, datetime, timedelta
+from pathlib import Path
 from typing import Any
 
-from ralphloop.agents.gemini import stats
+from ralphloop.agents.gemini import session_file, stats
 from ralphloop.agents.gemini.activity import tool_activity, tool_detail
 from ralphloop.agents.gemini.errors import classify, http_status
-from ralphloop.agents.gemini.prices import cost_usd
+from ralphloop.agents.gemini.prices import cost_usd, needs_requests
 from ralphloop.agents.gemini.quota import stated_at, usage_limit
 from ralphloop.agents.json_lines import LineBuffer, json_object
 from ralphloop.agents.text import describe_failure
 from ralphloop.guards.usage import UsageLimit
-from ralphloop.protocols import AgentResult, ErrorKind, ProcessOutcome
+from ralphloop.protocols import AgentResult, ErrorKind, ProcessOutcome, TokenUsage
 from ralphloop.textsafe import one_line, strip_terminal_controls
 
 _KEEP_TEXT = 1024 * 1024  # of the final text, its last MiB: a flooding model cannot fill ralph's memory
@@ -45,10 +46,13 @@ _ATTEMPT = re.compile(r"Attempt \d+ failed")
 class GeminiStreamParser:
     """Reads Gemini stream-json events line by line as they arrive; keeps only what the result needs."""
 
-    def __init__(self, started_at: datetime | None = None, *, model: str | None = None) -> None:
+    def __init__(
+        self, started_at: datetime | None = None, *, model: str | None = None, gemini_home: Path | None = None
+    ) -> None:
         self._lines = LineBuffer()
         self._now = started_at or datetime.now(UTC)
         self._asked_model = model
+        self._home = gemini_home  # the CLI's config folder; None: its session file is not read (a saved log)
         self.session_id = ""
         self.final_text = ""
         self.result: dict[str, Any] | None = None
@@ -152,7 +156,7 @@ class GeminiStreamParser:
             interrupted=outcome.interrupted,
             is_error=result.get("status") == "error",
             model=model,
-            cost_usd=cost_usd(per_model, self._now.date()) if usage is not None else None,
+            cost_usd=self._cost(per_model) if usage is not None else None,
             tokens=usage.all if usage else None,
             permission_denials=tuple(self.denials),
             tool_errors=tuple(self.tool_errors),
@@ -161,6 +165,13 @@ class GeminiStreamParser:
             session_id=self.session_id or None,
             error_kind=kind,
         )
+
+    def _cost(self, per_model: dict[str, TokenUsage]) -> float | None:
+        on = self._now.date()
+        if not needs_requests(per_model, on) or self._home is None:
+            return cost_usd(per_model, on)
+        path = session_file.find(self._home, self.session_id)
+        return cost_usd(per_model, on, session_file.requests(path) if path is not None else {})
 
 
 def _said(result: dict[str, Any]) -> str:

@@ -4,15 +4,16 @@ PRICES is US dollars per million tokens (input, cached input, output) on the Gem
 pricing page (ai.google.dev/gemini-api/docs/pricing) as recorded, with the dates they apply from, by the
 genai-prices 0.2.3 data file (PyPI, November 2026; its Google entries verified 2026-10-14). Table dated
 2026-11-27. Thinking tokens are billed as output. Pro models cost more for a request whose prompt is over 200k
-tokens; the stream gives only each model's sums, so a Pro model whose prompts add up to more than that gets no
-cost (which requests crossed the line is not known). The 3.6 to 3.8 Flash models have introductory rates
+tokens; the stream gives only each model's sums, so a Pro model whose prompts add up to more than that is priced
+request by request from the CLI's session file (session_file.py), and gets no cost when that cannot be read or
+does not add up to the stream's sums. The 3.6 to 3.8 Flash models have introductory rates
 through 2026-12-31. A model not in the table (or no model known) gives no cost at all: never a guess. A login
 with a Google account (Code Assist, free tier) pays nothing per token: the cost is what the API would charge.
 """
 
 from __future__ import annotations
 
-from collections.abc import Mapping
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from datetime import date
 from typing import Final
@@ -62,20 +63,57 @@ def rate(model: str, on: date) -> Rate | None:
     return found[-1] if found else None
 
 
-def cost_usd(per_model: Mapping[str, TokenUsage], on: date) -> float | None:
+def cost_usd(
+    per_model: Mapping[str, TokenUsage], on: date, requests: Mapping[str, Sequence[TokenUsage]] | None = None
+) -> float | None:
     """The run's cost in dollars over every model it used, or None when any of them (with tokens counted) has no
-    known price, or nothing was counted."""
+    known price, or nothing was counted. A Pro model whose prompts add up to more than LONG_PROMPT is priced
+    request by request from `requests` (the session file's), when they add up to what the stats say."""
     dollars = 0.0
     counted = False
     for model, usage in per_model.items():
         if usage.all == 0:
             continue
         found = rate(model, on)
-        prompt = usage.input_tokens + usage.cache_read_tokens + usage.cache_creation_tokens
-        if found is None or (found.long is not None and prompt > LONG_PROMPT):
+        if found is None:
             return None
-        per_input, per_cached, per_output = found.input, found.cached, found.output
-        uncached = usage.input_tokens + usage.cache_creation_tokens
-        dollars += uncached * per_input + usage.cache_read_tokens * per_cached + usage.output_tokens * per_output
+        if found.long is not None and _prompt(usage) > LONG_PROMPT:
+            each = (requests or {}).get(model, ())
+            if not each or _sum(each) != usage:
+                return None  # which requests crossed the line is not known
+            dollars += sum(_dollars(found, one) for one in each)
+        else:
+            dollars += _dollars(found, usage)
         counted = True
     return round(dollars / 1_000_000, 6) if counted else None
+
+
+def needs_requests(per_model: Mapping[str, TokenUsage], on: date) -> bool:
+    """Whether pricing the run needs each request's tokens: a Pro model's prompts add up to more than
+    LONG_PROMPT."""
+    for model, usage in per_model.items():
+        found = rate(model, on)
+        if found is not None and found.long is not None and _prompt(usage) > LONG_PROMPT:
+            return True
+    return False
+
+
+def _dollars(found: Rate, usage: TokenUsage) -> float:
+    """Micro-dollars of one request (or of requests all under LONG_PROMPT); cache writes are billed as input."""
+    long = found.long is not None and _prompt(usage) > LONG_PROMPT
+    per_input, per_cached, per_output = found.long if found.long and long else (found.input, found.cached, found.output)
+    uncached = usage.input_tokens + usage.cache_creation_tokens
+    return uncached * per_input + usage.cache_read_tokens * per_cached + usage.output_tokens * per_output
+
+
+def _prompt(usage: TokenUsage) -> int:
+    return usage.input_tokens + usage.cache_read_tokens + usage.cache_creation_tokens
+
+
+def _sum(each: Sequence[TokenUsage]) -> TokenUsage:
+    return TokenUsage(
+        sum(one.input_tokens for one in each),
+        sum(one.output_tokens for one in each),
+        sum(one.cache_creation_tokens for one in each),
+        sum(one.cache_read_tokens for one in each),
+    )
