@@ -12,6 +12,7 @@ from typing import Any
 import pytest
 
 from tests.conftest import AGENTS, PYTHON, RalphRunner, read_json
+from tests.integration.helpers import assert_one_line_error
 
 FIXTURES = Path(__file__).parent.parent / "fixtures" / "gemini"
 
@@ -142,3 +143,13 @@ def test_ralph_analyze_reads_a_gemini_log(ralph: RalphRunner, tmp_path: Path) ->
     assert body["format"] == "gemini-stream-json" and body["completion_claimed"] is True
     detected = json.loads(ralph("analyze", "--json", str(log)).stdout)
     assert detected["format"] == "gemini-stream-json"
+
+
+def test_a_missing_gemini_command_is_a_one_line_error(project: Path, feature: Path, ralph: RalphRunner) -> None:
+    config = project / ".ralph" / "config.yaml"
+    config.write_text(config.read_text() + "\ngemini:\n  command: /nonexistent/gemini\n")
+    before = (feature / "prd.json").read_bytes()
+    done = run(ralph)
+    assert done.returncode != 0 and "Traceback" not in done.stderr
+    assert_one_line_error(done, "ralph: error:", "gemini.command", "'/nonexistent/gemini' is not an executable")
+    assert (feature / "prd.json").read_bytes() == before

@@ -175,7 +175,8 @@ def test_no_output_at_all_is_a_failed_attempt() -> None:
 
 
 def test_truncated_invalid_and_huge_lines_are_skipped() -> None:
-    huge = b'{"type":"message","role":"assistant","content":"' + b"x" * (MAX_LINE_BYTES + 200_000) + b'"}\n'
+    huge = b'{"type":"message","role":"assistant","content":"' + b"x" * (20 * 1024 * 1024) + b'"}\n'  # 20 MB
+    assert len(huge) > MAX_LINE_BYTES + 65536
     pipe = [huge[at : at + 65536] for at in range(0, len(huge), 65536)]  # as a pipe delivers it
     result = feed(
         b'{"type":"message","role":"assist',  # cut off, then a newline makes it invalid JSON

@@ -199,3 +199,12 @@ def test_without_its_session_file_a_long_pro_run_has_no_cost(tmp_path: Path) -> 
     (chats / PRO_LONG_SESSION).write_text("\n".join(line for line in text.splitlines() if '"input":250000' not in line))
     assert pro_long(tmp_path).cost_usd is None
     assert pro_long(tmp_path).usage == TokenUsage(160_000, 110, 0, 240_000)
+
+
+def test_a_command_agents_log_offers_gemini_lines_to_gemini_s_reader_first() -> None:
+    """A command agent may run `gemini` itself: its `result` line is read as Gemini's, not as Claude's."""
+    from ralphloop.agents.registry import log_reader
+
+    last = (FIXTURES / "mock_tool_streamjson" / "stdout").read_text().splitlines()[-1]
+    assert log_reader("command")(last) == ["■ result: success: 3,300 in · 110 out"]
+    assert log_reader("command")('{"type":"result","subtype":"success","is_error":false}') == ["■ result: success"]
