@@ -17,6 +17,7 @@ FIXTURES = Path(__file__).parent.parent / "fixtures"
 CLAUDE_STREAM = FIXTURES / "claude" / "claude_mock_ok_streamjson.jsonl"
 CODEX_JSON = FIXTURES / "captures" / "codex_mock_ok_json.jsonl"
 CLAUDE_JSON = FIXTURES / "captures" / "claude_mock_tool_json.json"
+GEMINI_STREAM = FIXTURES / "gemini" / "mock_tool_streamjson" / "stdout"
 PROMISE = "<promise>COMPLETE</promise>"
 TEMPLATE = f"Work on {{{{task_id}}}}.\n\n{PROMISE}\n\nis what you print when every story passes.\n"
 FIELDS = ANALYZE_JSON_KEYS
@@ -142,6 +143,10 @@ FORMAT_CASES = [
     ("codex", "auto", "codex-json", True),
     ("codex", "codex-json", "codex-json", True),
     ("codex", "claude-stream-json", "claude-stream-json", False),
+    ("gemini", "auto", "gemini-stream-json", True),
+    ("gemini", "gemini-stream-json", "gemini-stream-json", True),
+    ("gemini", "claude-stream-json", "claude-stream-json", False),
+    ("stream", "gemini-stream-json", "gemini-stream-json", False),
     ("claude-json", "auto", "claude-json", False),
     ("made-claude-json", "auto", "claude-json", True),
     ("made-claude-json", "claude-json", "claude-json", True),
@@ -159,6 +164,7 @@ def test_format_choices(
     files = {
         "stream": lambda: CLAUDE_STREAM,
         "codex": lambda: CODEX_JSON,
+        "gemini": lambda: GEMINI_STREAM,
         "claude-json": lambda: CLAUDE_JSON,
         "made-claude-json": lambda: made_claude_json(tmp_path),
         "text": lambda: made_text(tmp_path),

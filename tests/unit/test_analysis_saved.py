@@ -49,6 +49,7 @@ def codex_message(text: object, kind: str = "agent_message", event: str = "item.
         ("codex_text_ok.log", "text"),
         ("claude_text_5h_limit.log", "text"),
         ("gemini_json_ok.log", "text"),
+        ("gemini_stream_ok.log", "gemini-stream-json"),
         ("claude_stream_tool_with_stderr.log", "claude-stream-json"),
         ("claude_json_tool_with_stderr.log", "claude-json"),
     ],
@@ -218,6 +219,8 @@ def test_final_text_does_not_depend_on_how_the_log_is_chunked(name: str, cuts: l
     assert saved.final_text(chunks, fmt) == saved.final_text([data], fmt)
 
 
-def test_gemini_stream_json_is_read_as_text_like_the_loop_reads_it() -> None:
+def test_gemini_stream_json_is_read_by_its_backends_parser() -> None:
+    """The assistant's text only: the echo of the prompt (`"role":"user"`) is not the agent's words."""
     data = read("gemini_stream_ok.log")
-    assert saved.detect(data) == "text"
+    assert saved.detect(data) == "gemini-stream-json"
+    assert saved.final_text([data], "gemini-stream-json") == f"Hello from mock. {PROMISE}"

@@ -50,8 +50,9 @@ class BuiltIn:
     settings: str = ""  # the class of its own config section's value, beyond `command` (config.py builds it)
 
 
-# Ralph's own backends, one row each. The order is the order a saved log's format is sniffed in: the most
-# particular event shapes first.
+# Ralph's own backends, one row each. The order is the order a saved log's format is sniffed in, and the order a
+# command agent's log lines are offered to the readers in: the most particular event shapes first (Gemini's
+# `result` and `message` lines before Claude's reader, which shows any `result` line).
 CATALOG: Final[Mapping[str, BuiltIn]] = MappingProxyType(
     {
         "codex": BuiltIn(
@@ -61,6 +62,14 @@ CATALOG: Final[Mapping[str, BuiltIn]] = MappingProxyType(
             log_parser="ralphloop.agents.codex.parser:CodexJsonParser",
             log_reader="ralphloop.agents.codex.activity:readable_lines",
             sniff="ralphloop.agents.codex.activity:sniff",
+        ),
+        "gemini": BuiltIn(
+            "ralphloop.agents.gemini.backend:make",
+            cli=True,
+            log_format="gemini-stream-json",
+            log_parser="ralphloop.agents.gemini.parser:GeminiStreamParser",
+            log_reader="ralphloop.agents.gemini.activity:readable_lines",
+            sniff="ralphloop.agents.gemini.activity:sniff",
         ),
         "claude": BuiltIn(
             "ralphloop.agents.claude.backend:make",

@@ -1,0 +1,84 @@
+"""Google's Gemini CLI as a backend: `gemini -p "" --output-format stream-json --skip-trust [-m MODEL]
+--approval-mode auto_edit`, the prompt on stdin.
+
+Gemini reads its prompt from stdin and appends `-p`'s text to it after a blank line; `-p ""` adds nothing, so the
+prompt is stdin exactly and never in argv (`-p` itself is what makes a run non-interactive). `--skip-trust`
+trusts the project folder for this run: without it an untrusted folder drops the approval mode back to
+`default`. `permissions` picks the approval mode: ask `default`, edits `auto_edit`, and all (only ever because
+the user asked) `yolo`; in a non-interactive run what would need approval is refused, so under `default` and
+`auto_edit` the CLI keeps its shell tool from the model altogether.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import os
+import shutil
+from collections.abc import Mapping
+from pathlib import Path
+
+from ralphloop.agents.gemini.parser import GeminiStreamParser
+from ralphloop.agents.text import agent_env
+from ralphloop.config import Settings
+from ralphloop.paths import FeaturePaths
+from ralphloop.protocols import AgentCommand, AgentRequest
+
+APPROVAL_MODES = {"ask": "default", "edits": "auto_edit", "all": "yolo"}
+# The variables Gemini CLI takes an API key from: the Gemini API's, then Vertex AI express mode's.
+KEY_VARIABLES = ("GEMINI_API_KEY", "GOOGLE_API_KEY")
+
+
+def make(settings: Settings, paths: FeaturePaths) -> GeminiAgent:
+    """The registry's factory for `--agent gemini`."""
+    return GeminiAgent(settings)
+
+
+class GeminiAgent:
+    """Google's Gemini CLI, non-interactive (`gemini -p`)."""
+
+    name = "gemini"
+
+    def __init__(self, settings: Settings) -> None:
+        configured = settings.commands.get("gemini")
+        chosen = configured or "gemini"
+        # Not on PATH: make_agent refuses the run with this; a dry run, which starts nothing, only says it.
+        self.missing: str | None = None
+        if shutil.which(chosen) is None:
+            if configured:
+                self.missing = (
+                    f"{settings.source('gemini_command')}: {chosen!r} is not an executable on PATH or a path to one"
+                )
+            else:
+                self.missing = (
+                    f"the agent, the Gemini CLI (chosen by {settings.source('agent')}), is not on PATH: install it "
+                    "(npm install -g @google/gemini-cli) or set gemini.command in .ralph/config.yaml"
+                )
+        self.executable = chosen
+        self.permissions = settings.agent.permissions
+        self.account = account(os.environ)
+
+    def command(self, request: AgentRequest) -> AgentCommand:
+        argv: tuple[str, ...] = (self.executable, "-p", "", "--output-format", "stream-json", "--skip-trust")
+        if request.model:
+            argv += ("-m", request.model)
+        # yolo only ever because the user asked for it (permissions: all).
+        argv += ("--approval-mode", APPROVAL_MODES.get(self.permissions, "default"))
+        return AgentCommand(argv=argv, env=agent_env(request), stdin=request.prompt.encode("utf-8"))
+
+    def parser(self, request: AgentRequest) -> GeminiStreamParser:
+        return GeminiStreamParser(request.started_at, model=request.model, gemini_home=config_folder(os.environ))
+
+
+def account(env: Mapping[str, str]) -> str:
+    """Which credentials a run spends, without the secret: "api-key:" and the first 12 hex digits of the key's
+    SHA-256 when a key variable is set, else "login:" and the CLI's config folder (its Google login)."""
+    for variable in KEY_VARIABLES:
+        key = env.get(variable)
+        if key:
+            return "api-key:" + hashlib.sha256(key.encode("utf-8", "surrogateescape")).hexdigest()[:12]
+    return "login:" + str(config_folder(env))
+
+
+def config_folder(env: Mapping[str, str]) -> Path:
+    """Where Gemini CLI keeps its settings and login: `$GEMINI_CLI_HOME/.gemini`, else `~/.gemini`."""
+    return Path(env.get("GEMINI_CLI_HOME") or env.get("HOME") or Path.home()) / ".gemini"
