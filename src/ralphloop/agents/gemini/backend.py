@@ -11,12 +11,12 @@ the user asked) `yolo`; in a non-interactive run what would need approval is ref
 
 from __future__ import annotations
 
-import hashlib
 import os
 import shutil
 from collections.abc import Mapping
 from pathlib import Path
 
+from ralphloop.agents.accounts import account_of
 from ralphloop.agents.gemini.parser import GeminiStreamParser
 from ralphloop.agents.text import agent_env
 from ralphloop.config import Settings
@@ -70,13 +70,8 @@ class GeminiAgent:
 
 
 def account(env: Mapping[str, str]) -> str:
-    """Which credentials a run spends, without the secret: "api-key:" and the first 12 hex digits of the key's
-    SHA-256 when a key variable is set, else "login:" and the CLI's config folder (its Google login)."""
-    for variable in KEY_VARIABLES:
-        key = env.get(variable)
-        if key:
-            return "api-key:" + hashlib.sha256(key.encode("utf-8", "surrogateescape")).hexdigest()[:12]
-    return "login:" + str(config_folder(env))
+    """Which credentials a run spends (agents/accounts.py): a key variable's hash, else the CLI's login folder."""
+    return account_of(env, KEY_VARIABLES, str(config_folder(env)))
 
 
 def config_folder(env: Mapping[str, str]) -> Path:
