@@ -395,7 +395,7 @@ def test_wrong_model_backs_off_5_10_20_capped_at_600_then_stops_after_10_retries
     # The first try and ten retries, none of them counted toward max_iterations (2), each asking for opus.
     made = claude_calls(calls)
     assert len(made) == 11
-    assert all(call["args"][-2:] == ["--model", "opus"] for call in made)
+    assert all(call["args"][4:6] == ["--model", "opus"] for call in made)
     assert [event.tally.counted for event in run.of(IterationStarted)] == [0] * 11
     # Each retry started once its backoff was over.
     gaps = [(later - earlier).total_seconds() for earlier, later in itertools.pairwise(run.starts)]
@@ -428,7 +428,7 @@ def test_matching_model_proceeds(project: Path, home: Path, tmp_path: Path) -> N
 
     assert outcome.reason is ExitReason.COMPLETE
     assert clock.slept == [] and run.of(Waiting) == []
-    assert [call["args"][-2:] for call in claude_calls(calls)] == [["--model", "sonnet"]] * 2
+    assert [call["args"][4:6] for call in claude_calls(calls)] == [["--model", "sonnet"]] * 2
     assert run.status()["model"] == SONNET
 
 

@@ -7,10 +7,10 @@ acceptEdits`, all: `--dangerously-skip-permissions`); the output is read by pars
 from __future__ import annotations
 
 import os
-import shutil
 
 from ralphloop.agents.accounts import account_of
 from ralphloop.agents.claude.parser import StreamJsonParser
+from ralphloop.agents.executable import locate
 from ralphloop.agents.text import agent_env
 from ralphloop.config import Settings
 from ralphloop.errors import RalphError
@@ -30,22 +30,17 @@ class ClaudeAgent:
 
     def __init__(self, settings: Settings, executable: str | None = None) -> None:
         claude = settings.claude
-        configured = settings.commands.get("claude")
-        chosen = executable or configured or "claude"
-        # Not on PATH: make_agent refuses the run with this; a dry run, which starts nothing, only says it.
-        self.missing: str | None = None
-        if shutil.which(chosen) is None:
-            if configured and executable is None:
-                self.missing = (
-                    f"{settings.source('claude_command')}: {chosen!r} is not an executable on PATH or a path to one"
-                )
-            else:
-                chosen_by = "" if settings.source("agent") == "default" else f" (chosen by {settings.source('agent')})"
-                self.missing = (
-                    f"the agent, Claude Code{chosen_by}, is not on PATH: install it (npm install -g "
-                    "@anthropic-ai/claude-code) or set claude.command in .ralph/config.yaml; "
-                    "or choose another agent: --agent-cmd CMD, or --agent scripted"
-                )
+        found, self.missing = locate(
+            settings,
+            "claude",
+            "claude",
+            "Claude Code",
+            "npm install -g @anthropic-ai/claude-code",
+            "; or choose another agent: --agent-cmd CMD, or --agent scripted",
+        )
+        chosen = executable or found
+        if executable is not None:  # a test's stand-in: never refused
+            self.missing = None
         self.permissions = settings.agent.permissions
         if self.permissions == "all" and _is_root() and not os.environ.get("IS_SANDBOX"):
             raise RalphError(

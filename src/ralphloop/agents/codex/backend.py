@@ -8,11 +8,11 @@ user asked) `--dangerously-bypass-approvals-and-sandbox`.
 from __future__ import annotations
 
 import os
-import shutil
 
 from ralphloop.agents.accounts import account_of
 from ralphloop.agents.codex.parser import CodexJsonParser
 from ralphloop.agents.codex.session_file import codex_home
+from ralphloop.agents.executable import locate
 from ralphloop.agents.text import agent_env
 from ralphloop.config import Settings
 from ralphloop.paths import FeaturePaths
@@ -30,20 +30,8 @@ class CodexAgent:
     name = "codex"
 
     def __init__(self, settings: Settings) -> None:
-        configured = settings.commands.get("codex")
-        chosen = configured or "codex"
         # Not on PATH: make_agent refuses the run with this; a dry run, which starts nothing, only says it.
-        self.missing: str | None = None
-        if shutil.which(chosen) is None:
-            if configured:
-                self.missing = (
-                    f"{settings.source('codex_command')}: {chosen!r} is not an executable on PATH or a path to one"
-                )
-            else:
-                self.missing = (
-                    f"the agent, the Codex CLI (chosen by {settings.source('agent')}), is not on PATH: install it "
-                    "(npm install -g @openai/codex) or set codex.command in .ralph/config.yaml"
-                )
+        chosen, self.missing = locate(settings, "codex", "codex", "the Codex CLI", "npm install -g @openai/codex")
         self.executable = chosen
         self.permissions = settings.agent.permissions
         self.account = account_of(os.environ, ("CODEX_API_KEY", "OPENAI_API_KEY"), str(codex_home(os.environ)))

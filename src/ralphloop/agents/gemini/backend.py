@@ -12,11 +12,11 @@ the user asked) `yolo`; in a non-interactive run what would need approval is ref
 from __future__ import annotations
 
 import os
-import shutil
 from collections.abc import Mapping
 from pathlib import Path
 
 from ralphloop.agents.accounts import account_of
+from ralphloop.agents.executable import locate
 from ralphloop.agents.gemini.parser import GeminiStreamParser
 from ralphloop.agents.text import agent_env
 from ralphloop.config import Settings
@@ -39,20 +39,10 @@ class GeminiAgent:
     name = "gemini"
 
     def __init__(self, settings: Settings) -> None:
-        configured = settings.commands.get("gemini")
-        chosen = configured or "gemini"
         # Not on PATH: make_agent refuses the run with this; a dry run, which starts nothing, only says it.
-        self.missing: str | None = None
-        if shutil.which(chosen) is None:
-            if configured:
-                self.missing = (
-                    f"{settings.source('gemini_command')}: {chosen!r} is not an executable on PATH or a path to one"
-                )
-            else:
-                self.missing = (
-                    f"the agent, the Gemini CLI (chosen by {settings.source('agent')}), is not on PATH: install it "
-                    "(npm install -g @google/gemini-cli) or set gemini.command in .ralph/config.yaml"
-                )
+        chosen, self.missing = locate(
+            settings, "gemini", "gemini", "the Gemini CLI", "npm install -g @google/gemini-cli"
+        )
         self.executable = chosen
         self.permissions = settings.agent.permissions
         self.account = account(os.environ)
