@@ -61,6 +61,14 @@ CATALOG: Final[Mapping[str, BuiltIn]] = MappingProxyType(
             log_reader="ralphloop.agents.codex.activity:readable_lines",
             sniff="ralphloop.agents.codex.activity:sniff",
         ),
+        "copilot": BuiltIn(
+            "ralphloop.agents.copilot.backend:make",
+            cli=True,
+            log_format="copilot-json",
+            log_parser="ralphloop.agents.copilot.parser:CopilotJsonParser",
+            log_reader="ralphloop.agents.copilot.activity:readable_lines",
+            sniff="ralphloop.agents.copilot.activity:sniff",
+        ),
         "claude": BuiltIn(
             "ralphloop.agents.claude.backend:make",
             cli=True,
