@@ -185,6 +185,17 @@ def test_a_20_mb_line_is_dropped_and_the_rest_is_read() -> None:
     assert result.final_text == "ok"
 
 
+def test_a_flood_of_tools_that_never_finish_keeps_only_the_newest() -> None:
+    parser = CopilotJsonParser(NOW)
+    for n in range(5000):
+        parser.feed(
+            event(
+                "tool.execution_start", {"toolCallId": f"c{n}", "toolName": "bash", "arguments": {"command": f"x{n}"}}
+            )
+        )
+    assert parser.activity() == "Shell: x4999" and len(parser._tools) <= 20
+
+
 def test_a_timeout_stays_a_timeout_and_says_what_copilot_was_retrying() -> None:
     parser = CopilotJsonParser(NOW)
     parser.feed(event("session.info", {"infoType": "model_retry", "message": "Request failed. Retrying..."}))

@@ -79,6 +79,8 @@ class CopilotJsonParser:
             ident = str(data.get("toolCallId") or "")
             self._tools.pop(ident, None)
             self._tools[ident] = tool_activity(data.get("toolName"), data.get("arguments"))
+            if len(self._tools) > _KEEP:  # tools started and never finished (a flood): only the newest matter
+                del self._tools[next(iter(self._tools))]
         elif kind == "tool.execution_complete":
             self._completed(data)
         elif kind in ("session.tools_updated", "model.call_start") and _text(data.get("model")):
