@@ -169,6 +169,11 @@ def test_a_result_with_a_non_zero_exit_code_is_a_failure() -> None:
     assert result.failed and result.is_error and result.error == "Copilot reported exit code 1"
 
 
+def test_a_result_without_an_exit_code_is_no_failure_of_its_own() -> None:
+    result = run(event("assistant.message", {"content": "ok"}), b'{"type":"result","exitCode":"0"}\n')
+    assert not result.failed and not result.is_error
+
+
 def test_broken_lines_invalid_utf8_and_other_json_are_skipped() -> None:
     result = run(
         b'{"type":"assistant.message","data":{"content":"cut',

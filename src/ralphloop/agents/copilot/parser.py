@@ -135,14 +135,15 @@ class CopilotJsonParser:
         error = describe_failure(outcome)
         stopped = outcome.interrupted or outcome.timed_out or bool(outcome.start_error)
         reported = self.error or (None if stopped else _stderr_error(outcome.stderr_tail))
-        code = self.result.get("exitCode") if self.result is not None else None
+        found = self.result.get("exitCode") if self.result is not None else None
+        code = found if isinstance(found, int) and not isinstance(found, bool) else None
         if stopped:
             pass  # ralph stopped it (or never started it): that is the story, whatever it printed before
         elif self.error is not None:
             error = f"Copilot reported an error: {one_line(self.error.message, 300)}"
         elif error is None and self.result is None:
             error = "Copilot ended without its result event (the run did not finish)"
-        elif error is None and code != 0:
+        elif error is None and code is not None and code != 0:
             error = f"Copilot reported exit code {code}"
         elif error is None and self.result is not None and self.result.get("outcome") == "blocked":
             error = f"Copilot stopped blocked: {one_line(str(self.result.get('blocker') or ''), 200)}"
@@ -162,7 +163,7 @@ class CopilotJsonParser:
             error=error,
             timed_out=outcome.timed_out,
             interrupted=outcome.interrupted,
-            is_error=self.error is not None or (isinstance(code, int) and code != 0),
+            is_error=self.error is not None or bool(code),
             model=self.model or facts.model or self._asked_model,
             cost_usd=facts.cost_usd,
             tokens=facts.usage.all if facts.usage else None,
