@@ -13,6 +13,7 @@ the CLI.
 from __future__ import annotations
 
 import json
+import os
 import subprocess
 from collections.abc import Iterator
 from datetime import UTC, datetime, timedelta
@@ -44,18 +45,15 @@ def chat_api() -> Iterator[FakeOpenAIChat]:
 
 
 @pytest.fixture
-def env(tmp_path: Path, chat_api: FakeOpenAIChat, ralph_env: dict[str, str]) -> dict[str, str]:
-    """ralph's test environment plus Copilot's: a private HOME, the shared unpacked bundle, the fake as its custom
-    provider, offline, and no GitHub credential of the machine's."""
+def env(tmp_path: Path, chat_api: FakeOpenAIChat) -> dict[str, str]:
+    """Copilot's environment over ralph's test one: a private HOME, the shared unpacked bundle, the fake as its
+    custom provider, offline; the machine's own Copilot and GitHub variables blanked (the runner merges this
+    over the inherited environment, so a variable can only be emptied, not removed)."""
     home = tmp_path / "copilot-home"
     home.mkdir()
-    kept = {
-        key: value
-        for key, value in ralph_env.items()
-        if not key.startswith(("COPILOT_", "GH_", "GITHUB_")) and key not in ("XDG_CONFIG_HOME", "XDG_STATE_HOME")
-    }
+    blanked = {key: "" for key in os.environ if key.startswith(("COPILOT_", "GH_", "GITHUB_"))}
     return {
-        **kept,
+        **blanked,
         "HOME": str(home),
         "COPILOT_CACHE_HOME": str(copilot_cache_home()),
         "COPILOT_OFFLINE": "true",
