@@ -70,6 +70,8 @@ def test_detect_real_captures(name: str, fmt: str) -> None:
         (lines({"type": "rate_limit_event"}), "claude-stream-json"),
         (lines({"type": "thread.started"}), "codex-json"),
         (lines({"type": "turn.started"}, {"type": "item.completed", "item": {}}), "codex-json"),
+        (lines({"type": "session.skills_loaded", "data": {}}, {"type": "user.message", "data": {}}), "copilot-json"),
+        (lines({"type": "assistant.message", "data": {"content": "hi"}}), "copilot-json"),
         (lines({"type": "result", "result": "hi"}), "claude-json"),
         (stderr("warn") + lines({"type": "result", "result": "hi"}), "claude-json"),
         (b'{\n  "type": "result",\n  "result": "pretty"\n}\n', "claude-json"),

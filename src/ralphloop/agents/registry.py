@@ -71,6 +71,14 @@ CATALOG: Final[Mapping[str, BuiltIn]] = MappingProxyType(
             log_reader="ralphloop.agents.gemini.activity:readable_lines",
             sniff="ralphloop.agents.gemini.activity:sniff",
         ),
+        "copilot": BuiltIn(
+            "ralphloop.agents.copilot.backend:make",
+            cli=True,
+            log_format="copilot-json",
+            log_parser="ralphloop.agents.copilot.parser:CopilotJsonParser",
+            log_reader="ralphloop.agents.copilot.activity:readable_lines",
+            sniff="ralphloop.agents.copilot.activity:sniff",
+        ),
         "claude": BuiltIn(
             "ralphloop.agents.claude.backend:make",
             cli=True,
