@@ -12,17 +12,14 @@ Expired marks are dropped when the file is next written.
 
 from __future__ import annotations
 
-import contextlib
-import fcntl
 import json
 import os
-from collections.abc import Iterator
 from dataclasses import dataclass
 from datetime import UTC, datetime
 
 from ralphloop.errors import RalphError
 from ralphloop.safe_read import STATE_CAP, check_file, read_file
-from ralphloop.state.store import SCHEMA_VERSION, atomic_write_json
+from ralphloop.state.store import SCHEMA_VERSION, atomic_write_json, held
 
 LIMITS_FILE = "agent-limits.json"
 _MAX_KEYS = 256  # a file is never allowed to grow without bound: the oldest marks go first
@@ -59,7 +56,7 @@ class LimitBook:
             return
         try:
             os.makedirs(os.path.dirname(self.path) or ".", mode=0o700, exist_ok=True)
-            with self._locked():
+            with held(self.path + ".lock"):
                 kept = {key: mark for key, mark in self._read().items() if mark.until > moment}
                 kept[key] = Limited(_utc(limited.until), limited.kind, limited.message[:_MAX_TEXT])
                 newest = sorted(kept.items(), key=lambda item: item[1].until)[-_MAX_KEYS:]
@@ -71,15 +68,6 @@ class LimitBook:
         """The file and its lock are absent or regular files, and the file reads (before a run starts)."""
         check_file(self.path + ".lock", f"{self.path}.lock (the agents' limits lock)", cap=4096, follow=False)
         self._read()
-
-    @contextlib.contextmanager
-    def _locked(self) -> Iterator[None]:
-        fd = os.open(self.path + ".lock", os.O_RDWR | os.O_CREAT | os.O_NOFOLLOW | os.O_NONBLOCK | os.O_CLOEXEC, 0o600)
-        try:
-            fcntl.flock(fd, fcntl.LOCK_EX)
-            yield
-        finally:
-            os.close(fd)  # closing the last descriptor drops the flock
 
     def _read(self) -> dict[str, Limited]:
         data = read_file(self.path, f"{self.path} (the agents' limits)", cap=STATE_CAP, follow=False)

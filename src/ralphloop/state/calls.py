@@ -8,19 +8,16 @@ on a side file for the few milliseconds of read, decide and atomic replace, so s
 
 from __future__ import annotations
 
-import contextlib
-import fcntl
 import json
 import os
 import re
-from collections.abc import Iterator
 from datetime import UTC, datetime
 
 from ralphloop.errors import RalphError
 from ralphloop.guards import ratelimit
 from ralphloop.guards.ratelimit import Slot
 from ralphloop.safe_read import STATE_CAP, check_file, read_file
-from ralphloop.state.store import SCHEMA_VERSION, atomic_write_json
+from ralphloop.state.store import SCHEMA_VERSION, atomic_write_json, held
 
 CALLS_DIR = "calls"
 _UNSAFE = re.compile(r"[^A-Za-z0-9._-]")
@@ -51,7 +48,7 @@ class CallLedger:
         moment = _utc(now)
         try:
             os.makedirs(os.path.dirname(self.path) or ".", mode=0o700, exist_ok=True)
-            with self._locked():
+            with held(self.path + ".lock"):
                 starts = self._read()
                 kept, slot = ratelimit.take(starts, moment, limit)
                 if kept != starts:
@@ -63,15 +60,6 @@ class CallLedger:
     def peek(self, now: datetime, limit: int) -> Slot:
         """The decision a start at `now` would get, and the count so far; changes nothing."""
         return ratelimit.peek(self._read(), _utc(now), limit)
-
-    @contextlib.contextmanager
-    def _locked(self) -> Iterator[None]:
-        fd = os.open(self.path + ".lock", os.O_RDWR | os.O_CREAT | os.O_NOFOLLOW | os.O_NONBLOCK | os.O_CLOEXEC, 0o600)
-        try:
-            fcntl.flock(fd, fcntl.LOCK_EX)
-            yield
-        finally:
-            os.close(fd)  # closing the last descriptor drops the flock
 
     def check(self) -> None:
         """The ledger and its lock file are absent or regular files (the lock is opened to write)."""

@@ -16,6 +16,7 @@ import os
 import stat
 import tempfile
 import time
+from collections.abc import Iterator
 from typing import Any
 
 from ralphloop.errors import RalphError
@@ -98,6 +99,18 @@ def append_text(path: str | os.PathLike[str], text: str, *, sync: bool = True, f
             os.fsync(fd)
     finally:
         os.close(fd)
+
+
+@contextlib.contextmanager
+def held(lock_path: str) -> Iterator[None]:
+    """An exclusive flock on `lock_path` (made 0600 if absent, never followed as a link) for a read-modify-write
+    of a file several loops share: the call ledger, the agents' limits."""
+    fd = os.open(lock_path, os.O_RDWR | os.O_CREAT | os.O_NOFOLLOW | os.O_NONBLOCK | os.O_CLOEXEC, 0o600)
+    try:
+        fcntl.flock(fd, fcntl.LOCK_EX)
+        yield
+    finally:
+        os.close(fd)  # closing the last descriptor drops the flock
 
 
 _PROBE_RETRIES = 20  # a refusal with no PID in the file is retried this often, 10 ms apart
