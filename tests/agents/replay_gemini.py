@@ -1,43 +1,11 @@
 """A stand-in `gemini` executable that replays whole real Gemini CLI 0.61.0 runs (tests/fixtures/gemini/), one per
-invocation, in a planned order.
-
-Usage: replay_gemini.py PLAN [gemini arguments...]. PLAN is a JSON file: {"runs": [NAME, ...], "calls": FILE,
-"counter": FILE}. Invocation k plays runs[k] (the last one again once the list is used up): its stdout and stderr
-printed byte for byte and its exit status returned. "work" first finishes the story in RALPH_TASK_ID like
-story_agent.py, then plays e2e_tool_write. Each invocation appends {"args", "stdin_bytes"} to FILE.
-"""
+invocation, in a planned order (tests/agents/_replay.py); "work" plays e2e_tool_write."""
 
 from __future__ import annotations
 
-import json
 import os
-import sys
 
-from _story import finish_story  # tests/agents/_story.py (this folder is on sys.path)
+from _replay import FIXTURES, play, this_run
 
-RUNS = os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "fixtures", "gemini")
-
-plan_path, args = sys.argv[1], sys.argv[2:]
-with open(plan_path, encoding="utf-8") as handle:
-    plan = json.load(handle)
-prompt = sys.stdin.buffer.read()
-with open(plan["calls"], "a", encoding="utf-8") as handle:
-    handle.write(json.dumps({"args": args, "stdin_bytes": len(prompt)}) + "\n")
-try:
-    with open(plan["counter"], encoding="utf-8") as handle:
-        count = int(handle.read() or 0)
-except FileNotFoundError:
-    count = 0
-with open(plan["counter"], "w", encoding="utf-8") as handle:
-    handle.write(str(count + 1))
-name = plan["runs"][min(count, len(plan["runs"]) - 1)]
-if name == "work":
-    finish_story(os.environ["RALPH_TASK_ID"], os.environ["RALPH_FEATURE_DIR"])
-    name = "e2e_tool_write"
-folder = os.path.join(RUNS, name)
-with open(os.path.join(folder, "stdout"), "rb") as handle:
-    sys.stdout.buffer.write(handle.read())
-with open(os.path.join(folder, "stderr"), "rb") as handle:
-    sys.stderr.buffer.write(handle.read())
-with open(os.path.join(folder, "rc"), encoding="utf-8") as handle:
-    sys.exit(int(handle.read().strip()))
+name, _ = this_run("e2e_tool_write")
+play(os.path.join(FIXTURES, "gemini", name))

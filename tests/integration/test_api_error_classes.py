@@ -15,7 +15,7 @@ from typing import Any
 import pytest
 
 from tests.conftest import RalphRunner, agent_cmd, read_json
-from tests.integration.test_claude_backend import Replay, configure, entries
+from tests.integration.test_claude_backend import Replay, entries
 
 RUNS = Path(__file__).resolve().parent.parent / "fixtures" / "claude" / "runs"
 ALL = ["S-1", "S-2", "S-3"]
@@ -230,7 +230,7 @@ def test_claudes_per_minute_429_is_retried_but_its_5_hour_429_is_the_usage_limit
     replay = Replay(
         tmp_path, ["claude_mock_rate_limit_429_streamjson", "work", "claude_mock_oauth_unified_rejected_streamjson"]
     )
-    configure(project, replay)
+    replay.configure(project)
     done = ralph("run", "-f", "feat", "--on-usage-limit", "exit")
     assert done.returncode == 2, done.stdout + done.stderr
     logged = entries(feature)
@@ -259,7 +259,7 @@ def test_claudes_older_api_error_sentences_are_retried_after_the_backoff(
     project: Path, feature: Path, ralph: RalphRunner, tmp_path: Path, text: str, rc: int, words: str
 ) -> None:
     replay = Replay(tmp_path, [claude_run(tmp_path, "older", text=text, rc=rc, structured=False), "work"])
-    configure(project, replay)
+    replay.configure(project)
     done = ralph("run", "-f", "feat", "-n", "1")
     assert done.returncode == 1, done.stdout + done.stderr  # max_iterations: one counted iteration, two stories left
     logged = entries(feature)
@@ -284,7 +284,7 @@ def test_a_claude_result_that_discusses_http_500_handling_is_the_agents_work(
             event["result"] = QUOTED + "API Error: 500 is retried now; rate_limit_error waits for retry-after."
     (folder / "stdout").write_text("".join(json.dumps(event) + "\n" for event in events))
     replay = Replay(tmp_path, [str(folder)])
-    configure(project, replay)
+    replay.configure(project)
     done = ralph("run", "-f", "feat", "-n", "1")
     assert done.returncode == 1, done.stdout + done.stderr  # max_iterations after the one counted iteration
     assert len(replay.calls()) == 1  # not retried

@@ -7,46 +7,21 @@ arguments ralph passed. The real CLI against a loopback API is in tests/e2e/.
 
 from __future__ import annotations
 
-import json
 import os
-import stat
 from pathlib import Path
 from typing import Any
 
 import pytest
 
-from tests.conftest import AGENTS, PYTHON, RalphRunner, read_json
+from tests.conftest import RalphRunner, read_json
+from tests.integration import replays
 from tests.integration.helpers import entry_fields, progress_entries, snapshot
 
 SESSION = "dfcd3ba6-d912-4605-9117-fd870b38f922"  # the session id in claude_mock_tool_streamjson
 
 
-class Replay:
-    """A `claude` executable replaying `runs`, and what it was called with."""
-
-    def __init__(self, tmp_path: Path, runs: list[str]) -> None:
-        folder = tmp_path / "bin"
-        folder.mkdir(exist_ok=True)
-        self.calls_file = tmp_path / "claude-calls.jsonl"
-        plan = folder / "plan.json"
-        plan.write_text(json.dumps({"runs": runs, "calls": str(self.calls_file), "counter": str(folder / "count")}))
-        self.executable = folder / "claude-replay"
-        self.executable.write_text(f'#!/bin/sh\nexec "{PYTHON}" "{AGENTS / "replay_claude.py"}" "{plan}" "$@"\n')
-        self.executable.chmod(self.executable.stat().st_mode | stat.S_IXUSR)
-
-    def calls(self) -> list[dict[str, Any]]:
-        if not self.calls_file.exists():
-            return []
-        return [json.loads(line) for line in self.calls_file.read_text().splitlines()]
-
-
-def configure(project: Path, replay: Replay, extra: str = "", backoff: str = "initial_seconds: 0") -> None:
-    """The project config: the replay as claude.command, no backoff wait (tests never sleep)."""
-    config = project / ".ralph" / "config.yaml"
-    text = config.read_text()
-    config.write_text(
-        text + f"\nclaude:\n  command: {json.dumps(str(replay.executable))}\n{extra}\nbackoff:\n  {backoff}\n"
-    )
+class Replay(replays.Replay):
+    CLI = "claude"
 
 
 def entries(feature: Path) -> list[dict[str, str]]:
@@ -61,7 +36,7 @@ def test_claude_is_the_default_agent_with_the_stream_json_invocation(
     project: Path, feature: Path, ralph: RalphRunner, tmp_path: Path
 ) -> None:
     replay = Replay(tmp_path, ["work"])
-    configure(project, replay)
+    replay.configure(project)
     done = run(ralph, "--no-archive")  # the feature's records are read below, where they are
     assert done.returncode == 0, done.stdout + done.stderr
     calls = replay.calls()
@@ -83,7 +58,7 @@ def test_config_flags_reach_the_cli_and_permissions_are_never_skipped_unasked(
         "  max_turns: 12\n"
         '  append_system_prompt: "Keep commits small; say $HOME literally."\n'
     )
-    configure(project, replay, extra)
+    replay.configure(project, extra)
     done = run(ralph, "-n", "1", "--model", "sonnet")
     assert done.returncode in (0, 1), done.stdout + done.stderr
     args = replay.calls()[0]["args"]
@@ -110,7 +85,7 @@ def test_each_permissions_level_maps_to_claude_codes_own_flags(
     project: Path, feature: Path, ralph: RalphRunner, tmp_path: Path
 ) -> None:
     replay = Replay(tmp_path, ["work"])
-    configure(project, replay)
+    replay.configure(project)
     asked = run(ralph, "-n", "1", "--permissions", "ask")
     assert asked.returncode in (0, 1), asked.stdout + asked.stderr
     flags = {"--permission-mode", "acceptEdits", "--dangerously-skip-permissions"}
@@ -131,7 +106,7 @@ def test_skip_permissions_only_when_asked_and_refused_clearly_as_root(
     project: Path, feature: Path, ralph: RalphRunner, tmp_path: Path
 ) -> None:
     replay = Replay(tmp_path, ["work"])
-    configure(project, replay)
+    replay.configure(project)
     before = snapshot(project)
     if os.geteuid() == 0:
         refused = run(ralph, "--dangerously-skip-permissions")
@@ -155,7 +130,7 @@ def test_an_overloaded_api_is_retried_without_counting_the_iteration(
         tmp_path,
         ["claude_mock_overloaded_529_streamjson", "claude_streamjson_fakekey_nonet_retries2", "work"],
     )
-    configure(project, replay)
+    replay.configure(project)
     done = run(ralph, "-n", "1")  # one counted iteration is enough: the two API failures are not counted
     assert done.returncode == 1, done.stdout + done.stderr  # max_iterations: two stories remain
     logged = entries(feature)
@@ -173,7 +148,7 @@ def test_an_api_that_stays_down_stops_after_the_backoff_attempts(
     project: Path, feature: Path, ralph: RalphRunner, tmp_path: Path
 ) -> None:
     replay = Replay(tmp_path, ["claude_mock_server_500_streamjson"])
-    configure(project, replay, backoff="initial_seconds: 0\n  attempts: 2")
+    replay.configure(project, backoff="initial_seconds: 0\n  attempts: 2")
     done = run(ralph)
     assert done.returncode == 1
     assert len(replay.calls()) == 3  # the first try and two retries
@@ -196,7 +171,7 @@ def test_an_agent_that_cannot_work_stops_the_loop_at_once_with_the_fix(
     project: Path, feature: Path, ralph: RalphRunner, tmp_path: Path, run_name: str, words: list[str]
 ) -> None:
     replay = Replay(tmp_path, [run_name])
-    configure(project, replay)
+    replay.configure(project)
     done = run(ralph)
     assert done.returncode == 1
     assert len(replay.calls()) == 1
@@ -214,7 +189,7 @@ def test_max_turns_is_a_failed_attempt_that_is_retried(
     project: Path, feature: Path, ralph: RalphRunner, tmp_path: Path
 ) -> None:
     replay = Replay(tmp_path, ["claude_mock_tool_maxturns1", "work"])
-    configure(project, replay, "  max_turns: 1\n")
+    replay.configure(project, "  max_turns: 1\n")
     done = run(ralph, "-n", "2")
     assert done.returncode == 1, done.stdout + done.stderr
     text = (feature / "progress.txt").read_text()
@@ -228,7 +203,7 @@ def test_resume_continues_the_last_session_and_a_lost_one_runs_fresh_once(
     project: Path, feature: Path, ralph: RalphRunner, tmp_path: Path
 ) -> None:
     replay = Replay(tmp_path, ["work", "claude_resume_invalid", "work"])
-    configure(project, replay, "  resume: true\n")
+    replay.configure(project, "  resume: true\n")
     done = run(ralph, "-n", "2")
     assert done.returncode == 1, done.stdout + done.stderr  # two of three stories: max_iterations
     calls = [call["args"] for call in replay.calls()]
@@ -247,7 +222,7 @@ def test_without_resume_every_iteration_is_a_fresh_session(
     project: Path, feature: Path, ralph: RalphRunner, tmp_path: Path
 ) -> None:
     replay = Replay(tmp_path, ["work"])
-    configure(project, replay)
+    replay.configure(project)
     assert run(ralph).returncode == 0
     assert all("--resume" not in call["args"] for call in replay.calls())
 

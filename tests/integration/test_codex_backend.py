@@ -5,36 +5,15 @@ real Codex 0.169.0 runs (tests/fixtures/codex/) byte for byte and records the ar
 from __future__ import annotations
 
 import json
-import stat
 from pathlib import Path
 from typing import Any
 
-from tests.conftest import AGENTS, PYTHON, RalphRunner, read_json
+from tests.conftest import RalphRunner, read_json
+from tests.integration import replays
 
 
-class Replay:
-    """A `codex` executable replaying `runs`, and what it was called with."""
-
-    def __init__(self, tmp_path: Path, runs: list[str]) -> None:
-        folder = tmp_path / "bin"
-        folder.mkdir(exist_ok=True)
-        self.calls_file = tmp_path / "codex-calls.jsonl"
-        plan = folder / "plan.json"
-        plan.write_text(json.dumps({"runs": runs, "calls": str(self.calls_file), "counter": str(folder / "count")}))
-        self.executable = folder / "codex-replay"
-        self.executable.write_text(f'#!/bin/sh\nexec "{PYTHON}" "{AGENTS / "replay_codex.py"}" "{plan}" "$@"\n')
-        self.executable.chmod(self.executable.stat().st_mode | stat.S_IXUSR)
-
-    def calls(self) -> list[dict[str, Any]]:
-        return [json.loads(line) for line in self.calls_file.read_text().splitlines()]
-
-
-def configure(project: Path, replay: Replay) -> None:
-    config = project / ".ralph" / "config.yaml"
-    config.write_text(
-        config.read_text() + f"\ncodex:\n  command: {json.dumps(str(replay.executable))}\n"
-        "backoff:\n  initial_seconds: 0\n"
-    )
+class Replay(replays.Replay):
+    CLI = "codex"
 
 
 def run(ralph: RalphRunner, *args: str) -> Any:
@@ -45,7 +24,7 @@ def test_codex_runs_exec_json_with_the_prompt_on_stdin_and_reports_tokens_and_co
     project: Path, feature: Path, ralph: RalphRunner, tmp_path: Path
 ) -> None:
     replay = Replay(tmp_path, ["work"])
-    configure(project, replay)
+    replay.configure(project)
     done = run(ralph, "--no-archive", "--model", "gpt-5.1-codex")
     assert done.returncode == 0, done.stdout + done.stderr
     calls = replay.calls()
@@ -67,7 +46,7 @@ def test_permissions_are_bypassed_only_when_asked(
     project: Path, feature: Path, ralph: RalphRunner, tmp_path: Path
 ) -> None:
     replay = Replay(tmp_path, ["work"])
-    configure(project, replay)
+    replay.configure(project)
     done = run(ralph, "-n", "1", "--dangerously-skip-permissions")
     assert done.returncode in (0, 1), done.stdout + done.stderr
     args = replay.calls()[0]["args"]
@@ -78,7 +57,7 @@ def test_the_usage_limit_stops_the_run_with_its_reset(
     project: Path, feature: Path, ralph: RalphRunner, tmp_path: Path
 ) -> None:
     replay = Replay(tmp_path, ["mock_usage_limit_plus_json"])
-    configure(project, replay)
+    replay.configure(project)
     done = run(ralph)
     assert done.returncode == 2, done.stdout + done.stderr
     status = read_json(feature / "status.json")
@@ -88,7 +67,7 @@ def test_the_usage_limit_stops_the_run_with_its_reset(
 
 def test_an_expired_key_stops_at_once(project: Path, feature: Path, ralph: RalphRunner, tmp_path: Path) -> None:
     replay = Replay(tmp_path, ["mock_auth_401_json"])
-    configure(project, replay)
+    replay.configure(project)
     done = run(ralph)
     assert done.returncode == 1
     assert "codex login" in done.stdout + done.stderr

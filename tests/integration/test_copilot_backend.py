@@ -6,38 +6,17 @@ and records the arguments ralph passed.
 from __future__ import annotations
 
 import json
-import stat
 from pathlib import Path
 from typing import Any
 
 import pytest
 
-from tests.conftest import AGENTS, PYTHON, RalphRunner, read_json
+from tests.conftest import RalphRunner, read_json
+from tests.integration import replays
 
 
-class Replay:
-    """A `copilot` executable replaying `runs`, and what it was called with."""
-
-    def __init__(self, tmp_path: Path, runs: list[str]) -> None:
-        folder = tmp_path / "bin"
-        folder.mkdir(exist_ok=True)
-        self.calls_file = tmp_path / "copilot-calls.jsonl"
-        plan = folder / "plan.json"
-        plan.write_text(json.dumps({"runs": runs, "calls": str(self.calls_file), "counter": str(folder / "count")}))
-        self.executable = folder / "copilot-replay"
-        self.executable.write_text(f'#!/bin/sh\nexec "{PYTHON}" "{AGENTS / "replay_copilot.py"}" "{plan}" "$@"\n')
-        self.executable.chmod(self.executable.stat().st_mode | stat.S_IXUSR)
-
-    def calls(self) -> list[dict[str, Any]]:
-        return [json.loads(line) for line in self.calls_file.read_text().splitlines()]
-
-
-def configure(project: Path, replay: Replay) -> None:
-    config = project / ".ralph" / "config.yaml"
-    config.write_text(
-        config.read_text() + f"\ncopilot:\n  command: {json.dumps(str(replay.executable))}\n"
-        "backoff:\n  initial_seconds: 0\n"
-    )
+class Replay(replays.Replay):
+    CLI = "copilot"
 
 
 def metrics(feature: Path) -> list[dict[str, Any]]:
@@ -52,7 +31,7 @@ def test_copilot_gets_the_prompt_on_stdin_and_its_usage_file_gives_tokens_and_mo
     project: Path, feature: Path, ralph: RalphRunner, tmp_path: Path
 ) -> None:
     replay = Replay(tmp_path, ["work"])
-    configure(project, replay)
+    replay.configure(project)
     done = run(ralph, "--no-archive", "--model", "gpt-4.1")
     assert done.returncode == 0, done.stdout + done.stderr
     calls = replay.calls()
@@ -74,7 +53,7 @@ def test_refused_tools_in_a_row_open_the_circuit_breaker(
     project: Path, feature: Path, ralph: RalphRunner, tmp_path: Path
 ) -> None:
     replay = Replay(tmp_path, ["work:mock_tool_json"])  # `rm README.md` refused under --allow-tool write
-    configure(project, replay)
+    replay.configure(project)
     done = run(ralph, "--no-archive")
     assert done.returncode == 1, done.stdout + done.stderr
     status = read_json(feature / "status.json")
@@ -91,7 +70,7 @@ def test_permissions_map_to_copilots_tool_approvals(
     project: Path, feature: Path, ralph: RalphRunner, tmp_path: Path, flag: tuple[str, ...], expected: list[str]
 ) -> None:
     replay = Replay(tmp_path, ["work"])
-    configure(project, replay)
+    replay.configure(project)
     done = run(ralph, "-n", "1", *flag)
     assert done.returncode in (0, 1), done.stdout + done.stderr
     args = replay.calls()[0]["args"]
@@ -103,7 +82,7 @@ def test_the_weekly_limit_stops_the_run_with_its_reset(
     project: Path, feature: Path, ralph: RalphRunner, tmp_path: Path
 ) -> None:
     replay = Replay(tmp_path, ["mock_weekly_limit_429_json"])
-    configure(project, replay)
+    replay.configure(project)
     done = run(ralph)
     assert done.returncode == 2, done.stdout + done.stderr
     status = read_json(feature / "status.json")
@@ -115,7 +94,7 @@ def test_the_weekly_limit_stops_the_run_with_its_reset(
 
 def test_no_login_stops_at_once(project: Path, feature: Path, ralph: RalphRunner, tmp_path: Path) -> None:
     replay = Replay(tmp_path, ["json_noauth"])
-    configure(project, replay)
+    replay.configure(project)
     done = run(ralph)
     assert done.returncode == 1
     assert "copilot login" in done.stdout + done.stderr

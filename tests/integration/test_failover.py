@@ -27,25 +27,14 @@ class Agents:
     """A replayed `claude` and a replayed `codex`, both named in the project's config."""
 
     def __init__(self, project: Path, tmp_path: Path, claude: list[str], codex: list[str]) -> None:
-        (tmp_path / "claude").mkdir()
-        (tmp_path / "codex").mkdir()
-        self.claude = claude_replay.Replay(tmp_path / "claude", claude)
-        self.codex = codex_replay.Replay(tmp_path / "codex", codex)
-        config = project / ".ralph" / "config.yaml"
-        config.write_text(
-            config.read_text()
-            + f"\nclaude:\n  command: {json.dumps(str(self.claude.executable))}\n"
-            + f"codex:\n  command: {json.dumps(str(self.codex.executable))}\n"
-            + "backoff:\n  initial_seconds: 0\n"
-        )
+        self.claude = claude_replay.Replay(tmp_path, claude)
+        self.codex = codex_replay.Replay(tmp_path, codex)
+        self.claude.configure(project)
+        self.codex.configure(project)
 
     def order(self) -> list[str]:
         """Who was called, claude's calls first (each replay counts its own)."""
-        return ["claude"] * len(self.claude.calls()) + ["codex"] * len(_calls(self.codex.calls_file))
-
-
-def _calls(path: Path) -> list[object]:
-    return [json.loads(line) for line in path.read_text().splitlines()] if path.exists() else []
+        return ["claude"] * len(self.claude.calls()) + ["codex"] * len(self.codex.calls())
 
 
 # Claude's account is its config folder here: no key in the environment decides it instead.

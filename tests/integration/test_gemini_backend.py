@@ -5,41 +5,20 @@ replays real Gemini CLI 0.61.0 runs (tests/fixtures/gemini/) byte for byte and r
 from __future__ import annotations
 
 import json
-import stat
 from pathlib import Path
 from typing import Any
 
 import pytest
 
-from tests.conftest import AGENTS, PYTHON, RalphRunner, read_json
+from tests.conftest import RalphRunner, read_json
+from tests.integration import replays
 from tests.integration.helpers import assert_one_line_error
 
 FIXTURES = Path(__file__).parent.parent / "fixtures" / "gemini"
 
 
-class Replay:
-    """A `gemini` executable replaying `runs`, and what it was called with."""
-
-    def __init__(self, tmp_path: Path, runs: list[str]) -> None:
-        folder = tmp_path / "bin"
-        folder.mkdir(exist_ok=True)
-        self.calls_file = tmp_path / "gemini-calls.jsonl"
-        plan = folder / "plan.json"
-        plan.write_text(json.dumps({"runs": runs, "calls": str(self.calls_file), "counter": str(folder / "count")}))
-        self.executable = folder / "gemini-replay"
-        self.executable.write_text(f'#!/bin/sh\nexec "{PYTHON}" "{AGENTS / "replay_gemini.py"}" "{plan}" "$@"\n')
-        self.executable.chmod(self.executable.stat().st_mode | stat.S_IXUSR)
-
-    def calls(self) -> list[dict[str, Any]]:
-        return [json.loads(line) for line in self.calls_file.read_text().splitlines()]
-
-
-def configure(project: Path, replay: Replay) -> None:
-    config = project / ".ralph" / "config.yaml"
-    config.write_text(
-        config.read_text() + f"\ngemini:\n  command: {json.dumps(str(replay.executable))}\n"
-        "backoff:\n  initial_seconds: 0\n"
-    )
+class Replay(replays.Replay):
+    CLI = "gemini"
 
 
 def run(ralph: RalphRunner, *args: str) -> Any:
@@ -54,7 +33,7 @@ def test_gemini_runs_stream_json_with_the_prompt_on_stdin_and_reports_tokens_and
     project: Path, feature: Path, ralph: RalphRunner, tmp_path: Path
 ) -> None:
     replay = Replay(tmp_path, ["work"])
-    configure(project, replay)
+    replay.configure(project)
     done = run(ralph, "--no-archive", "--model", "gemini-2.5-pro")
     assert done.returncode == 0, done.stdout + done.stderr
     calls = replay.calls()
@@ -82,7 +61,7 @@ def test_permissions_pick_the_approval_mode(
     project: Path, feature: Path, ralph: RalphRunner, tmp_path: Path, flags: tuple[str, ...], mode: str
 ) -> None:
     replay = Replay(tmp_path, ["work"])
-    configure(project, replay)
+    replay.configure(project)
     done = run(ralph, "-n", "1", *flags)
     assert done.returncode in (0, 1), done.stdout + done.stderr
     args = replay.calls()[0]["args"]
@@ -94,7 +73,7 @@ def test_a_quota_with_a_long_retry_stops_the_run_with_its_reset(
     project: Path, feature: Path, ralph: RalphRunner, tmp_path: Path
 ) -> None:
     replay = Replay(tmp_path, ["e2e_quota_retry_long"])
-    configure(project, replay)
+    replay.configure(project)
     done = run(ralph)
     assert done.returncode == 2, done.stdout + done.stderr
     limit = read_json(feature / "status.json")["usageLimit"]
@@ -106,7 +85,7 @@ def test_the_daily_quota_stops_the_run_without_a_reset(
     project: Path, feature: Path, ralph: RalphRunner, tmp_path: Path
 ) -> None:
     replay = Replay(tmp_path, ["mock_quota_429_daily_streamjson"])
-    configure(project, replay)
+    replay.configure(project)
     done = run(ralph)
     assert done.returncode == 2, done.stdout + done.stderr
     limit = read_json(feature / "status.json")["usageLimit"]
@@ -115,7 +94,7 @@ def test_the_daily_quota_stops_the_run_without_a_reset(
 
 def test_no_credentials_stop_at_once(project: Path, feature: Path, ralph: RalphRunner, tmp_path: Path) -> None:
     replay = Replay(tmp_path, ["streamjson_noauth"])
-    configure(project, replay)
+    replay.configure(project)
     done = run(ralph)
     assert done.returncode == 1
     assert "GEMINI_API_KEY" in done.stdout + done.stderr
@@ -126,7 +105,7 @@ def test_a_refused_tool_twice_in_a_row_opens_the_breaker(
     project: Path, feature: Path, ralph: RalphRunner, tmp_path: Path
 ) -> None:
     replay = Replay(tmp_path, ["e2e_shell_denied"])
-    configure(project, replay)
+    replay.configure(project)
     done = run(ralph, "-n", "4")
     assert done.returncode == 1, done.stdout + done.stderr
     assert len(replay.calls()) == 2
