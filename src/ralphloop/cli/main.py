@@ -168,8 +168,8 @@ def _add_run(run: argparse.ArgumentParser) -> None:
     run.add_argument(
         "--agent",
         metavar="NAME",
-        help="agent backend: claude (default), codex, command, scripted, or a plugin's; "
-        "a list (claude,codex) fails over to the next at a usage limit",
+        help=f"agent backend: {_backends()}, or a plugin's; a list (claude,codex) fails over to the next at a "
+        "usage limit",
     )
     run.add_argument("--agent-cmd", metavar="CMD", help="run CMD as the agent (prompt on stdin)")
     run.add_argument("-s", "--story", metavar="ID", help="work on this story only, until it passes")
@@ -213,6 +213,13 @@ def _add_run(run: argparse.ArgumentParser) -> None:
         help="the same as --permissions all: no permission checks (only in a sandbox you can throw away)",
     )
     run.set_defaults(handler="run")
+
+
+def _backends() -> str:
+    """The built-in backends' names, the default first: "claude (default), codex, ..."."""
+    from ralphloop.agents.registry import CATALOG  # light: names, nothing of a backend
+
+    return ", ".join(["claude (default)", *sorted(name for name in CATALOG if name != "claude")])
 
 
 def _add_analyze(commands: Any) -> None:
