@@ -13,6 +13,7 @@ from pathlib import Path
 
 import pytest
 
+from ralphloop.agents.registry import BUILT_IN
 from tests.conftest import RalphRunner, read_json, write_prd
 
 # A backend as a third party would write it: only ralph's public seams (AgentCommand, agent_env, the text parser).
@@ -101,7 +102,7 @@ def test_an_unknown_name_lists_the_plugins_too(one_story: Path, site: Path, ralp
     before = files(one_story.parent.parent)
     done = ralph("run", "--agent", "nope", "-n", "1", env={"PYTHONPATH": str(site)})
     assert done.returncode == 1
-    known = "claude, codex, command, echo, scripted"
+    known = ", ".join(sorted({*BUILT_IN, "echo"}))  # every built-in backend, and the plugin
     assert done.stderr == f"ralph: error: --agent: unknown agent 'nope' (known: {known})\n"
     assert files(one_story.parent.parent) == before
 
