@@ -97,6 +97,13 @@ def test_the_tools_amp_refused_are_named() -> None:
     assert approvals_refused(text) == ("Bash", "edit_file")
     assert approvals_refused("A tool requires user approval, which is not supported in stream JSON mode") == ("a tool",)
     assert approvals_refused("Out of Credits") == ()
+    stderr = (
+        "Error: The Bash tool tried to run a command that isn't allowlisted. Rerun with --dangerously-allow-all to "
+        "bypass, or add to the command allowlist in permissions (https://ampcode.com/docs/tools#permissions).\n"
+        "Error: The edit_file tool wants to modify a guarded file (/p/.env), but no interactive UI is available.\n"
+    )
+    assert approvals_refused(stderr) == ("Bash", "edit_file")
+    assert classify(stderr_error(stderr)) is None  # a refused tool is not a service failure
 
 
 def test_the_clis_error_line_is_found_among_its_advice() -> None:

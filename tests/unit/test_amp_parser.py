@@ -149,6 +149,13 @@ def test_a_command_amp_wants_approved_is_a_denial_with_the_fix_not_a_service_err
     assert "--permissions all" in (run.error or "") and "amp.permissions" in (run.error or "")
 
 
+def test_a_tool_refused_on_stderr_with_exit_1_is_a_denial_too() -> None:
+    stderr = "Error: The Bash tool tried to run a command that isn't allowlisted. Rerun with --dangerously-allow-all"
+    run = feed(lines(init()), 1, stderr + "\n")
+    assert run.failed and run.error_kind is None and run.permission_denials == ("Bash",)
+    assert "--permissions all" in (run.error or "")
+
+
 # ------------------------------------------------------------------ failures before a thread: the real CLI
 
 

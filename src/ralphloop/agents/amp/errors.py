@@ -60,6 +60,13 @@ _NETWORK = re.compile(
 )
 # "The following tools require user approval, which is not supported in stream JSON mode: Bash, edit_file"
 _APPROVAL = re.compile(r"requires? user approval, which is not supported in stream JSON mode(?::\s*(?P<tools>.+))?")
+# On stderr, exit 1: "Error: The Bash tool tried to run a command that isn't allowlisted. Rerun with …", "… wants to
+# modify a guarded file (…)", "… requires user approval (…), but no interactive UI is available", "… is not allowed
+# to run in execute mode".
+_REFUSED_TOOL = re.compile(
+    r"The (?P<tool>\S{1,60}) tool (?:tried to run a command that isn't allowlisted|wants to modify a guarded file|"
+    r"requires user approval|is not allowed to run in execute mode)"
+)
 
 _TRANSIENT = {
     ErrorKind.NETWORK: "the Amp server cannot be reached",
@@ -116,12 +123,13 @@ def free_tier_limit(said: str, now: datetime) -> UsageLimit:
 
 
 def approvals_refused(said: str) -> tuple[str, ...]:
-    """The tools Amp refused to run because they needed an approval nobody could give in stream-json mode."""
+    """The tools Amp refused to run because they needed an approval nobody could give in execute mode: from a
+    failed `result`'s error, or from its stderr."""
     found = _APPROVAL.search(said)
-    if found is None:
-        return ()
-    tools = found["tools"] or ""
-    return tuple(one_line(tool, 60) for tool in tools.split(",") if tool.strip()) or ("a tool",)
+    if found is not None:
+        tools = found["tools"] or ""
+        return tuple(one_line(tool, 60) for tool in tools.split(",") if tool.strip()) or ("a tool",)
+    return tuple(dict.fromkeys(match["tool"] for match in _REFUSED_TOOL.finditer(said)))
 
 
 def stderr_error(stderr: str) -> str:

@@ -130,7 +130,7 @@ class AmpStreamParser:
                 kind, limit = ErrorKind.USAGE_LIMIT, free_tier_limit(cli_said, self._now)
             elif found is not None:
                 kind, error = found
-            elif denied := approvals_refused(said):
+            elif denied := approvals_refused(said or outcome.stderr_tail):
                 error = (
                     f"{error}. Amp's stream-json mode cannot ask for approval: allow {', '.join(denied)} in Amp's "
                     "amp.permissions, or run with --permissions all (--dangerously-allow-all)"
@@ -146,7 +146,7 @@ class AmpStreamParser:
             is_error=is_error,
             model=self.mode,
             tokens=self.usage.all if self.usage else None,
-            permission_denials=approvals_refused(said),
+            permission_denials=approvals_refused(said or outcome.stderr_tail) if error is not None else (),
             tool_errors=tuple(self.tool_errors),
             usage_limit=limit,
             usage=self.usage,
