@@ -75,6 +75,16 @@ def test_not_logged_in_stops_at_once(project: Path, feature: Path, ralph: RalphR
     assert len(replay.calls()) == 1
 
 
+def test_a_dry_run_says_where_the_prompt_is(project: Path, feature: Path, ralph: RalphRunner, tmp_path: Path) -> None:
+    replay = Replay(tmp_path, "cursor", ["built_tool_complete"])
+    use(project, "cursor", replay.executable)
+    dry = run(ralph, "--dry-run")
+    assert dry.returncode == 0, dry.stderr
+    where = str(feature / "logs" / "iteration-1.prompt.md")
+    assert f"prompt in {where}): " in dry.stdout and "prompt on stdin" not in dry.stdout
+    assert replay.calls() == []
+
+
 def test_ralph_analyze_reads_a_cursor_log(ralph: RalphRunner, tmp_path: Path) -> None:
     log = tmp_path / "iteration-1.log"
     log.write_bytes((FIXTURES / "cursor" / "built_tool_complete" / "stdout").read_bytes())

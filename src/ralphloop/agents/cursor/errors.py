@@ -9,7 +9,8 @@ output-format). What those messages say is known only from public reports, not f
 - not logged in (egoist/waku#182, cursor-agent 2026.08.11): "Error: Authentication required. Run `agent login`,
   pass `--api-key`/`--auth-token`, or set `CURSOR_API_KEY`/`CURSOR_AUTH_TOKEN`."
 The usage limit is monthly: its reset is weeks away, so waiting for it (the usage-limit policy) would park the
-loop for weeks. It is BILLING instead: the run stops at once with the fix, and failover moves to another agent.
+loop for weeks. It is BILLING instead: the run stops at once with the fix (a failover to another agent must act on
+BILLING as well as on USAGE_LIMIT to move past it).
 """
 
 from __future__ import annotations
