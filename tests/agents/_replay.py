@@ -3,14 +3,16 @@ back byte for byte per invocation, in a planned order, each call recorded.
 
 A replay is run as `replay_NAME.py PLAN [the CLI's arguments...]`. PLAN is a JSON file {"runs": [NAME, ...],
 "calls": FILE, "counter": FILE}: invocation k plays runs[k] (the last one again once the list is used up), and
-appends {"args", "stdin_bytes", "tz"} to FILE. A run named "work" (or "work:NAME") first finishes the story in
-RALPH_TASK_ID like story_agent.py, then plays the replay's successful run (or NAME).
+appends {"args", "stdin_bytes", "tz", "prompt_files"} to FILE (the size of every `*.prompt.md` its arguments name,
+as it was while the stand-in ran: a CLI that takes its prompt in a file). A run named "work" (or "work:NAME")
+first finishes the story in RALPH_TASK_ID like story_agent.py, then plays the replay's successful run (or NAME).
 """
 
 from __future__ import annotations
 
 import json
 import os
+import re
 import sys
 from typing import NoReturn
 
@@ -26,8 +28,11 @@ def this_run(done_by_work: str) -> tuple[str, list[str]]:
     with open(plan_path, encoding="utf-8") as handle:
         plan = json.load(handle)
     prompt = sys.stdin.buffer.read()
+    named = sorted({path for arg in args for path in re.findall(r"(/\S+\.prompt\.md)", arg)})
+    files = {path: os.path.getsize(path) if os.path.isfile(path) else None for path in named}
+    call = {"args": args, "stdin_bytes": len(prompt), "tz": os.environ.get("TZ"), "prompt_files": files}
     with open(plan["calls"], "a", encoding="utf-8") as handle:
-        handle.write(json.dumps({"args": args, "stdin_bytes": len(prompt), "tz": os.environ.get("TZ")}) + "\n")
+        handle.write(json.dumps(call) + "\n")
     try:
         with open(plan["counter"], encoding="utf-8") as handle:
             count = int(handle.read() or 0)

@@ -10,6 +10,8 @@ from typing import Any, ClassVar
 
 from tests.conftest import AGENTS, PYTHON
 
+FIXTURES = Path(__file__).resolve().parent.parent / "fixtures"
+
 
 class Replay:
     """A `CLI` executable replaying `runs` (tests/agents/_replay.py), and what it was called with."""
@@ -41,3 +43,16 @@ class Replay:
             config.read_text()
             + f"\n{self.CLI}:\n  command: {json.dumps(str(self.executable))}\n{extra}\nbackoff:\n  {backoff}\n"
         )
+
+
+def use(project: Path, backend: str, executable: Path | str) -> None:
+    """Point `BACKEND.command` at `executable` (a missing one, say) in the project's config; no backoff waits."""
+    config = project / ".ralph" / "config.yaml"
+    config.write_text(
+        config.read_text() + f"\n{backend}:\n  command: {json.dumps(str(executable))}\nbackoff:\n  initial_seconds: 0\n"
+    )
+
+
+def metrics(feature: Path) -> list[dict[str, Any]]:
+    """The feature's metrics lines."""
+    return [json.loads(line) for line in (feature / "ralph_metrics.jsonl").read_text().splitlines()]

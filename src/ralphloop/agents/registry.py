@@ -79,6 +79,24 @@ CATALOG: Final[Mapping[str, BuiltIn]] = MappingProxyType(
             log_reader="ralphloop.agents.copilot.activity:readable_lines",
             sniff="ralphloop.agents.copilot.activity:sniff",
         ),
+        # Amp and Cursor print Claude-Code-shaped stream-json: their sniffs claim only their own marks (Amp's
+        # thread ids, Cursor's tool_call events and key sources), so they go before Claude's, which claims any.
+        "amp": BuiltIn(
+            "ralphloop.agents.amp.backend:make",
+            cli=True,
+            log_format="amp-stream-json",
+            log_parser="ralphloop.agents.amp.parser:AmpStreamParser",
+            log_reader="ralphloop.agents.amp.activity:readable_lines",
+            sniff="ralphloop.agents.amp.activity:sniff",
+        ),
+        "cursor": BuiltIn(
+            "ralphloop.agents.cursor.backend:make",
+            cli=True,
+            log_format="cursor-stream-json",
+            log_parser="ralphloop.agents.cursor.parser:CursorStreamParser",
+            log_reader="ralphloop.agents.cursor.activity:readable_lines",
+            sniff="ralphloop.agents.cursor.activity:sniff",
+        ),
         "claude": BuiltIn(
             "ralphloop.agents.claude.backend:make",
             cli=True,

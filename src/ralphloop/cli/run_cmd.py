@@ -270,7 +270,9 @@ def _dry_run(built: Built) -> int:
     if len(settings.agent.chain) > 1:
         print(f"# Failover: {' → '.join(settings.agent.chain)} (at a usage limit or a failed login, the next one)")
     print(f"# Permissions: {settings.agent.permissions} (from {settings.source('permissions')})")
-    print(f"# Command (run in {paths.project_root}, prompt on stdin): {shlex.join(invocation.argv)}")
+    # Cursor's CLI takes no prompt on stdin: its backend leaves the prompt in its file and names the file.
+    given = "prompt on stdin" if invocation.stdin else f"prompt in {request.prompt_file}"
+    print(f"# Command (run in {paths.project_root}, {given}): {shlex.join(invocation.argv)}")
     print("# Environment: " + " ".join(f"{key}={shlex.quote(value)}" for key, value in invocation.env.items()))
     limit = policy.max_iterations or "unlimited"
     print(

@@ -1,0 +1,92 @@
+"""Amp's stream-json lines as a person reads them, the tool an agent is using now, and how a saved log is told
+apart from Claude Code's.
+
+Amp prints "Claude Code-compatible" stream-json (`system` init, `assistant`, `user`, `result`), so its lines look
+like Claude's; what only Amp writes is its thread id as the `session_id` of every event ("T-" and a UUID, where
+Claude writes a bare UUID) and the init event's `agent_mode`. Both readers here claim a line only by that, so a
+Claude log is never read as Amp's. Kept free of the backend's imports so the monitor loads only this.
+"""
+
+from __future__ import annotations
+
+import re
+from typing import Any
+
+from ralphloop.agents.json_lines import json_object
+from ralphloop.textsafe import one_line
+
+_THREAD_ID = re.compile(r"T-[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}")
+# The input keys that say what a tool works on, in the order they are looked for: Bash's `cmd`, shell_command's
+# `command`, the file tools' `path`, glob's `filePattern`, Grep's `pattern`, web tools' `query` and `url`.
+_DETAIL_KEYS = ("cmd", "command", "path", "filePattern", "pattern", "query", "url", "description", "prompt")
+
+
+def is_amp(event: dict[str, Any]) -> bool:
+    """Whether an event is Amp's: its `session_id` is an Amp thread id."""
+    session = event.get("session_id")
+    return isinstance(session, str) and _THREAD_ID.fullmatch(session) is not None
+
+
+def sniff(events: list[dict[str, Any]]) -> bool:
+    """Whether a saved log's first JSON events are `amp -x --stream-json` output."""
+    return any(
+        is_amp(event) or (event.get("type") == "system" and event.get("subtype") == "init" and "agent_mode" in event)
+        for event in events
+    )
+
+
+def tool_activity(block: dict[str, Any]) -> str:
+    """ "Bash: pytest -q", "edit_file: /repo/src/app.py": the tool and what it is given, on one line."""
+    name = one_line(str(block.get("name") or "tool"), 60)
+    given = _mapping(block.get("input"))
+    detail = next(
+        (given[key] for key in _DETAIL_KEYS if isinstance(given.get(key), str) and given[key].strip()),
+        "",
+    )
+    return f"{name}: {one_line(detail, 100)}" if detail else name
+
+
+def readable_lines(line: str) -> list[str] | None:
+    """What one Amp stream-json line says, as zero or more lines of text; None when it is not Amp's (plain
+    output, a `[stderr]` line, Claude Code's or another CLI's JSON), so the caller shows it as it is."""
+    if not line.startswith("{"):
+        return None
+    event = json_object(line)
+    if event is None or not is_amp(event):
+        return None
+    kind = event.get("type")
+    message = _mapping(event.get("message"))
+    content = message.get("content")
+    blocks = [block for block in content if isinstance(block, dict)] if isinstance(content, list) else []
+    if kind == "assistant":
+        shown: list[str] = []
+        for block in blocks:
+            if block.get("type") == "text" and isinstance(block.get("text"), str):
+                shown += [part for part in block["text"].splitlines() if part.strip()]
+            elif block.get("type") == "tool_use":
+                shown.append(f"⚙ {tool_activity(block)}")
+        return shown
+    if kind == "user":
+        return [
+            f"✗ tool error: {one_line(block_text(block.get('content')), 200)}"
+            for block in blocks
+            if block.get("type") == "tool_result" and block.get("is_error") is True
+        ]
+    if kind == "result":
+        if event.get("is_error") is True:
+            return [f"■ result: error: {one_line(str(event.get('error') or event.get('subtype') or ''), 200)}"]
+        return [f"■ result: {one_line(str(event.get('subtype') or 'done'), 40)}"]
+    return []
+
+
+def block_text(content: Any) -> str:
+    """A tool result's content: Amp writes a string; a list of text parts is read too."""
+    if isinstance(content, str):
+        return content
+    if isinstance(content, list):
+        return "\n".join(str(part.get("text", "")) for part in content if isinstance(part, dict))
+    return ""
+
+
+def _mapping(value: Any) -> dict[str, Any]:
+    return value if isinstance(value, dict) else {}
