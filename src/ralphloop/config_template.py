@@ -16,7 +16,7 @@ defaults:
 # process:
 #   idle_timeout_minutes: 10  # stop an agent that prints nothing this long (0: never, not even a backend's own)
 
-# Which agent runs each iteration: claude, codex, command or scripted.
+# Which agent runs each iteration: claude, codex, opencode, command or scripted.
 # agent: claude
 # A command agent gets the prompt on stdin (see the README):
 # agent:
