@@ -191,12 +191,12 @@ class ProcessOutcome(Struct, frozen=True):
     exit_code: int | None
     duration_s: float
     timed_out: bool = False
-    idle_limit_s: float | None = None  # it timed out because it printed nothing for this long
     interrupted: bool = False
     start_error: str | None = None
     stdout_bytes: int = 0
     stderr_tail: str = ""
     left_running: int = 0  # processes it left running after it ended, which ralph stopped
+    idle_limit_s: float | None = None  # it timed out because it printed nothing for this long
 
 
 class TokenUsage(Struct, frozen=True):
