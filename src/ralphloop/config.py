@@ -98,6 +98,7 @@ _TABLE: dict[str, dict[str, _Spec]] = {
         "timeout_s": (("defaults", "timeout_minutes"), "RALPH_TIMEOUT", values.minutes, 15 * 60.0),
         "kill_grace_s": (("process", "kill_grace_seconds"), None, values.seconds, 5.0),
         "log_max_bytes": (("process", "log_max_mb"), None, values.megabytes, 64 * 1024 * 1024),
+        "idle_timeout_s": (("process", "idle_timeout_minutes"), "RALPH_IDLE_TIMEOUT", values.idle_minutes, None),
     },
     "breaker": {
         "no_progress_threshold": (("circuit_breaker", "no_progress_threshold"), None, values.positive_int, 3),

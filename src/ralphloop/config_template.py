@@ -13,6 +13,9 @@ defaults:
   # timeout_minutes: 15     # per iteration; also "90s", "15m", "1h"
   rate_limit_per_hour: 100
 
+# process:
+#   idle_timeout_minutes: 10  # stop an agent that prints nothing this long (0: never, not even a backend's own)
+
 # Which agent runs each iteration: claude, codex, gemini, copilot, ... (ralph run --help lists them), command or
 # scripted; several (agents: [claude, codex]) fail over from one to the next at a usage limit.
 # agent: claude

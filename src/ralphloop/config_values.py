@@ -69,6 +69,16 @@ def minutes(value: Any) -> float:
     raise ValueError("expected a duration such as 15, 90s, 15m or 1h")
 
 
+def idle_minutes(value: Any) -> float:
+    """A duration like `minutes`, or 0 / off / none (YAML reads a bare `off` as false): no idle limit at all,
+    not even the agent backend's own."""
+    if value is False or (not isinstance(value, bool) and value == 0):
+        return 0.0
+    if isinstance(value, str) and value.strip().lower() in ("0", "off", "none"):
+        return 0.0
+    return minutes(value)
+
+
 def seconds(value: Any) -> float:
     if isinstance(value, bool) or not isinstance(value, int | float) or not 0 <= value <= MAX_SECONDS:
         raise ValueError(f"expected a number of seconds, 0 or more and at most {MAX_SECONDS:.0f} (a year)")

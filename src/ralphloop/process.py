@@ -4,7 +4,9 @@ Each agent runs in a new session (its own process group), gets its prompt on
 stdin, and has its stdout and stderr redacted (secrets masked) and streamed to the
 iteration log, the backend's parser and the screen as they arrive.
 A timeout or a cancellation stops the whole group: SIGTERM, a grace period, then
-SIGKILL, so no grandchild survives the iteration.
+SIGKILL, so no grandchild survives the iteration. So does the idle timeout: an agent that prints
+nothing, on stdout or stderr, for that long (a CLI that waits out a spent quota in silence) is
+timed out too, and its outcome names the idle limit.
 """
 
 from __future__ import annotations
@@ -45,6 +47,14 @@ class ProcessLimits(Struct, frozen=True):
     timeout_s: float
     kill_grace_s: float = 5.0
     log_max_bytes: int = 64 * 1024 * 1024
+    # No output for this long ends the process like a timeout. None: the command's own default
+    # (AgentCommand.idle_timeout_s, a backend's); 0: no idle limit, whatever the command asks.
+    idle_timeout_s: float | None = None
+
+    def idle_limit(self, command: AgentCommand) -> float | None:
+        """The idle limit for `command`: the configured one when set, else the backend's; None for none."""
+        chosen = command.idle_timeout_s if self.idle_timeout_s is None else self.idle_timeout_s
+        return chosen if chosen else None
 
 
 class _Log:
@@ -137,7 +147,8 @@ def run_agent_process(
         if on_start is not None:
             on_start(proc.pid)
         pump = _Pump(proc, command.stdin, log, cancel, on_stdout, on_output, secrets)
-        ending = pump.run(deadline=started + limits.timeout_s, monotonic=monotonic)
+        idle = limits.idle_limit(command)
+        ending = pump.run(deadline=started + limits.timeout_s, idle_s=idle, monotonic=monotonic)
         if ending != "exited" or pump.streams_open():
             # Timed out, cancelled, or the agent left something behind that holds its pipes.
             _stop_group(proc, tag, limits.kill_grace_s)
@@ -156,7 +167,8 @@ def run_agent_process(
     return ProcessOutcome(
         exit_code=exit_code,
         duration_s=monotonic() - started,
-        timed_out=ending == "timeout",
+        timed_out=ending in ("timeout", "idle"),
+        idle_limit_s=idle if ending == "idle" else None,
         interrupted=ending == "cancelled",
         stdout_bytes=pump.stdout_bytes,
         stderr_tail=pump.stderr_tail.decode("utf-8", "replace"),
@@ -165,7 +177,7 @@ def run_agent_process(
 
 
 class _Pump:
-    """One select loop: feed stdin, read both pipes, notice exit, timeout and cancellation.
+    """One select loop: feed stdin, read both pipes, notice exit, timeout, silence and cancellation.
 
     Each pipe is redacted as it is read, and only its redacted form goes on (to the log, the parser, the
     screen): everything ralph keeps of an agent's output is masked once, here."""
@@ -207,18 +219,25 @@ class _Pump:
     def streams_open(self) -> bool:
         return any(key.data in ("stdout", "stderr") for key in self._selector.get_map().values())
 
-    def run(self, *, deadline: float, monotonic: Callable[[], float]) -> str:
-        """Pump until the agent exits: 'exited', 'timeout' or 'cancelled'.
+    def run(self, *, deadline: float, idle_s: float | None, monotonic: Callable[[], float]) -> str:
+        """Pump until the agent exits: 'exited', 'timeout', 'idle' (no output for `idle_s`) or 'cancelled'.
 
         After 'exited' the pipes may still be open, held by something the agent left behind.
         """
         exited = False
+        heard = monotonic()  # the last output read; the start counts, so a process silent from the first is idle
         while not exited:
             if self.cancel.is_set():
                 return "cancelled"
-            remaining = deadline - monotonic()
+            now = monotonic()
+            remaining = deadline - now
             if remaining <= 0:
                 return "timeout"
+            if idle_s is not None:
+                quiet_left = heard + idle_s - now
+                if quiet_left <= 0:
+                    return "idle"
+                remaining = min(remaining, quiet_left)
             # Without a pidfd (not Linux) exit is noticed by polling; short naps keep the overhead low.
             wait = remaining if self._exit_fd is not None else min(remaining, 0.005)
             for key, _ in self._selector.select(timeout=wait):
@@ -227,8 +246,8 @@ class _Pump:
                     exited = True
                 elif key.data == "stdin":
                     self._feed_stdin()
-                elif key.data in ("stdout", "stderr"):
-                    self._read(key.fd, key.data)
+                elif key.data in ("stdout", "stderr") and self._read(key.fd, key.data):
+                    heard = monotonic()
             if self._exit_fd is None and self.proc.poll() is not None:
                 exited = True
         self._read_available()
@@ -271,19 +290,21 @@ class _Pump:
             with contextlib.suppress(OSError):
                 self.proc.stdin.close()
 
-    def _read(self, fd: int, name: str) -> None:
+    def _read(self, fd: int, name: str) -> bool:
+        """Read what the pipe holds; whether there was any output (not the pipe's end)."""
         try:
             data = os.read(fd, _CHUNK)
         except BlockingIOError:
-            return
+            return False
         except OSError:
             data = b""
         if not data:
             self._selector.unregister(fd)
-            return
+            return False
         if name == "stdout":
             self.stdout_bytes += len(data)
         self._pass_on(name, self._redactors[name].feed(data))
+        return True
 
     def _pass_on(self, name: str, clean: bytes) -> None:
         if not clean:

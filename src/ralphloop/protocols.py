@@ -180,6 +180,9 @@ class AgentCommand(Struct, frozen=True):
     argv: tuple[str, ...]
     env: Mapping[str, str]
     stdin: bytes
+    # The backend's own idle limit: a CLI known to wait in silence (a spent quota it retries without a word)
+    # is ended after this long without output. `process.idle_timeout_minutes` in the config wins when set.
+    idle_timeout_s: float | None = None
 
 
 class ProcessOutcome(Struct, frozen=True):
@@ -193,6 +196,7 @@ class ProcessOutcome(Struct, frozen=True):
     stdout_bytes: int = 0
     stderr_tail: str = ""
     left_running: int = 0  # processes it left running after it ended, which ralph stopped
+    idle_limit_s: float | None = None  # it timed out because it printed nothing for this long
 
 
 class TokenUsage(Struct, frozen=True):

@@ -13,17 +13,20 @@ from __future__ import annotations
 import json
 import os
 import re
+import signal
 import sys
-from typing import NoReturn
+from collections.abc import Callable
+from typing import Any, NoReturn
 
 from _story import finish_story  # tests/agents/_story.py (this folder is on sys.path)
 
 FIXTURES = os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "fixtures")
 
 
-def this_run(done_by_work: str) -> tuple[str, list[str]]:
+def this_run(done_by_work: str, more: Callable[[bytes], dict[str, Any]] | None = None) -> tuple[str, list[str]]:
     """The run this invocation plays (a "work" run's story already finished) and the CLI's arguments; the call
-    is recorded and the plan's counter moved on."""
+    is recorded (with what `more` makes of the prompt, for a replay that records more) and the plan's counter
+    moved on."""
     plan_path, args = sys.argv[1], sys.argv[2:]
     with open(plan_path, encoding="utf-8") as handle:
         plan = json.load(handle)
@@ -31,6 +34,7 @@ def this_run(done_by_work: str) -> tuple[str, list[str]]:
     named = sorted({path for arg in args for path in re.findall(r"(/\S+\.prompt\.md)", arg)})
     files = {path: os.path.getsize(path) if os.path.isfile(path) else None for path in named}
     call = {"args": args, "stdin_bytes": len(prompt), "tz": os.environ.get("TZ"), "prompt_files": files}
+    call.update(more(prompt) if more is not None else {})
     with open(plan["calls"], "a", encoding="utf-8") as handle:
         handle.write(json.dumps(call) + "\n")
     try:
@@ -54,8 +58,13 @@ def read(folder: str, name: str) -> bytes:
 
 def play(folder: str, stdout: bytes | None = None) -> NoReturn:
     """Print the captured run in `folder` (its stdout, or `stdout` in its place, then its stderr) and exit with
-    its status."""
+    its status. A run whose status is 124 was stopped by `timeout` when it was captured: it prints what it printed,
+    then stays silent, as the CLI did, until it is stopped."""
     sys.stdout.buffer.write(read(folder, "stdout") if stdout is None else stdout)
     sys.stdout.buffer.flush()
     sys.stderr.buffer.write(read(folder, "stderr"))
-    sys.exit(int(read(folder, "rc").decode().strip()))
+    sys.stderr.buffer.flush()
+    code = int(read(folder, "rc").decode().strip())
+    if code == 124:
+        signal.pause()
+    sys.exit(code)

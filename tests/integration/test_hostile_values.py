@@ -28,6 +28,7 @@ NUMERIC_SETTINGS = [
     (None, "max_retries"),
     ("process", "kill_grace_seconds"),
     ("process", "log_max_mb"),
+    ("process", "idle_timeout_minutes"),
     ("circuit_breaker", "no_progress_threshold"),
     ("circuit_breaker", "same_error_threshold"),
     ("circuit_breaker", "failure_threshold"),

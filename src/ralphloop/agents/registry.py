@@ -97,6 +97,14 @@ CATALOG: Final[Mapping[str, BuiltIn]] = MappingProxyType(
             log_reader="ralphloop.agents.cursor.activity:readable_lines",
             sniff="ralphloop.agents.cursor.activity:sniff",
         ),
+        "opencode": BuiltIn(
+            "ralphloop.agents.opencode.backend:make",
+            cli=True,
+            log_format="opencode-json",
+            log_parser="ralphloop.agents.opencode.parser:OpencodeJsonParser",
+            log_reader="ralphloop.agents.opencode.activity:readable_lines",
+            sniff="ralphloop.agents.opencode.activity:sniff",
+        ),
         "claude": BuiltIn(
             "ralphloop.agents.claude.backend:make",
             cli=True,

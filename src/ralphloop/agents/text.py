@@ -106,6 +106,8 @@ def describe_failure(outcome: ProcessOutcome) -> str | None:
         return f"could not start the agent: {outcome.start_error}"
     if outcome.interrupted:
         return "interrupted"
+    if outcome.timed_out and outcome.idle_limit_s is not None:
+        return f"no output for {outcome.idle_limit_s:g} s (the idle timeout); its process group was stopped"
     if outcome.timed_out:
         return f"timed out after {format_duration(outcome.duration_s)}; its process group was stopped"
     if outcome.exit_code == 0:

@@ -82,6 +82,8 @@ def run_shell(
     command = AgentCommand(argv=("/bin/sh", "-c", quote_variables(spec.command, names)), env=dict(env), stdin=stdin)
     if spec.timeout_s is not None:
         limits = replace(limits, timeout_s=spec.timeout_s)
+    # The idle limit is for agents that wait in silence: a test suite may print nothing for minutes.
+    limits = replace(limits, idle_timeout_s=0.0)
     return run_command(spec.name, command, cwd=cwd, log_path=log_path, limits=limits, cancel=cancel)
 
 

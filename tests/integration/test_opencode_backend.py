@@ -1,0 +1,118 @@
+"""`ralph run --agent opencode` through the real CLI, with tests/agents/replay_opencode.py as `opencode.command`: it
+replays real opencode 1.18.33 runs (tests/fixtures/opencode/) byte for byte and records what ralph passed.
+"""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+from typing import Any
+
+from tests.conftest import RalphRunner, read_json
+from tests.integration import replays
+
+
+class Replay(replays.Replay):
+    CLI = "opencode"
+
+
+def run(ralph: RalphRunner, *args: str, cwd: Path | None = None) -> Any:
+    return ralph("run", "-f", "feat", "--agent", "opencode", "--on-usage-limit", "exit", *args, cwd=cwd)
+
+
+def metrics(feature: Path) -> list[dict[str, Any]]:
+    return [json.loads(line) for line in (feature / "ralph_metrics.jsonl").read_text().splitlines()]
+
+
+def test_opencode_gets_the_prompt_on_stdin_in_the_project_and_reports_tokens_and_cost(
+    project: Path, feature: Path, ralph: RalphRunner, tmp_path: Path
+) -> None:
+    replay = Replay(tmp_path, ["work"])
+    replay.configure(project)
+    elsewhere = project / ".ralph"  # ralph started from a subfolder: opencode must still work in the project
+    done = run(ralph, "--no-archive", "--model", "fake/fake-coder", cwd=elsewhere)
+    assert done.returncode == 0, done.stdout + done.stderr
+    calls = replay.calls()
+    assert calls[0]["args"] == [
+        "run", "--format", "json", "--print-logs", "--log-level", "ERROR",
+        "--title", "ralph S-1 iteration 1", "-m", "fake/fake-coder",
+    ]  # fmt: skip
+    assert all(call["pwd"] == str(project) and call["cwd"] == str(project) for call in calls)
+    assert all("S-1" in call["stdin"] and len(call["stdin"]) > 500 for call in calls[:1])
+    assert json.loads(calls[0]["permission"]) == {"edit": {"*": "allow"}, "bash": {"*": "deny"}}
+    status = read_json(feature / "status.json")
+    assert (status["agent"], status["exitReason"]) == ("opencode", "complete")
+    first = metrics(feature)[0]
+    assert first["model"] == "fake/fake-coder" and first["agent"] == "opencode"
+    usage = first["usage"]
+    assert (usage["input_tokens"], usage["output_tokens"], usage["cache_read_tokens"]) == (300, 60, 0)
+    assert first["cost_usd"] == round(3 * 0.00036, 6)
+
+
+def test_all_permissions_only_when_asked(project: Path, feature: Path, ralph: RalphRunner, tmp_path: Path) -> None:
+    replay = Replay(tmp_path, ["work"])
+    replay.configure(project)
+    done = run(ralph, "-n", "1", "--dangerously-skip-permissions")
+    assert done.returncode in (0, 1), done.stdout + done.stderr
+    [call] = replay.calls()
+    assert call["args"][-1] == "--auto" and "-m" not in call["args"]
+    assert json.loads(call["permission"]) == {"edit": {"*": "allow"}, "bash": {"*": "allow"}}
+
+
+def test_the_usage_limit_stops_the_run_with_its_reset(
+    project: Path, feature: Path, ralph: RalphRunner, tmp_path: Path
+) -> None:
+    replay = Replay(tmp_path, ["mock_usage_limit_429_json"])
+    replay.configure(project)
+    done = run(ralph)
+    assert done.returncode == 2, done.stdout + done.stderr
+    limit = read_json(feature / "status.json")["usageLimit"]
+    assert limit["vendor"] == "opencode" and limit["resetsAt"] == "2026-11-28T04:00:00Z"
+    assert len(replay.calls()) == 1
+
+
+def test_a_bad_model_stops_at_once(project: Path, feature: Path, ralph: RalphRunner, tmp_path: Path) -> None:
+    replay = Replay(tmp_path, ["mock_bad_model_json"])
+    replay.configure(project)
+    done = run(ralph, "--model", "fake/no-such-model")
+    assert done.returncode == 1
+    assert "Model not found: fake/no-such-model" in done.stdout + done.stderr
+    assert len(replay.calls()) == 1
+
+
+def test_opencode_waiting_in_silence_is_ended_by_its_idle_timeout(
+    project: Path, feature: Path, ralph: RalphRunner, tmp_path: Path
+) -> None:
+    # The capture of opencode waiting out a two-hour retry-after, replayed: its output, then silence.
+    replay = Replay(tmp_path, ["mock_usage_limit_waiting_json"])
+    replay.configure(project)
+    config = project / ".ralph" / "config.yaml"
+    config.write_text(config.read_text() + 'process:\n  idle_timeout_minutes: "1s"\n')
+    done = run(ralph, "-n", "1")
+    assert done.returncode == 1, done.stdout + done.stderr
+    progress = (feature / "progress.txt").read_text()
+    assert "no output for 1 s (the idle timeout)" in progress
+    assert "opencode was retrying: AI_APICallError: You have reached your usage limit" in progress
+
+
+def test_a_model_without_a_provider_is_a_one_line_error(
+    project: Path, feature: Path, ralph: RalphRunner, tmp_path: Path
+) -> None:
+    replay = Replay(tmp_path, ["work"])
+    replay.configure(project)
+    before = (feature / "prd.json").read_text()
+    done = run(ralph, "--model", "sonnet")
+    assert done.returncode != 0
+    assert "--model: opencode names a model provider/model" in done.stderr
+    assert "Traceback" not in done.stderr and not replay.calls_file.exists()
+    assert (feature / "prd.json").read_text() == before
+
+
+def test_ralph_analyze_reads_an_opencode_log(ralph: RalphRunner, tmp_path: Path) -> None:
+    log = tmp_path / "iteration-3.log"
+    log.write_bytes((Path(__file__).parent.parent / "fixtures" / "opencode" / "mock_tool_json" / "stdout").read_bytes())
+    for args in (["--agent", "opencode"], []):
+        done = ralph("analyze", *args, "--json", str(log))
+        assert done.returncode == 0, done.stderr
+        body = json.loads(done.stdout)
+        assert body["format"] == "opencode-json" and body["completion_claimed"] is True
