@@ -18,7 +18,7 @@ from types import MappingProxyType
 from typing import TYPE_CHECKING, Any
 
 from ralphloop import config_values as values
-from ralphloop.agents.registry import CLI_BACKENDS
+from ralphloop.agents.catalog import CLI_BACKENDS
 from ralphloop.errors import RalphError
 from ralphloop.hooks.parse import parse_hooks, parse_quality_checks
 from ralphloop.hooks.spec import CommandSpec, LifecycleHooks

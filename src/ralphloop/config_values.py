@@ -140,7 +140,7 @@ def agent_list(value: Any) -> tuple[str, ...]:
 
 
 def permissions(value: Any) -> str:
-    from ralphloop.agents.registry import PERMISSIONS
+    from ralphloop.agents.catalog import PERMISSIONS
 
     if not isinstance(value, str) or value.strip().lower() not in PERMISSIONS:
         raise ValueError(f"expected one of {', '.join(PERMISSIONS)}")

@@ -13,7 +13,7 @@ from pathlib import Path
 
 import pytest
 
-from ralphloop.agents.registry import BUILT_IN
+from ralphloop.agents.catalog import BUILT_IN
 from tests.conftest import AGENTS, PYTHON, RalphRunner, read_json, write_prd
 
 # A backend as a third party would write it: only ralph's public seams (AgentCommand, agent_env, the text parser).

@@ -11,7 +11,8 @@ from __future__ import annotations
 import json
 from collections.abc import Iterable
 
-from ralphloop.agents.registry import CATALOG, load, log_formats
+from ralphloop.agents.catalog import CATALOG, log_formats
+from ralphloop.agents.registry import load
 from ralphloop.agents.text import TextOutputParser
 from ralphloop.protocols import AgentRequest, OutputParser, ProcessOutcome
 

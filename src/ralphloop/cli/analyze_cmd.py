@@ -12,7 +12,7 @@ import os
 import re
 from collections.abc import Iterator
 
-from ralphloop.agents.registry import CATALOG, log_formats
+from ralphloop.agents.catalog import CATALOG, log_formats
 from ralphloop.agents.saved import detect, final_text
 from ralphloop.analysis.signals import Analysis, SignalRecord, analyze, with_records
 from ralphloop.errors import RalphError

@@ -217,14 +217,14 @@ def _add_run(run: argparse.ArgumentParser) -> None:
 
 def _backends() -> str:
     """The built-in backends' names, the default first: "claude (default), codex, ..."."""
-    from ralphloop.agents.registry import CATALOG  # light: names, nothing of a backend
+    from ralphloop.agents.catalog import CATALOG  # light: names, nothing of a backend
 
     return ", ".join(["claude (default)", *sorted(name for name in CATALOG if name != "claude")])
 
 
 def _add_analyze(commands: Any) -> None:
     """`ralph analyze FILE`."""
-    from ralphloop.agents.registry import CLI_BACKENDS, log_formats  # light: names, nothing of a backend
+    from ralphloop.agents.catalog import CLI_BACKENDS, log_formats  # light: names, nothing of a backend
 
     analyze = commands.add_parser("analyze", help="show what ralph reads in a saved agent output")
     analyze.add_argument("file", metavar="FILE", help="a saved output, e.g. .ralph/FEATURE/logs/iteration-7.log")
