@@ -1,0 +1,139 @@
+"""`ralph run --agent aider` through the real CLI, with tests/agents/replay_aider.py as `aider.command`: it replays
+real aider 0.86.2 runs (tests/fixtures/aider/) byte for byte and records what ralph passed.
+"""
+
+from __future__ import annotations
+
+import json
+import stat
+from pathlib import Path
+from typing import Any
+
+from ralphloop.agents.aider.backend import FLAGS
+from tests.conftest import AGENTS, PYTHON, RalphRunner, read_json
+
+FIXTURES = Path(__file__).parent.parent / "fixtures" / "aider"
+
+
+class Replay:
+    """An `aider` executable replaying `runs`, and what it was called with."""
+
+    def __init__(self, tmp_path: Path, runs: list[str]) -> None:
+        folder = tmp_path / "bin"
+        folder.mkdir(exist_ok=True)
+        self.calls_file = tmp_path / "aider-calls.jsonl"
+        plan = folder / "plan.json"
+        plan.write_text(json.dumps({"runs": runs, "calls": str(self.calls_file), "counter": str(folder / "count")}))
+        self.executable = folder / "aider-replay"
+        self.executable.write_text(f'#!/bin/sh\nexec "{PYTHON}" "{AGENTS / "replay_aider.py"}" "{plan}" "$@"\n')
+        self.executable.chmod(self.executable.stat().st_mode | stat.S_IXUSR)
+
+    def calls(self) -> list[dict[str, Any]]:
+        return [json.loads(line) for line in self.calls_file.read_text().splitlines()]
+
+
+def configure(project: Path, replay: Replay) -> None:
+    config = project / ".ralph" / "config.yaml"
+    config.write_text(
+        config.read_text() + f"\naider:\n  command: {json.dumps(str(replay.executable))}\n"
+        "backoff:\n  initial_seconds: 0\n"
+    )
+
+
+def run(ralph: RalphRunner, *args: str) -> Any:
+    return ralph("run", "-f", "feat", "--agent", "aider", "--on-usage-limit", "exit", *args)
+
+
+def metrics(feature: Path) -> list[dict[str, Any]]:
+    return [json.loads(line) for line in (feature / "ralph_metrics.jsonl").read_text().splitlines()]
+
+
+def test_aider_reads_the_prompt_from_its_file_and_the_run_records_its_model_tokens_and_cost(
+    project: Path, feature: Path, ralph: RalphRunner, tmp_path: Path
+) -> None:
+    replay = Replay(tmp_path, ["work"])
+    configure(project, replay)
+    done = run(ralph, "--no-archive", "--model", "openai/gpt-4o")
+    assert done.returncode == 0, done.stdout + done.stderr
+    calls = replay.calls()
+    assert len(calls) == 3  # one story per iteration
+    for number, call in enumerate(calls, start=1):
+        prompt = str(feature / "logs" / f"iteration-{number}.prompt.md")
+        assert call["args"] == ["--message-file", prompt, *FLAGS, "--model", "openai/gpt-4o"]
+        # The prompt is on disk, never in argv; nothing on stdin; no browser opened for aider's URLs.
+        assert call["prompt_bytes"] > 500 and call["stdin_bytes"] == 0 and call["browser"] == "true"
+        assert all(len(arg) < 200 for arg in call["args"])
+    status = read_json(feature / "status.json")
+    assert (status["agent"], status["exitReason"], status["model"]) == ("aider", "complete", "openai/gpt-4o")
+    first = metrics(feature)[0]
+    assert first["agent"] == "aider" and first["model"] == "openai/gpt-4o"
+    # "Tokens: 2.4k sent, 11 received. Cost: $0.0061 message, $0.0061 session."
+    assert first["usage"]["input_tokens"] == 2400 and first["usage"]["output_tokens"] == 11
+    assert first["cost_usd"] == 0.0061
+
+
+def test_ask_is_a_dry_run_and_all_adds_nothing_aider_could_use(
+    project: Path, feature: Path, ralph: RalphRunner, tmp_path: Path
+) -> None:
+    replay = Replay(tmp_path, ["mock_ok"])
+    configure(project, replay)
+    for flag in ("--permissions=ask", "--permissions=edits", "--dangerously-skip-permissions"):
+        done = run(ralph, "-n", "1", flag)
+        assert done.returncode in (0, 1), done.stdout + done.stderr
+    ask, edits, everything = (call["args"][2:] for call in replay.calls())  # after --message-file PATH
+    assert ask == [*edits, "--dry-run"]
+    assert everything == edits and "--yes-always" in edits  # aider never runs a shell command unasked
+    assert not any("yolo" in arg or "skip" in arg or "dangerous" in arg for arg in everything)
+
+
+def test_a_spent_quota_stops_at_once_though_aider_exits_0(
+    project: Path, feature: Path, ralph: RalphRunner, tmp_path: Path
+) -> None:
+    replay = Replay(tmp_path, ["mock_insufficient_quota"])
+    configure(project, replay)
+    done = run(ralph)
+    assert done.returncode == 1, done.stdout + done.stderr
+    assert "no quota or credit left" in done.stdout + done.stderr
+    assert "You exceeded your current quota" in done.stdout + done.stderr
+    assert len(replay.calls()) == 1
+    assert read_json(feature / "status.json")["exitReason"] == "agent_error"
+
+
+def test_a_wrong_key_stops_at_once(project: Path, feature: Path, ralph: RalphRunner, tmp_path: Path) -> None:
+    replay = Replay(tmp_path, ["mock_auth_401"])
+    configure(project, replay)
+    done = run(ralph)
+    assert done.returncode == 1 and "OPENAI_API_KEY" in done.stdout + done.stderr
+    assert len(replay.calls()) == 1
+
+
+def test_a_rate_limit_is_retried_without_counting_the_iteration(
+    project: Path, feature: Path, ralph: RalphRunner, tmp_path: Path
+) -> None:
+    replay = Replay(tmp_path, ["mock_rate_limit_429", "mock_server_500", "mock_connection_refused", "work"])
+    configure(project, replay)
+    done = run(ralph, "-n", "1", "--no-archive")
+    assert done.returncode in (0, 1), done.stdout + done.stderr
+    assert len(replay.calls()) == 4  # three transient failures, then the one counted iteration
+    assert (project / "work-S-1.txt").exists()
+    assert read_json(feature / "prd.json")["userStories"][0]["passes"] is True
+
+
+def test_a_missing_executable_is_a_one_line_error(project: Path, feature: Path, ralph: RalphRunner) -> None:
+    config = project / ".ralph" / "config.yaml"
+    config.write_text(config.read_text() + "\naider:\n  command: /nonexistent/aider\n")
+    before = (feature / "prd.json").read_bytes()
+    done = run(ralph)
+    assert done.returncode != 0 and "Traceback" not in done.stderr
+    assert "aider.command" in done.stderr and "/nonexistent/aider" in done.stderr
+    assert (feature / "prd.json").read_bytes() == before
+
+
+def test_ralph_analyze_reads_an_aider_log_with_or_without_agent(ralph: RalphRunner, tmp_path: Path) -> None:
+    log = tmp_path / "iteration-3.log"
+    log.write_bytes((FIXTURES / "mock_ok" / "stdout").read_bytes() + b"[stderr] a warning\n")
+    for args in (["--agent", "aider"], []):
+        done = ralph("analyze", *args, "--json", str(log))
+        assert done.returncode == 0, done.stderr
+        body = json.loads(done.stdout)
+        assert body["format"] == "aider-text" and body["completion_claimed"] is True
