@@ -13,7 +13,7 @@ defaults:
   # timeout_minutes: 15     # per iteration; also "90s", "15m", "1h"
   rate_limit_per_hour: 100
 
-# Which agent runs each iteration: claude, codex, command or scripted.
+# Which agent runs each iteration: claude, codex, aider, command or scripted.
 # agent: claude
 # A command agent gets the prompt on stdin (see the README):
 # agent:

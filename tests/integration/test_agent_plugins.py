@@ -101,7 +101,7 @@ def test_an_unknown_name_lists_the_plugins_too(one_story: Path, site: Path, ralp
     before = files(one_story.parent.parent)
     done = ralph("run", "--agent", "nope", "-n", "1", env={"PYTHONPATH": str(site)})
     assert done.returncode == 1
-    known = "claude, codex, command, echo, scripted"
+    known = "aider, claude, codex, command, echo, scripted"
     assert done.stderr == f"ralph: error: --agent: unknown agent 'nope' (known: {known})\n"
     assert files(one_story.parent.parent) == before
 

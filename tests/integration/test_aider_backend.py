@@ -65,6 +65,9 @@ def test_aider_reads_the_prompt_from_its_file_and_the_run_records_its_model_toke
         assert all(len(arg) < 200 for arg in call["args"])
     status = read_json(feature / "status.json")
     assert (status["agent"], status["exitReason"], status["model"]) == ("aider", "complete", "openai/gpt-4o")
+    # aider's own files in the repository's top (history, repo-map cache) are kept out of git, .gitignore untouched
+    assert "/.aider*" in (project / ".git" / "info" / "exclude").read_text().splitlines()
+    assert "--no-gitignore" in calls[0]["args"] and not (project / ".gitignore").exists()
     first = metrics(feature)[0]
     assert first["agent"] == "aider" and first["model"] == "openai/gpt-4o"
     # "Tokens: 2.4k sent, 11 received. Cost: $0.0061 message, $0.0061 session."

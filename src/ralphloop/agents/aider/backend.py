@@ -27,7 +27,8 @@ from ralphloop.protocols import AgentCommand, AgentRequest
 
 # Every run: plain output, no question that would change the user's machine (an upgrade, analytics, release
 # notes), no URL in the prompt fetched, no commit by aider (ralph's own git.auto_commit commits accepted work:
-# aider's commits would land before ralph's checks, and their messages cost a request aider does not report).
+# aider's commits would land before ralph's checks, and their messages cost a request aider does not report),
+# and the user's .gitignore left alone (RUNTIME_FILES).
 FLAGS: Final = (
     "--yes-always",
     "--no-pretty",
@@ -39,7 +40,12 @@ FLAGS: Final = (
     "--no-suggest-shell-commands",
     "--no-auto-commits",
     "--no-dirty-commits",
+    "--no-gitignore",
 )
+# What aider keeps in the repository's top folder (its chat and input history, its repo-map cache): not the
+# work, so ralph keeps it out of git through .git/info/exclude (run_cmd), as aider would through .gitignore,
+# but without a change to the user's .gitignore that an undone attempt would take back (and bare the cache).
+RUNTIME_FILES: Final = ("/.aider*",)
 # Under --yes-always aider opens the URLs it offers (an error's documentation, a model warning's) in a browser:
 # a run with nobody at the screen opens none. Python's webbrowser runs $BROWSER with the URL, `true` ignores it.
 NO_BROWSER: Final = {"BROWSER": "true"}
@@ -54,6 +60,7 @@ class AiderAgent:
     """Aider (aider-chat), one `--message-file` request per iteration."""
 
     name = "aider"
+    runtime_files = RUNTIME_FILES
 
     def __init__(self, settings: Settings, environ: Mapping[str, str] = os.environ) -> None:
         configured = settings.commands.get("aider")
