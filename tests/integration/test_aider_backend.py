@@ -140,3 +140,16 @@ def test_ralph_analyze_reads_an_aider_log_with_or_without_agent(ralph: RalphRunn
         assert done.returncode == 0, done.stderr
         body = json.loads(done.stdout)
         assert body["format"] == "aider-text" and body["completion_claimed"] is True
+
+
+def test_a_dry_run_shows_the_command_and_where_the_prompt_goes(
+    project: Path, feature: Path, ralph: RalphRunner, tmp_path: Path
+) -> None:
+    replay = Replay(tmp_path, ["mock_ok"])
+    configure(project, replay)
+    done = ralph("run", "-f", "feat", "--agent", "aider", "--dry-run", "--permissions", "ask")
+    assert done.returncode == 0, done.stderr
+    prompt = feature / "logs" / "iteration-1.prompt.md"
+    assert f"prompt in {prompt}): {replay.executable} --message-file {prompt} --yes-always" in done.stdout
+    assert "--dry-run" in done.stdout and "BROWSER=true" in done.stdout
+    assert not replay.calls_file.exists()  # nothing started

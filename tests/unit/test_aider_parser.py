@@ -232,3 +232,13 @@ def test_the_sniff_wants_the_banner_on_two_whole_lines() -> None:
     assert not sniff_text(["Aider v0.86.2", "", "Main model: x with diff edit format"])
     assert not sniff_text(['{"type":"thread.started"}', "plain text"])
     assert sniff_text(["Aider v0.86.2", "Model: ollama/llama3 with whole edit format"])
+
+
+def test_escapes_and_controls_never_reach_the_activity_or_the_error() -> None:
+    parser = AiderTextParser(NOW)
+    parser.feed(BANNER + b"\x1b]0;owned\x07src/\x1b[2Ja\x07pp.py\n```\n<<<<<<< SEARCH\n")
+    assert parser.activity() == "Edit: src/app.py"
+    error = b"litellm.AuthenticationError: AuthenticationError: bad \x1b[31mkey\x1b[0m\x07\n"
+    result = parse(BANNER, error)
+    assert result.error is not None and "\x1b" not in result.error and "\x07" not in result.error
+    assert "bad key" in result.error

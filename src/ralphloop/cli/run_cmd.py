@@ -269,7 +269,8 @@ def _dry_run(built: Built) -> int:
     print(f"# Dry run for {paths.selector}: nothing is started, written or counted.")
     print(f"# Agent: {run.agent.name} (from {settings.source('agent')})")
     print(f"# Permissions: {settings.agent.permissions} (from {settings.source('permissions')})")
-    print(f"# Command (run in {paths.project_root}, prompt on stdin): {shlex.join(invocation.argv)}")
+    fed = "prompt on stdin" if invocation.stdin else f"prompt in {request.prompt_file}"
+    print(f"# Command (run in {paths.project_root}, {fed}): {shlex.join(invocation.argv)}")
     print("# Environment: " + " ".join(f"{key}={shlex.quote(value)}" for key, value in invocation.env.items()))
     limit = policy.max_iterations or "unlimited"
     print(

@@ -19,7 +19,7 @@ from ralphloop.agents.aider.errors import classify
 from ralphloop.agents.json_lines import LineBuffer
 from ralphloop.agents.text import KEEP_BYTES, describe_failure
 from ralphloop.protocols import AgentResult, ErrorKind, ProcessOutcome, TokenUsage
-from ralphloop.textsafe import one_line, strip_escapes
+from ralphloop.textsafe import one_line, strip_terminal_controls
 
 _KEEP_AFTER = 400  # lines kept since the last usage report: an error block is a few lines
 _LINE_CUT = 4000  # characters of such a line kept
@@ -65,7 +65,7 @@ class AiderTextParser:
 
     def _line(self, raw: str) -> None:
         self._keep(raw)
-        text = strip_escapes(raw).rstrip()
+        text = strip_terminal_controls(raw).rstrip()  # every fact below is drawn on a screen some day
         if self._state != _BODY and self._banner(text):
             return
         found = lines.report(text)
