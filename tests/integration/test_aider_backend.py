@@ -9,10 +9,23 @@ import stat
 from pathlib import Path
 from typing import Any
 
-from ralphloop.agents.aider.backend import FLAGS
 from tests.conftest import AGENTS, PYTHON, RalphRunner, read_json
 
 FIXTURES = Path(__file__).parent.parent / "fixtures" / "aider"
+# Written out, not imported: a flag dropped from the backend must fail here (docs/agents.md says why each is there).
+FLAGS = [
+    "--yes-always",  # an unanswered question is a yes to aider, "Run shell command?" included; this makes it a no
+    "--no-pretty",
+    "--no-fancy-input",
+    "--no-check-update",  # else --yes-always accepts an upgrade
+    "--no-show-release-notes",
+    "--no-analytics",  # else --yes-always opts the user in
+    "--no-detect-urls",
+    "--no-suggest-shell-commands",
+    "--no-auto-commits",
+    "--no-dirty-commits",
+    "--no-gitignore",
+]
 
 
 class Replay:

@@ -217,7 +217,8 @@ def test_the_monitor_marks_aiders_own_lines_and_leaves_the_reply() -> None:
     assert readable_lines("Did not apply edit to a.py (--dry-run)") == ["⚙ Edit: a.py (dry run: not written)"]
     assert readable_lines("Hello from mock. <promise>COMPLETE</promise>") is None
     assert readable_lines('{"type":"assistant"}') is None
-    assert readable_lines("litellm.NotAnAiderError: words") is None
+    assert readable_lines("litellm.exceptions.RateLimitError: words") is None  # a traceback's line
+    assert readable_lines("litellm.completion: words") is None
     assert readable_lines("Applied edit to \x1b]0;title\x07a.py") == ["⚙ Edit: a.py"]
 
 
@@ -242,3 +243,17 @@ def test_escapes_and_controls_never_reach_the_activity_or_the_error() -> None:
     result = parse(BANNER, error)
     assert result.error is not None and "\x1b" not in result.error and "\x07" not in result.error
     assert "bad key" in result.error
+
+
+def test_an_error_aider_did_not_expect_still_fails_the_run_after_its_traceback() -> None:
+    generic = (
+        b'Traceback (most recent call last):\n  File "x.py", line 1, in send\n'
+        b"litellm.exceptions.PermissionDeniedError: litellm.PermissionDeniedError: 403 Forbidden\n"
+        b"litellm.PermissionDeniedError: PermissionDeniedError: 403 Forbidden\n"
+    )
+    result = parse(BANNER, b"partial", b"\n", generic)
+    assert result.failed and result.is_error and result.error_kind is ErrorKind.AUTH
+    assert result.error is not None and "PermissionDeniedError: 403 Forbidden" in result.error
+    unknown = parse(BANNER, b"litellm.OddballError: something new\n")
+    assert unknown.failed and unknown.error_kind is None
+    assert unknown.error == "aider reported an error: litellm.OddballError: something new"

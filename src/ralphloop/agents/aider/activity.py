@@ -37,7 +37,7 @@ def readable_lines(line: str) -> list[str] | None:
         written = "" if applied["verb"] == "Applied" else " (dry run: not written)"
         return [f"⚙ Edit: {one_line(applied['path'], 200)}{written}"]
     error = lines.ERROR_START.fullmatch(text)
-    if error is not None and error["name"] in lines.ERROR_NAMES:
+    if error is not None:
         return [f"⚠ {error['name']}: {one_line(error['rest'], 200)}"]
     retry = lines.RETRYING.fullmatch(text)
     if retry is not None:

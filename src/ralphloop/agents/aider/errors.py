@@ -36,6 +36,7 @@ _AUTH = re.compile(r"Incorrect API key|invalid[_ ]api[_ ]key|api_key client opti
 # The classes that say it all; the others (APIError, BadRequestError, …) only with their message.
 _BY_NAME = {
     "AuthenticationError": ErrorKind.AUTH,
+    "PermissionDeniedError": ErrorKind.AUTH,  # a 403: not one of aider's classes, printed after a traceback
     "RateLimitError": ErrorKind.RATE_LIMITED,
     "RouterRateLimitError": ErrorKind.RATE_LIMITED,
     "APIConnectionError": ErrorKind.NETWORK,

@@ -37,38 +37,13 @@ TOKENS: Final = re.compile(
 )
 COST: Final = re.compile(r"Cost: \$(?P<message>\d+(?:\.\d+)?) message, \$(?P<session>\d+(?:\.\d+)?) session\.")
 
-# A failed request: str() of the litellm exception ("litellm.RateLimitError: RateLimitError: OpenAIException -
-# ..."), wrapped at 80 columns over several lines, then aider's description of the class when it has one, then
-# "Retrying in 0.5 seconds..." unless it gave up.
-ERROR_START: Final = re.compile(r"litellm\.(?P<name>[A-Z]\w*): (?P<rest>.*)")
+# A failed request: str() of the litellm exception ("litellm.RateLimitError: RateLimitError: OpenAIException - ..."),
+# wrapped at 80 columns over several lines, then aider's description of the class when it has one, then
+# "Retrying in 0.5 seconds..." unless it gave up. Aider catches the classes of its exceptions.py (all named
+# ...Error, and Timeout) and prints them so; any other reaches its generic handler, which prints a traceback and
+# then the same str().
+ERROR_START: Final = re.compile(r"litellm\.(?P<name>[A-Z]\w*(?:Error|Timeout)): (?P<rest>.*)")
 RETRYING: Final = re.compile(r"Retrying in (?P<seconds>\d+(?:\.\d+)?) seconds\.\.\.")
-# aider/exceptions.py: every class aider catches; the others reach its generic handler and print a traceback.
-ERROR_NAMES: Final = frozenset(
-    {
-        "APIConnectionError",
-        "APIError",
-        "APIResponseValidationError",
-        "AuthenticationError",
-        "AzureOpenAIError",
-        "BadGatewayError",
-        "BadRequestError",
-        "BudgetExceededError",
-        "ContentPolicyViolationError",
-        "ContextWindowExceededError",
-        "ImageFetchError",
-        "InternalServerError",
-        "InvalidRequestError",
-        "JSONSchemaValidationError",
-        "NotFoundError",
-        "OpenAIError",
-        "RateLimitError",
-        "RouterRateLimitError",
-        "ServiceUnavailableError",
-        "UnprocessableEntityError",
-        "UnsupportedParamsError",
-        "Timeout",
-    }
-)
 
 # The end of a run that did not do its work, though aider exits 0: the context window is full, or the model's
 # edits never applied.

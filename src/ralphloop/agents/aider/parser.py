@@ -117,7 +117,7 @@ class AiderTextParser:
         error = lines.ERROR_START.fullmatch(text)
         retry = lines.RETRYING.fullmatch(text)
         applied = lines.APPLIED.fullmatch(text)
-        if error is not None and error["name"] in lines.ERROR_NAMES:
+        if error is not None:
             self._error_name = error["name"]
         elif retry is not None:
             self._doing = f"Retrying in {retry['seconds']} s ({self._error_name or 'error'})"
@@ -187,7 +187,7 @@ class AiderTextParser:
         after = list(self._after)
         for index in range(len(after) - 1, -1, -1):
             found = lines.ERROR_START.fullmatch(after[index])
-            if found is not None and found["name"] in lines.ERROR_NAMES:
+            if found is not None:
                 block = [line for line in after[index:] if line.strip()]
                 retrying = any(lines.RETRYING.fullmatch(line) for line in block)
                 return _Failure(found["name"], "\n".join(block), retrying)
