@@ -20,6 +20,7 @@ class BuiltIn(NamedTuple):
     log_parser: str = ""  # its output parser's class, made with no arguments (a saved log: no settings)
     log_reader: str = ""  # one line of its log -> readable lines (the monitor's log pane); "": shown as it is
     sniff: str = ""  # (the first JSON events of a saved log) -> whether they are its output
+    sniff_text: str = ""  # (the first lines of a saved log with no JSON events of a backend) -> its output?
     settings: str = ""  # the class of its own config section's value, beyond `command` (config.py builds it)
 
 
@@ -86,6 +87,14 @@ CATALOG: Final[Mapping[str, BuiltIn]] = MappingProxyType(
             log_reader="ralphloop.agents.claude.activity:readable_lines",
             sniff="ralphloop.agents.claude.activity:sniff",
             settings="ralphloop.agents.claude.settings:ClaudeSettings",
+        ),
+        "aider": BuiltIn(
+            "ralphloop.agents.aider.backend:make",
+            cli=True,
+            log_format="aider-text",
+            log_parser="ralphloop.agents.aider.parser:AiderTextParser",
+            log_reader="ralphloop.agents.aider.activity:readable_lines",
+            sniff_text="ralphloop.agents.aider.activity:sniff_text",
         ),
         "command": BuiltIn("ralphloop.agents.command:make"),
         "scripted": BuiltIn("ralphloop.agents.scripted:make"),

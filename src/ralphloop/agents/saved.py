@@ -1,9 +1,9 @@
 """Reading a saved agent output (a `logs/iteration-N.log`, or a capture) back into its final text.
 
-The same parsers the loop uses read the file, so `ralph analyze` sees what the loop saw: a backend's
-structured output through that backend's own parser (agents/registry.py CATALOG: `log_format`, `log_parser`,
-`sniff`), plain text through TextOutputParser (its last MiB), and a log's `[stderr] ` lines left out, as
-the loop never analysed stderr.
+The same parsers the loop uses read the file, so `ralph analyze` sees what the loop saw: a backend's own output
+through that backend's own parser (agents/registry.py CATALOG: `log_format`, `log_parser`, and `sniff`, or
+`sniff_text` for a CLI that prints plain text), other plain text through TextOutputParser (its last MiB), and a
+log's `[stderr] ` lines left out, as the loop never analysed stderr.
 """
 
 from __future__ import annotations
@@ -47,6 +47,15 @@ def detect(head: bytes) -> str:
     stripped = head.lstrip()
     if not events and stripped.startswith(b"{") and b'"type":"result"' in stripped.replace(b" ", b""):
         return "claude-json"
+    # A CLI that prints plain text (aider) is known by its own lines, e.g. its banner.
+    text = [
+        raw.decode("utf-8", "replace").rstrip("\r")
+        for raw in head.split(b"\n")[:_SNIFF_LINES]
+        if not raw.startswith(STDERR_MARK)
+    ]
+    for row in CATALOG.values():
+        if row.sniff_text and row.log_format and load(row.sniff_text)(text):
+            return row.log_format
     return "text"
 
 

@@ -7,6 +7,7 @@ import os
 import select
 import shlex
 import sys
+from collections.abc import Sequence
 from typing import Any, TextIO, cast
 
 from ralphloop import git
@@ -95,7 +96,7 @@ def command(args: argparse.Namespace, argv: list[str]) -> int:
     log_file = _open_log_file(args.log_file)
     interrupts = Interrupts(cancel, run.paths.status)
     os.makedirs(run.paths.state_dir, exist_ok=True)  # .ralph/ for a workspace at the project root
-    _keep_runtime_files_out_of_git(run.paths, args.log_file)
+    _keep_runtime_files_out_of_git(run.paths, args.log_file, getattr(run.agent, "runtime_files", ()))
     if log_file:
         sinks.append(TerminalRenderer(out=cast(TextIO, log_file)))
     try:
@@ -270,7 +271,7 @@ def _dry_run(built: Built) -> int:
     if len(settings.agent.chain) > 1:
         print(f"# Failover: {' → '.join(settings.agent.chain)} (at a usage limit or a failed login, the next one)")
     print(f"# Permissions: {settings.agent.permissions} (from {settings.source('permissions')})")
-    # Cursor's CLI takes no prompt on stdin: its backend leaves the prompt in its file and names the file.
+    # Cursor's and aider's CLIs take no prompt on stdin: their backends leave the prompt in its file and name the file.
     given = "prompt on stdin" if invocation.stdin else f"prompt in {request.prompt_file}"
     print(f"# Command (run in {paths.project_root}, {given}): {shlex.join(invocation.argv)}")
     print("# Environment: " + " ".join(f"{key}={shlex.quote(value)}" for key, value in invocation.env.items()))
@@ -304,10 +305,12 @@ def _dry_run(built: Built) -> int:
     return 0
 
 
-def _keep_runtime_files_out_of_git(paths: FeaturePaths, log_file: str | None) -> None:
+def _keep_runtime_files_out_of_git(paths: FeaturePaths, log_file: str | None, agents: Sequence[str] = ()) -> None:
     """Runtime files never reach a commit, a capture or an undo: .ralph/.gitignore covers those in
-    .ralph/; elsewhere (a plan folder, --log-file) their paths go to .git/info/exclude."""
+    .ralph/; elsewhere (a plan folder, --log-file) their paths go to .git/info/exclude, and so do the
+    patterns of the files the agent CLI keeps in the repository (`agent.runtime_files`, e.g. aider's caches)."""
     ralph_dir = os.path.join(paths.project_root, RALPH_DIR)
+    agents = (agents,) if isinstance(agents, str) else agents  # a plugin's single pattern
     patterns = []
     if os.path.commonpath([paths.state_dir, ralph_dir]) == ralph_dir:
         ensure_gitignore(ralph_dir)
@@ -316,11 +319,13 @@ def _keep_runtime_files_out_of_git(paths: FeaturePaths, log_file: str | None) ->
     if log_file:
         patterns.append(os.path.abspath(log_file))
     top = git.toplevel(paths.project_root)
-    if top is None or not patterns:
+    if top is None or not (patterns or agents):
         return
     # .git/info/exclude patterns are read against the repository's top, not the project root
     inside = [os.path.relpath(path, top) for path in patterns]
-    git.exclude_paths(top, ["/" + _glob_escape(rel) for rel in inside if not rel.startswith("..")])
+    literal = ["/" + _glob_escape(rel) for rel in inside if not rel.startswith("..")]
+    rules = [rule for rule in agents if isinstance(rule, str) and rule.strip() and "\n" not in rule]
+    git.exclude_paths(top, [*literal, *rules])
 
 
 def _glob_escape(path: str) -> str:
