@@ -13,9 +13,10 @@ from __future__ import annotations
 
 import re
 from dataclasses import dataclass
-from typing import Final
+from typing import TYPE_CHECKING, Final
 
-from ralphloop.protocols import TokenUsage
+if TYPE_CHECKING:
+    from ralphloop.protocols import TokenUsage
 
 # The banner: "Aider v0.86.2", then "Main model: openai/gpt-4o with diff edit format, prompt cache" ("Model:"
 # when the weak model is the main one).
@@ -72,6 +73,8 @@ def report(line: str) -> Report | None:
     found = TOKENS.fullmatch(line)
     if found is None:
         return None
+    from ralphloop.protocols import TokenUsage  # here: the monitor reads lines through this module, light
+
     sent, hit, write = (count(found[name]) for name in ("sent", "hit", "write"))
     usage = TokenUsage(
         input_tokens=max(0, sent - hit - write),

@@ -32,7 +32,11 @@ def is_cursor(event: dict[str, Any]) -> bool:
     if kind == "system":
         return event.get("subtype") == "init" and event.get("apiKeySource") in _CURSOR_KEY_SOURCES
     message = _mapping(event.get("message"))
-    return "id" not in message and "model" not in message
+    content = message.get("content")
+    # Cursor's messages hold text only (its tools are tool_call events); Claude Code's carry tool_use and results.
+    parts = content if isinstance(content, list) else []
+    claude_parts = any(_mapping(part).get("type") in ("tool_use", "tool_result", "thinking") for part in parts)
+    return "id" not in message and "model" not in message and not claude_parts
 
 
 def sniff(events: list[dict[str, Any]]) -> bool:
