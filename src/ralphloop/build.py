@@ -141,7 +141,9 @@ def build_run(
         warnings.append(f"{agent.missing} (a real run would stop here)")  # type: ignore[attr-defined]
     in_git, git_warnings = _git_preflight(paths, settings)
     branch = _branch(paths, settings, source) if in_git and (view.tasks or not pending) else None
-    auto_commit = in_git and (settings.git.auto_commit if settings.git.auto_commit is not None else row.auto_commit)
+    # Unset, ralph commits for an agent that cannot (a sandbox without git, no shell under `permissions: edits`).
+    fallback = row.auto_commit or not getattr(agent, "commits", True)
+    auto_commit = in_git and (settings.git.auto_commit if settings.git.auto_commit is not None else fallback)
     template, shown = template_file(request.prompt, paths, kind)
     policy = _policy(settings, load_template(template, shown, kind), request, auto_commit)
     saved = RunState.load(paths.state, paths.logs)

@@ -8,8 +8,11 @@ import json
 from pathlib import Path
 from typing import Any
 
-from tests.conftest import RalphRunner, read_json
+import pytest
+
+from tests.conftest import RalphRunner, read_json, write_prd
 from tests.integration import replays
+from tests.integration.helpers import git
 
 
 class Replay(replays.Replay):
@@ -81,3 +84,32 @@ def test_ralph_analyze_reads_a_codex_log(ralph: RalphRunner, tmp_path: Path) -> 
     assert done.returncode == 0, done.stderr
     body = json.loads(done.stdout)
     assert body["format"] == "codex-json" and body["completion_claimed"] is True
+
+
+@pytest.mark.parametrize("auto_commit", [None, False])
+def test_ralph_commits_for_codex_whose_sandbox_keeps_git_read_only_unless_told_not_to(
+    project: Path,
+    feature: Path,
+    ralph: RalphRunner,
+    tmp_path: Path,
+    ralph_env: dict[str, str],
+    auto_commit: bool | None,
+) -> None:
+    write_prd(feature, 1)
+    replay = Replay(tmp_path, ["work"])
+    replay.configure(project)
+    config = project / ".ralph" / "config.yaml"
+    if auto_commit is not None:
+        config.write_text(config.read_text() + "git:\n  auto_commit: false\n")
+    dry = run(ralph, "--dry-run")
+    said = "# Auto-commit: each iteration's changes are committed (the default for this task format or agent)"
+    assert (said in dry.stdout) is (auto_commit is None)
+    done = run(ralph, "--no-archive")
+    assert done.returncode == 0, done.stdout + done.stderr
+    subjects = git(project, ralph_env, "log", "--format=%s").splitlines()
+    if auto_commit is None:  # ralph's commit of the story codex did, over the initial one
+        assert len(subjects) == 2 and "S-1" in subjects[0]
+    else:  # the user said no: the work is left in the working tree
+        assert subjects == ["initial"] and (project / "work-S-1.txt").exists()
+    # --permissions all lets codex run git itself: ralph leaves the commits to it
+    assert "# Auto-commit" not in run(ralph, "--dry-run", "--permissions", "all").stdout

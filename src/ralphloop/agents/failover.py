@@ -48,6 +48,7 @@ class FailoverAgent:
         self._out: set[str] = set()  # the accounts that failed to log in, or have no credit, in this run
         self._last: Agent | None = None  # whose result came last (its session is the one worth resuming)
         self.missing: str | None = next((m for a in self.agents if (m := getattr(a, "missing", None))), None)
+        self.commits = all(getattr(a, "commits", True) for a in self.agents)  # else ralph commits for them
         # the files every member's CLI keeps in the repository (aider's caches), kept out of git from the start
         self.runtime_files = tuple(dict.fromkeys(p for a in self.agents for p in getattr(a, "runtime_files", ())))
         self.current = self._choose()

@@ -299,7 +299,8 @@ def _dry_run(built: Built) -> int:
             f"# Branch: would work on {built.branch} (now on {git.current_branch(paths.project_root) or 'no branch'})"
         )
     if policy.auto_commit:
-        print("# Auto-commit: each iteration's changes are committed (git.auto_commit), unless its work is rejected")
+        why = "git.auto_commit" if settings.git.auto_commit else "the default for this task format or agent"
+        print(f"# Auto-commit: each iteration's changes are committed ({why}), unless its work is rejected")
     print(f"# Prompt ({len(prompt.encode())} bytes):")
     print(prompt, end="")
     return 0

@@ -295,7 +295,9 @@ def guidance(breaker: Breaker, flag: str, again: str = "") -> str:
     lines = [f"Circuit breaker OPEN: {breaker.reason}", "What to check:"]
     if breaker.denied:
         lines.append(
-            "  - the agent was refused permission; allow those tools (claude.allowed_tools) or change the task"
+            "  - the agent was refused permission: allow those tools in the agent's own rules (claude.allowed_tools, "
+            "opencode.json's permission, ...: docs/agents.md), use --permissions all only in a sandbox you can "
+            "throw away, or change the task"
         )
     if breaker.last_error:
         lines.append(f"  - the last error: {_cut(breaker.last_error)}")

@@ -69,6 +69,7 @@ class AiderAgent:
         )
         self.executable = chosen
         self.permissions = settings.agent.permissions
+        self.commits = False  # ralph passes --no-auto-commits: it commits for aider
         # Which credentials a run spends (failover): the key's fingerprint, never the key.
         self.account = account(settings.agent.model, environ)
 

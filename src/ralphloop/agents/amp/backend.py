@@ -36,6 +36,7 @@ class AmpAgent:
         # Not on PATH: make_agent refuses the run with this; a dry run, which starts nothing, only says it.
         chosen, self.missing = locate(settings, "amp", "amp", "the Amp CLI", "npm install -g @sourcegraph/amp")
         self.permissions = settings.agent.permissions
+        self.commits = self.permissions == "all"  # below `all` it cannot run git: ralph commits for it
         if self.permissions == "ask":
             raise RalphError(
                 f"{settings.source('permissions')}: Amp cannot run with permissions: ask: its execute mode has no "

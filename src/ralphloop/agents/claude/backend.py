@@ -42,6 +42,9 @@ class ClaudeAgent:
         if executable is not None:  # a test's stand-in: never refused
             self.missing = None
         self.permissions = settings.agent.permissions
+        # It can commit when it may run git: every tool allowed, or Bash (or Bash(git ...)) in allowed_tools.
+        git_allowed = any(tool == "Bash" or tool.startswith(("Bash(git", "Bash(*")) for tool in claude.allowed_tools)
+        self.commits = self.permissions == "all" or git_allowed
         if self.permissions == "all" and _is_root() and not os.environ.get("IS_SANDBOX"):
             raise RalphError(
                 f"{settings.source('permissions')}: Claude Code refuses --dangerously-skip-permissions when "

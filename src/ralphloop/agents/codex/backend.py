@@ -34,6 +34,7 @@ class CodexAgent:
         chosen, self.missing = locate(settings, "codex", "codex", "the Codex CLI", "npm install -g @openai/codex")
         self.executable = chosen
         self.permissions = settings.agent.permissions
+        self.commits = self.permissions == "all"  # below `all` it cannot run git: ralph commits for it
         self.account = account_of(os.environ, ("CODEX_API_KEY", "OPENAI_API_KEY"), str(codex_home(os.environ)))
 
     def command(self, request: AgentRequest) -> AgentCommand:

@@ -47,6 +47,7 @@ class CopilotAgent:
         )
         self.executable = chosen
         self.permissions = settings.agent.permissions
+        self.commits = self.permissions == "all"  # below `all` it cannot run git: ralph commits for it
         self.account = account(os.environ if env is None else env)
 
     def command(self, request: AgentRequest) -> AgentCommand:

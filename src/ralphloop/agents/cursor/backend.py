@@ -52,6 +52,7 @@ class CursorAgent:
         )
         self.executable = chosen
         self.permissions = settings.agent.permissions
+        self.commits = self.permissions == "all"  # below `all` it cannot run git: ralph commits for it
         # Which account the runs spend (failover): an API key in the environment, else the CLI's own login.
         self.account = account_of(
             os.environ, ("CURSOR_API_KEY", "CURSOR_AUTH_TOKEN"), os.path.join(os.path.expanduser("~"), ".cursor")

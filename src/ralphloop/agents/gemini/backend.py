@@ -45,6 +45,7 @@ class GeminiAgent:
         )
         self.executable = chosen
         self.permissions = settings.agent.permissions
+        self.commits = self.permissions == "all"  # below `all` it cannot run git: ralph commits for it
         self.account = account(os.environ)
 
     def command(self, request: AgentRequest) -> AgentCommand:

@@ -82,6 +82,7 @@ class OpencodeAgent:
         chosen, self.missing = locate(settings, "opencode", "opencode", "opencode", "npm install -g opencode-ai")
         self.executable = chosen
         self.permissions = settings.agent.permissions
+        self.commits = self.permissions == "all"  # below `all` it cannot run git: ralph commits for it
         self.account = account(model, env)
         self.database = session_db.database_path(env)
 
