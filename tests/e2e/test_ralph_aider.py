@@ -100,14 +100,20 @@ def test_aider_edits_the_repository_and_the_completion_is_recorded_with_its_usag
     assert request.headers["authorization"] == f"Bearer {FAKE_API_KEY}"
     assert request.body["model"] == "gpt-4o"  # litellm sends the name without aider's provider prefix
     assert "S-1" in json.dumps(request.messages)  # ralph's prompt, read from --message-file, reached the API
-    # Aider committed nothing (--no-auto-commits): the history is ralph's and the user's. Its own files (chat
-    # history, repo-map cache) are there, kept out of git by .git/info/exclude, not by a change to .gitignore.
+    # Aider committed nothing (--no-auto-commits): ralph committed the accepted story for it (aider cannot commit,
+    # so git.auto_commit is on by default). Aider's own files (chat history, repo-map cache) are kept out of git by
+    # .git/info/exclude, not by a change to .gitignore, and are not in that commit.
     log = subprocess.run(["git", "log", "--format=%s"], cwd=project, capture_output=True, text=True, check=True)
-    assert log.stdout.splitlines() == ["initial"]
+    assert log.stdout.splitlines() == ["S-1: Story 1", "initial"]
+    shown = subprocess.run(
+        ["git", "show", "--name-only", "--format="], cwd=project, capture_output=True, text=True, check=True
+    )
+    assert not any(name.startswith(".aider") for name in shown.stdout.splitlines())
     assert (project / ".aider.tags.cache.v4").is_dir() and not (project / ".gitignore").exists()
     assert "/.aider*" in (project / ".git" / "info" / "exclude").read_text().splitlines()
     status = subprocess.run(["git", "status", "--porcelain"], cwd=project, capture_output=True, text=True, check=True)
-    assert ".aider" not in status.stdout and "work.txt" in status.stdout
+    assert ".aider" not in status.stdout and "work.txt" not in status.stdout  # the story's file: in ralph's commit
+    assert "work.txt" in shown.stdout.splitlines()
 
     # What ralph recorded is what aider's usage report said (aider counts a streamed reply with the model's
     # tokenizer: OpenAI streams no usage unless asked, and aider does not ask).
