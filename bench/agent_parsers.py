@@ -82,7 +82,8 @@ def failover() -> None:
         book = LimitBook(os.path.join(home, LIMITS_FILE))
         for n in range(256):
             book.mark(f"other/{n}", Limited(clock.now() + timedelta(hours=1), "usage_limit", "m" * 200), clock.now())
-        agent = make_agent(settings, FeaturePaths(str(project), str(project / ".ralph" / "f")), dry_run=True, clock=clock)
+        paths = FeaturePaths(str(project), str(project / ".ralph" / "f"))
+        agent = make_agent(settings, paths, dry_run=True, clock=clock)
         times = []
         for _ in range(2000):
             started = time.perf_counter()
