@@ -14,6 +14,7 @@ from types import MappingProxyType
 from typing import Any
 
 from ralphloop import git
+from ralphloop.agents.failover import FailoverAgent
 from ralphloop.agents.registry import make_agent
 from ralphloop.analysis.reading import Streaks
 from ralphloop.argv_words import run_flags
@@ -36,7 +37,6 @@ from ralphloop.records.journal import JournalFile
 from ralphloop.records.metrics import MetricsLog
 from ralphloop.records.progress import ProgressLog
 from ralphloop.records.status import StatusFile
-from ralphloop.state.agent_limits import LimitBook
 from ralphloop.state.calls import CallLedger, ledger_path
 from ralphloop.state.circuit import BreakerFile
 from ralphloop.state.runstate import RunState, StateFile
@@ -197,10 +197,16 @@ def build_run(
     if not request.reset_circuit:
         run.breaker.load()  # a damaged breaker file stops the run here (--reset-circuit is what mends it)
     run.ledger.check()  # so does a damaged call ledger, or a FIFO or a link in its place or its lock's
-    book = getattr(agent, "book", None)
-    if isinstance(book, LimitBook):
-        book.check()  # and the agents' book of limits
+    _wire_failover(agent, emit)
     return Built(run, settings, kind, view, branch, tuple(warnings), git_warnings)
+
+
+def _wire_failover(agent: object, emit: EventSink) -> None:
+    """A failover chain's book of limits checked like the call ledger, and its warnings (a book it cannot read
+    or write mid-run) sent to the records."""
+    if isinstance(agent, FailoverAgent):
+        agent.book.check()
+        agent.warn = lambda text: emit(Notice("warning", text))
 
 
 def _carried(saved: RunState) -> LoopState:

@@ -16,7 +16,7 @@ from ralphloop.agents.registry import make_agent
 from ralphloop.config import load_settings
 from ralphloop.errors import RalphError
 from ralphloop.paths import FeaturePaths
-from ralphloop.protocols import AgentRequest, AgentResult, FakeClock, ProcessOutcome
+from ralphloop.protocols import AgentRequest, AgentResult, ErrorKind, FakeClock, ProcessOutcome
 from ralphloop.state.agent_limits import LIMITS_FILE, LimitBook, Limited
 
 FIXTURES = Path(__file__).resolve().parents[1] / "fixtures"
@@ -74,15 +74,16 @@ def test_the_first_agent_runs_until_its_limit_then_the_next_until_the_reset_pass
     book = LimitBook(str(home / LIMITS_FILE))
     marks = book.active(clock.now())
     assert list(marks) == [f"claude/login:{tmp_path / 'claude-config'}"]
-    assert marks[account_key(agent.agents[0])].until == datetime(2026, 11, 21, 2, 0, 20, tzinfo=UTC)
+    # until the reset plus usage_limit.margin_seconds (60 s): the vendor's clock and ours may differ
+    assert marks[account_key(agent.agents[0])].until == datetime(2026, 11, 21, 2, 1, 20, tzinfo=UTC)
     codex_turn = agent.command(request())
     assert agent.name == "codex" and "-m" not in codex_turn.argv  # opus is claude's model, not codex's
     clock.advance(timedelta(hours=5).total_seconds())  # 01:00: still before claude's reset
     assert agent.command(request()).argv[1:3] == ("exec", "--json")
-    clock.advance(timedelta(hours=1).total_seconds())  # 02:00:00, 20 s before it
+    clock.advance(timedelta(hours=1).total_seconds())  # 02:00:00, 80 s before it ends
     agent.command(request())
     assert agent.name == "codex"
-    clock.advance(21)
+    clock.advance(81)
     claude_turn = agent.command(request())
     assert agent.name == "claude" and "--model" in claude_turn.argv
 
@@ -168,15 +169,71 @@ def test_the_book_keeps_only_marks_ahead_and_never_grows_past_its_cap(tmp_path: 
     assert len(book.active(START + timedelta(minutes=200))) == 101
 
 
-def test_a_limit_whose_reset_has_already_passed_keeps_the_same_agent(tmp_path: Path, home: Path) -> None:
-    """Read late (the reset came while the CLI was exiting): no hand-over, and the policy's wait is the margin."""
+def test_a_limit_whose_reset_has_already_passed_still_hands_over_for_the_margin(tmp_path: Path, home: Path) -> None:
+    """A vendor still saying "limited" just after its reset (or a reset read late): the next agent runs for the
+    margin, then the first comes back; the limit is never ignored, which would call it again and again."""
     clock = FakeClock(start=datetime(2026, 11, 21, 3, 0, tzinfo=UTC))  # after claude's 02:00:20 reset
     agent = chain(tmp_path, clock)
     result = one_run(agent, CLAUDE_LIMIT, clock)
-    assert result.usage_limit is not None and result.failover_to is None
-    assert LimitBook(str(home / LIMITS_FILE)).active(clock.now()) == {}
+    assert result.usage_limit is not None and result.failover_to == "codex"
+    [mark] = LimitBook(str(home / LIMITS_FILE)).active(clock.now()).values()
+    assert mark.until == clock.now() + timedelta(seconds=60)
+    agent.command(request())
+    assert agent.name == "codex"
+    clock.advance(61)
     agent.command(request())
     assert agent.name == "claude"
+
+
+def test_when_every_agent_is_limited_the_wait_is_for_the_one_that_frees_first(tmp_path: Path, home: Path) -> None:
+    clock = FakeClock(start=START)
+    book = LimitBook(str(home / LIMITS_FILE))
+    claude_key = f"claude/login:{tmp_path / 'claude-config'}"
+    book.mark(claude_key, Limited(START + timedelta(minutes=2), "usage_limit", "5-hour limit"), clock.now())
+    agent = chain(tmp_path, clock)
+    assert agent.name == "codex"  # claude is limited: codex first
+    result = one_run(agent, CODEX_LIMIT, clock)  # codex resets at 01:04 tomorrow, claude in 2 minutes
+    assert result.failover_to is None and result.usage_limit is not None
+    assert result.usage_limit.resets_at == START + timedelta(minutes=2)  # what the policy waits for
+    assert result.usage_limit.vendor == "claude" and "every agent of the list is limited, claude first" in (
+        result.usage_limit.message
+    )
+
+
+def test_a_failed_login_while_the_other_agent_is_limited_waits_for_that_limit(tmp_path: Path, home: Path) -> None:
+    clock = FakeClock(start=START)
+    agent = chain(tmp_path, clock)
+    assert one_run(agent, CLAUDE_LIMIT, clock).failover_to == "codex"
+    result = one_run(agent, FIXTURES / "codex" / "mock_auth_401_json", clock)
+    assert result.error_kind is ErrorKind.USAGE_LIMIT and result.usage_limit is not None  # a wait, not the stop
+    assert result.usage_limit.resets_at == datetime(2026, 11, 21, 2, 1, 20, tzinfo=UTC)
+    assert result.usage_limit.message.startswith("codex cannot work (Codex cannot authenticate")
+
+
+def test_when_no_agent_can_log_in_the_stop_names_every_one_and_nobody_is_called_twice(
+    tmp_path: Path, home: Path
+) -> None:
+    clock = FakeClock(start=START)
+    agent = chain(tmp_path, clock)
+    assert one_run(agent, CLAUDE_401, clock).failover_to == "codex"
+    result = one_run(agent, FIXTURES / "codex" / "mock_auth_401_json", clock)
+    assert result.error_kind is ErrorKind.AUTH and result.failover_to is None  # fatal: the run stops here
+    assert result.error is not None and result.error.startswith("no agent of the list can work (claude: ")
+    assert "; codex: Codex cannot authenticate" in result.error
+
+
+def test_a_book_that_cannot_be_written_is_warned_about_and_this_run_still_knows(tmp_path: Path, home: Path) -> None:
+    clock = FakeClock(start=START)
+    agent = chain(tmp_path, clock)
+    warnings: list[str] = []
+    agent.warn = warnings.append
+    home.mkdir(parents=True, exist_ok=True)
+    (home / (LIMITS_FILE + ".lock")).mkdir()  # the lock is a folder: the book cannot be written
+    result = one_run(agent, CLAUDE_LIMIT, clock)
+    assert result.failover_to == "codex"
+    assert len(warnings) == 1 and "this run keeps the limit itself" in warnings[0]
+    agent.command(request())
+    assert agent.name == "codex"  # the limit held, from this run's memory
 
 
 def test_a_limit_without_a_reset_is_kept_for_the_fallback_wait(tmp_path: Path, home: Path) -> None:

@@ -19,14 +19,17 @@ checked against theirs.
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from datetime import datetime, timedelta
 
 from msgspec.structs import replace
 
-from ralphloop.protocols import Agent, AgentCommand, AgentRequest, AgentResult, Clock, ErrorKind, ProcessOutcome
+from ralphloop.errors import RalphError
+from ralphloop.guards.usage import UsageLimit
+from ralphloop.protocols import Agent, AgentCommand, AgentRequest, AgentResult, Clock, ErrorKind, ProcessOutcome, iso
 from ralphloop.protocols import OutputParser as Parser
 from ralphloop.state.agent_limits import LimitBook, Limited
+from ralphloop.textsafe import one_line
 
 # The failures that another agent's account does not share: its limit, its login, its credit.
 _LOCKED_OUT = (ErrorKind.AUTH, ErrorKind.BILLING)
@@ -40,23 +43,31 @@ def account_key(agent: Agent) -> str:
 class FailoverAgent:
     """Several agents in the order the user prefers them; one runs each iteration."""
 
-    def __init__(self, agents: Sequence[Agent], book: LimitBook, clock: Clock, fallback_wait_s: float) -> None:
+    def __init__(
+        self, agents: Sequence[Agent], book: LimitBook, clock: Clock, fallback_wait_s: float, margin_s: float = 0.0
+    ) -> None:
         self.agents = tuple(agents)
         self.book = book
         self._clock = clock
         self._fallback_s = fallback_wait_s
-        self._out: set[str] = set()  # the accounts that failed to log in, or have no credit, in this run
+        self._margin_s = margin_s  # a limit ends this long after the vendor's reset (usage_limit.margin_seconds)
+        self._out: dict[str, str] = {}  # account → why it cannot work in this run (a failed login, no credit)
+        self._memory: dict[str, Limited] = {}  # this run's own marks: they hold when the book cannot be read or written
         self._last: Agent | None = None  # whose result came last (its session is the one worth resuming)
+        self.warn: Callable[[str], None] = lambda message: None  # the run's warnings (set by build.py)
+        self._warned = False
         self.missing: str | None = next((m for a in self.agents if (m := getattr(a, "missing", None))), None)
         self.commits = all(getattr(a, "commits", True) for a in self.agents)  # else ralph commits for them
         # the files every member's CLI keeps in the repository (aider's caches), kept out of git from the start
         self.runtime_files = tuple(dict.fromkeys(p for a in self.agents for p in getattr(a, "runtime_files", ())))
-        self.current = self._choose()
+        self.current = self._choose(strict=True)
         self.name = self.current.name  # the agent of this iteration (of the last one, until the next starts)
+        self.permissions = getattr(self.current, "permissions", None)
 
     def command(self, request: AgentRequest) -> AgentCommand:
         self.current = self._choose()
         self.name = self.current.name
+        self.permissions = getattr(self.current, "permissions", None)
         return self.current.command(self._request(request))
 
     def parser(self, request: AgentRequest) -> Parser:
@@ -72,43 +83,89 @@ class FailoverAgent:
             resume_session=request.resume_session if keep_session else None,
         )
 
-    def _choose(self) -> Agent:
+    def _limited(self, now: datetime, *, strict: bool = False) -> dict[str, Limited]:
+        """Every account limited at `now`: the shared book's marks and this run's own. Mid-run, a book that
+        cannot be read is warned about once and this run's marks go on alone; before the run, it stops it."""
+        try:
+            found = self.book.active(now)
+        except RalphError as exc:
+            if strict:
+                raise
+            if not self._warned:
+                self._warned = True
+                self.warn(f"{exc}; failover goes on with this run's own limits")
+            found = {}
+        for key, mark in self._memory.items():  # the later end of a limit wins
+            if mark.until > now and (key not in found or mark.until > found[key].until):
+                found[key] = mark
+        return found
+
+    def _choose(self, *, strict: bool = False) -> Agent:
         """The first agent that may run now; when every one is limited, the one whose limit ends first."""
-        limited = self.book.active(self._clock.now())
+        limited = self._limited(self._clock.now(), strict=strict)
         usable = [agent for agent in self.agents if account_key(agent) not in self._out]
         for agent in usable:
             if account_key(agent) not in limited:
                 return agent
         if not usable:
-            return self.agents[0]  # none can log in: the first one says why, and the run stops
+            return self.agents[0]  # none can work: the run stops on the result that said so
         return min(usable, key=lambda agent: limited[account_key(agent)].until)
 
     def settle(self, agent: Agent, result: AgentResult) -> AgentResult:
-        """The result as the loop gets it: which agent ran, and the next agent when this one cannot go on."""
+        """The result as the loop gets it: which agent ran, and what comes next when this one cannot go on: the
+        next agent that can run now (`failover_to`), else a wait for the first limit to end, else the stop."""
         self._last = agent
         if len(self.agents) > 1:  # one agent alone has no share to tell apart
             result = replace(result, agent=agent.name, model_asked=agent is self.agents[0])
-        if result.interrupted or result.timed_out:
+        if result.interrupted:
             return result
         now = self._clock.now()
+        key = account_key(agent)
         if result.usage_limit is not None:
-            self.book.mark(
-                account_key(agent), Limited(self._until(result, now), "usage_limit", self._said(result)), now
-            )
+            self._mark(key, Limited(self._until(result, now), "usage_limit", self._said(result)), now)
         elif result.error_kind in _LOCKED_OUT:
-            self._out.add(account_key(agent))
+            self._out[key] = one_line(result.error or "it cannot work", 200)
         else:
             return result
-        following = self._choose()
-        if following is agent or account_key(following) in self.book.active(now):
-            return result  # every agent is limited: the usage-limit policy (or the stop) applies
-        return replace(result, failover_to=following.name)
+        if len(self.agents) == 1:
+            return result  # the usage-limit policy, or the stop, as without failover
+        limited = self._limited(now)
+        usable = [each for each in self.agents if account_key(each) not in self._out]
+        free = [each for each in usable if account_key(each) not in limited]
+        if free:
+            return replace(result, failover_to=free[0].name)
+        if not usable:  # nobody can work: the stop, naming every agent's reason
+            why = "; ".join(f"{each.name}: {self._out[account_key(each)]}" for each in self.agents)
+            return replace(result, error=f"no agent of the list can work ({why})")
+        first = min(usable, key=lambda each: limited[account_key(each)].until)
+        if first is agent and result.usage_limit is not None:
+            return result  # its own limit ends first: the policy waits for it, as with one agent
+        mark = limited[account_key(first)]
+        said = f"{agent.name} cannot work ({self._out[key]})" if key in self._out else self._said(result)
+        message = f"{said}; every agent of the list is limited, {first.name} first, until {iso(mark.until)}"
+        return replace(
+            result,
+            usage_limit=UsageLimit(first.name, one_line(message, 300), mark.until, source="failover"),
+            error_kind=ErrorKind.USAGE_LIMIT,
+        )
+
+    def _mark(self, key: str, limited: Limited, now: datetime) -> None:
+        """The limit into the shared book, and this run's memory (a book that cannot be written is warned about:
+        this run still knows)."""
+        self._memory[key] = limited
+        try:
+            self.book.mark(key, limited, now)
+        except RalphError as exc:
+            self.warn(f"{exc}; this run keeps the limit itself")
 
     def _until(self, result: AgentResult, now: datetime) -> datetime:
-        """The vendor's reset (one already past marks nothing: the agent may go on), else the fallback wait."""
+        """When the limit ends: the vendor's reset plus the margin (a reset already past, as a vendor still saying
+        "limited" just after it: from now), else the fallback wait."""
         limit = result.usage_limit
         resets = limit.resets_at if limit is not None else None
-        return resets if resets is not None else now + timedelta(seconds=self._fallback_s)
+        if resets is None:
+            return now + timedelta(seconds=self._fallback_s)
+        return max(resets, now) + timedelta(seconds=self._margin_s)
 
     @staticmethod
     def _said(result: AgentResult) -> str:

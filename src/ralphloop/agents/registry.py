@@ -84,7 +84,8 @@ def make_agent(settings: Settings, paths: FeaturePaths, *, dry_run: bool = False
     from ralphloop.state.agent_limits import LIMITS_FILE, LimitBook
 
     book = LimitBook(os.path.join(ralph_home(), LIMITS_FILE))
-    return FailoverAgent(members, book, clock or SystemClock(), settings.usage.fallback_wait_s)
+    usage = settings.usage
+    return FailoverAgent(members, book, clock or SystemClock(), usage.fallback_wait_s, usage.margin_s)
 
 
 def member_settings(settings: Settings, name: str) -> Settings:
