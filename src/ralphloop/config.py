@@ -148,9 +148,9 @@ _TABLE: dict[str, dict[str, _Spec]] = {
         f"{name}_command": ((name, "command"), f"RALPH_{name.upper()}_COMMAND", values.text, None)
         for name in CLI_BACKENDS
     },
-    # Read into `permissions: all` (load_settings): the switch ralph had before `permissions`, kept working.
-    "aliases": {"skip_permissions": (("claude", "dangerously_skip_permissions"), None, values.flag, False)},
     "claude": {
+        # Claude Code's own `permissions: all` (the switch before `permissions`); other agents keep theirs.
+        "skip_permissions": (("claude", "dangerously_skip_permissions"), None, values.flag, False),
         "allowed_tools": (("claude", "allowed_tools"), None, values.tools, ()),
         "max_turns": (("claude", "max_turns"), None, values.positive_int, None),
         "append_system_prompt": (("claude", "append_system_prompt"), None, values.text, None),
@@ -263,10 +263,6 @@ def load_settings(
             values["agent"], sources["agent"] = ",".join(values["agents"]), sources["agents"]
         values["agents"] = tuple(values["agent"].split(","))  # the failover order; the first is the agent
         values["agent"] = values["agents"][0]
-        # --dangerously-skip-permissions (or claude.dangerously_skip_permissions) is `permissions: all`.
-        if values["skip_permissions"] and layer.get("skip_permissions", 0) >= layer.get("permissions", 0):
-            values["permissions"] = "all"
-            sources["permissions"] = sources["skip_permissions"]
     finally:
         for section, message in notes:  # the agent's own section is its plugin's business
             if section not in (values["agents"] or values["agent"].split(",")):

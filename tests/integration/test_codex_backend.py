@@ -113,3 +113,24 @@ def test_ralph_commits_for_codex_whose_sandbox_keeps_git_read_only_unless_told_n
         assert subjects == ["initial"] and (project / "work-S-1.txt").exists()
     # --permissions all lets codex run git itself: ralph leaves the commits to it
     assert "# Auto-commit" not in run(ralph, "--dry-run", "--permissions", "all").stdout
+
+
+def test_claudes_own_skip_switch_gives_codex_nothing_and_contradicting_flags_are_refused(
+    project: Path, feature: Path, ralph: RalphRunner, tmp_path: Path
+) -> None:
+    replay = Replay(tmp_path, ["work"])
+    replay.configure(project)
+    config = project / ".ralph" / "config.yaml"
+    config.write_text(config.read_text() + "claude:\n  dangerously_skip_permissions: true\n")
+    dry = run(ralph, "--dry-run")
+    assert "-s workspace-write" in dry.stdout and "--dangerously-bypass" not in dry.stdout
+    assert "# Permissions: edits (from default)" in dry.stdout
+    claude = ralph("run", "-f", "feat", "--dry-run", "--agent", "claude", env={"IS_SANDBOX": "1"})
+    assert "# Permissions: all (from .ralph/config.yaml (claude.dangerously_skip_permissions))" in claude.stdout
+    before = (feature / "prd.json").read_bytes()
+    both = run(ralph, "--permissions", "ask", "--dangerously-skip-permissions")
+    assert both.returncode != 0 and "Traceback" not in both.stderr
+    assert both.stderr.strip() == (
+        "ralph: error: --permissions ask and --dangerously-skip-permissions contradict each other: give one"
+    )
+    assert replay.calls() == [] and (feature / "prd.json").read_bytes() == before

@@ -459,12 +459,12 @@ def test_every_setting_lands_in_its_component_and_says_where_it_came_from(projec
     assert (agent.name, agent.model, agent.poorman) == ("scripted", "opus", True)
     assert agent.scripted_script == str(project / "s.yaml")
     claude = settings.claude
-    assert (settings.commands["claude"], agent.permissions, claude.allowed_tools) == (
+    assert (settings.commands["claude"], claude.skip_permissions, claude.allowed_tools) == (
         "my-claude",
-        "all",  # claude.dangerously_skip_permissions: the switch before `permissions`
+        True,  # claude.dangerously_skip_permissions: Claude Code's own `all`, the other agents keep theirs
         ("Read", "Bash(git *)"),
     )
-    assert settings.source("permissions") == f"{PROJECT_LABEL} (claude.dangerously_skip_permissions)"
+    assert agent.permissions == "edits" and settings.source("permissions") == "default"
     assert (claude.max_turns, claude.append_system_prompt, claude.resume) == (9, "be brief", True)
     git = settings.git
     assert (git.require, git.auto_commit, git.branch_auto_create, git.branch_prefix) == (False, True, True, "ralph/")
@@ -481,9 +481,8 @@ def test_every_setting_lands_in_its_component_and_says_where_it_came_from(projec
     assert settings.source("claude_command") == f"{PROJECT_LABEL} (claude.command)"
     assert settings.source("story_order") == f"{PROJECT_LABEL} (story_order)"
     assert settings.source("notify_on") == f"{PROJECT_LABEL} (notify.on)"
-    # one for each key but agent_command (it would choose the command agent), and `permissions` from the
-    # switch before it
-    assert len(settings.sources) == 47
+    # one for each key but agent_command (it would choose the command agent)
+    assert len(settings.sources) == 46
 
 
 def test_the_breaker_opens_half_way_after_two_quiet_iterations_by_default(project: Path) -> None:

@@ -223,6 +223,12 @@ def _flags(args: argparse.Namespace, iterations: str | None) -> dict[str, tuple[
         value = getattr(args, attribute)
         if value is not None and value is not False:
             flags[key] = (value, label)
+    if args.dangerously_skip_permissions:  # the same as --permissions all, for every agent of the run
+        if args.permissions not in (None, "all"):
+            raise RalphError(
+                f"--permissions {args.permissions} and --dangerously-skip-permissions contradict each other: give one"
+            )
+        flags["permissions"] = ("all", "--dangerously-skip-permissions")
     if iterations is not None:
         flags["max_iterations"] = (iterations, "ITERATIONS")
     if args.max_iterations is not None:
@@ -246,7 +252,6 @@ _GUARD_FLAGS = (
     ("max_tokens", "max_tokens", "--max-tokens"),
     ("max_runtime_s", "max_runtime", "--max-runtime"),
     ("permissions", "permissions", "--permissions"),
-    ("skip_permissions", "dangerously_skip_permissions", "--dangerously-skip-permissions"),
 )
 
 
@@ -270,7 +275,9 @@ def _dry_run(built: Built) -> int:
     print(f"# Agent: {run.agent.name} (from {settings.source('agent')})")
     if len(settings.agent.chain) > 1:
         print(f"# Failover: {' → '.join(settings.agent.chain)} (at a usage limit or a failed login, the next one)")
-    print(f"# Permissions: {settings.agent.permissions} (from {settings.source('permissions')})")
+    level = getattr(run.agent, "permissions", None) or settings.agent.permissions
+    came = settings.source("permissions" if level == settings.agent.permissions else "skip_permissions")
+    print(f"# Permissions: {level} (from {came})")
     # Cursor's and aider's CLIs take no prompt on stdin: their backends leave the prompt in its file and name the file.
     given = "prompt on stdin" if invocation.stdin else f"prompt in {request.prompt_file}"
     print(f"# Command (run in {paths.project_root}, {given}): {shlex.join(invocation.argv)}")

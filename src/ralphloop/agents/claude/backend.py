@@ -41,13 +41,15 @@ class ClaudeAgent:
         chosen = executable or found
         if executable is not None:  # a test's stand-in: never refused
             self.missing = None
-        self.permissions = settings.agent.permissions
+        # claude.dangerously_skip_permissions is this agent's own `all`, only ever because the user asked for it
+        self.permissions = "all" if claude.skip_permissions else settings.agent.permissions
+        asked_by = settings.source("skip_permissions" if claude.skip_permissions else "permissions")
         # It can commit when it may run git: every tool allowed, or Bash (or Bash(git ...)) in allowed_tools.
         git_allowed = any(tool == "Bash" or tool.startswith(("Bash(git", "Bash(*")) for tool in claude.allowed_tools)
         self.commits = self.permissions == "all" or git_allowed
         if self.permissions == "all" and _is_root() and not os.environ.get("IS_SANDBOX"):
             raise RalphError(
-                f"{settings.source('permissions')}: Claude Code refuses --dangerously-skip-permissions when "
+                f"{asked_by}: Claude Code refuses --dangerously-skip-permissions when "
                 "run as root. Run ralph as a normal user, or, only inside a throwaway container or VM, "
                 "set IS_SANDBOX=1; or leave the flag out and allow tools with claude.allowed_tools"
             )

@@ -9,6 +9,7 @@ from dataclasses import dataclass
 class ClaudeSettings:
     """Claude Code's own settings, resolved (config.py builds it from the `claude:` section)."""
 
+    skip_permissions: bool  # claude.dangerously_skip_permissions: `permissions: all` for Claude Code alone
     allowed_tools: tuple[str, ...]
     max_turns: int | None
     append_system_prompt: str | None
