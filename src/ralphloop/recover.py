@@ -204,7 +204,7 @@ def _record(
         tally=Tally(),
         finished_at=now,
         source_kind=run.source.kind,
-        agent=run.agent.name,
+        agent=journal.agent or run.agent.name,
         attempt=journal.attempt,
         max_retries=run.policy.max_retries,
         state=journal.state,

@@ -13,7 +13,7 @@ from typing import Any
 
 import pytest
 
-from tests.conftest import RalphRunner, read_json
+from tests.conftest import RalphRunner, agent_cmd, read_json
 from tests.integration import test_claude_backend as claude_replay
 from tests.integration import test_codex_backend as codex_replay
 from tests.integration.helpers import entry_fields, progress_entries, snapshot
@@ -187,3 +187,26 @@ def test_a_damaged_book_of_limits_is_one_line_naming_it(
     assert done.returncode != 0 and "Traceback" not in done.stderr
     assert f"{book}: not a valid file of agent limits" in done.stderr and "delete it" in done.stderr
     assert agents.order() == [] and snapshot(project) == before
+
+
+def test_an_iteration_killed_with_ralph_is_recorded_for_the_agent_that_ran_it(
+    project: Path, feature: Path, ralph: RalphRunner, tmp_path: Path
+) -> None:
+    """claude is limited, the command agent takes over and kills ralph (SIGKILL) in the middle of its
+    iteration: the next run records that iteration for the command agent, not for the first of the list."""
+    agents = Agents(project, tmp_path, claude=[CLAUDE_LIMIT], codex=["work"])
+    marker = tmp_path / "killed-once"
+    crash = agent_cmd("crash_agent.py", "--once-marker", str(marker), "--kill-ralph", "--hang")
+    config = project / ".ralph" / "config.yaml"
+    config.write_text(config.read_text() + f"agent:\n  command: {json.dumps(crash)}\nagents: [claude, command]\n")
+    killed = ralph("run", "-f", "feat", "-n", "3", "--on-usage-limit", "exit", env=ACCOUNT_ENV)
+    assert killed.returncode == -9, killed.stdout + killed.stderr
+    again = ralph("run", "-f", "feat", "-n", "1", "--on-usage-limit", "exit", env=ACCOUNT_ENV)
+    assert "ralph was killed during this iteration" in again.stdout + again.stderr
+    told = entries(feature)
+    assert [(entry["Iteration"], entry["Agent"].split(" · ")[0]) for entry in told][:2] == [
+        ("1", "claude"),
+        ("2", "command"),
+    ]
+    assert told[1]["Status"] == "interrupted"
+    assert len(agents.claude.calls()) == 1  # still limited in the second run: never called again

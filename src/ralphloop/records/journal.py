@@ -41,6 +41,7 @@ class Journal(Struct, kw_only=True):
     state: dict[str, Any]  # state.json's fields with this number reserved
     pid: int = 0  # the agent's PID, which is its process group's too
     pid_start: int | None = None  # its start in clock ticks since boot: with the PID, one process for ever
+    agent: str = ""  # the backend that ran it (with failover, not always the run's first)
     phase: str = "agent"
     record: msgspec.Raw = NO_RECORD  # the IterationFinished event, once final (msgspec keeps it undecoded)
     committed: str | None = None  # ralph's commit of the work, once made
@@ -88,6 +89,7 @@ class JournalFile:
             from ralphloop.reaper import start_time
 
             self.current.pid, self.current.pid_start = event.pid, start_time(event.pid)
+            self.current.agent = event.agent
         elif isinstance(event, IterationFinished):
             if event.recovered:
                 return
