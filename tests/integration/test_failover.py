@@ -190,7 +190,7 @@ def test_a_damaged_book_of_limits_is_one_line_naming_it(
 
 
 def test_an_iteration_killed_with_ralph_is_recorded_for_the_agent_that_ran_it(
-    project: Path, feature: Path, ralph: RalphRunner, tmp_path: Path
+    project: Path, feature: Path, ralph: RalphRunner, tmp_path: Path, ralph_env: dict[str, str]
 ) -> None:
     """claude is limited, the command agent takes over and kills ralph (SIGKILL) in the middle of its
     iteration: the next run records that iteration for the command agent, not for the first of the list."""
@@ -201,6 +201,7 @@ def test_an_iteration_killed_with_ralph_is_recorded_for_the_agent_that_ran_it(
     config.write_text(config.read_text() + f"agent:\n  command: {json.dumps(crash)}\nagents: [claude, command]\n")
     killed = ralph("run", "-f", "feat", "-n", "3", "--on-usage-limit", "exit", env=ACCOUNT_ENV)
     assert killed.returncode == -9, killed.stdout + killed.stderr
+    (Path(ralph_env["RALPH_HOME"]) / "agent-limits.json").unlink()  # claude is the first choice again
     again = ralph("run", "-f", "feat", "-n", "1", "--on-usage-limit", "exit", env=ACCOUNT_ENV)
     assert "ralph was killed during this iteration" in again.stdout + again.stderr
     told = entries(feature)
@@ -209,4 +210,4 @@ def test_an_iteration_killed_with_ralph_is_recorded_for_the_agent_that_ran_it(
         ("2", "command"),
     ]
     assert told[1]["Status"] == "interrupted"
-    assert len(agents.claude.calls()) == 1  # still limited in the second run: never called again
+    assert len(agents.claude.calls()) == 2  # the second run started on claude, which met its limit again
