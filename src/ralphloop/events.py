@@ -57,6 +57,7 @@ class Tally(Struct, frozen=True):
     cache_write_tokens: int | None = None
     cost_usd: float | None = None
     agent_s: float = 0.0  # time the agents ran (wall time is the run's own)
+    uncosted: int = 0  # calls that reported tokens but no cost: the cost above is not the whole spend
     by_agent: tuple[AgentShare, ...] = ()  # with failover (agents/failover.py): each agent's share, first used first
 
     @property
@@ -79,6 +80,7 @@ class Tally(Struct, frozen=True):
             cache_write_tokens=_plus(self.cache_write_tokens, usage.cache_creation_tokens if usage else None),
             cost_usd=_plus(self.cost_usd, result.cost_usd),
             agent_s=self.agent_s + max(0.0, result.duration_s),
+            uncosted=self.uncosted + (result.cost_usd is None and usage is not None),
             by_agent=_shared(self.by_agent, result),
         )
 
@@ -93,6 +95,7 @@ class Tally(Struct, frozen=True):
             "cacheWriteTokens": self.cache_write_tokens,
             "costUsd": round(self.cost_usd, 6) if self.cost_usd is not None else None,
             "agentSeconds": round(self.agent_s, 1),
+            "callsWithoutCost": self.uncosted,
             **({"byAgent": [_share_json(share) for share in self.by_agent]} if self.by_agent else {}),
         }
 

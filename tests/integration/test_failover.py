@@ -82,6 +82,10 @@ def test_a_usage_limit_hands_the_work_to_the_next_agent_which_finishes_it(
     assert "By agent: claude 1 call" in done.stdout and "codex 3 calls" in done.stdout
     shown = ralph("status", "-f", "feat")
     assert "Agent:      codex  (this run: claude 1 call, codex 3 calls)" in shown.stdout
+    # codex ran without --model (claude's) and named no model: its calls have no price, and no screen says $0
+    assert status["tokens"]["callsWithoutCost"] == 3
+    assert "+ the cost of 3 calls not reported" in shown.stdout
+    assert "+ the cost of 3 iterations not reported" in done.stdout
     # --model was claude's alone: codex ran with its own default, unchecked (no model retries).
     assert all("-m" not in call["args"] for call in agents.codex.calls())
     # The limit is kept for every loop of this account, until its reset (or the fallback wait when none).

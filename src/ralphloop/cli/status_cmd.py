@@ -116,6 +116,14 @@ def _shares(report: dict[str, Any]) -> str:
     return f"  (this run: {', '.join(said)})"
 
 
+def unknown_cost(tokens: dict[str, Any]) -> str:
+    """ " + the cost of 3 calls not reported": what a cost total leaves out (an agent without a price)."""
+    missing = tokens.get("callsWithoutCost")
+    if not isinstance(missing, int) or isinstance(missing, bool) or missing <= 0:
+        return ""
+    return f" + the cost of {missing:,} call{'s' if missing != 1 else ''} not reported"
+
+
 def _later_lines(report: dict[str, Any]) -> list[str]:
     """Waits, limits, spend, how the run ended and what to do next."""
     lines: list[str] = []
@@ -125,12 +133,15 @@ def _later_lines(report: dict[str, Any]) -> list[str]:
     limit_hit = report["usageLimit"]
     if isinstance(limit_hit, dict):
         message = strip_terminal_controls(str(limit_hit.get("message")))
-        lines.append(f"Usage:      {message} (resets {limit_hit.get('resetsAt') or 'at an unknown time'})")
+        vendor = strip_terminal_controls(str(limit_hit.get("vendor") or "")) or "the agent"
+        when = limit_hit.get("resetsAt") or "at an unknown time"
+        lines.append(f"Usage:      the last limit, {vendor}'s: {message} (resets {when})")
     tokens = report["tokens"] or {}
     spent = tokens_words(tokens.get("inputTokens"), tokens.get("outputTokens"), tokens.get("cacheReadTokens"))
     if report["costUsd"] is not None or spent:
         model = f" ({strip_terminal_controls(str(report['model']))})" if report["model"] else ""
         cost = f"${report['costUsd']:.2f}" if isinstance(report["costUsd"], int | float) else "cost not reported"
+        cost += unknown_cost(tokens)
         lines.append(f"Spent:      {cost}, {spent or 'tokens not reported'} (this run){model}")
     if report["exitMessage"]:
         lines.append(f"Ended:      {strip_terminal_controls(str(report['exitMessage']))}")

@@ -123,7 +123,13 @@ def spent_text(report: dict[str, Any]) -> str | None:
         spent = f"{whole(report.get('tokensUsed')):,} tokens"
     if cost is None and not spent:
         return None
-    text = " · ".join(part for part in (f"${cost:.2f}" if cost is not None else "", spent) if part)
+    missing = kinds.get("callsWithoutCost")
+    unknown = (
+        f" + {missing:,} not priced"
+        if isinstance(missing, int) and not isinstance(missing, bool) and missing > 0
+        else ""
+    )
+    text = " · ".join(part for part in (f"${cost:.2f}{unknown}" if cost is not None else "", spent) if part)
     return text + (f" · {safe(report['model'], 60)}" if report.get("model") else "")
 
 

@@ -115,6 +115,8 @@ def format_summary(summary: Summary, *, metrics_path: str | None = None) -> str:
         lines.append(_row("Outcomes:", ", ".join(f"{count:,} {word}" for word, count in s.outcomes)))
     if s.models:
         lines.append(_row("Models:", ", ".join(clean_text(model) for model in s.models)))
+    if s.agents:  # a failover run: which agent made how many calls
+        lines.append(_row("Agents:", ", ".join(f"{clean_text(name)} {count:,}" for name, count in s.agents)))
 
     def maybe(value: float | None, show: Callable[[float], str]) -> str:
         return NOT_APPLICABLE if value is None else show(value)
@@ -149,7 +151,7 @@ def format_summary(summary: Summary, *, metrics_path: str | None = None) -> str:
         lines += [
             "",
             "Cost:",
-            _row("Total:", _money(s.cost_usd)),
+            _row("Total:", _money(s.cost_usd) + _cost_unknown(s)),
             _row("Average:", _per(s.cost_avg_usd, _money, s, s.cost_iterations, "a cost")),
         ]
     else:
@@ -163,6 +165,12 @@ def format_summary(summary: Summary, *, metrics_path: str | None = None) -> str:
     if metrics_path is not None:
         lines += ["", f"ℹ  Metrics log saved to: {metrics_path}"]
     return "\n".join(lines)
+
+
+def _cost_unknown(s: Summary) -> str:
+    """ " + the cost of 3 iterations not reported": a total over part of the calls is not the whole spend."""
+    missing = s.iterations + s.uncounted - s.cost_iterations
+    return f" + the cost of {missing:,} {'iteration' if missing == 1 else 'iterations'} not reported" if missing else ""
 
 
 def _per(value: float | None, show: Callable[[float], str], s: Summary, reported: int, what: str) -> str:

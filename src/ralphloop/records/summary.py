@@ -45,6 +45,7 @@ class Summary:
     outcomes: tuple[tuple[str, int], ...]  # (status word, count), most frequent first
     models: tuple[str, ...]  # in the order first seen
     uncounted: int = 0  # agent calls that did not count: usage limit, API retry, wrong model, interrupted
+    agents: tuple[tuple[str, int], ...] = ()  # (agent, calls) in order of first use, when more than one ran
 
     def to_json(self) -> dict[str, Any]:
         """A plain JSON object, rounded for people (0.1 s, 0.1 %, 0.1 token, 1e-6 USD)."""
@@ -82,6 +83,7 @@ class Summary:
             },
             "outcomes": dict(self.outcomes),
             "models": list(self.models),
+            "agents": dict(self.agents),
         }
 
 
@@ -122,6 +124,7 @@ def summarize(lines: Iterable[Mapping[str, Any]], *, max_iterations: int | None 
     files_iterations = files = 0
     outcomes: dict[str, int] = {}
     models: dict[str, None] = {}
+    agents: dict[str, int] = {}
     for line in lines:
         if is_counted(line):
             iterations += 1
@@ -154,6 +157,9 @@ def summarize(lines: Iterable[Mapping[str, Any]], *, max_iterations: int | None 
         model = line.get("model")
         if isinstance(model, str) and model:
             models[model] = None
+        agent = line.get("agent")
+        if isinstance(agent, str) and agent:
+            agents[agent] = agents.get(agent, 0) + 1
     total_s = sum(durations)
     tokens = token_iterations > 0
     return Summary(
@@ -182,6 +188,7 @@ def summarize(lines: Iterable[Mapping[str, Any]], *, max_iterations: int | None 
         outcomes=tuple(sorted(outcomes.items(), key=lambda item: (-item[1], item[0]))),
         models=tuple(models),
         uncounted=uncounted,
+        agents=tuple(agents.items()) if len(agents) > 1 else (),
     )
 
 
