@@ -114,3 +114,13 @@ def test_ralph_analyze_reads_an_amp_log(ralph: RalphRunner, tmp_path: Path) -> N
         assert done.returncode == 0, done.stderr
         body = json.loads(done.stdout)
         assert body["format"] == "amp-stream-json" and body["completion_claimed"] is True
+
+
+def test_ralph_validate_refuses_what_a_run_refuses_amp_with_permissions_ask(
+    project: Path, feature: Path, ralph: RalphRunner
+) -> None:
+    config = project / ".ralph" / "config.yaml"
+    config.write_text(config.read_text() + "agents: [amp, claude]\npermissions: ask\n")
+    checked = ralph("validate", "-f", "feat")
+    assert checked.returncode == 1 and "Traceback" not in checked.stderr
+    assert "(permissions): Amp cannot run with permissions: ask" in checked.stdout + checked.stderr

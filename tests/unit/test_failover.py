@@ -250,3 +250,27 @@ def test_a_limit_without_a_reset_is_kept_for_the_fallback_wait(tmp_path: Path, h
     assert result.failover_to == "claude"
     [mark] = LimitBook(str(home / LIMITS_FILE)).active(clock.now()).values()
     assert mark.until == START + timedelta(minutes=30)  # usage_limit.fallback_wait_minutes
+
+
+def test_a_stuck_lock_on_the_book_is_an_error_after_a_bounded_wait_never_a_hang(tmp_path: Path) -> None:
+    import fcntl
+    import os
+
+    from ralphloop.state.store import held
+
+    lock = tmp_path / "agent-limits.json.lock"
+    holder = os.open(lock, os.O_RDWR | os.O_CREAT, 0o600)
+    fcntl.flock(holder, fcntl.LOCK_EX)  # another open file: as another process holding it
+    try:
+        with pytest.raises(OSError, match="another process has held"), held(str(lock), wait_s=0.05):
+            pass
+    finally:
+        os.close(holder)
+    with held(str(lock), wait_s=0.05):  # free again: taken at once
+        pass
+
+
+def test_an_account_is_one_key_however_its_folder_is_spelled() -> None:
+    from ralphloop.agents.accounts import account_of
+
+    assert account_of({}, (), "/x/y/") == account_of({}, (), "/x//y") == "login:/x/y"

@@ -6,6 +6,7 @@ vendor do not.
 from __future__ import annotations
 
 import hashlib
+import os
 from collections.abc import Mapping, Sequence
 
 
@@ -16,4 +17,4 @@ def account_of(env: Mapping[str, str], key_variables: Sequence[str], login_dir: 
         key = env.get(variable, "").strip()
         if key:
             return f"api-key:{hashlib.sha256(key.encode('utf-8', 'surrogatepass')).hexdigest()[:12]}"
-    return f"login:{login_dir}"
+    return f"login:{os.path.normpath(os.path.abspath(login_dir))}"  # one folder, one key, however it is spelled

@@ -129,6 +129,9 @@ def check_agent_settings(settings: Settings, paths: FeaturePaths) -> None:
             check_agent_settings(member_settings(settings, name), paths)
         return
     _named(settings)
+    row = CATALOG.get(settings.agent.name)
+    if row is not None and row.cli:
+        _make(settings, paths, dry_run=True)  # what its settings refuse (amp's `permissions: ask`), not PATH
     if settings.agent.name == "command":
         from ralphloop.agents.command import required_command, split_command
 

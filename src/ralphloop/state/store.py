@@ -101,13 +101,25 @@ def append_text(path: str | os.PathLike[str], text: str, *, sync: bool = True, f
         os.close(fd)
 
 
+HOLD_WAIT_S = 10.0  # a read-modify-write takes milliseconds: a lock held this long is stuck, not busy
+
+
 @contextlib.contextmanager
-def held(lock_path: str) -> Iterator[None]:
+def held(lock_path: str, wait_s: float = HOLD_WAIT_S) -> Iterator[None]:
     """An exclusive flock on `lock_path` (made 0600 if absent, never followed as a link) for a read-modify-write
-    of a file several loops share: the call ledger, the agents' limits."""
+    of a file several loops share: the call ledger, the agents' limits. A lock still held after `wait_s` (a
+    stopped process holding it) is an OSError, never a hang of every loop."""
     fd = os.open(lock_path, os.O_RDWR | os.O_CREAT | os.O_NOFOLLOW | os.O_NONBLOCK | os.O_CLOEXEC, 0o600)
     try:
-        fcntl.flock(fd, fcntl.LOCK_EX)
+        deadline = time.monotonic() + wait_s
+        while True:
+            try:
+                fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
+                break
+            except BlockingIOError:
+                if time.monotonic() >= deadline:
+                    raise OSError(errno.EWOULDBLOCK, f"another process has held {lock_path} for {wait_s:g}s") from None
+                time.sleep(0.005)
         yield
     finally:
         os.close(fd)  # closing the last descriptor drops the flock
