@@ -16,6 +16,7 @@ import pytest
 from tests.conftest import RalphRunner, agent_cmd, read_json
 from tests.integration import test_claude_backend as claude_replay
 from tests.integration import test_codex_backend as codex_replay
+from tests.integration import test_opencode_backend as opencode_replay
 from tests.integration.helpers import entry_fields, progress_entries, snapshot
 
 CLAUDE_LIMIT = "limit-ahead"  # Claude Code's 5-hour limit, rejected, resetting five hours from now
@@ -215,3 +216,17 @@ def test_an_iteration_killed_with_ralph_is_recorded_for_the_agent_that_ran_it(
     ]
     assert told[1]["Status"] == "interrupted"
     assert len(agents.claude.calls()) == 2  # the second run started on claude, which met its limit again
+
+
+def test_opencode_waiting_out_a_spent_quota_in_silence_hands_over_at_its_idle_timeout(
+    project: Path, feature: Path, ralph: RalphRunner, tmp_path: Path
+) -> None:
+    opencode = opencode_replay.Replay(tmp_path, ["mock_usage_limit_waiting_json"])
+    opencode.configure(project)
+    agents = Agents(project, tmp_path, claude=["work"], codex=["work"])
+    config = project / ".ralph" / "config.yaml"
+    config.write_text(config.read_text() + 'process:\n  idle_timeout_minutes: "1s"\n')
+    done = run(ralph, "--agent", "opencode,claude")
+    assert done.returncode == 0, done.stdout + done.stderr
+    assert len(opencode.calls()) == 1 and len(agents.claude.calls()) == 3
+    assert "opencode is limited: the next runs on claude" in done.stdout

@@ -89,10 +89,11 @@ def test_opencode_waiting_in_silence_is_ended_by_its_idle_timeout(
     config = project / ".ralph" / "config.yaml"
     config.write_text(config.read_text() + 'process:\n  idle_timeout_minutes: "1s"\n')
     done = run(ralph, "-n", "1")
-    assert done.returncode == 1, done.stdout + done.stderr
+    assert done.returncode == 2, done.stdout + done.stderr  # the usage limit it waited out: --on-usage-limit exit
     progress = (feature / "progress.txt").read_text()
     assert "no output for 1 s (the idle timeout)" in progress
     assert "opencode was retrying: AI_APICallError: You have reached your usage limit" in progress
+    assert read_json(feature / "status.json")["exitReason"] == "usage_limit"
 
 
 def test_a_model_without_a_provider_is_a_one_line_error(

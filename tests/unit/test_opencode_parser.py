@@ -144,7 +144,10 @@ def test_a_usage_limit_gives_its_reset_from_the_headers() -> None:
 def test_a_run_stopped_while_opencode_waited_says_what_it_waited_for() -> None:
     # A 429 with `retry-after: 7200`: opencode waits two hours in silence; the idle timeout ends it.
     result = parse("mock_usage_limit_waiting_json", idle_limit_s=600.0)
-    assert result.failed and result.timed_out and result.error_kind is None and result.usage_limit is None
+    # What it waited out was a spent usage limit: that is the iteration's kind (no reset: opencode printed none).
+    assert result.failed and result.timed_out and result.error_kind is ErrorKind.USAGE_LIMIT
+    assert result.usage_limit is not None and result.usage_limit.resets_at is None
+    assert "You have reached your usage limit" in result.usage_limit.message
     assert result.error is not None and result.error.startswith("no output for 600 s (the idle timeout)")
     assert "opencode was retrying: AI_APICallError: You have reached your usage limit" in result.error
 

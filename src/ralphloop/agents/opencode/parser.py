@@ -12,6 +12,7 @@ the one ralph asked for. Free of the backend's settings, so `ralph analyze` read
 
 from __future__ import annotations
 
+import re
 from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
@@ -21,9 +22,12 @@ from ralphloop.agents.opencode import log_lines, session_db
 from ralphloop.agents.opencode.activity import is_event, tool_activity, tool_failed
 from ralphloop.agents.opencode.errors import Failure, from_event, from_text
 from ralphloop.agents.text import describe_failure
+from ralphloop.guards.usage import UsageLimit
 from ralphloop.protocols import AgentResult, ErrorKind, ProcessOutcome, TokenUsage
 from ralphloop.textsafe import one_line
 
+# What opencode says, retrying in silence, when the provider's quota or usage limit is spent.
+_SPENT = re.compile(r"usage limit|quota|insufficient_quota|billing period", re.IGNORECASE)
 _KEEP_TOOL_ERRORS = 20
 _KEEP_DENIALS = 50
 # The errors opencode gives a tool call that its permissions refused: a rule's "deny", or an "ask" that
@@ -131,6 +135,11 @@ class OpencodeJsonParser:
         elif error is not None and outcome.timed_out:
             retrying = log_lines.last_stream_error(outcome.stderr_tail)
             error = f"{error}; opencode was retrying: {one_line(retrying, 200)}" if retrying else error
+            if retrying and _SPENT.search(retrying) and not outcome.interrupted:
+                # it waits out a spent quota in silence: the idle timeout ended it, and the limit is what it hit
+                limit = UsageLimit("opencode", one_line(f"opencode was waiting out: {retrying}", 300), None)
+                failure = Failure(ErrorKind.USAGE_LIMIT, error, limit)
+                stopped = False
         kind = None if failure is None or stopped else failure.kind
         model = session_db.model_of(self._database, self.session_id) if self._database else None
         return AgentResult(
