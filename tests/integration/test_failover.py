@@ -153,6 +153,7 @@ def test_agents_in_the_config_file_and_the_dry_run_says_the_order(
     assert dry.returncode == 0, dry.stderr
     assert "# Agent: codex (from .ralph/config.yaml (agents))" in dry.stdout
     assert "# Failover: codex → claude" in dry.stdout
+    assert "#   claude: " in dry.stdout and "--permission-mode acceptEdits" in dry.stdout  # the other agent's argv
     flag = ralph("run", "-f", "feat", "--dry-run", "--agent", "claude")  # a flag beats the file
     assert "# Agent: claude (from --agent)" in flag.stdout and "# Failover" not in flag.stdout
 

@@ -10,6 +10,8 @@ import sys
 from collections.abc import Sequence
 from typing import Any, TextIO, cast
 
+from msgspec.structs import replace
+
 from ralphloop import git
 from ralphloop.argv_words import run_flags
 from ralphloop.build import Built, RunRequest, build_run
@@ -40,7 +42,7 @@ from ralphloop.paths import (
     display_path,
     find_project_root,
 )
-from ralphloop.protocols import EventSink, SystemClock
+from ralphloop.protocols import Agent, EventSink, SystemClock
 from ralphloop.reaper import become_subreaper
 from ralphloop.recover import reconcile
 from ralphloop.safe_read import check_file, nonblocking
@@ -275,6 +277,11 @@ def _dry_run(built: Built) -> int:
     print(f"# Agent: {run.agent.name} (from {settings.source('agent')})")
     if len(settings.agent.chain) > 1:
         print(f"# Failover: {' → '.join(settings.agent.chain)} (at a usage limit or a failed login, the next one)")
+        members: tuple[Agent, ...] = getattr(run.agent, "agents", ())
+        for member in members:  # what each other agent would run (--model is the first one's alone)
+            if member is not getattr(run.agent, "current", None):
+                asked = request if member is members[0] else replace(request, model=None)
+                print(f"#   {member.name}: {shlex.join(member.command(asked).argv)}")
     level = getattr(run.agent, "permissions", None) or settings.agent.permissions
     came = settings.source("permissions" if level == settings.agent.permissions else "skip_permissions")
     print(f"# Permissions: {level} (from {came})")
