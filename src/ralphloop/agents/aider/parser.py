@@ -70,7 +70,7 @@ class AiderTextParser:
             return
         found = lines.report(text)
         if found is not None:
-            self.usage = found.usage if self.usage is None else _sum(self.usage, found.usage)
+            self.usage = found.usage if self.usage is None else self.usage + found.usage
             self.replies += 1
             self.cost = found.session_cost if found.session_cost is not None else self.cost
             self._cost_below = found.cost_below
@@ -192,12 +192,3 @@ class AiderTextParser:
                 retrying = any(lines.RETRYING.fullmatch(line) for line in block)
                 return _Failure(found["name"], "\n".join(block), retrying)
         return None
-
-
-def _sum(a: TokenUsage, b: TokenUsage) -> TokenUsage:
-    return TokenUsage(
-        a.input_tokens + b.input_tokens,
-        a.output_tokens + b.output_tokens,
-        a.cache_creation_tokens + b.cache_creation_tokens,
-        a.cache_read_tokens + b.cache_read_tokens,
-    )

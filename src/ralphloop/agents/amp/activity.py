@@ -12,6 +12,7 @@ from __future__ import annotations
 import re
 from typing import Any
 
+from ralphloop.agents.fields import block_text, first_given, labelled, mapping
 from ralphloop.agents.json_lines import json_object
 from ralphloop.textsafe import one_line
 
@@ -37,13 +38,7 @@ def sniff(events: list[dict[str, Any]]) -> bool:
 
 def tool_activity(block: dict[str, Any]) -> str:
     """ "Bash: pytest -q", "edit_file: /repo/src/app.py": the tool and what it is given, on one line."""
-    name = one_line(str(block.get("name") or "tool"), 60)
-    given = _mapping(block.get("input"))
-    detail = next(
-        (given[key] for key in _DETAIL_KEYS if isinstance(given.get(key), str) and given[key].strip()),
-        "",
-    )
-    return f"{name}: {one_line(detail, 100)}" if detail else name
+    return labelled(one_line(str(block.get("name") or "tool"), 60), first_given(block.get("input"), _DETAIL_KEYS))
 
 
 def readable_lines(line: str) -> list[str] | None:
@@ -55,7 +50,7 @@ def readable_lines(line: str) -> list[str] | None:
     if event is None or not is_amp(event):
         return None
     kind = event.get("type")
-    message = _mapping(event.get("message"))
+    message = mapping(event.get("message"))
     content = message.get("content")
     blocks = [block for block in content if isinstance(block, dict)] if isinstance(content, list) else []
     if kind == "assistant":
@@ -77,16 +72,3 @@ def readable_lines(line: str) -> list[str] | None:
             return [f"■ result: error: {one_line(str(event.get('error') or event.get('subtype') or ''), 200)}"]
         return [f"■ result: {one_line(str(event.get('subtype') or 'done'), 40)}"]
     return []
-
-
-def block_text(content: Any) -> str:
-    """A tool result's content: Amp writes a string; a list of text parts is read too."""
-    if isinstance(content, str):
-        return content
-    if isinstance(content, list):
-        return "\n".join(str(part.get("text", "")) for part in content if isinstance(part, dict))
-    return ""
-
-
-def _mapping(value: Any) -> dict[str, Any]:
-    return value if isinstance(value, dict) else {}

@@ -16,8 +16,9 @@ import re
 from datetime import UTC, datetime
 from typing import Any
 
-from ralphloop.agents.amp.activity import block_text, tool_activity
+from ralphloop.agents.amp.activity import tool_activity
 from ralphloop.agents.amp.errors import approvals_refused, classify, free_tier_limit, stderr_error
+from ralphloop.agents.fields import block_text, mapping, text, whole
 from ralphloop.agents.json_lines import LineBuffer, json_object
 from ralphloop.agents.text import describe_failure
 from ralphloop.guards.usage import UsageLimit
@@ -67,7 +68,7 @@ class AmpStreamParser:
         kind = event.get("type")
         if isinstance(event.get("session_id"), str):
             self.session_id = event["session_id"]
-        message = _mapping(event.get("message"))
+        message = mapping(event.get("message"))
         if kind == "system" and event.get("subtype") == "init":
             mode = event.get("agent_mode")
             self.mode = mode if isinstance(mode, str) and mode else self.mode
@@ -83,7 +84,7 @@ class AmpStreamParser:
         self.messages += 1
         counted = _tokens(message.get("usage"))
         if counted is not None:  # each message's own inference: they add up
-            self.usage = counted if self.usage is None else _sum(self.usage, counted)
+            self.usage = counted if self.usage is None else self.usage + counted
         if isinstance(message.get("stop_reason"), str):
             self.stop_reason = message["stop_reason"]
         texts = []
@@ -112,11 +113,11 @@ class AmpStreamParser:
             self._line(line)
         result = self.result or {}
         is_error = result.get("is_error") is True
-        said = _text(result.get("error")) if is_error else ""
-        final = _text(result.get("result")) if self.result is not None and not is_error else self.last_text
+        said = text(result.get("error")) if is_error else ""
+        final = text(result.get("result")) if self.result is not None and not is_error else self.last_text
         error = describe_failure(outcome)
         if is_error:
-            error = f"Amp reported an error: {one_line(said or _text(result.get('subtype')) or 'error', 300)}"
+            error = f"Amp reported an error: {one_line(said or text(result.get('subtype')) or 'error', 300)}"
         elif self.result is None and error is None:
             error = "Amp ended without a result event"
         kind: ErrorKind | None = None
@@ -150,7 +151,7 @@ class AmpStreamParser:
             tool_errors=tuple(self.tool_errors),
             usage_limit=limit,
             usage=self.usage,
-            num_turns=_whole(result.get("num_turns")) or self.messages or None,
+            num_turns=whole(result.get("num_turns")) or self.messages or None,
             session_id=self.session_id or None,
             stop_reason=self.stop_reason,
             error_kind=kind,
@@ -178,33 +179,12 @@ def _tokens(value: Any) -> TokenUsage | None:
     """An assistant message's `usage`, Anthropic's four kinds (Amp leaves a cache field out when it is unknown)."""
     if not isinstance(value, dict):
         return None
-    counts = {key: _whole(value.get(key)) for key in _USAGE_KEYS}
+    counts = {key: whole(value.get(key)) for key in _USAGE_KEYS}
     if all(count is None for count in counts.values()):
         return None
     return TokenUsage(*(max(0, counts[key] or 0) for key in _USAGE_KEYS))
 
 
-def _sum(a: TokenUsage, b: TokenUsage) -> TokenUsage:
-    return TokenUsage(
-        a.input_tokens + b.input_tokens,
-        a.output_tokens + b.output_tokens,
-        a.cache_creation_tokens + b.cache_creation_tokens,
-        a.cache_read_tokens + b.cache_read_tokens,
-    )
-
-
 def _blocks(message: dict[str, Any]) -> list[dict[str, Any]]:
     content = message.get("content")
     return [block for block in content if isinstance(block, dict)] if isinstance(content, list) else []
-
-
-def _mapping(value: Any) -> dict[str, Any]:
-    return value if isinstance(value, dict) else {}
-
-
-def _text(value: Any) -> str:
-    return value if isinstance(value, str) else ""
-
-
-def _whole(value: Any) -> int | None:
-    return int(value) if isinstance(value, int) and not isinstance(value, bool) else None

@@ -8,23 +8,18 @@ from __future__ import annotations
 
 from typing import Any
 
+from ralphloop.agents.fields import block_text, first_given, labelled, mapping
 from ralphloop.agents.json_lines import json_object
 from ralphloop.textsafe import one_line
 
 
 def tool_activity(block: dict[str, Any]) -> str:
     """ "Bash: pytest -q", "Write: src/app.py": the tool and what it is given, on one line."""
-    name = str(block.get("name") or "tool")
-    given = mapping(block.get("input"))
-    detail = next(
-        (
-            given[key]
-            for key in ("command", "file_path", "path", "pattern", "url", "description", "prompt")
-            if isinstance(given.get(key), str) and given[key].strip()
-        ),
-        "",
-    )
-    return f"{name}: {one_line(detail, 100)}" if detail else name
+    return labelled(str(block.get("name") or "tool"), first_given(block.get("input"), _DETAIL_KEYS))
+
+
+# The input keys that say what a tool works on, in the order they are looked for.
+_DETAIL_KEYS = ("command", "file_path", "path", "pattern", "url", "description", "prompt")
 
 
 def sniff(events: list[dict[str, Any]]) -> bool:
@@ -71,17 +66,3 @@ def readable_lines(line: str) -> list[str] | None:
     if kind == "system" and event.get("subtype") == "api_retry":
         return [f"⚠ API retry {event.get('attempt')}/{event.get('max_retries')}"]
     return []
-
-
-def mapping(value: Any) -> dict[str, Any]:
-    """`value` when it is a JSON object, else an empty one: stream events are read defensively."""
-    return value if isinstance(value, dict) else {}
-
-
-def block_text(content: Any) -> str:
-    """The text of a message block's content: a string, or a list of text parts."""
-    if isinstance(content, str):
-        return content
-    if isinstance(content, list):
-        return "\n".join(str(part.get("text", "")) for part in content if isinstance(part, dict))
-    return ""

@@ -14,10 +14,11 @@ from dataclasses import replace
 from datetime import UTC, datetime
 from typing import Any
 
-from ralphloop.agents.claude.activity import block_text, mapping, tool_activity
+from ralphloop.agents.claude.activity import tool_activity
 from ralphloop.agents.claude.errors import Facts, classify
 from ralphloop.agents.claude.limit_events import from_claude_event
-from ralphloop.agents.claude.result_fields import denials, model_used, number, string, token_usage, whole
+from ralphloop.agents.claude.result_fields import denials, model_used, number, string, token_usage
+from ralphloop.agents.fields import block_text, mapping, whole
 from ralphloop.agents.json_lines import LineBuffer, json_object
 from ralphloop.agents.text import describe_failure, limit_in_text, local_zone
 from ralphloop.guards.usage import LimitWarning, UsageLimit
@@ -113,8 +114,7 @@ class StreamJsonParser:
             self.model = model
         if event.get("error") or event.get("is_api_error_message"):
             self.error_code = str(event.get("error") or "")
-            status = event.get("api_error_status")
-            self.api_status = status if isinstance(status, int) and not isinstance(status, bool) else None
+            self.api_status = whole(event.get("api_error_status"))
             self.api_type = str(event.get("api_error_type") or "")
         content = message.get("content") or []
         texts = []
@@ -188,14 +188,14 @@ class StreamJsonParser:
     ) -> tuple[ErrorKind | None, str | None]:
         if limit is not None:
             return ErrorKind.USAGE_LIMIT, error
-        status = result.get("api_error_status")
+        status = whole(result.get("api_error_status"))
         facts = Facts(
             text=text,  # only an is_error result's text: otherwise it is the agent's prose
             subtype=string(result.get("subtype")) or "",
             errors=tuple(str(item) for item in result.get("errors") or () if item),
             error_code=self.error_code,
             api_error=string(result.get("api_error")) or "",
-            api_status=status if isinstance(status, int) and not isinstance(status, bool) else self.api_status,
+            api_status=self.api_status if status is None else status,
             api_type=string(result.get("api_error_type")) or self.api_type,
             stderr=outcome.stderr_tail,
             max_turns=self._max_turns,

@@ -9,6 +9,7 @@ from __future__ import annotations
 import re
 from typing import Any
 
+from ralphloop.agents.fields import mapping
 from ralphloop.agents.json_lines import json_object
 from ralphloop.textsafe import one_line
 
@@ -69,12 +70,12 @@ def readable_lines(line: str) -> list[str] | None:
     if kind == "item.completed" and isinstance(event.get("item"), dict):
         return _item_lines(event["item"])
     if kind == "turn.completed":
-        usage = _mapping(event.get("usage"))
+        usage = mapping(event.get("usage"))
         numbers = [usage.get(key) for key in ("input_tokens", "output_tokens")]
         said = " · ".join(f"{n:,} {word}" for n, word in zip(numbers, ("in", "out"), strict=True) if isinstance(n, int))
         return [f"■ turn completed{': ' + said if said else ''}"]
     if kind == "turn.failed":
-        error = _mapping(event.get("error"))
+        error = mapping(event.get("error"))
         return [f"✗ turn failed: {one_line(str(error.get('message') or ''), 200)}"]
     if kind == "error":
         return [f"⚠ {one_line(str(event.get('message') or ''), 200)}"]
@@ -95,7 +96,3 @@ def _item_lines(item: dict[str, Any]) -> list[str]:
     code = item.get("exit_code")
     failed = kind == "command_execution" and isinstance(code, int) and code != 0
     return [f"{'✗' if failed else '⚙'} {doing}{f' (exit {code})' if failed else ''}"]
-
-
-def _mapping(value: Any) -> dict[str, Any]:
-    return value if isinstance(value, dict) else {}

@@ -19,6 +19,7 @@ from ralphloop.agents.codex import session_file
 from ralphloop.agents.codex.activity import item_activity
 from ralphloop.agents.codex.errors import classify
 from ralphloop.agents.codex.prices import cost_usd
+from ralphloop.agents.fields import whole
 from ralphloop.agents.json_lines import LineBuffer, json_object
 from ralphloop.agents.limit_text import from_text
 from ralphloop.agents.text import describe_failure
@@ -71,7 +72,7 @@ class CodexJsonParser:
             self.turns += 1
             counted = _tokens(event.get("usage"))
             if counted is not None:
-                self.usage = counted if self.usage is None else _sum(self.usage, counted)
+                self.usage = counted if self.usage is None else self.usage + counted
         elif kind == "turn.failed":
             error = event.get("error")
             message = error.get("message") if isinstance(error, dict) else None
@@ -158,28 +159,15 @@ def _tokens(value: Any) -> TokenUsage | None:
     counts apart as cache reads; reasoning tokens are inside `output_tokens` already."""
     if not isinstance(value, dict):
         return None
-    counts = {key: _whole(value.get(key)) for key in ("input_tokens", "cached_input_tokens", "output_tokens")}
+    counts = {key: whole(value.get(key)) for key in ("input_tokens", "cached_input_tokens", "output_tokens")}
     if all(count is None for count in counts.values()):
         return None
     total_in = counts["input_tokens"] or 0
     cached = min(counts["cached_input_tokens"] or 0, total_in)
-    written = _whole(value.get("cache_write_input_tokens")) or 0
+    written = whole(value.get("cache_write_input_tokens")) or 0
     return TokenUsage(
         input_tokens=max(0, total_in - cached - written),
         output_tokens=max(0, counts["output_tokens"] or 0),
         cache_creation_tokens=max(0, min(written, total_in - cached)),
         cache_read_tokens=max(0, cached),
     )
-
-
-def _sum(a: TokenUsage, b: TokenUsage) -> TokenUsage:
-    return TokenUsage(
-        a.input_tokens + b.input_tokens,
-        a.output_tokens + b.output_tokens,
-        a.cache_creation_tokens + b.cache_creation_tokens,
-        a.cache_read_tokens + b.cache_read_tokens,
-    )
-
-
-def _whole(value: Any) -> int | None:
-    return int(value) if isinstance(value, int) and not isinstance(value, bool) else None

@@ -8,6 +8,7 @@ from __future__ import annotations
 
 from typing import Any
 
+from ralphloop.agents.fields import first_given, labelled, mapping
 from ralphloop.agents.json_lines import json_object
 from ralphloop.textsafe import one_line
 
@@ -41,14 +42,10 @@ def tool_activity(name: Any, arguments: Any) -> str:
     """ "Shell: pytest -q", "Edit: /repo/src/app.py": a tool and what it is given, on one line."""
     tool = str(name or "tool")
     verb = _VERBS.get(tool, tool)
-    given = arguments if isinstance(arguments, dict) else {}
-    detail = next(
-        (given[key] for key in _DETAIL_KEYS if isinstance(given.get(key), str) and given[key].strip()),
-        "",
-    )
+    detail = first_given(arguments, _DETAIL_KEYS)
     if tool == "apply_patch" and isinstance(arguments, str):
         detail = _patched_files(arguments)
-    return f"{verb}: {one_line(detail, 100)}" if detail else verb
+    return labelled(verb, detail)
 
 
 def _patched_files(patch: str) -> str:
@@ -85,7 +82,7 @@ def readable_lines(line: str) -> list[str] | None:
     if event is None or not is_copilot_event(event):
         return None
     kind = event["type"]
-    data = _mapping(event.get("data"))
+    data = mapping(event.get("data"))
     if kind == "assistant.message":
         content = data.get("content")
         return [part for part in content.splitlines() if part.strip()] if isinstance(content, str) else []
@@ -107,15 +104,11 @@ def readable_lines(line: str) -> list[str] | None:
 
 def _completed(data: dict[str, Any]) -> list[str]:
     """A finished tool call, shown only when it failed or was refused."""
-    error = _mapping(data.get("error"))
+    error = mapping(data.get("error"))
     if data.get("success") is False:
         word = "refused" if error.get("code") == "denied" else "failed"
         return [f"✗ tool {word}: {one_line(str(error.get('message') or ''), 160)}"]
-    code = _mapping(data.get("shellExecution")).get("exitCode")
+    code = mapping(data.get("shellExecution")).get("exitCode")
     if isinstance(code, int) and code != 0:
         return [f"✗ command exited {code}"]
     return []
-
-
-def _mapping(value: Any) -> dict[str, Any]:
-    return value if isinstance(value, dict) else {}

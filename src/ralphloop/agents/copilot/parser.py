@@ -17,6 +17,7 @@ from typing import Any
 from ralphloop.agents.copilot import usage_file
 from ralphloop.agents.copilot.activity import tool_activity
 from ralphloop.agents.copilot.errors import CopilotError, Verdict, classify
+from ralphloop.agents.fields import text, whole
 from ralphloop.agents.json_lines import LineBuffer, json_object
 from ralphloop.agents.text import describe_failure
 from ralphloop.protocols import AgentResult, ErrorKind, ProcessOutcome
@@ -83,25 +84,24 @@ class CopilotJsonParser:
                 del self._tools[next(iter(self._tools))]
         elif kind == "tool.execution_complete":
             self._completed(data)
-        elif kind in ("session.tools_updated", "model.call_start") and _text(data.get("model")):
+        elif kind in ("session.tools_updated", "model.call_start") and text(data.get("model")):
             self.model = self.model or data["model"]
         elif kind == "model.call_failure":
-            self._code = _text(data.get("errorCode")) or self._code
+            self._code = text(data.get("errorCode")) or self._code
         elif kind == "session.error" and data.get("errorType") not in _NOT_TERMINAL:
-            status = data.get("statusCode")
             self.error = CopilotError(
-                message=_text(data.get("message")) or "session.error",
-                error_type=_text(data.get("errorType")),
-                code=_text(data.get("errorCode")) or self._code,
-                status=status if isinstance(status, int) and not isinstance(status, bool) else None,
+                message=text(data.get("message")) or "session.error",
+                error_type=text(data.get("errorType")),
+                code=text(data.get("errorCode")) or self._code,
+                status=whole(data.get("statusCode")),
             )
         elif kind == "session.warning" and data.get("warningType") in _BLOCKING_WARNINGS:
-            self.error = CopilotError(_text(data.get("message")) or str(data["warningType"]), error_type="policy")
+            self.error = CopilotError(text(data.get("message")) or str(data["warningType"]), error_type="policy")
         elif kind == "session.info" and data.get("infoType") == "model_retry":
-            self.retrying = _text(data.get("message"))
+            self.retrying = text(data.get("message"))
 
     def _message(self, data: dict[str, Any]) -> None:
-        if _text(data.get("model")):
+        if text(data.get("model")):
             self.model = data["model"]
         content = data.get("content")
         if isinstance(content, str) and content.strip():
@@ -116,7 +116,7 @@ class CopilotJsonParser:
                 self.denials.append(doing or "tool")
                 del self.denials[:-_KEEP]
             else:
-                self._tool_error(_text(error.get("message")) or f"{doing or 'tool'} failed")
+                self._tool_error(text(error.get("message")) or f"{doing or 'tool'} failed")
             return
         shell = data.get("shellExecution")
         code = shell.get("exitCode") if isinstance(shell, dict) else None
@@ -135,8 +135,7 @@ class CopilotJsonParser:
         error = describe_failure(outcome)
         stopped = outcome.interrupted or outcome.timed_out or bool(outcome.start_error)
         reported = self.error or (None if stopped else _stderr_error(outcome.stderr_tail))
-        found = self.result.get("exitCode") if self.result is not None else None
-        code = found if isinstance(found, int) and not isinstance(found, bool) else None
+        code = whole(self.result.get("exitCode")) if self.result is not None else None
         if stopped:
             pass  # ralph stopped it (or never started it): that is the story, whatever it printed before
         elif self.error is not None:
@@ -186,7 +185,3 @@ def _stderr_error(tail: str) -> CopilotError | None:
     # "Authentication token found but could not be validated." is followed by its reason on a later line.
     detail = next((line.strip() for line in tail.splitlines() if "fetch failed" in line), "")
     return CopilotError(f"{said} {detail}".strip())
-
-
-def _text(value: Any) -> str:
-    return value if isinstance(value, str) else ""

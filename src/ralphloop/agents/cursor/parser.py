@@ -15,6 +15,7 @@ from typing import Any
 
 from ralphloop.agents.cursor.activity import tool_activity, tool_failure
 from ralphloop.agents.cursor.errors import classify
+from ralphloop.agents.fields import mapping
 from ralphloop.agents.json_lines import LineBuffer, json_object
 from ralphloop.agents.text import describe_failure
 from ralphloop.protocols import AgentResult, ErrorKind, ProcessOutcome
@@ -57,7 +58,7 @@ class CursorStreamParser:
             model = event.get("model")
             self.model_name = model if isinstance(model, str) and model else self.model_name
         elif kind == "assistant":
-            content = _mapping(event.get("message")).get("content")
+            content = mapping(event.get("message")).get("content")
             for block in content if isinstance(content, list) else ():
                 if isinstance(block, dict) and block.get("type") == "text" and isinstance(block.get("text"), str):
                     self.texts.append(block["text"])
@@ -112,7 +113,3 @@ class CursorStreamParser:
             session_id=self.session_id or None,
             error_kind=kind,
         )
-
-
-def _mapping(value: Any) -> dict[str, Any]:
-    return value if isinstance(value, dict) else {}

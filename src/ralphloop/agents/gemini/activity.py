@@ -12,6 +12,7 @@ from __future__ import annotations
 
 from typing import Any
 
+from ralphloop.agents.fields import first_given, mapping
 from ralphloop.agents.json_lines import json_object
 from ralphloop.textsafe import one_line
 
@@ -50,9 +51,7 @@ def tool_activity(name: Any, parameters: Any) -> str:
 
 def tool_detail(parameters: Any) -> str:
     """What a tool call works on (its command, file, pattern, ...), on one line; "" when it names nothing."""
-    given = parameters if isinstance(parameters, dict) else {}
-    found = next((given[key] for key in _DETAIL_KEYS if isinstance(given.get(key), str) and given[key].strip()), "")
-    return one_line(found, 100)
+    return one_line(first_given(parameters, _DETAIL_KEYS), 100)
 
 
 def is_gemini_event(event: dict[str, Any]) -> bool:
@@ -93,7 +92,7 @@ def readable_lines(line: str) -> list[str] | None:
     if kind == "tool_result":
         if event.get("status") != "error":
             return []
-        error = _mapping(event.get("error"))
+        error = mapping(event.get("error"))
         return [f"✗ tool error: {one_line(str(error.get('message') or event.get('output') or ''), 200)}"]
     if kind == "error":
         return [f"⚠ {one_line(str(event.get('message') or ''), 200)}"]
@@ -104,14 +103,10 @@ def readable_lines(line: str) -> list[str] | None:
 
 def _result_line(event: dict[str, Any]) -> str:
     if event.get("status") != "success":
-        error = _mapping(event.get("error"))
+        error = mapping(event.get("error"))
         return f"✗ result: {one_line(str(error.get('message') or event.get('status') or 'error'), 200)}"
-    stats = _mapping(event.get("stats"))
+    stats = mapping(event.get("stats"))
     given, total = stats.get("input_tokens"), stats.get("total_tokens")
     if isinstance(given, int) and isinstance(total, int) and not isinstance(given, bool):
         return f"■ result: success: {given:,} in · {max(0, total - given):,} out"
     return "■ result: success"
-
-
-def _mapping(value: Any) -> dict[str, Any]:
-    return value if isinstance(value, dict) else {}

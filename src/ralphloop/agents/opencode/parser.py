@@ -16,6 +16,7 @@ from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
 
+from ralphloop.agents.fields import count
 from ralphloop.agents.json_lines import LineBuffer, json_object
 from ralphloop.agents.opencode import log_lines, session_db
 from ralphloop.agents.opencode.activity import is_event, tool_activity, tool_failed
@@ -108,7 +109,7 @@ class OpencodeJsonParser:
         self.stop_reason = part.get("reason") if isinstance(part.get("reason"), str) else self.stop_reason
         counted = _tokens(part.get("tokens"))
         if counted is not None:
-            self.usage = counted if self.usage is None else _sum(self.usage, counted)
+            self.usage = counted if self.usage is None else self.usage + counted
         cost = part.get("cost")
         if isinstance(cost, int | float) and not isinstance(cost, bool) and 0 < cost < 1e6:
             self.cost += float(cost)
@@ -183,20 +184,10 @@ def _tokens(value: Any) -> TokenUsage | None:
     )
 
 
-def _sum(a: TokenUsage, b: TokenUsage) -> TokenUsage:
-    return TokenUsage(
-        a.input_tokens + b.input_tokens,
-        a.output_tokens + b.output_tokens,
-        a.cache_creation_tokens + b.cache_creation_tokens,
-        a.cache_read_tokens + b.cache_read_tokens,
-    )
-
-
 def _whole(value: Any) -> int | None:
     """A token count: a whole number, not negative, not absurd (a hostile or broken event counts as none)."""
-    if isinstance(value, int) and not isinstance(value, bool) and 0 <= value < 10**12:
-        return value
-    return None
+    found = count(value)
+    return found if found is not None and found < 10**12 else None
 
 
 def _instant(value: Any) -> datetime | None:
