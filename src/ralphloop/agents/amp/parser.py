@@ -19,7 +19,7 @@ from typing import Any
 from ralphloop.agents.amp.activity import tool_activity
 from ralphloop.agents.amp.errors import approvals_refused, classify, free_tier_limit, stderr_error
 from ralphloop.agents.fields import block_text, mapping, text, whole
-from ralphloop.agents.json_lines import LineBuffer, json_object
+from ralphloop.agents.json_lines import JsonLinesParser, json_object
 from ralphloop.agents.text import describe_failure
 from ralphloop.guards.usage import UsageLimit
 from ralphloop.protocols import AgentResult, ErrorKind, ProcessOutcome, TokenUsage
@@ -28,16 +28,15 @@ from ralphloop.textsafe import one_line
 # Above this, a `user` line (a tool's output) is skimmed, not parsed: json.loads costs several times a line's size.
 SKIM_BYTES = 1024 * 1024
 _USER = re.compile(rb'"type"\s*:\s*"user"')
-_KEEP_TOOL_ERRORS = 20
 _MAX_RESULT_JSON = 256 * 1024  # a longer tool result is not read for its exit code
 _USAGE_KEYS = ("input_tokens", "output_tokens", "cache_creation_input_tokens", "cache_read_input_tokens")
 
 
-class AmpStreamParser:
+class AmpStreamParser(JsonLinesParser):
     """Reads Amp's stream-json events line by line as they arrive; keeps only what the result needs."""
 
     def __init__(self, started_at: datetime | None = None) -> None:
-        self._lines = LineBuffer()
+        super().__init__()
         self._now = started_at or datetime.now(UTC)
         self.session_id = ""
         self.mode: str | None = None
@@ -46,23 +45,16 @@ class AmpStreamParser:
         self.usage: TokenUsage | None = None
         self.messages = 0
         self.stop_reason: str | None = None
-        self.tool_errors: list[str] = []
         self._doing: dict[str, str] = {}  # tool_use id → its activity, until its result comes
 
     def activity(self) -> str | None:
         return next(reversed(self._doing.values()), None) if self._doing else None
 
-    def feed(self, data: bytes) -> None:
-        for line in self._lines.lines(data):
-            self._line(line)
-
     def _line(self, line: bytes | bytearray) -> None:
         if len(line) > SKIM_BYTES and _USER.search(bytes(line[:512])) and b'"is_error":true' not in line:
             self._doing.clear()  # a tool answered; its (successful) output is not needed
             return
-        event = json_object(line)
-        if event is not None:
-            self._event(event)
+        super()._line(line)
 
     def _event(self, event: dict[str, Any]) -> None:
         kind = event.get("type")
@@ -105,12 +97,10 @@ class AmpStreamParser:
             self._doing.pop(str(block.get("tool_use_id") or ""), None)
             failure = tool_failure(block)
             if failure is not None:
-                self.tool_errors.append(failure)
-        del self.tool_errors[:-_KEEP_TOOL_ERRORS]
+                self._tool_error(failure)
 
     def finish(self, outcome: ProcessOutcome) -> AgentResult:
-        for line in self._lines.rest():
-            self._line(line)
+        self._rest()
         result = self.result or {}
         is_error = result.get("is_error") is True
         said = text(result.get("error")) if is_error else ""

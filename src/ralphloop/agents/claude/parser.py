@@ -19,7 +19,7 @@ from ralphloop.agents.claude.errors import Facts, classify
 from ralphloop.agents.claude.limit_events import from_claude_event
 from ralphloop.agents.claude.result_fields import denials, model_used, number, string, token_usage
 from ralphloop.agents.fields import block_text, mapping, whole
-from ralphloop.agents.json_lines import LineBuffer, json_object
+from ralphloop.agents.json_lines import JsonLinesParser
 from ralphloop.agents.text import describe_failure, limit_in_text, local_zone
 from ralphloop.guards.usage import LimitWarning, UsageLimit
 from ralphloop.protocols import AgentResult, ErrorKind, ProcessOutcome
@@ -32,20 +32,15 @@ _ASSISTANT = re.compile(rb'"type"\s*:\s*"assistant"')
 _TOOL_NAME = re.compile(rb'"type"\s*:\s*"tool_use"\s*,\s*"id"\s*:\s*"[^"]*"\s*,\s*"name"\s*:\s*"([^"]{1,100})"')
 
 
-# Tool errors kept per iteration (the last ones matter for "same error").
-_KEEP_TOOL_ERRORS = 20
-
-
-class StreamJsonParser:
+class StreamJsonParser(JsonLinesParser):
     """Reads stream-json events line by line as they arrive; keeps only what the result needs."""
 
     def __init__(self, started_at: datetime | None = None, *, max_turns: int | None = None) -> None:
-        self._lines = LineBuffer()
+        super().__init__()
         self.result: dict[str, Any] | None = None
         self.last_text = ""
         self.session_id = ""
         self.model: str | None = None
-        self.tool_errors: list[str] = []
         self.usage_limit: UsageLimit | None = None
         self.limit_warning: LimitWarning | None = None
         self.error_code = ""  # the last synthetic assistant event's `error`
@@ -59,16 +54,10 @@ class StreamJsonParser:
     def activity(self) -> str | None:
         return self._activity
 
-    def feed(self, data: bytes) -> None:
-        for line in self._lines.lines(data):
-            self._line(line)
-
     def _line(self, line: bytes | bytearray) -> None:
         if len(line) > SKIM_BYTES and self._skimmed(line):
             return
-        event = json_object(line)
-        if event is not None:
-            self._event(event)
+        super()._line(line)
 
     def _skimmed(self, line: bytes | bytearray) -> bool:
         """Read what matters from a huge tool event without parsing it: json.loads of a line costs 3 to 9
@@ -132,12 +121,11 @@ class StreamJsonParser:
         content = mapping(event.get("message")).get("content")
         for block in content if isinstance(content, list) else ():
             if isinstance(block, dict) and block.get("type") == "tool_result" and block.get("is_error"):
-                self.tool_errors.append(block_text(block.get("content"))[:2000])
-        del self.tool_errors[:-_KEEP_TOOL_ERRORS]
+                self.tool_errors.append(block_text(block.get("content"))[: self.TOOL_ERROR_CHARS])
+        del self.tool_errors[: -self.KEEP_TOOL_ERRORS]
 
     def finish(self, outcome: ProcessOutcome) -> AgentResult:
-        for line in self._lines.rest():
-            self._line(line)
+        self._rest()
         result = self.result or {}
         text = result.get("result") if isinstance(result.get("result"), str) else self.last_text
         error = describe_failure(outcome)

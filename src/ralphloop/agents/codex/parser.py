@@ -20,7 +20,7 @@ from ralphloop.agents.codex.activity import item_activity
 from ralphloop.agents.codex.errors import classify
 from ralphloop.agents.codex.prices import cost_usd
 from ralphloop.agents.fields import whole
-from ralphloop.agents.json_lines import LineBuffer, json_object
+from ralphloop.agents.json_lines import JsonLinesParser
 from ralphloop.agents.limit_text import from_text
 from ralphloop.agents.text import describe_failure
 from ralphloop.guards.usage import UsageLimit
@@ -28,16 +28,15 @@ from ralphloop.protocols import AgentResult, ErrorKind, ProcessOutcome, TokenUsa
 from ralphloop.textsafe import one_line
 
 _RETRYING = "Reconnecting..."
-_KEEP_TOOL_ERRORS = 20
 
 
-class CodexJsonParser:
+class CodexJsonParser(JsonLinesParser):
     """Reads `codex exec --json` events line by line as they arrive; keeps only what the result needs."""
 
     def __init__(
         self, started_at: datetime | None = None, *, model: str | None = None, codex_home: Path | None = None
     ) -> None:
-        self._lines = LineBuffer()
+        super().__init__()
         self._now = started_at or datetime.now(UTC)
         self._asked_model = model
         self._home = codex_home  # None: the session file is not read (a saved log)
@@ -47,20 +46,10 @@ class CodexJsonParser:
         self.turns = 0
         self.failure = ""  # turn.failed's message, else the last error event that is not a retry
         self.retrying = ""  # the last "Reconnecting..." message: what a run that never ended was waiting for
-        self.tool_errors: list[str] = []
         self._doing: dict[str, str] = {}  # item id → its activity, while it runs
 
     def activity(self) -> str | None:
         return next(reversed(self._doing.values()), None) if self._doing else None
-
-    def feed(self, data: bytes) -> None:
-        for line in self._lines.lines(data):
-            self._line(line)
-
-    def _line(self, line: bytes | bytearray) -> None:
-        event = json_object(line)
-        if event is not None:
-            self._event(event)
 
     def _event(self, event: dict[str, Any]) -> None:
         kind = event.get("type")
@@ -93,8 +82,7 @@ class CodexJsonParser:
             code = item.get("exit_code")
             if item.get("type") == "command_execution" and isinstance(code, int) and code != 0:
                 output = item.get("aggregated_output")
-                self.tool_errors.append((output if isinstance(output, str) else f"exit {code}")[-2000:])
-                del self.tool_errors[:-_KEEP_TOOL_ERRORS]
+                self._tool_error(output if isinstance(output, str) else f"exit {code}")
             return
         doing = item_activity(item)
         if doing is not None:
@@ -102,8 +90,7 @@ class CodexJsonParser:
             self._doing[ident] = doing
 
     def finish(self, outcome: ProcessOutcome) -> AgentResult:
-        for line in self._lines.rest():
-            self._line(line)
+        self._rest()
         error = describe_failure(outcome)
         said = self.failure
         if said:

@@ -18,23 +18,23 @@ from ralphloop.agents.copilot import usage_file
 from ralphloop.agents.copilot.activity import tool_activity
 from ralphloop.agents.copilot.errors import CopilotError, Verdict, classify
 from ralphloop.agents.fields import text, whole
-from ralphloop.agents.json_lines import LineBuffer, json_object
+from ralphloop.agents.json_lines import JsonLinesParser
 from ralphloop.agents.text import describe_failure
 from ralphloop.protocols import AgentResult, ErrorKind, ProcessOutcome
 from ralphloop.textsafe import one_line
 
-_KEEP = 20  # tool errors and refusals kept (the "same error" fingerprint needs the last few)
+_KEEP = 20  # refusals kept (the "same error" fingerprint needs the last few), and tools in progress
 _NOT_TERMINAL = ("model_call", "hook")  # session.error types the CLI itself does not fail on
 _BLOCKING_WARNINGS = ("policy_blocked", "compaction_static_context_blocked")
 
 
-class CopilotJsonParser:
+class CopilotJsonParser(JsonLinesParser):
     """Reads Copilot's JSON events line by line as they arrive; keeps only what the result needs."""
 
     def __init__(
         self, started_at: datetime | None = None, *, model: str | None = None, usage_path: str | None = None
     ) -> None:
-        self._lines = LineBuffer()
+        super().__init__()
         self._now = started_at or datetime.now(UTC)
         self._asked_model = model
         self._usage_path = usage_path  # None: no usage file (a saved log)
@@ -45,7 +45,6 @@ class CopilotJsonParser:
         self.error: CopilotError | None = None  # the last terminal error event
         self.result: dict[str, Any] | None = None
         self.retrying = ""  # the last "Retrying..." notice: what a run that never ended was waiting for
-        self.tool_errors: list[str] = []
         self.denials: list[str] = []
         self._code = ""  # the last failed model call's service code (a custom provider's session.error has none)
         self._tools: dict[str, str] = {}  # tool call id → its activity, while it runs
@@ -53,16 +52,11 @@ class CopilotJsonParser:
     def activity(self) -> str | None:
         return next(reversed(self._tools.values()), None) if self._tools else None
 
-    def feed(self, data: bytes) -> None:
-        for line in self._lines.lines(data):
-            self._line(line)
+    def _wanted(self, event: dict[str, Any]) -> bool:
+        return isinstance(event.get("type"), str)
 
-    def _line(self, line: bytes | bytearray) -> None:
-        event = json_object(line)
-        if event is not None and isinstance(event.get("type"), str):
-            self._event(event["type"], event)
-
-    def _event(self, kind: str, event: dict[str, Any]) -> None:
+    def _event(self, event: dict[str, Any]) -> None:
+        kind = event["type"]
         if kind == "result":
             self.result = event
             if isinstance(event.get("sessionId"), str):
@@ -125,13 +119,8 @@ class CopilotJsonParser:
             output = result.get("content") if isinstance(result, dict) else None
             self._tool_error(output if isinstance(output, str) and output.strip() else f"exit {code}")
 
-    def _tool_error(self, text: str) -> None:
-        self.tool_errors.append(text[-2000:])
-        del self.tool_errors[:-_KEEP]
-
     def finish(self, outcome: ProcessOutcome) -> AgentResult:
-        for line in self._lines.rest():
-            self._line(line)
+        self._rest()
         error = describe_failure(outcome)
         stopped = outcome.interrupted or outcome.timed_out or bool(outcome.start_error)
         reported = self.error or (None if stopped else _stderr_error(outcome.stderr_tail))

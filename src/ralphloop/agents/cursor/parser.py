@@ -16,39 +16,27 @@ from typing import Any
 from ralphloop.agents.cursor.activity import tool_activity, tool_failure
 from ralphloop.agents.cursor.errors import classify
 from ralphloop.agents.fields import mapping
-from ralphloop.agents.json_lines import LineBuffer, json_object
+from ralphloop.agents.json_lines import JsonLinesParser
 from ralphloop.agents.text import describe_failure
 from ralphloop.protocols import AgentResult, ErrorKind, ProcessOutcome
 from ralphloop.textsafe import one_line
 
-_KEEP_TOOL_ERRORS = 20
 
-
-class CursorStreamParser:
+class CursorStreamParser(JsonLinesParser):
     """Reads Cursor's stream-json events line by line as they arrive; keeps only what the result needs."""
 
     def __init__(self, *, model: str | None = None) -> None:
-        self._lines = LineBuffer()
+        super().__init__()
         self._asked_model = model
         self.session_id = ""
         self.model_name: str | None = None  # the init event's display name
         self.result: dict[str, Any] | None = None
         self.texts: list[str] = []  # the assistant messages' text, for a run that ends without a result
-        self.tool_errors: list[str] = []
         self.tool_calls = 0
         self._doing: dict[str, str] = {}  # call_id → its activity, until it completes
 
     def activity(self) -> str | None:
         return next(reversed(self._doing.values()), None) if self._doing else None
-
-    def feed(self, data: bytes) -> None:
-        for line in self._lines.lines(data):
-            self._line(line)
-
-    def _line(self, line: bytes | bytearray) -> None:
-        event = json_object(line)
-        if event is not None:
-            self._event(event)
 
     def _event(self, event: dict[str, Any]) -> None:
         kind = event.get("type")
@@ -79,12 +67,10 @@ class CursorStreamParser:
             self._doing.pop(ident, None)
             failure = tool_failure(event.get("tool_call"))
             if failure:
-                self.tool_errors.append(failure)
-                del self.tool_errors[:-_KEEP_TOOL_ERRORS]
+                self._tool_error(failure)
 
     def finish(self, outcome: ProcessOutcome) -> AgentResult:
-        for line in self._lines.rest():
-            self._line(line)
+        self._rest()
         result = self.result or {}
         is_error = result.get("is_error") is True
         text = result.get("result") if isinstance(result.get("result"), str) else "".join(self.texts)

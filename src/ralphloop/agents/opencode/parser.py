@@ -17,7 +17,7 @@ from pathlib import Path
 from typing import Any
 
 from ralphloop.agents.fields import count
-from ralphloop.agents.json_lines import LineBuffer, json_object
+from ralphloop.agents.json_lines import JsonLinesParser
 from ralphloop.agents.opencode import log_lines, session_db
 from ralphloop.agents.opencode.activity import is_event, tool_activity, tool_failed
 from ralphloop.agents.opencode.errors import Failure, from_event, from_text
@@ -25,20 +25,19 @@ from ralphloop.agents.text import describe_failure
 from ralphloop.protocols import AgentResult, ErrorKind, ProcessOutcome, TokenUsage
 from ralphloop.textsafe import one_line
 
-_KEEP_TOOL_ERRORS = 20
 _KEEP_DENIALS = 50
 # The errors opencode gives a tool call that its permissions refused: a rule's "deny", or an "ask" that
 # `opencode run` answers "reject" (nobody is there to answer).
 _DENIED = ("The user has specified a rule which prevents you from using", "The user rejected permission to use")
 
 
-class OpencodeJsonParser:
+class OpencodeJsonParser(JsonLinesParser):
     """Reads `opencode run --format json` events line by line as they arrive; keeps only what the result needs."""
 
     def __init__(
         self, started_at: datetime | None = None, *, model: str | None = None, database: Path | None = None
     ) -> None:
-        self._lines = LineBuffer()
+        super().__init__()
         self._now = started_at or datetime.now(UTC)
         self._asked_model = model
         self._database = database  # None: opencode's database is not read (a saved log)
@@ -51,21 +50,14 @@ class OpencodeJsonParser:
         self.stop_reason: str | None = None
         self.error: dict[str, Any] | None = None  # the last `error` event's `error`
         self.error_at: datetime | None = None
-        self.tool_errors: list[str] = []
         self.denials: list[str] = []
         self._doing: str | None = None
 
     def activity(self) -> str | None:
         return self._doing
 
-    def feed(self, data: bytes) -> None:
-        for line in self._lines.lines(data):
-            self._line(line)
-
-    def _line(self, line: bytes | bytearray) -> None:
-        event = json_object(line)
-        if event is not None and is_event(event):
-            self._event(event)
+    def _wanted(self, event: dict[str, Any]) -> bool:
+        return is_event(event)
 
     def _event(self, event: dict[str, Any]) -> None:
         self.session_id = self.session_id or event["sessionID"]
@@ -101,8 +93,7 @@ class OpencodeJsonParser:
             self.denials.append(doing)
             del self.denials[:-_KEEP_DENIALS]
         else:
-            self.tool_errors.append(failed[-2000:])
-            del self.tool_errors[:-_KEEP_TOOL_ERRORS]
+            self._tool_error(failed)
 
     def _step(self, part: dict[str, Any]) -> None:
         self.steps += 1
@@ -116,8 +107,7 @@ class OpencodeJsonParser:
         self._doing = None
 
     def finish(self, outcome: ProcessOutcome) -> AgentResult:
-        for line in self._lines.rest():
-            self._line(line)
+        self._rest()
         error = describe_failure(outcome)
         failure: Failure | None = None
         stopped = outcome.interrupted or outcome.timed_out or bool(outcome.start_error)
