@@ -20,7 +20,7 @@ from ralphloop.agents.amp.activity import tool_activity
 from ralphloop.agents.amp.errors import approvals_refused, classify, free_tier_limit, stderr_error
 from ralphloop.agents.fields import block_text, mapping, text, whole
 from ralphloop.agents.json_lines import JsonLinesParser, json_object
-from ralphloop.agents.text import describe_failure
+from ralphloop.agents.text import describe_failure, outcome_result, ralph_stopped
 from ralphloop.guards.usage import UsageLimit
 from ralphloop.protocols import AgentResult, ErrorKind, ProcessOutcome, TokenUsage
 from ralphloop.textsafe import one_line
@@ -112,7 +112,7 @@ class AmpStreamParser(JsonLinesParser):
             error = "Amp ended without a result event"
         kind: ErrorKind | None = None
         limit: UsageLimit | None = None
-        stopped = outcome.interrupted or outcome.timed_out or outcome.start_error
+        stopped = ralph_stopped(outcome)
         if error is not None and not stopped:
             # The CLI's structured error first; its own stderr line second (what it printed before a thread began).
             cli_said = said or stderr_error(outcome.stderr_tail)
@@ -126,14 +126,10 @@ class AmpStreamParser(JsonLinesParser):
                     f"{error}. Amp's stream-json mode cannot ask for approval: allow {', '.join(denied)} in Amp's "
                     "amp.permissions, or run with --permissions all (--dangerously-allow-all)"
                 )
-        return AgentResult(
-            final_text=final,
-            exit_code=outcome.exit_code,
-            duration_s=outcome.duration_s,
-            failed=error is not None,
-            error=error,
-            timed_out=outcome.timed_out,
-            interrupted=outcome.interrupted,
+        return outcome_result(
+            outcome,
+            final,
+            error,
             is_error=is_error,
             model=self.mode,
             tokens=self.usage.all if self.usage else None,

@@ -20,7 +20,7 @@ from ralphloop.agents.claude.limit_events import from_claude_event
 from ralphloop.agents.claude.result_fields import denials, model_used, number, string, token_usage
 from ralphloop.agents.fields import block_text, mapping, whole
 from ralphloop.agents.json_lines import JsonLinesParser
-from ralphloop.agents.text import describe_failure, limit_in_text, local_zone
+from ralphloop.agents.text import describe_failure, limit_in_text, local_zone, outcome_result
 from ralphloop.guards.usage import LimitWarning, UsageLimit
 from ralphloop.protocols import AgentResult, ErrorKind, ProcessOutcome
 from ralphloop.textsafe import one_line
@@ -143,14 +143,10 @@ class StreamJsonParser(JsonLinesParser):
         if (error is not None or is_error) and not (outcome.interrupted or outcome.timed_out):
             kind, error = self._classified(result, said if is_error else "", outcome, limit, error)
         counts = token_usage(result.get("usage"))
-        return AgentResult(
-            final_text=text or "",
-            exit_code=outcome.exit_code,
-            duration_s=outcome.duration_s,
-            failed=error is not None,
-            error=error,
-            timed_out=outcome.timed_out,
-            interrupted=outcome.interrupted,
+        return outcome_result(
+            outcome,
+            text or "",
+            error,
             is_error=is_error,
             model=model_used(result) or self.model,
             cost_usd=number(result.get("total_cost_usd")),

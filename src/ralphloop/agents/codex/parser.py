@@ -22,7 +22,7 @@ from ralphloop.agents.codex.prices import cost_usd
 from ralphloop.agents.fields import whole
 from ralphloop.agents.json_lines import JsonLinesParser
 from ralphloop.agents.limit_text import from_text
-from ralphloop.agents.text import describe_failure
+from ralphloop.agents.text import describe_failure, outcome_result, ralph_stopped
 from ralphloop.guards.usage import UsageLimit
 from ralphloop.protocols import AgentResult, ErrorKind, ProcessOutcome, TokenUsage
 from ralphloop.textsafe import one_line
@@ -102,7 +102,7 @@ class CodexJsonParser(JsonLinesParser):
         facts = self._session()
         limit: UsageLimit | None = None
         kind: ErrorKind | None = None
-        if error is not None and not (outcome.interrupted or outcome.timed_out or outcome.start_error):
+        if error is not None and not ralph_stopped(outcome):
             # Codex prints the reset in its local time: ralph runs it with TZ=UTC.
             limit = from_text(f"{said}\n{outcome.stderr_tail}", self._now, UTC) if said or outcome.stderr_tail else None
             if limit is not None and facts.resets_at is not None:
@@ -114,14 +114,10 @@ class CodexJsonParser(JsonLinesParser):
                 if found is not None:
                     kind, error = found
         model = facts.model or self._asked_model
-        return AgentResult(
-            final_text=self.final_text,
-            exit_code=outcome.exit_code,
-            duration_s=outcome.duration_s,
-            failed=error is not None,
-            error=error,
-            timed_out=outcome.timed_out,
-            interrupted=outcome.interrupted,
+        return outcome_result(
+            outcome,
+            self.final_text,
+            error,
             is_error=bool(said),
             model=model,
             cost_usd=cost_usd(model, self.usage),

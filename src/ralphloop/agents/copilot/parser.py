@@ -19,7 +19,7 @@ from ralphloop.agents.copilot.activity import tool_activity
 from ralphloop.agents.copilot.errors import CopilotError, Verdict, classify
 from ralphloop.agents.fields import text, whole
 from ralphloop.agents.json_lines import JsonLinesParser
-from ralphloop.agents.text import describe_failure
+from ralphloop.agents.text import describe_failure, outcome_result, ralph_stopped
 from ralphloop.protocols import AgentResult, ErrorKind, ProcessOutcome
 from ralphloop.textsafe import one_line
 
@@ -122,7 +122,7 @@ class CopilotJsonParser(JsonLinesParser):
     def finish(self, outcome: ProcessOutcome) -> AgentResult:
         self._rest()
         error = describe_failure(outcome)
-        stopped = outcome.interrupted or outcome.timed_out or bool(outcome.start_error)
+        stopped = ralph_stopped(outcome)
         reported = self.error or (None if stopped else _stderr_error(outcome.stderr_tail))
         code = whole(self.result.get("exitCode")) if self.result is not None else None
         if stopped:
@@ -143,14 +143,10 @@ class CopilotJsonParser(JsonLinesParser):
             if verdict is not None and verdict.kind is not ErrorKind.USAGE_LIMIT:
                 error = verdict.message
         facts = usage_file.read(self._usage_path)
-        return AgentResult(
-            final_text=self.final_text,
-            exit_code=outcome.exit_code,
-            duration_s=outcome.duration_s,
-            failed=error is not None,
-            error=error,
-            timed_out=outcome.timed_out,
-            interrupted=outcome.interrupted,
+        return outcome_result(
+            outcome,
+            self.final_text,
+            error,
             is_error=self.error is not None or bool(code),
             model=self.model or facts.model or self._asked_model,
             cost_usd=facts.cost_usd,

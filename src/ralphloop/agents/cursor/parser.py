@@ -17,7 +17,7 @@ from ralphloop.agents.cursor.activity import tool_activity, tool_failure
 from ralphloop.agents.cursor.errors import classify
 from ralphloop.agents.fields import mapping
 from ralphloop.agents.json_lines import JsonLinesParser
-from ralphloop.agents.text import describe_failure
+from ralphloop.agents.text import describe_failure, outcome_result, ralph_stopped
 from ralphloop.protocols import AgentResult, ErrorKind, ProcessOutcome
 from ralphloop.textsafe import one_line
 
@@ -80,18 +80,14 @@ class CursorStreamParser(JsonLinesParser):
         elif self.result is None and error is None:
             error = "cursor-agent ended without a result event"
         kind: ErrorKind | None = None
-        if error is not None and not (outcome.interrupted or outcome.timed_out or outcome.start_error):
+        if error is not None and not ralph_stopped(outcome):
             found = classify(outcome.stderr_tail)
             if found is not None:
                 kind, error = found
-        return AgentResult(
-            final_text=text or "",
-            exit_code=outcome.exit_code,
-            duration_s=outcome.duration_s,
-            failed=error is not None,
-            error=error,
-            timed_out=outcome.timed_out,
-            interrupted=outcome.interrupted,
+        return outcome_result(
+            outcome,
+            text or "",
+            error,
             is_error=is_error,
             # The display name cannot be compared with the id asked for: the id Cursor accepted stands for it.
             model=self._asked_model or self.model_name,

@@ -22,7 +22,7 @@ from ralphloop.agents.gemini.errors import classify, http_status
 from ralphloop.agents.gemini.prices import cost_usd, needs_requests
 from ralphloop.agents.gemini.quota import stated_at, usage_limit
 from ralphloop.agents.json_lines import JsonLinesParser
-from ralphloop.agents.text import describe_failure
+from ralphloop.agents.text import describe_failure, outcome_result, ralph_stopped
 from ralphloop.guards.usage import UsageLimit
 from ralphloop.protocols import AgentResult, ErrorKind, ProcessOutcome, TokenUsage
 from ralphloop.textsafe import one_line, strip_terminal_controls
@@ -115,7 +115,7 @@ class GeminiStreamParser(JsonLinesParser):
         usage = stats.total(per_model)
         limit: UsageLimit | None = None
         kind: ErrorKind | None = None
-        stopped = outcome.interrupted or outcome.timed_out or outcome.start_error
+        stopped = ralph_stopped(outcome)
         if error is not None and not stopped:
             # The CLI's own words: its result's error, else, when it failed before its session began, its stderr's
             # last message. Once a session ran, stderr also carries tool output (the CLI logs failed tools
@@ -131,14 +131,10 @@ class GeminiStreamParser(JsonLinesParser):
                 if found is not None:
                     kind, error = found
         model = stats.main_model(per_model, self._asked_model) or self._asked_model
-        return AgentResult(
-            final_text=self.final_text,
-            exit_code=outcome.exit_code,
-            duration_s=outcome.duration_s,
-            failed=error is not None,
-            error=error,
-            timed_out=outcome.timed_out,
-            interrupted=outcome.interrupted,
+        return outcome_result(
+            outcome,
+            self.final_text,
+            error,
             is_error=result.get("status") == "error",
             model=model,
             cost_usd=self._cost(per_model) if usage is not None else None,

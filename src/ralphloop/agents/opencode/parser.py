@@ -21,7 +21,7 @@ from ralphloop.agents.json_lines import JsonLinesParser
 from ralphloop.agents.opencode import log_lines, session_db
 from ralphloop.agents.opencode.activity import is_event, tool_activity, tool_failed
 from ralphloop.agents.opencode.errors import Failure, from_event, from_text
-from ralphloop.agents.text import describe_failure
+from ralphloop.agents.text import describe_failure, outcome_result, ralph_stopped
 from ralphloop.protocols import AgentResult, ErrorKind, ProcessOutcome, TokenUsage
 from ralphloop.textsafe import one_line
 
@@ -110,7 +110,7 @@ class OpencodeJsonParser(JsonLinesParser):
         self._rest()
         error = describe_failure(outcome)
         failure: Failure | None = None
-        stopped = outcome.interrupted or outcome.timed_out or bool(outcome.start_error)
+        stopped = ralph_stopped(outcome)
         if self.error is not None:
             failure = from_event(self.error, self.error_at or self._now, outcome.stderr_tail)
         elif error is not None and not stopped:
@@ -124,14 +124,10 @@ class OpencodeJsonParser(JsonLinesParser):
             error = f"{error}; opencode was retrying: {one_line(retrying, 200)}" if retrying else error
         kind = None if failure is None or stopped else failure.kind
         model = session_db.model_of(self._database, self.session_id) if self._database else None
-        return AgentResult(
-            final_text=self.final_text,
-            exit_code=outcome.exit_code,
-            duration_s=outcome.duration_s,
-            failed=error is not None,
-            error=error,
-            timed_out=outcome.timed_out,
-            interrupted=outcome.interrupted,
+        return outcome_result(
+            outcome,
+            self.final_text,
+            error,
             is_error=self.error is not None,
             model=model or self._asked_model,
             cost_usd=round(self.cost, 6) if self.cost > 0 else None,
