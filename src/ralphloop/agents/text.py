@@ -8,7 +8,7 @@ import sys
 from datetime import UTC, datetime, tzinfo
 from typing import Any
 
-from ralphloop.agents.api_errors import classify_line
+from ralphloop.agents.api_errors import classify_line, transient
 from ralphloop.agents.api_errors import last_line as api_last_line
 from ralphloop.agents.limit_text import from_text
 from ralphloop.durations import format_duration
@@ -67,8 +67,7 @@ def api_failure(stdout: str, outcome: ProcessOutcome) -> tuple[ErrorKind, str] |
     for stream in (stdout, outcome.stderr_tail):
         found = classify_line(api_last_line(stream))
         if found is not None:
-            kind, said = found
-            return kind, f"{_SAYS[kind]}: {said}"
+            return transient(_SAYS, *found)
     return None
 
 

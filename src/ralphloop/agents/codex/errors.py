@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import re
 
+from ralphloop.agents.api_errors import stated_status, transient, transient_kind
 from ralphloop.protocols import ErrorKind
 from ralphloop.textsafe import one_line
 
@@ -49,8 +50,7 @@ def classify(said: str) -> tuple[ErrorKind, str] | None:
     said = one_line(said, 300)
     if not said:
         return None
-    found = _STATUS.search(said)
-    status = int(found["status"]) if found else None
+    status = stated_status(_STATUS, said)
     if status in (401, 403) or _AUTH.search(said):
         return ErrorKind.AUTH, (
             f"Codex cannot authenticate ({said}). Fix: run `codex login`, or set OPENAI_API_KEY "
@@ -66,14 +66,5 @@ def classify(said: str) -> tuple[ErrorKind, str] | None:
             f"the model is not available ({said}). Fix: choose another with --model or agent.model in "
             ".ralph/config.yaml"
         )
-    if status == 429 or _RATE.search(said):
-        return _transient(ErrorKind.RATE_LIMITED, said)
-    if (status is not None and 500 <= status < 600) or _OVERLOADED.search(said):
-        return _transient(ErrorKind.OVERLOADED, said)
-    if _NETWORK.search(said):
-        return _transient(ErrorKind.NETWORK, said)
-    return None
-
-
-def _transient(kind: ErrorKind, said: str) -> tuple[ErrorKind, str]:
-    return kind, f"{_TRANSIENT[kind]}: {said}"
+    kind = transient_kind(status, said, _RATE, _OVERLOADED, _NETWORK)
+    return None if kind is None else transient(_TRANSIENT, kind, said)

@@ -20,6 +20,7 @@ from dataclasses import dataclass
 from datetime import datetime
 from typing import Any
 
+from ralphloop.agents.api_errors import stated_status, transient, transient_kind
 from ralphloop.agents.fields import text, whole
 from ralphloop.agents.opencode import log_lines
 from ralphloop.agents.opencode.limits import usage_limit
@@ -102,8 +103,7 @@ def from_text(said: str, shown: str | None = None) -> Failure | None:
     shown = shown or one_line(said, 300)
     if not said.strip():
         return None
-    found = _STATUS.search(said)
-    return _by_status(int(found["status"]) if found else None, said, shown)
+    return _by_status(stated_status(_STATUS, said), said, shown)
 
 
 def _by_status(status: int | None, said: str, shown: str) -> Failure | None:
@@ -121,13 +121,8 @@ def _by_status(status: int | None, said: str, shown: str) -> Failure | None:
             f"the model is not available ({shown}). Fix: choose another with --model provider/model "
             "(`opencode models` lists them) or agent.model in .ralph/config.yaml",
         )
-    if status == 429 or _RATE.search(said):
-        return Failure(ErrorKind.RATE_LIMITED, f"{_TRANSIENT[ErrorKind.RATE_LIMITED]}: {shown}")
-    if (status is not None and 500 <= status < 600) or _OVERLOADED.search(said):
-        return Failure(ErrorKind.OVERLOADED, f"{_TRANSIENT[ErrorKind.OVERLOADED]}: {shown}")
-    if _NETWORK.search(said):
-        return Failure(ErrorKind.NETWORK, f"{_TRANSIENT[ErrorKind.NETWORK]}: {shown}")
-    return None
+    kind = transient_kind(status, said, _RATE, _OVERLOADED, _NETWORK)
+    return None if kind is None else Failure(*transient(_TRANSIENT, kind, shown))
 
 
 def _auth(shown: str) -> Failure:
