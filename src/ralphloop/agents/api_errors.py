@@ -151,6 +151,29 @@ def stated_status(pattern: re.Pattern[str], said: str) -> int | None:
     return int(next(group for group in found.groups() if group is not None))
 
 
+def said_and_status(said: str, pattern: re.Pattern[str]) -> tuple[str, int | None]:
+    """A CLI's message on one line (300 characters at most), and the HTTP status `pattern` finds in that line."""
+    said = one_line(said, 300)
+    return said, stated_status(pattern, said)
+
+
+def unavailable_model(said: str) -> tuple[ErrorKind, str]:
+    """BAD_MODEL, with the fix ralph gives for a model the CLI does not know or cannot use."""
+    return ErrorKind.BAD_MODEL, (
+        f"the model is not available ({said}). Fix: choose another with --model or agent.model in .ralph/config.yaml"
+    )
+
+
+def api_says(api: str, window: str = "a short rate limit") -> dict[ErrorKind, str]:
+    """What the screen says of each transient kind when `api` ("the OpenAI API") failed; `window` names its rate
+    limit, which is not the plan's usage limit."""
+    return {
+        ErrorKind.NETWORK: f"{api} cannot be reached",
+        ErrorKind.OVERLOADED: f"{api} is overloaded or failing",
+        ErrorKind.RATE_LIMITED: f"{api} rate-limited the request ({window}, not the usage limit)",
+    }
+
+
 def transient_kind(
     status: int | None,
     said: str,

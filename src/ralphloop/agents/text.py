@@ -8,7 +8,7 @@ import sys
 from datetime import UTC, datetime, tzinfo
 from typing import Any
 
-from ralphloop.agents.api_errors import classify_line, transient
+from ralphloop.agents.api_errors import api_says, classify_line, transient
 from ralphloop.agents.api_errors import last_line as api_last_line
 from ralphloop.agents.limit_text import from_text
 from ralphloop.durations import format_duration
@@ -71,11 +71,7 @@ def api_failure(stdout: str, outcome: ProcessOutcome) -> tuple[ErrorKind, str] |
     return None
 
 
-_SAYS = {
-    ErrorKind.RATE_LIMITED: "the agent's API rate-limited the request (a short rate limit, not the usage limit)",
-    ErrorKind.OVERLOADED: "the agent's API is overloaded or failing",
-    ErrorKind.NETWORK: "the agent's API cannot be reached",
-}
+_SAYS = api_says("the agent's API")
 
 
 def limit_in_text(text: str, now: datetime, local: tzinfo) -> UsageLimit | None:

@@ -20,7 +20,7 @@ from __future__ import annotations
 import re
 from datetime import datetime, timedelta
 
-from ralphloop.agents.api_errors import stated_status, transient, transient_kind
+from ralphloop.agents.api_errors import said_and_status, transient, transient_kind
 from ralphloop.guards.usage import UsageLimit, clean_message
 from ralphloop.protocols import ErrorKind
 from ralphloop.textsafe import one_line
@@ -80,10 +80,9 @@ def classify(said: str) -> tuple[ErrorKind, str] | None:
     """The kind of failure `said` (Amp's own error message) states, with a one-line message carrying the fix;
     None when it is none of these (an ordinary failed attempt: the task's problem, not the service's). The free
     tier's limit is USAGE_LIMIT here; `free_tier_limit` gives its reset."""
-    said = one_line(said, 300)
+    said, status = said_and_status(said, _STATUS)
     if not said:
         return None
-    status = stated_status(_STATUS, said)
     if status in (401, 403) or _AUTH.search(said):
         return ErrorKind.AUTH, (
             f"Amp cannot authenticate ({said}). Fix: run `amp login`, or set AMP_API_KEY to an access token "

@@ -11,7 +11,7 @@ from __future__ import annotations
 import re
 from dataclasses import dataclass
 
-from ralphloop.agents.api_errors import classify_line, last_line, sentence_kind, transient
+from ralphloop.agents.api_errors import api_says, classify_line, last_line, sentence_kind, transient
 from ralphloop.protocols import ErrorKind
 from ralphloop.textsafe import one_line
 
@@ -98,11 +98,7 @@ def classify(facts: Facts) -> tuple[ErrorKind, str] | None:
 
 
 # What the screen says of each transient kind: the loop adds "retrying in Ns (attempt n/10)".
-_TRANSIENT = {
-    ErrorKind.NETWORK: "the Anthropic API cannot be reached",
-    ErrorKind.OVERLOADED: "the Anthropic API is overloaded or failing",
-    ErrorKind.RATE_LIMITED: "the Anthropic API rate-limited the request (a short rate limit, not the usage limit)",
-}
+_TRANSIENT = api_says("the Anthropic API")
 
 
 def _stated(said: str, stderr: str) -> tuple[ErrorKind, str] | None:

@@ -22,7 +22,7 @@ from dataclasses import dataclass
 from datetime import UTC, datetime, timedelta
 from typing import Final
 
-from ralphloop.agents.api_errors import stated_status, transient
+from ralphloop.agents.api_errors import api_says, stated_status, transient, unavailable_model
 from ralphloop.guards.reset_time import DURATION_TEXT, RESET_TEXT, parse_reset
 from ralphloop.guards.usage import UsageLimit, clean_message
 from ralphloop.protocols import ErrorKind
@@ -94,9 +94,8 @@ class Verdict:
 
 
 _TRANSIENT = {
+    **api_says("Copilot's model API"),
     ErrorKind.NETWORK: "the Copilot service (or the custom provider) cannot be reached",
-    ErrorKind.OVERLOADED: "Copilot's model API is overloaded or failing",
-    ErrorKind.RATE_LIMITED: "Copilot's model API rate-limited the request (a short rate limit, not the usage limit)",
 }
 
 
@@ -117,11 +116,7 @@ def classify(error: CopilotError, now: datetime) -> Verdict | None:
     if kind == "quota" or status == 402 or "quota" in error.code or _QUOTA.search(said):
         return _quota(error, said, now)
     if (status == 404 and "model" in said.lower()) or _MODEL.search(said):
-        return Verdict(
-            ErrorKind.BAD_MODEL,
-            f"the model is not available ({said}). Fix: choose another with --model or agent.model in "
-            ".ralph/config.yaml",
-        )
+        return Verdict(*unavailable_model(said))
     if kind == "context_limit":
         return None  # the conversation outgrew the model: this attempt failed, a fresh one may not
     if (status is not None and 500 <= status < 600) or (status is None and _OVERLOADED.search(said)):

@@ -14,7 +14,7 @@ from __future__ import annotations
 
 import re
 
-from ralphloop.agents.api_errors import stated_status, transient, transient_kind
+from ralphloop.agents.api_errors import api_says, stated_status, transient, transient_kind, unavailable_model
 from ralphloop.protocols import ErrorKind
 from ralphloop.textsafe import one_line
 
@@ -50,11 +50,7 @@ _NETWORK = re.compile(
     r"UND_ERR_CONNECT_TIMEOUT",
 )
 
-_TRANSIENT = {
-    ErrorKind.NETWORK: "the Gemini API cannot be reached",
-    ErrorKind.OVERLOADED: "the Gemini API is overloaded or failing",
-    ErrorKind.RATE_LIMITED: "the Gemini API rate-limited the request (a short quota window, not the usage limit)",
-}
+_TRANSIENT = api_says("the Gemini API", "a short quota window")
 
 
 def http_status(said: str, exit_code: int | None) -> int | None:
@@ -80,10 +76,7 @@ def classify(said: str, exit_code: int | None) -> tuple[ErrorKind, str] | None:
             "`gemini` once to log in with Google"
         )
     if status == 404 or _MODEL.search(said):
-        return ErrorKind.BAD_MODEL, (
-            f"the model is not available ({said}). Fix: choose another with --model or agent.model in "
-            ".ralph/config.yaml"
-        )
+        return unavailable_model(said)
     if exit_code in _REFUSED_EXITS:
         return ErrorKind.REFUSED, (
             f"Gemini CLI refused to run because of {_REFUSED_EXITS[exit_code]} (exit code {exit_code}): "
