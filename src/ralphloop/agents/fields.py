@@ -5,7 +5,7 @@ heavy: `ralph status` and the monitor load it.
 
 from __future__ import annotations
 
-from collections.abc import Iterable
+from collections.abc import Callable, Iterable
 from typing import Any
 
 from ralphloop.textsafe import one_line
@@ -39,6 +39,30 @@ def block_text(content: Any) -> str:
     if isinstance(content, list):
         return "\n".join(str(part.get("text", "")) for part in content if isinstance(part, dict))
     return ""
+
+
+def blocks(message: Any) -> list[dict[str, Any]]:
+    """The content blocks of a message in Anthropic's shape (Claude Code's, Amp's, Cursor's): the JSON objects of
+    its `content` list."""
+    content = mapping(message).get("content")
+    return [block for block in content if isinstance(block, dict)] if isinstance(content, list) else []
+
+
+def text_lines(text: str) -> list[str]:
+    """The agent's words as the monitor shows them: their lines that are not blank."""
+    return [part for part in text.splitlines() if part.strip()]
+
+
+def message_lines(message: Any, tool_activity: Callable[[dict[str, Any]], str]) -> list[str]:
+    """An assistant message in Anthropic's shape as a person reads it: the lines of its text, and "⚙ " with what
+    `tool_activity` says of each tool it uses."""
+    shown: list[str] = []
+    for block in blocks(message):
+        if block.get("type") == "text" and isinstance(block.get("text"), str):
+            shown += text_lines(block["text"])
+        elif block.get("type") == "tool_use":
+            shown.append(f"⚙ {tool_activity(block)}")
+    return shown
 
 
 def first_given(given: Any, keys: Iterable[str]) -> str:

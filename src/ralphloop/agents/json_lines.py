@@ -5,7 +5,7 @@ JsonLinesParser is what every JSON-lines backend's parser shares: lines in, each
 from __future__ import annotations
 
 import json
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from typing import Any
 
 MAX_LINE_BYTES = 16 * 1024 * 1024
@@ -59,6 +59,20 @@ def json_object(line: bytes | bytearray | str) -> dict[str, Any] | None:
     except (ValueError, RecursionError):
         return None
     return value if isinstance(value, dict) else None
+
+
+def log_event(line: str, accepts: Callable[[dict[str, Any]], bool]) -> dict[str, Any] | None:
+    """The CLI's event one line of a saved log holds: a JSON object `accepts` takes; None for any other line
+    (plain output, a `[stderr]` line, another CLI's JSON), which the monitor shows as it is."""
+    if not line.startswith("{"):
+        return None
+    event = json_object(line)
+    return event if event is not None and accepts(event) else None
+
+
+def typed(event: dict[str, Any]) -> bool:
+    """Whether a JSON object has a `type` string, as every event of a JSON-lines CLI does."""
+    return isinstance(event.get("type"), str)
 
 
 class JsonLinesParser:

@@ -12,8 +12,8 @@ from __future__ import annotations
 import re
 from typing import Any
 
-from ralphloop.agents.fields import block_text, first_given, labelled, mapping
-from ralphloop.agents.json_lines import json_object
+from ralphloop.agents.fields import block_text, blocks, first_given, labelled, message_lines
+from ralphloop.agents.json_lines import log_event
 from ralphloop.textsafe import one_line
 
 _THREAD_ID = re.compile(r"T-[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}")
@@ -44,27 +44,16 @@ def tool_activity(block: dict[str, Any]) -> str:
 def readable_lines(line: str) -> list[str] | None:
     """What one Amp stream-json line says, as zero or more lines of text; None when it is not Amp's (plain
     output, a `[stderr]` line, Claude Code's or another CLI's JSON), so the caller shows it as it is."""
-    if not line.startswith("{"):
-        return None
-    event = json_object(line)
-    if event is None or not is_amp(event):
+    event = log_event(line, is_amp)
+    if event is None:
         return None
     kind = event.get("type")
-    message = mapping(event.get("message"))
-    content = message.get("content")
-    blocks = [block for block in content if isinstance(block, dict)] if isinstance(content, list) else []
     if kind == "assistant":
-        shown: list[str] = []
-        for block in blocks:
-            if block.get("type") == "text" and isinstance(block.get("text"), str):
-                shown += [part for part in block["text"].splitlines() if part.strip()]
-            elif block.get("type") == "tool_use":
-                shown.append(f"⚙ {tool_activity(block)}")
-        return shown
+        return message_lines(event.get("message"), tool_activity)
     if kind == "user":
         return [
             f"✗ tool error: {one_line(block_text(block.get('content')), 200)}"
-            for block in blocks
+            for block in blocks(event.get("message"))
             if block.get("type") == "tool_result" and block.get("is_error") is True
         ]
     if kind == "result":

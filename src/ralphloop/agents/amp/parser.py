@@ -18,7 +18,7 @@ from typing import Any
 
 from ralphloop.agents.amp.activity import tool_activity
 from ralphloop.agents.amp.errors import approvals_refused, classify, free_tier_limit, stderr_error
-from ralphloop.agents.fields import block_text, mapping, text, whole
+from ralphloop.agents.fields import block_text, blocks, mapping, text, whole
 from ralphloop.agents.json_lines import JsonLinesParser, json_object
 from ralphloop.agents.text import describe_failure, outcome_result, ralph_stopped
 from ralphloop.guards.usage import UsageLimit
@@ -80,7 +80,7 @@ class AmpStreamParser(JsonLinesParser):
         if isinstance(message.get("stop_reason"), str):
             self.stop_reason = message["stop_reason"]
         texts = []
-        for block in _blocks(message):
+        for block in blocks(message):
             if block.get("type") == "text" and isinstance(block.get("text"), str):
                 texts.append(block["text"])
             elif block.get("type") == "tool_use":
@@ -91,7 +91,7 @@ class AmpStreamParser(JsonLinesParser):
             self.last_text = "\n".join(texts)
 
     def _user(self, message: dict[str, Any]) -> None:
-        for block in _blocks(message):
+        for block in blocks(message):
             if block.get("type") != "tool_result":
                 continue
             self._doing.pop(str(block.get("tool_use_id") or ""), None)
@@ -169,8 +169,3 @@ def _tokens(value: Any) -> TokenUsage | None:
     if all(count is None for count in counts.values()):
         return None
     return TokenUsage(*(max(0, counts[key] or 0) for key in _USAGE_KEYS))
-
-
-def _blocks(message: dict[str, Any]) -> list[dict[str, Any]]:
-    content = message.get("content")
-    return [block for block in content if isinstance(block, dict)] if isinstance(content, list) else []

@@ -8,8 +8,8 @@ from __future__ import annotations
 
 from typing import Any
 
-from ralphloop.agents.fields import block_text, first_given, labelled, mapping
-from ralphloop.agents.json_lines import json_object
+from ralphloop.agents.fields import block_text, blocks, first_given, labelled, message_lines
+from ralphloop.agents.json_lines import log_event, typed
 from ralphloop.textsafe import one_line
 
 
@@ -33,29 +33,17 @@ _STREAM_EVENTS = frozenset({"system", "assistant", "user", "stream_event", "rate
 def readable_lines(line: str) -> list[str] | None:
     """What one stream-json line says, as zero or more lines of text; None when it is not stream-json
     (plain output, a `[stderr]` line), so the caller shows it as it is."""
-    if not line.startswith("{"):
-        return None
-    event = json_object(line)
-    if event is None or not isinstance(event.get("type"), str):
+    event = log_event(line, typed)
+    if event is None:
         return None
     kind = event["type"]
     if kind == "assistant":
-        shown = []
-        content = mapping(event.get("message")).get("content")
-        for block in content if isinstance(content, list) else ():
-            if not isinstance(block, dict):
-                continue
-            if block.get("type") == "text" and isinstance(block.get("text"), str):
-                shown += [part for part in block["text"].splitlines() if part.strip()]
-            elif block.get("type") == "tool_use":
-                shown.append(f"⚙ {tool_activity(block)}")
-        return shown
+        return message_lines(event.get("message"), tool_activity)
     if kind == "user":
-        content = mapping(event.get("message")).get("content")
         errors = [
             block
-            for block in (content if isinstance(content, list) else ())
-            if isinstance(block, dict) and block.get("type") == "tool_result" and block.get("is_error")
+            for block in blocks(event.get("message"))
+            if block.get("type") == "tool_result" and block.get("is_error")
         ]
         return [f"✗ tool error: {one_line(block_text(block.get('content')), 200)}" for block in errors]
     if kind == "result":

@@ -18,7 +18,7 @@ from ralphloop.agents.claude.activity import tool_activity
 from ralphloop.agents.claude.errors import Facts, classify
 from ralphloop.agents.claude.limit_events import from_claude_event
 from ralphloop.agents.claude.result_fields import denials, model_used, number, string, token_usage
-from ralphloop.agents.fields import block_text, mapping, whole
+from ralphloop.agents.fields import block_text, blocks, mapping, whole
 from ralphloop.agents.json_lines import JsonLinesParser
 from ralphloop.agents.text import describe_failure, limit_in_text, local_zone, outcome_result
 from ralphloop.guards.usage import LimitWarning, UsageLimit
@@ -105,11 +105,8 @@ class StreamJsonParser(JsonLinesParser):
             self.error_code = str(event.get("error") or "")
             self.api_status = whole(event.get("api_error_status"))
             self.api_type = str(event.get("api_error_type") or "")
-        content = message.get("content") or []
         texts = []
-        for block in content if isinstance(content, list) else ():
-            if not isinstance(block, dict):
-                continue
+        for block in blocks(message):
             if block.get("type") == "text":
                 texts.append(str(block.get("text", "")))
             elif block.get("type") == "tool_use":
@@ -118,9 +115,8 @@ class StreamJsonParser(JsonLinesParser):
             self.last_text = "\n".join(texts)
 
     def _tool_errors(self, event: dict[str, Any]) -> None:
-        content = mapping(event.get("message")).get("content")
-        for block in content if isinstance(content, list) else ():
-            if isinstance(block, dict) and block.get("type") == "tool_result" and block.get("is_error"):
+        for block in blocks(event.get("message")):
+            if block.get("type") == "tool_result" and block.get("is_error"):
                 self.tool_errors.append(block_text(block.get("content"))[: self.TOOL_ERROR_CHARS])
         del self.tool_errors[: -self.KEEP_TOOL_ERRORS]
 

@@ -8,8 +8,8 @@ from __future__ import annotations
 
 from typing import Any
 
-from ralphloop.agents.fields import first_given, labelled, mapping
-from ralphloop.agents.json_lines import json_object
+from ralphloop.agents.fields import first_given, labelled, mapping, text_lines
+from ralphloop.agents.json_lines import log_event
 from ralphloop.textsafe import one_line
 
 # Copilot 1.0.102's built-in tools (its request's `tools`, per model family) and how ralph names what they do.
@@ -76,16 +76,14 @@ def sniff(events: list[dict[str, Any]]) -> bool:
 def readable_lines(line: str) -> list[str] | None:
     """What one Copilot JSON line says, as zero or more lines of text; None when it is not one (plain output,
     a `[stderr]` line, another CLI's JSON), so the caller shows it as it is."""
-    if not line.startswith("{"):
-        return None
-    event = json_object(line)
-    if event is None or not is_copilot_event(event):
+    event = log_event(line, is_copilot_event)
+    if event is None:
         return None
     kind = event["type"]
     data = mapping(event.get("data"))
     if kind == "assistant.message":
         content = data.get("content")
-        return [part for part in content.splitlines() if part.strip()] if isinstance(content, str) else []
+        return text_lines(content) if isinstance(content, str) else []
     if kind == "tool.execution_start":
         return [f"⚙ {tool_activity(data.get('toolName'), data.get('arguments'))}"]
     if kind == "tool.execution_complete":

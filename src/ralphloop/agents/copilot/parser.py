@@ -18,7 +18,7 @@ from ralphloop.agents.copilot import usage_file
 from ralphloop.agents.copilot.activity import tool_activity
 from ralphloop.agents.copilot.errors import CopilotError, Verdict, classify
 from ralphloop.agents.fields import text, whole
-from ralphloop.agents.json_lines import JsonLinesParser
+from ralphloop.agents.json_lines import JsonLinesParser, typed
 from ralphloop.agents.text import describe_failure, outcome_result, ralph_stopped
 from ralphloop.protocols import AgentResult, ErrorKind, ProcessOutcome
 from ralphloop.textsafe import one_line
@@ -53,7 +53,7 @@ class CopilotJsonParser(JsonLinesParser):
         return next(reversed(self._tools.values()), None) if self._tools else None
 
     def _wanted(self, event: dict[str, Any]) -> bool:
-        return isinstance(event.get("type"), str)
+        return typed(event)
 
     def _event(self, event: dict[str, Any]) -> None:
         kind = event["type"]

@@ -14,8 +14,8 @@ from __future__ import annotations
 
 from typing import Any
 
-from ralphloop.agents.fields import first_given, labelled, mapping
-from ralphloop.agents.json_lines import json_object
+from ralphloop.agents.fields import blocks, first_given, labelled, mapping, text_lines
+from ralphloop.agents.json_lines import log_event
 from ralphloop.textsafe import one_line
 
 _CURSOR_KEY_SOURCES = frozenset({"env", "flag", "login"})
@@ -92,21 +92,16 @@ def tool_failure(tool_call: Any) -> str | None:
 def readable_lines(line: str) -> list[str] | None:
     """What one Cursor stream-json line says, as zero or more lines of text; None when it is not Cursor's (plain
     output, a `[stderr]` line, Claude Code's or another CLI's JSON), so the caller shows it as it is."""
-    if not line.startswith("{"):
-        return None
-    event = json_object(line)
-    if event is None or not is_cursor(event):
+    event = log_event(line, is_cursor)
+    if event is None:
         return None
     kind = event.get("type")
     if kind == "assistant":
-        content = mapping(event.get("message")).get("content")
-        blocks = content if isinstance(content, list) else []
         return [
             part
-            for block in blocks
-            if isinstance(block, dict) and isinstance(block.get("text"), str)
-            for part in block["text"].splitlines()
-            if part.strip()
+            for block in blocks(event.get("message"))
+            if isinstance(block.get("text"), str)
+            for part in text_lines(block["text"])
         ]
     if kind == "tool_call":
         if event.get("subtype") == "started":

@@ -15,7 +15,7 @@ from typing import Any
 
 from ralphloop.agents.cursor.activity import tool_activity, tool_failure
 from ralphloop.agents.cursor.errors import classify
-from ralphloop.agents.fields import mapping
+from ralphloop.agents.fields import blocks
 from ralphloop.agents.json_lines import JsonLinesParser
 from ralphloop.agents.text import describe_failure, outcome_result, ralph_stopped
 from ralphloop.protocols import AgentResult, ErrorKind, ProcessOutcome
@@ -46,9 +46,8 @@ class CursorStreamParser(JsonLinesParser):
             model = event.get("model")
             self.model_name = model if isinstance(model, str) and model else self.model_name
         elif kind == "assistant":
-            content = mapping(event.get("message")).get("content")
-            for block in content if isinstance(content, list) else ():
-                if isinstance(block, dict) and block.get("type") == "text" and isinstance(block.get("text"), str):
+            for block in blocks(event.get("message")):
+                if block.get("type") == "text" and isinstance(block.get("text"), str):
                     self.texts.append(block["text"])
             del self.texts[:-50]
         elif kind == "tool_call":

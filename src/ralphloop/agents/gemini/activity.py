@@ -13,7 +13,7 @@ from __future__ import annotations
 from typing import Any
 
 from ralphloop.agents.fields import first_given, mapping
-from ralphloop.agents.json_lines import json_object
+from ralphloop.agents.json_lines import log_event
 from ralphloop.textsafe import one_line
 
 # Gemini's built-in tools by the word the monitor shows for them; another tool (an MCP server's) shows its name.
@@ -76,10 +76,8 @@ def readable_lines(line: str) -> list[str] | None:
     """What one Gemini stream-json line says, as zero or more lines of text; None when it is not one (plain
     output, a `[stderr]` line, another CLI's JSON), so the caller shows it as it is. The prompt's echo is not
     shown: it is ralph's own prompt, not the agent's words."""
-    if not line.startswith("{"):
-        return None
-    event = json_object(line)
-    if event is None or not is_gemini_event(event):
+    event = log_event(line, is_gemini_event)
+    if event is None:
         return None
     kind = event["type"]
     if kind == "message":

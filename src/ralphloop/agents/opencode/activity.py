@@ -11,8 +11,8 @@ from __future__ import annotations
 
 from typing import Any
 
-from ralphloop.agents.fields import labelled, mapping
-from ralphloop.agents.json_lines import json_object
+from ralphloop.agents.fields import labelled, mapping, text_lines
+from ralphloop.agents.json_lines import log_event
 from ralphloop.agents.opencode import log_lines
 from ralphloop.textsafe import one_line
 
@@ -86,15 +86,13 @@ def readable_lines(line: str) -> list[str] | None:
     (plain output, another CLI's JSON, another program's stderr), so the caller shows it as it is."""
     if line.startswith(_STDERR):
         return _log_line(line[len(_STDERR) :])
-    if not line.startswith("{"):
-        return None
-    event = json_object(line)
-    if event is None or not is_event(event):
+    event = log_event(line, is_event)
+    if event is None:
         return None
     kind = event["type"]
     part = mapping(event.get("part"))
     if kind == "text" and isinstance(part.get("text"), str):
-        return [piece for piece in part["text"].splitlines() if piece.strip()]
+        return text_lines(part["text"])
     if kind == "tool_use":
         failed = tool_failed(part)
         doing = tool_activity(part)
