@@ -217,6 +217,15 @@ class TokenUsage(Struct, frozen=True):
         """Every token billed, cache reads and writes included: what a token budget counts."""
         return self.input_tokens + self.output_tokens + self.cache_creation_tokens + self.cache_read_tokens
 
+    def __add__(self, other: TokenUsage) -> TokenUsage:
+        """Two runs' (or calls') tokens together, kind by kind."""
+        return TokenUsage(
+            self.input_tokens + other.input_tokens,
+            self.output_tokens + other.output_tokens,
+            self.cache_creation_tokens + other.cache_creation_tokens,
+            self.cache_read_tokens + other.cache_read_tokens,
+        )
+
 
 class ErrorKind(enum.Enum):
     """Why an agent run failed, when the backend can tell; the kind decides what the loop does."""

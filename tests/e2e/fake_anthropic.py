@@ -24,10 +24,9 @@ import itertools
 import json
 from collections.abc import Callable, Iterator, Mapping, Sequence
 from dataclasses import dataclass, field
-from http.server import BaseHTTPRequestHandler
 from typing import Any, TypeAlias
 
-from tests.e2e.scripted_server import ScriptedServer
+from tests.e2e.scripted_server import HttpRequest, ScriptedHandler, ScriptedServer
 
 __all__ = [
     "FakeAnthropic",
@@ -112,20 +111,15 @@ class HttpError:
 
 
 @dataclass(frozen=True, slots=True)
-class Request:
-    """One request the fake received; `body` is the parsed JSON body, or None when there was none."""
-
-    method: str
-    path: str
-    headers: Mapping[str, str]
-    body: Any
+class Request(HttpRequest):
+    """One request to the fake Messages API."""
 
     @property
     def is_main(self) -> bool:
         """True for a main-conversation `/v1/messages` call: only those carry the agent's tools."""
         return (
             self.method == "POST"
-            and self.path.split("?")[0] == "/v1/messages"
+            and self.route == "/v1/messages"
             and isinstance(self.body, dict)
             and bool(self.body.get("tools"))
         )
@@ -232,48 +226,24 @@ class FakeAnthropic(ScriptedServer[Request, Reply]):
         self.headers: dict[str, str] = dict(headers or {})
 
 
-class _Handler(BaseHTTPRequestHandler):
+class _Handler(ScriptedHandler):
     """Turns each HTTP request into a `Request`, asks the fake for the reply, and writes it."""
 
     fake: FakeAnthropic
-    protocol_version = "HTTP/1.1"
-
-    def log_message(self, format: str, *args: Any) -> None:  # quiet: the recorded requests tell the story
-        pass
-
-    def do_GET(self) -> None:
-        self._handle()
-
-    def do_POST(self) -> None:
-        self._handle()
+    request_type = Request
 
     def do_HEAD(self) -> None:
         self._handle()
 
-    def _read_body(self) -> bytes:
-        if self.headers.get("Transfer-Encoding", "").lower() == "chunked":
-            chunks = []
-            while size := int(self.rfile.readline().split(b";")[0].strip() or b"0", 16):
-                chunks.append(self.rfile.read(size))
-                self.rfile.readline()
-            self.rfile.readline()
-            return b"".join(chunks)
-        return self.rfile.read(int(self.headers.get("Content-Length") or 0))
+    def _own_headers(self) -> Mapping[str, str]:
+        return {"request-id": _new_id("req"), **self.fake.headers}
 
-    def _handle(self) -> None:
-        raw = self._read_body()
-        try:
-            body = json.loads(raw) if raw else None
-        except ValueError:
-            body = None
-        headers = {key.lower(): value for key, value in self.headers.items()}
-        request = Request(self.command, self.path, headers, body)
-        reply = self.fake._record(request)
-        path = self.path.split("?")[0]
+    def _answer(self, request: Request, reply: Reply | None, raw: bytes) -> None:
+        body = request.body
         model = str(body.get("model", "claude-fake")) if isinstance(body, dict) else "claude-fake"
-        if path == "/v1/messages/count_tokens":
+        if request.route == "/v1/messages/count_tokens":
             self._send_json(200, {"input_tokens": max(1, len(raw) // 4)})
-        elif path != "/v1/messages" or self.command != "POST":
+        elif request.route != "/v1/messages" or self.command != "POST":
             self._send_json(200, {})
         elif isinstance(reply, HttpError):
             error = {"type": "error", "error": {"type": reply.error_type, "message": reply.message}}
@@ -281,28 +251,9 @@ class _Handler(BaseHTTPRequestHandler):
         else:
             answer = reply if reply is not None else Text(self.fake.side_reply, Usage(10, 5))
             if isinstance(body, dict) and body.get("stream"):
-                self._send_events(answer, model)
+                self._send_events(message_events(answer, model))
             else:
                 self._send_json(200, message_json(answer, model))
-
-    def _send(self, status: int, content_type: str, payload: bytes, extra: Mapping[str, str] | None = None) -> None:
-        self.send_response(status)
-        self.send_header("Content-Type", content_type)
-        self.send_header("Content-Length", str(len(payload)))
-        self.send_header("request-id", _new_id("req"))
-        for key, value in {**self.fake.headers, **(extra or {})}.items():
-            self.send_header(key, value)
-        self.end_headers()
-        if self.command != "HEAD":
-            self.wfile.write(payload)
-
-    def _send_json(self, status: int, data: Any, extra: Mapping[str, str] | None = None) -> None:
-        self._send(status, "application/json", json.dumps(data).encode(), extra)
-
-    def _send_events(self, reply: Text | ToolUse, model: str) -> None:
-        events = message_events(reply, model)
-        stream = "".join(f"event: {data['type']}\ndata: {json.dumps(data)}\n\n" for data in events)
-        self._send(200, "text/event-stream", stream.encode())
 
 
 FakeAnthropic.handler = _Handler

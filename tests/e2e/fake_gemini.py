@@ -34,10 +34,9 @@ import itertools
 import json
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
-from http.server import BaseHTTPRequestHandler
 from typing import Any, TypeAlias
 
-from tests.e2e.scripted_server import ScriptedServer
+from tests.e2e.scripted_server import HttpRequest, ScriptedHandler, ScriptedServer
 
 __all__ = [
     "FAKE_API_KEY",
@@ -138,28 +137,22 @@ class HttpError:
 
 
 @dataclass(frozen=True, slots=True)
-class Request:
-    """One request the fake received; `body` is the parsed JSON body, or None when there was none."""
-
-    method: str
-    path: str
-    headers: Mapping[str, str]
-    body: Any
+class Request(HttpRequest):
+    """One request to the fake Gemini API."""
 
     @property
     def model(self) -> str:
         """The model the request's path names (`/v1beta/models/MODEL:method`)."""
-        name = self.path.split("?")[0].rsplit("/", 1)[-1]
-        return name.split(":")[0]
+        return self.route.rsplit("/", 1)[-1].split(":")[0]
 
     @property
     def is_main(self) -> bool:
         """True for the conversation's streaming requests: those consume turns."""
-        return self.method == "POST" and self.path.split("?")[0].endswith(":streamGenerateContent")
+        return self.method == "POST" and self.route.endswith(":streamGenerateContent")
 
     @property
     def is_router(self) -> bool:
-        return self.method == "POST" and self.path.split("?")[0].endswith(":generateContent")
+        return self.method == "POST" and self.route.endswith(":generateContent")
 
     def texts(self) -> list[str]:
         """Every text part of the request's `contents`, in order."""
@@ -218,28 +211,11 @@ class FakeGemini(ScriptedServer[Request, Reply]):
         self.router_reply = router or ROUTER_REPLY
 
 
-class _Handler(BaseHTTPRequestHandler):
+class _Handler(ScriptedHandler):
     fake: FakeGemini
-    protocol_version = "HTTP/1.1"
+    request_type = Request
 
-    def log_message(self, format: str, *args: Any) -> None:
-        pass
-
-    def do_GET(self) -> None:
-        self._handle()
-
-    def do_POST(self) -> None:
-        self._handle()
-
-    def _handle(self) -> None:
-        raw = self.rfile.read(int(self.headers.get("Content-Length") or 0))
-        try:
-            body = json.loads(raw) if raw else None
-        except ValueError:
-            body = None
-        headers = {key.lower(): value for key, value in self.headers.items()}
-        request = Request(self.command, self.path, headers, body)
-        reply = self.fake._record(request)
+    def _answer(self, request: Request, reply: Reply | None, raw: bytes) -> None:
         if reply is None and request.is_router:
             reply = self.fake.router_reply
         if reply is None:
@@ -251,16 +227,6 @@ class _Handler(BaseHTTPRequestHandler):
             self._send(200, "text/event-stream", f"data: {json.dumps(chunk)}\r\n\r\n".encode())
         else:
             self._send_json(200, response_chunk(reply, request.model))
-
-    def _send(self, status: int, content_type: str, payload: bytes) -> None:
-        self.send_response(status)
-        self.send_header("Content-Type", content_type)
-        self.send_header("Content-Length", str(len(payload)))
-        self.end_headers()
-        self.wfile.write(payload)
-
-    def _send_json(self, status: int, data: Any) -> None:
-        self._send(status, "application/json", json.dumps(data).encode())
 
 
 FakeGemini.handler = _Handler

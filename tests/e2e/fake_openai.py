@@ -32,10 +32,9 @@ import itertools
 import json
 from collections.abc import Callable, Iterator, Mapping, Sequence
 from dataclasses import dataclass, field
-from http.server import BaseHTTPRequestHandler
 from typing import Any, TypeAlias
 
-from tests.e2e.scripted_server import ScriptedServer
+from tests.e2e.scripted_server import HttpRequest, ScriptedHandler, ScriptedServer
 
 __all__ = [
     "FAKE_API_KEY",
@@ -107,18 +106,13 @@ class HttpError:
 
 
 @dataclass(frozen=True, slots=True)
-class Request:
-    """One request the fake received; `body` is the parsed JSON body, or None when there was none."""
-
-    method: str
-    path: str
-    headers: Mapping[str, str]
-    body: Any
+class Request(HttpRequest):
+    """One request to the fake Responses API."""
 
     @property
     def is_main(self) -> bool:
         """True for a `POST /v1/responses`: those consume turns."""
-        return self.method == "POST" and self.path.split("?")[0] == "/v1/responses"
+        return self.method == "POST" and self.route == "/v1/responses"
 
 
 Reply: TypeAlias = Message | FunctionCall | HttpError
@@ -211,63 +205,27 @@ class FakeOpenAI(ScriptedServer[Request, Reply]):
         super().__init__(turns, default or Message("Done."))
 
 
-class _Handler(BaseHTTPRequestHandler):
+class _Handler(ScriptedHandler):
     fake: FakeOpenAI
-    protocol_version = "HTTP/1.1"
+    request_type = Request
 
-    def log_message(self, format: str, *args: Any) -> None:
-        pass
-
-    def do_GET(self) -> None:
-        self._handle()
-
-    def do_POST(self) -> None:
-        self._handle()
-
-    def _read_body(self) -> bytes:
-        if self.headers.get("Transfer-Encoding", "").lower() == "chunked":
-            chunks = []
-            while size := int(self.rfile.readline().split(b";")[0].strip() or b"0", 16):
-                chunks.append(self.rfile.read(size))
-                self.rfile.readline()
-            self.rfile.readline()
-            return b"".join(chunks)
-        return self.rfile.read(int(self.headers.get("Content-Length") or 0))
-
-    def _handle(self) -> None:
-        raw = self._read_body()
+    def _parse(self, raw: bytes) -> Any:
         if self.headers.get("Content-Encoding", "").lower() == "zstd":
-            body: Any = None  # not expected from Codex with an API key; recorded without a body
-        else:
-            try:
-                body = json.loads(raw) if raw else None
-            except ValueError:
-                body = None
-        headers = {key.lower(): value for key, value in self.headers.items()}
-        request = Request(self.command, self.path, headers, body)
-        reply = self.fake._record(request)
+            return None  # not expected from Codex with an API key; recorded without a body
+        return super()._parse(raw)
+
+    def _own_headers(self) -> Mapping[str, str]:
+        return {"x-request-id": _new_id("req")}
+
+    def _answer(self, request: Request, reply: Reply | None, raw: bytes) -> None:
         if reply is None:
             self._send_json(404, {"error": {"type": "not_found", "message": f"no route {self.command} {self.path}"}})
         elif isinstance(reply, HttpError):
             self._send_json(reply.status, reply.body, reply.headers)
         else:
+            body = request.body
             model = str(body.get("model", "gpt-fake")) if isinstance(body, dict) else "gpt-fake"
-            events = response_events(reply, model)
-            stream = "".join(f"event: {data['type']}\ndata: {json.dumps(data)}\n\n" for data in events)
-            self._send(200, "text/event-stream", stream.encode())
-
-    def _send(self, status: int, content_type: str, payload: bytes, extra: Mapping[str, str] | None = None) -> None:
-        self.send_response(status)
-        self.send_header("Content-Type", content_type)
-        self.send_header("Content-Length", str(len(payload)))
-        self.send_header("x-request-id", _new_id("req"))
-        for key, value in (extra or {}).items():
-            self.send_header(key, value)
-        self.end_headers()
-        self.wfile.write(payload)
-
-    def _send_json(self, status: int, data: Any, extra: Mapping[str, str] | None = None) -> None:
-        self._send(status, "application/json", json.dumps(data).encode(), extra)
+            self._send_events(response_events(reply, model))
 
 
 FakeOpenAI.handler = _Handler

@@ -32,10 +32,9 @@ import json
 import time
 from collections.abc import Callable, Iterator, Mapping, Sequence
 from dataclasses import dataclass, field
-from http.server import BaseHTTPRequestHandler
 from typing import Any, TypeAlias
 
-from tests.e2e.scripted_server import ScriptedServer
+from tests.e2e.scripted_server import HttpRequest, ScriptedHandler, ScriptedServer
 
 __all__ = [
     "FAKE_API_KEY",
@@ -156,18 +155,13 @@ class HttpError:
 
 
 @dataclass(frozen=True, slots=True)
-class Request:
-    """One request the fake received; `body` is the parsed JSON body, or None when there was none (or no JSON)."""
-
-    method: str
-    path: str
-    headers: Mapping[str, str]
-    body: Any
+class Request(HttpRequest):
+    """One request to the fake Chat Completions API."""
 
     @property
     def is_main(self) -> bool:
         """True for a `POST .../chat/completions`: those consume turns."""
-        return self.method == "POST" and self.path.split("?")[0].endswith("/chat/completions")
+        return self.method == "POST" and self.route.endswith("/chat/completions")
 
     @property
     def messages(self) -> list[dict[str, Any]]:
@@ -293,49 +287,24 @@ class FakeOpenAIChat(ScriptedServer[Request, Reply]):
         self.headers: dict[str, str] = dict(headers or {})
 
 
-class _Handler(BaseHTTPRequestHandler):
+class _Handler(ScriptedHandler):
     fake: FakeOpenAIChat
-    protocol_version = "HTTP/1.1"
+    request_type = Request
 
-    def log_message(self, format: str, *args: Any) -> None:
-        pass
+    def _own_headers(self) -> Mapping[str, str]:
+        return {"x-request-id": _new_id("req"), **self.fake.headers}
 
-    def do_GET(self) -> None:
-        self._handle()
-
-    def do_POST(self) -> None:
-        self._handle()
-
-    def _read_body(self) -> bytes:
-        if self.headers.get("Transfer-Encoding", "").lower() == "chunked":
-            parts = []
-            while size := int(self.rfile.readline().split(b";")[0].strip() or b"0", 16):
-                parts.append(self.rfile.read(size))
-                self.rfile.readline()
-            self.rfile.readline()
-            return b"".join(parts)
-        return self.rfile.read(int(self.headers.get("Content-Length") or 0))
-
-    def _handle(self) -> None:
-        raw = self._read_body()
-        try:
-            body: Any = json.loads(raw) if raw else None
-        except ValueError:
-            body = None
-        headers = {key.lower(): value for key, value in self.headers.items()}
-        request = Request(self.command, self.path, headers, body)
-        reply = self.fake._record(request)
-        route = self.path.split("?")[0]
-        if reply is None and self.command == "GET" and route.endswith("/models"):
+    def _answer(self, request: Request, reply: Reply | None, raw: bytes) -> None:
+        if reply is None and self.command == "GET" and request.route.endswith("/models"):
             listing = [{"id": name, "object": "model", "created": 0, "owned_by": "fake"} for name in self.fake.models]
             self._send_json(200, {"object": "list", "data": listing})
         elif reply is None:
-            message = f"Unknown request URL: {self.command} {route}"
+            message = f"Unknown request URL: {self.command} {request.route}"
             self._send_json(404, HttpError.error_body(message, "invalid_request_error", "unknown_url"))
         elif isinstance(reply, HttpError):
             self._send_json(reply.status, reply.body, reply.headers)
         else:
-            data = body if isinstance(body, dict) else {}
+            data = request.body if isinstance(request.body, dict) else {}
             model = str(data.get("model") or "gpt-fake")
             if data.get("stream") is True:
                 options = data.get("stream_options")
@@ -344,19 +313,6 @@ class _Handler(BaseHTTPRequestHandler):
                 self._send(200, "text/event-stream", "".join([*lines, "data: [DONE]\n\n"]).encode())
             else:
                 self._send_json(200, completion(reply, model))
-
-    def _send(self, status: int, content_type: str, payload: bytes, extra: Mapping[str, str] | None = None) -> None:
-        self.send_response(status)
-        self.send_header("Content-Type", content_type)
-        self.send_header("Content-Length", str(len(payload)))
-        self.send_header("x-request-id", _new_id("req"))
-        for key, value in {**self.fake.headers, **(extra or {})}.items():
-            self.send_header(key, value)
-        self.end_headers()
-        self.wfile.write(payload)
-
-    def _send_json(self, status: int, data: Any, extra: Mapping[str, str] | None = None) -> None:
-        self._send(status, "application/json", json.dumps(data).encode(), extra)
 
 
 FakeOpenAIChat.handler = _Handler

@@ -3,25 +3,25 @@
 The pinned package is installed with npm into a cache folder shared by all test runs:
 `$RALPH_TEST_CACHE/<folder>-<version>` (default parent `~/.cache/ralphloop-tests`). The install runs under an
 exclusive file lock, goes into a temporary sibling folder and is renamed into place only once `BINARY --version`
-prints the pinned version, so a concurrent or interrupted run never sees a half-finished install. The tests are
-skipped only when npm is missing or the registry cannot be reached; any other install failure fails loudly with
-npm's output.
+prints the pinned version, so a concurrent or interrupted run never sees a half-finished install (cli_cache.py).
+The tests are skipped only when npm is missing or the registry cannot be reached; any other install failure fails
+loudly with npm's output.
 """
 
 from __future__ import annotations
 
-import fcntl
-import os
 import re
 import shutil
 import subprocess
-import tempfile
 from collections.abc import Callable
 from dataclasses import dataclass
+from functools import partial
 from pathlib import Path
 from typing import Final, NoReturn
 
 import pytest
+
+from tests.e2e.cli_cache import cache_dir, install_once, put_in_place, staging_dir, version_output
 
 INSTALL_TIMEOUT_S: Final = 900
 
@@ -49,8 +49,7 @@ class PinnedCli:
 
     def cache_dir(self) -> Path:
         """The folder the pinned CLI is installed into (its `node_modules` lives inside)."""
-        parent = os.environ.get("RALPH_TEST_CACHE") or Path.home() / ".cache" / "ralphloop-tests"
-        return Path(parent) / f"{self.folder}-{self.version}"
+        return cache_dir(self.folder, self.version)
 
     def executable(self) -> str:
         """The path of the pinned binary, installing it on first use; skips the test when offline."""
@@ -59,36 +58,14 @@ class PinnedCli:
             return str(self._binary(target))
         if shutil.which("npm") is None or shutil.which("node") is None:
             pytest.skip(f"npm/node not installed: cannot install {self.spec} for the end-to-end tests")
-        target.parent.mkdir(parents=True, exist_ok=True)
-        with open(target.parent / f".{target.name}.lock", "w") as lock:
-            fcntl.flock(lock, fcntl.LOCK_EX)  # released when the file is closed, even on skip or failure
-            if not self._installed(target):  # another process may have installed it while we waited
-                _install(self, target)
+        install_once(target, self._installed, partial(_install, self))
         return str(self._binary(target))
 
     def _binary(self, prefix: Path) -> Path:
         return prefix / "node_modules" / ".bin" / self.binary
 
     def _installed(self, prefix: Path) -> bool:
-        return self.version_ok(_version_output(self._binary(prefix)))
-
-
-def _version_output(binary: Path) -> str:
-    """`BINARY --version` output, or a description of why it could not run."""
-    if not binary.exists():
-        return f"{binary} does not exist"
-    try:
-        done = subprocess.run(
-            [str(binary), "--version"],
-            check=False,
-            capture_output=True,
-            text=True,
-            timeout=60,
-            stdin=subprocess.DEVNULL,
-        )
-    except (OSError, subprocess.TimeoutExpired) as error:
-        return f"{binary} --version: {error}"
-    return done.stdout + done.stderr
+        return self.version_ok(version_output(self._binary(prefix), 60))
 
 
 def _skip_if_registry_unreachable(spec: str) -> None:
@@ -112,7 +89,7 @@ def _skip_if_registry_unreachable(spec: str) -> None:
 def _install(cli: PinnedCli, target: Path) -> None:
     """Install into a temporary sibling folder, check it, then rename it over `target`."""
     _skip_if_registry_unreachable(cli.spec)
-    staging = Path(tempfile.mkdtemp(prefix=f".{target.name}.installing.", dir=target.parent))
+    staging = staging_dir(target)
     try:
         command = ["npm", "install", "--prefix", str(staging), cli.spec, "--no-audit", "--no-fund"]
         try:
@@ -132,16 +109,11 @@ def _install(cli: PinnedCli, target: Path) -> None:
             if _UNREACHABLE.search(output):
                 pytest.skip(f"npm registry unreachable, cannot install {cli.spec}: {_error_line(output)}")
             _fail(cli, f"`{' '.join(command)}` exited with {done.returncode}", done.stdout, done.stderr)
-        version = _version_output(cli._binary(staging))
+        version = version_output(cli._binary(staging), 60)
         if not cli.version_ok(version):
             printed = f"installed {cli.spec} but `{cli.binary} --version` printed {version!r}"
             _fail(cli, printed, done.stdout, done.stderr)
-        if target.exists():  # a broken or different install: move it aside, then delete it
-            stale = Path(tempfile.mkdtemp(prefix=f".{target.name}.stale.", dir=target.parent))
-            target.rename(stale / "old")
-            shutil.rmtree(stale, ignore_errors=True)
-        staging.chmod(0o755)  # mkdtemp made it private; the installed tree should read like any npm prefix
-        staging.rename(target)
+        put_in_place(staging, target)
     finally:
         shutil.rmtree(staging, ignore_errors=True)
 

@@ -12,20 +12,20 @@ output.
 
 from __future__ import annotations
 
-import fcntl
-import os
 import re
 import shlex
 import shutil
 import subprocess
 import sys
-import tempfile
 from collections.abc import Callable
 from dataclasses import dataclass
+from functools import partial
 from pathlib import Path
 from typing import Final, NoReturn
 
 import pytest
+
+from tests.e2e.cli_cache import cache_dir, install_once, put_in_place, staging_dir, version_output
 
 INSTALL_TIMEOUT_S: Final = 1800
 
@@ -56,19 +56,14 @@ class PinnedPypiCli:
 
     def cache_dir(self) -> Path:
         """The folder the pinned CLI's virtualenv is installed into."""
-        parent = os.environ.get("RALPH_TEST_CACHE") or Path.home() / ".cache" / "ralphloop-tests"
-        return Path(parent) / f"{self.folder}-{self.version}"
+        return cache_dir(self.folder, self.version)
 
     def executable(self) -> str:
         """The path of the pinned CLI's launcher, installing it on first use; skips the test when offline."""
         target = self.cache_dir()
         if self._installed(target):
             return str(self.launcher(target))
-        target.parent.mkdir(parents=True, exist_ok=True)
-        with open(target.parent / f".{target.name}.lock", "w") as lock:
-            fcntl.flock(lock, fcntl.LOCK_EX)  # released when the file is closed, even on skip or failure
-            if not self._installed(target):  # another process may have installed it while we waited
-                _install(self, target)
+        install_once(target, self._installed, partial(_install, self))
         return str(self.launcher(target))
 
     def launcher(self, prefix: Path) -> Path:
@@ -82,7 +77,7 @@ class PinnedPypiCli:
         return found[0]
 
     def _installed(self, prefix: Path) -> bool:
-        return self.version_ok(_version_output(self.launcher(prefix)))
+        return self.version_ok(version_output(self.launcher(prefix), 120))
 
     def write_launcher(self, prefix: Path) -> None:
         """`run-<binary>`: the console script's work, with the virtualenv's Python found beside the launcher."""
@@ -92,24 +87,6 @@ class PinnedPypiCli:
         launcher = self.launcher(prefix)
         launcher.write_text(f'#!/bin/sh\nexec "$(dirname "$0")/bin/python" -c {shlex.quote(code)} "$@"\n')
         launcher.chmod(0o755)
-
-
-def _version_output(binary: Path) -> str:
-    """`BINARY --version` output, or a description of why it could not run."""
-    if not binary.exists():
-        return f"{binary} does not exist"
-    try:
-        done = subprocess.run(
-            [str(binary), "--version"],
-            check=False,
-            capture_output=True,
-            text=True,
-            timeout=120,
-            stdin=subprocess.DEVNULL,
-        )
-    except (OSError, subprocess.TimeoutExpired) as error:
-        return f"{binary} --version: {error}"
-    return done.stdout + done.stderr
 
 
 def _pip(python: Path, *args: str, timeout: float) -> subprocess.CompletedProcess[str]:
@@ -138,7 +115,7 @@ def _skip_if_index_unreachable(python: Path, spec: str, scratch: Path) -> None:
 
 def _install(cli: PinnedPypiCli, target: Path) -> None:
     """Make a virtualenv in a temporary sibling folder, install into it, check it, then rename it over `target`."""
-    staging = Path(tempfile.mkdtemp(prefix=f".{target.name}.installing.", dir=target.parent))
+    staging = staging_dir(target)
     try:
         made = subprocess.run(
             [sys.executable, "-m", "venv", str(staging)], check=False, capture_output=True, text=True, timeout=300
@@ -163,17 +140,12 @@ def _install(cli: PinnedPypiCli, target: Path) -> None:
             _fail(cli, f"pip install {cli.spec} exited with {done.returncode}", done.stdout, done.stderr)
         shutil.rmtree(staging / "download", ignore_errors=True)
         cli.write_launcher(staging)
-        version = _version_output(cli.launcher(staging))
+        version = version_output(cli.launcher(staging), 120)
         if not cli.version_ok(version):
             _fail(
                 cli, f"installed {cli.spec} but `{cli.binary} --version` printed {version!r}", done.stdout, done.stderr
             )
-        if target.exists():  # a broken or different install: move it aside, then delete it
-            stale = Path(tempfile.mkdtemp(prefix=f".{target.name}.stale.", dir=target.parent))
-            target.rename(stale / "old")
-            shutil.rmtree(stale, ignore_errors=True)
-        staging.chmod(0o755)  # mkdtemp made it private; the installed tree should read like any virtualenv
-        staging.rename(target)
+        put_in_place(staging, target)
     finally:
         shutil.rmtree(staging, ignore_errors=True)
 

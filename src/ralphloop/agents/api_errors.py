@@ -16,13 +16,16 @@ an agent that quotes `rate_limit_error` in code it wrote, or ends on "API Error:
 has not met an API failure. Only the kinds the loop retries after a backoff are read here. A 429 is a short-lived
 rate limit: every 429 of Anthropic's API has the type rate_limit_error, the plan's usage limit included, so callers
 look for the usage limit's own sentence first (limit_text.py). Pure: no I/O; no input makes `classify_line` raise.
+
+The helpers at the end serve every backend's errors.py: the HTTP status a CLI's message states, the transient kind
+a status or the CLI's words state, and the message of a transient kind.
 """
 
 from __future__ import annotations
 
 import json
 import re
-from collections.abc import Mapping
+from collections.abc import Container, Mapping
 from typing import Any
 
 from ralphloop.guards.usage import ANSI_ESCAPE
@@ -133,3 +136,65 @@ def _from_result(event: Mapping[str, Any]) -> tuple[ErrorKind, str] | None:
     if kind is None:
         return None
     return kind, said or f"API error {status or event.get('api_error_type')}"
+
+
+# ---------------------------------------------------------------- for every backend's errors.py
+
+_5XX = range(500, 600)
+
+
+def stated_status(pattern: re.Pattern[str], said: str) -> int | None:
+    """The HTTP status `pattern` finds in a CLI's message (the first of its groups that matched), or None."""
+    found = pattern.search(said)
+    if found is None:
+        return None
+    return int(next(group for group in found.groups() if group is not None))
+
+
+def said_and_status(said: str, pattern: re.Pattern[str]) -> tuple[str, int | None]:
+    """A CLI's message on one line (300 characters at most), and the HTTP status `pattern` finds in that line."""
+    said = one_line(said, 300)
+    return said, stated_status(pattern, said)
+
+
+def unavailable_model(said: str) -> tuple[ErrorKind, str]:
+    """BAD_MODEL, with the fix ralph gives for a model the CLI does not know or cannot use."""
+    return ErrorKind.BAD_MODEL, (
+        f"the model is not available ({said}). Fix: choose another with --model or agent.model in .ralph/config.yaml"
+    )
+
+
+def api_says(api: str, window: str = "a short rate limit") -> dict[ErrorKind, str]:
+    """What the screen says of each transient kind when `api` ("the OpenAI API") failed; `window` names its rate
+    limit, which is not the plan's usage limit."""
+    return {
+        ErrorKind.NETWORK: f"{api} cannot be reached",
+        ErrorKind.OVERLOADED: f"{api} is overloaded or failing",
+        ErrorKind.RATE_LIMITED: f"{api} rate-limited the request ({window}, not the usage limit)",
+    }
+
+
+def transient_kind(
+    status: int | None,
+    said: str,
+    rate: re.Pattern[str],
+    overloaded: re.Pattern[str],
+    network: re.Pattern[str],
+    server: Container[int] = _5XX,
+) -> ErrorKind | None:
+    """The transient kind a failed request's HTTP status or the CLI's words `said` state, in this order: a 429 or
+    `rate`'s words a rate limit; a `server` status (a 5xx) or `overloaded`'s words a failing service; `network`'s
+    words an unreachable one. None: none of these."""
+    if status == 429 or rate.search(said):
+        return _RATE
+    if (status is not None and status in server) or overloaded.search(said):
+        return _SERVER
+    if network.search(said):
+        return ErrorKind.NETWORK
+    return None
+
+
+def transient(says: Mapping[ErrorKind, str], kind: ErrorKind, said: str) -> tuple[ErrorKind, str]:
+    """A transient kind with the line to show: what `says` (a backend's words for its service) tells of it, then
+    what the CLI said. The loop adds "retrying in Ns (attempt n/10)"."""
+    return kind, f"{says[kind]}: {said}"

@@ -1,10 +1,11 @@
 """A CLI's JSON-lines stream as it arrives: chunks of bytes in, whole lines out (Claude Code's stream-json,
-Codex's `exec --json`). A line longer than MAX_LINE_BYTES is dropped whole rather than held in memory."""
+Codex's `exec --json`). A line longer than MAX_LINE_BYTES is dropped whole rather than held in memory.
+JsonLinesParser is what every JSON-lines backend's parser shares: lines in, each JSON object to its `_event`."""
 
 from __future__ import annotations
 
 import json
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from typing import Any
 
 MAX_LINE_BYTES = 16 * 1024 * 1024
@@ -58,3 +59,56 @@ def json_object(line: bytes | bytearray | str) -> dict[str, Any] | None:
     except (ValueError, RecursionError):
         return None
     return value if isinstance(value, dict) else None
+
+
+def log_event(line: str, accepts: Callable[[dict[str, Any]], bool]) -> dict[str, Any] | None:
+    """The CLI's event one line of a saved log holds: a JSON object `accepts` takes; None for any other line
+    (plain output, a `[stderr]` line, another CLI's JSON), which the monitor shows as it is."""
+    if not line.startswith("{"):
+        return None
+    event = json_object(line)
+    return event if event is not None and accepts(event) else None
+
+
+def typed(event: dict[str, Any]) -> bool:
+    """Whether a JSON object has a `type` string, as every event of a JSON-lines CLI does."""
+    return isinstance(event.get("type"), str)
+
+
+class JsonLinesParser:
+    """The skeleton of a JSON-lines backend's parser: `feed` hands each whole line's JSON object to `_event` (a
+    line that is not one is passed over, and so is an object `_wanted` turns down); `_rest` reads the last line,
+    when the stream ended without its newline, before `finish` makes the result. It also keeps the tool errors the
+    result reports: the last KEEP_TOOL_ERRORS, each cut to its last TOOL_ERROR_CHARS characters."""
+
+    KEEP_TOOL_ERRORS = 20  # the last ones matter for "same error"
+    TOOL_ERROR_CHARS = 2000
+
+    def __init__(self) -> None:
+        self._lines = LineBuffer()
+        self.tool_errors: list[str] = []
+
+    def feed(self, data: bytes) -> None:
+        for line in self._lines.lines(data):
+            self._line(line)
+
+    def _line(self, line: bytes | bytearray) -> None:
+        event = json_object(line)
+        if event is not None and self._wanted(event):
+            self._event(event)
+
+    def _wanted(self, event: dict[str, Any]) -> bool:
+        """Whether a JSON object on a line is one of the CLI's events (all are, unless a parser says otherwise)."""
+        return True
+
+    def _event(self, event: dict[str, Any]) -> None:
+        raise NotImplementedError
+
+    def _rest(self) -> None:
+        """Read the stream's last line when it ended without its newline."""
+        for line in self._lines.rest():
+            self._line(line)
+
+    def _tool_error(self, text: str) -> None:
+        self.tool_errors.append(text[-self.TOOL_ERROR_CHARS :])
+        del self.tool_errors[: -self.KEEP_TOOL_ERRORS]

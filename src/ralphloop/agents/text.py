@@ -6,8 +6,9 @@ import os
 import shutil
 import sys
 from datetime import UTC, datetime, tzinfo
+from typing import Any
 
-from ralphloop.agents.api_errors import classify_line
+from ralphloop.agents.api_errors import api_says, classify_line, transient
 from ralphloop.agents.api_errors import last_line as api_last_line
 from ralphloop.agents.limit_text import from_text
 from ralphloop.durations import format_duration
@@ -49,17 +50,7 @@ class TextOutputParser:
         # The usage limit first: its 429 is a rate_limit_error too, but only a wait for the reset helps.
         api = None if limit is not None else api_failure(text, outcome)
         kind, error = api if api is not None else (None, error)
-        return AgentResult(
-            final_text=text,
-            exit_code=outcome.exit_code,
-            duration_s=outcome.duration_s,
-            failed=error is not None,
-            error=error,
-            timed_out=outcome.timed_out,
-            interrupted=outcome.interrupted,
-            usage_limit=limit,
-            error_kind=kind,
-        )
+        return outcome_result(outcome, text, error, usage_limit=limit, error_kind=kind)
 
 
 # How much of a failed agent's stdout is searched for a usage-limit message.
@@ -71,21 +62,16 @@ def api_failure(stdout: str, outcome: ProcessOutcome) -> tuple[ErrorKind, str] |
     message to show; None when it is none. Only the last line of stdout and of stderr is read, exit code 0 or
     not: a CLI ends on its error (Claude Code 2.1.49 with exit 0), while an agent's work that quotes one
     ends on something else. A run stopped by ralph (timeout, Ctrl+C) or never started states nothing."""
-    if outcome.interrupted or outcome.timed_out or outcome.start_error:
+    if ralph_stopped(outcome):
         return None
     for stream in (stdout, outcome.stderr_tail):
         found = classify_line(api_last_line(stream))
         if found is not None:
-            kind, said = found
-            return kind, f"{_SAYS[kind]}: {said}"
+            return transient(_SAYS, *found)
     return None
 
 
-_SAYS = {
-    ErrorKind.RATE_LIMITED: "the agent's API rate-limited the request (a short rate limit, not the usage limit)",
-    ErrorKind.OVERLOADED: "the agent's API is overloaded or failing",
-    ErrorKind.NETWORK: "the agent's API cannot be reached",
-}
+_SAYS = api_says("the agent's API")
 
 
 def limit_in_text(text: str, now: datetime, local: tzinfo) -> UsageLimit | None:
@@ -98,6 +84,27 @@ def limit_in_text(text: str, now: datetime, local: tzinfo) -> UsageLimit | None:
 def local_zone() -> tzinfo:
     """The zone agents print local times in: the process's TZ (CLIs inherit ralph's environment)."""
     return datetime.now().astimezone().tzinfo or UTC
+
+
+def outcome_result(outcome: ProcessOutcome, final_text: str, error: str | None, **fields: Any) -> AgentResult:
+    """The result of a run that ended as `outcome`: its exit, duration and how ralph stopped it, failed when there
+    is an `error` to tell; `fields` are the rest the backend read (model, tokens, error_kind ...)."""
+    return AgentResult(
+        final_text=final_text,
+        exit_code=outcome.exit_code,
+        duration_s=outcome.duration_s,
+        failed=error is not None,
+        error=error,
+        timed_out=outcome.timed_out,
+        interrupted=outcome.interrupted,
+        **fields,
+    )
+
+
+def ralph_stopped(outcome: ProcessOutcome) -> bool:
+    """Whether ralph stopped the run (a timeout, the idle timeout, Ctrl+C) or could not start it: then what the
+    agent printed states no failure of its own."""
+    return outcome.interrupted or outcome.timed_out or bool(outcome.start_error)
 
 
 def describe_failure(outcome: ProcessOutcome) -> str | None:

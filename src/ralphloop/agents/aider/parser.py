@@ -17,7 +17,7 @@ from datetime import UTC, datetime
 from ralphloop.agents.aider import lines
 from ralphloop.agents.aider.errors import classify
 from ralphloop.agents.json_lines import LineBuffer
-from ralphloop.agents.text import KEEP_BYTES, describe_failure
+from ralphloop.agents.text import KEEP_BYTES, describe_failure, outcome_result, ralph_stopped
 from ralphloop.protocols import AgentResult, ErrorKind, ProcessOutcome, TokenUsage
 from ralphloop.textsafe import one_line, strip_terminal_controls
 
@@ -70,7 +70,7 @@ class AiderTextParser:
             return
         found = lines.report(text)
         if found is not None:
-            self.usage = found.usage if self.usage is None else _sum(self.usage, found.usage)
+            self.usage = found.usage if self.usage is None else self.usage + found.usage
             self.replies += 1
             self.cost = found.session_cost if found.session_cost is not None else self.cost
             self._cost_below = found.cost_below
@@ -159,19 +159,15 @@ class AiderTextParser:
         elif error is None and self.replies == 0:
             error = "aider ended without a reply (no usage report: no request got its answer)"
         kind: ErrorKind | None = None
-        stopped = outcome.interrupted or outcome.timed_out or outcome.start_error
+        stopped = ralph_stopped(outcome)
         if failure is not None and said and not stopped:
             found = classify(failure.name, said)
             if found is not None:
                 kind, error = found
-        return AgentResult(
-            final_text=self.final_text(),
-            exit_code=outcome.exit_code,
-            duration_s=outcome.duration_s,
-            failed=error is not None,
-            error=error,
-            timed_out=outcome.timed_out,
-            interrupted=outcome.interrupted,
+        return outcome_result(
+            outcome,
+            self.final_text(),
+            error,
             is_error=bool(said),
             model=self.model or self._asked_model,
             cost_usd=self.cost,
@@ -192,12 +188,3 @@ class AiderTextParser:
                 retrying = any(lines.RETRYING.fullmatch(line) for line in block)
                 return _Failure(found["name"], "\n".join(block), retrying)
         return None
-
-
-def _sum(a: TokenUsage, b: TokenUsage) -> TokenUsage:
-    return TokenUsage(
-        a.input_tokens + b.input_tokens,
-        a.output_tokens + b.output_tokens,
-        a.cache_creation_tokens + b.cache_creation_tokens,
-        a.cache_read_tokens + b.cache_read_tokens,
-    )

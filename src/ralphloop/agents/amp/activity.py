@@ -12,7 +12,8 @@ from __future__ import annotations
 import re
 from typing import Any
 
-from ralphloop.agents.json_lines import json_object
+from ralphloop.agents.fields import block_text, blocks, first_given, labelled, message_lines
+from ralphloop.agents.json_lines import log_event
 from ralphloop.textsafe import one_line
 
 _THREAD_ID = re.compile(r"T-[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}")
@@ -37,39 +38,22 @@ def sniff(events: list[dict[str, Any]]) -> bool:
 
 def tool_activity(block: dict[str, Any]) -> str:
     """ "Bash: pytest -q", "edit_file: /repo/src/app.py": the tool and what it is given, on one line."""
-    name = one_line(str(block.get("name") or "tool"), 60)
-    given = _mapping(block.get("input"))
-    detail = next(
-        (given[key] for key in _DETAIL_KEYS if isinstance(given.get(key), str) and given[key].strip()),
-        "",
-    )
-    return f"{name}: {one_line(detail, 100)}" if detail else name
+    return labelled(one_line(str(block.get("name") or "tool"), 60), first_given(block.get("input"), _DETAIL_KEYS))
 
 
 def readable_lines(line: str) -> list[str] | None:
     """What one Amp stream-json line says, as zero or more lines of text; None when it is not Amp's (plain
     output, a `[stderr]` line, Claude Code's or another CLI's JSON), so the caller shows it as it is."""
-    if not line.startswith("{"):
-        return None
-    event = json_object(line)
-    if event is None or not is_amp(event):
+    event = log_event(line, is_amp)
+    if event is None:
         return None
     kind = event.get("type")
-    message = _mapping(event.get("message"))
-    content = message.get("content")
-    blocks = [block for block in content if isinstance(block, dict)] if isinstance(content, list) else []
     if kind == "assistant":
-        shown: list[str] = []
-        for block in blocks:
-            if block.get("type") == "text" and isinstance(block.get("text"), str):
-                shown += [part for part in block["text"].splitlines() if part.strip()]
-            elif block.get("type") == "tool_use":
-                shown.append(f"⚙ {tool_activity(block)}")
-        return shown
+        return message_lines(event.get("message"), tool_activity)
     if kind == "user":
         return [
             f"✗ tool error: {one_line(block_text(block.get('content')), 200)}"
-            for block in blocks
+            for block in blocks(event.get("message"))
             if block.get("type") == "tool_result" and block.get("is_error") is True
         ]
     if kind == "result":
@@ -77,16 +61,3 @@ def readable_lines(line: str) -> list[str] | None:
             return [f"■ result: error: {one_line(str(event.get('error') or event.get('subtype') or ''), 200)}"]
         return [f"■ result: {one_line(str(event.get('subtype') or 'done'), 40)}"]
     return []
-
-
-def block_text(content: Any) -> str:
-    """A tool result's content: Amp writes a string; a list of text parts is read too."""
-    if isinstance(content, str):
-        return content
-    if isinstance(content, list):
-        return "\n".join(str(part.get("text", "")) for part in content if isinstance(part, dict))
-    return ""
-
-
-def _mapping(value: Any) -> dict[str, Any]:
-    return value if isinstance(value, dict) else {}

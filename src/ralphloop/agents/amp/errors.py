@@ -20,6 +20,7 @@ from __future__ import annotations
 import re
 from datetime import datetime, timedelta
 
+from ralphloop.agents.api_errors import said_and_status, transient, transient_kind
 from ralphloop.guards.usage import UsageLimit, clean_message
 from ralphloop.protocols import ErrorKind
 from ralphloop.textsafe import one_line
@@ -79,11 +80,9 @@ def classify(said: str) -> tuple[ErrorKind, str] | None:
     """The kind of failure `said` (Amp's own error message) states, with a one-line message carrying the fix;
     None when it is none of these (an ordinary failed attempt: the task's problem, not the service's). The free
     tier's limit is USAGE_LIMIT here; `free_tier_limit` gives its reset."""
-    said = one_line(said, 300)
+    said, status = said_and_status(said, _STATUS)
     if not said:
         return None
-    found = _STATUS.search(said)
-    status = int(found["status"]) if found else None
     if status in (401, 403) or _AUTH.search(said):
         return ErrorKind.AUTH, (
             f"Amp cannot authenticate ({said}). Fix: run `amp login`, or set AMP_API_KEY to an access token "
@@ -106,13 +105,8 @@ def classify(said: str) -> tuple[ErrorKind, str] | None:
             f"Amp refused ralph's command line ({said}): this Amp version does not take what ralph passes; "
             "install the version docs/agents.md names"
         )
-    if status == 429 or _RATE.search(said):
-        return _transient(ErrorKind.RATE_LIMITED, said)
-    if (status is not None and 500 <= status < 600) or _OVERLOADED.search(said):
-        return _transient(ErrorKind.OVERLOADED, said)
-    if _NETWORK.search(said):
-        return _transient(ErrorKind.NETWORK, said)
-    return None
+    kind = transient_kind(status, said, _RATE, _OVERLOADED, _NETWORK)
+    return None if kind is None else transient(_TRANSIENT, kind, said)
 
 
 def free_tier_limit(said: str, now: datetime) -> UsageLimit:
@@ -142,7 +136,3 @@ def stderr_error(stderr: str) -> str:
             text = line.removeprefix("Error:").strip()
             return text.removeprefix("error:").strip()  # commander's "Error: error: unknown option '--x'"
     return lines[-1] if lines else ""
-
-
-def _transient(kind: ErrorKind, said: str) -> tuple[ErrorKind, str]:
-    return kind, f"{_TRANSIENT[kind]}: {said}"

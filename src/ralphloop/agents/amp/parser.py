@@ -16,10 +16,11 @@ import re
 from datetime import UTC, datetime
 from typing import Any
 
-from ralphloop.agents.amp.activity import block_text, tool_activity
+from ralphloop.agents.amp.activity import tool_activity
 from ralphloop.agents.amp.errors import approvals_refused, classify, free_tier_limit, stderr_error
-from ralphloop.agents.json_lines import LineBuffer, json_object
-from ralphloop.agents.text import describe_failure
+from ralphloop.agents.fields import block_text, blocks, mapping, text, whole
+from ralphloop.agents.json_lines import JsonLinesParser, json_object
+from ralphloop.agents.text import describe_failure, outcome_result, ralph_stopped
 from ralphloop.guards.usage import UsageLimit
 from ralphloop.protocols import AgentResult, ErrorKind, ProcessOutcome, TokenUsage
 from ralphloop.textsafe import one_line
@@ -27,16 +28,15 @@ from ralphloop.textsafe import one_line
 # Above this, a `user` line (a tool's output) is skimmed, not parsed: json.loads costs several times a line's size.
 SKIM_BYTES = 1024 * 1024
 _USER = re.compile(rb'"type"\s*:\s*"user"')
-_KEEP_TOOL_ERRORS = 20
 _MAX_RESULT_JSON = 256 * 1024  # a longer tool result is not read for its exit code
 _USAGE_KEYS = ("input_tokens", "output_tokens", "cache_creation_input_tokens", "cache_read_input_tokens")
 
 
-class AmpStreamParser:
+class AmpStreamParser(JsonLinesParser):
     """Reads Amp's stream-json events line by line as they arrive; keeps only what the result needs."""
 
     def __init__(self, started_at: datetime | None = None) -> None:
-        self._lines = LineBuffer()
+        super().__init__()
         self._now = started_at or datetime.now(UTC)
         self.session_id = ""
         self.mode: str | None = None
@@ -45,29 +45,22 @@ class AmpStreamParser:
         self.usage: TokenUsage | None = None
         self.messages = 0
         self.stop_reason: str | None = None
-        self.tool_errors: list[str] = []
         self._doing: dict[str, str] = {}  # tool_use id → its activity, until its result comes
 
     def activity(self) -> str | None:
         return next(reversed(self._doing.values()), None) if self._doing else None
 
-    def feed(self, data: bytes) -> None:
-        for line in self._lines.lines(data):
-            self._line(line)
-
     def _line(self, line: bytes | bytearray) -> None:
         if len(line) > SKIM_BYTES and _USER.search(bytes(line[:512])) and b'"is_error":true' not in line:
             self._doing.clear()  # a tool answered; its (successful) output is not needed
             return
-        event = json_object(line)
-        if event is not None:
-            self._event(event)
+        super()._line(line)
 
     def _event(self, event: dict[str, Any]) -> None:
         kind = event.get("type")
         if isinstance(event.get("session_id"), str):
             self.session_id = event["session_id"]
-        message = _mapping(event.get("message"))
+        message = mapping(event.get("message"))
         if kind == "system" and event.get("subtype") == "init":
             mode = event.get("agent_mode")
             self.mode = mode if isinstance(mode, str) and mode else self.mode
@@ -83,11 +76,11 @@ class AmpStreamParser:
         self.messages += 1
         counted = _tokens(message.get("usage"))
         if counted is not None:  # each message's own inference: they add up
-            self.usage = counted if self.usage is None else _sum(self.usage, counted)
+            self.usage = counted if self.usage is None else self.usage + counted
         if isinstance(message.get("stop_reason"), str):
             self.stop_reason = message["stop_reason"]
         texts = []
-        for block in _blocks(message):
+        for block in blocks(message):
             if block.get("type") == "text" and isinstance(block.get("text"), str):
                 texts.append(block["text"])
             elif block.get("type") == "tool_use":
@@ -98,30 +91,28 @@ class AmpStreamParser:
             self.last_text = "\n".join(texts)
 
     def _user(self, message: dict[str, Any]) -> None:
-        for block in _blocks(message):
+        for block in blocks(message):
             if block.get("type") != "tool_result":
                 continue
             self._doing.pop(str(block.get("tool_use_id") or ""), None)
             failure = tool_failure(block)
             if failure is not None:
-                self.tool_errors.append(failure)
-        del self.tool_errors[:-_KEEP_TOOL_ERRORS]
+                self._tool_error(failure)
 
     def finish(self, outcome: ProcessOutcome) -> AgentResult:
-        for line in self._lines.rest():
-            self._line(line)
+        self._rest()
         result = self.result or {}
         is_error = result.get("is_error") is True
-        said = _text(result.get("error")) if is_error else ""
-        final = _text(result.get("result")) if self.result is not None and not is_error else self.last_text
+        said = text(result.get("error")) if is_error else ""
+        final = text(result.get("result")) if self.result is not None and not is_error else self.last_text
         error = describe_failure(outcome)
         if is_error:
-            error = f"Amp reported an error: {one_line(said or _text(result.get('subtype')) or 'error', 300)}"
+            error = f"Amp reported an error: {one_line(said or text(result.get('subtype')) or 'error', 300)}"
         elif self.result is None and error is None:
             error = "Amp ended without a result event"
         kind: ErrorKind | None = None
         limit: UsageLimit | None = None
-        stopped = outcome.interrupted or outcome.timed_out or outcome.start_error
+        stopped = ralph_stopped(outcome)
         if error is not None and not stopped:
             # The CLI's structured error first; its own stderr line second (what it printed before a thread began).
             cli_said = said or stderr_error(outcome.stderr_tail)
@@ -135,14 +126,10 @@ class AmpStreamParser:
                     f"{error}. Amp's stream-json mode cannot ask for approval: allow {', '.join(denied)} in Amp's "
                     "amp.permissions, or run with --permissions all (--dangerously-allow-all)"
                 )
-        return AgentResult(
-            final_text=final,
-            exit_code=outcome.exit_code,
-            duration_s=outcome.duration_s,
-            failed=error is not None,
-            error=error,
-            timed_out=outcome.timed_out,
-            interrupted=outcome.interrupted,
+        return outcome_result(
+            outcome,
+            final,
+            error,
             is_error=is_error,
             model=self.mode,
             tokens=self.usage.all if self.usage else None,
@@ -150,7 +137,7 @@ class AmpStreamParser:
             tool_errors=tuple(self.tool_errors),
             usage_limit=limit,
             usage=self.usage,
-            num_turns=_whole(result.get("num_turns")) or self.messages or None,
+            num_turns=whole(result.get("num_turns")) or self.messages or None,
             session_id=self.session_id or None,
             stop_reason=self.stop_reason,
             error_kind=kind,
@@ -178,33 +165,7 @@ def _tokens(value: Any) -> TokenUsage | None:
     """An assistant message's `usage`, Anthropic's four kinds (Amp leaves a cache field out when it is unknown)."""
     if not isinstance(value, dict):
         return None
-    counts = {key: _whole(value.get(key)) for key in _USAGE_KEYS}
+    counts = {key: whole(value.get(key)) for key in _USAGE_KEYS}
     if all(count is None for count in counts.values()):
         return None
     return TokenUsage(*(max(0, counts[key] or 0) for key in _USAGE_KEYS))
-
-
-def _sum(a: TokenUsage, b: TokenUsage) -> TokenUsage:
-    return TokenUsage(
-        a.input_tokens + b.input_tokens,
-        a.output_tokens + b.output_tokens,
-        a.cache_creation_tokens + b.cache_creation_tokens,
-        a.cache_read_tokens + b.cache_read_tokens,
-    )
-
-
-def _blocks(message: dict[str, Any]) -> list[dict[str, Any]]:
-    content = message.get("content")
-    return [block for block in content if isinstance(block, dict)] if isinstance(content, list) else []
-
-
-def _mapping(value: Any) -> dict[str, Any]:
-    return value if isinstance(value, dict) else {}
-
-
-def _text(value: Any) -> str:
-    return value if isinstance(value, str) else ""
-
-
-def _whole(value: Any) -> int | None:
-    return int(value) if isinstance(value, int) and not isinstance(value, bool) else None

@@ -8,23 +8,18 @@ from __future__ import annotations
 
 from typing import Any
 
-from ralphloop.agents.json_lines import json_object
+from ralphloop.agents.fields import block_text, blocks, first_given, labelled, message_lines
+from ralphloop.agents.json_lines import log_event, typed
 from ralphloop.textsafe import one_line
 
 
 def tool_activity(block: dict[str, Any]) -> str:
     """ "Bash: pytest -q", "Write: src/app.py": the tool and what it is given, on one line."""
-    name = str(block.get("name") or "tool")
-    given = mapping(block.get("input"))
-    detail = next(
-        (
-            given[key]
-            for key in ("command", "file_path", "path", "pattern", "url", "description", "prompt")
-            if isinstance(given.get(key), str) and given[key].strip()
-        ),
-        "",
-    )
-    return f"{name}: {one_line(detail, 100)}" if detail else name
+    return labelled(str(block.get("name") or "tool"), first_given(block.get("input"), _DETAIL_KEYS))
+
+
+# The input keys that say what a tool works on, in the order they are looked for.
+_DETAIL_KEYS = ("command", "file_path", "path", "pattern", "url", "description", "prompt")
 
 
 def sniff(events: list[dict[str, Any]]) -> bool:
@@ -38,29 +33,17 @@ _STREAM_EVENTS = frozenset({"system", "assistant", "user", "stream_event", "rate
 def readable_lines(line: str) -> list[str] | None:
     """What one stream-json line says, as zero or more lines of text; None when it is not stream-json
     (plain output, a `[stderr]` line), so the caller shows it as it is."""
-    if not line.startswith("{"):
-        return None
-    event = json_object(line)
-    if event is None or not isinstance(event.get("type"), str):
+    event = log_event(line, typed)
+    if event is None:
         return None
     kind = event["type"]
     if kind == "assistant":
-        shown = []
-        content = mapping(event.get("message")).get("content")
-        for block in content if isinstance(content, list) else ():
-            if not isinstance(block, dict):
-                continue
-            if block.get("type") == "text" and isinstance(block.get("text"), str):
-                shown += [part for part in block["text"].splitlines() if part.strip()]
-            elif block.get("type") == "tool_use":
-                shown.append(f"⚙ {tool_activity(block)}")
-        return shown
+        return message_lines(event.get("message"), tool_activity)
     if kind == "user":
-        content = mapping(event.get("message")).get("content")
         errors = [
             block
-            for block in (content if isinstance(content, list) else ())
-            if isinstance(block, dict) and block.get("type") == "tool_result" and block.get("is_error")
+            for block in blocks(event.get("message"))
+            if block.get("type") == "tool_result" and block.get("is_error")
         ]
         return [f"✗ tool error: {one_line(block_text(block.get('content')), 200)}" for block in errors]
     if kind == "result":
@@ -71,17 +54,3 @@ def readable_lines(line: str) -> list[str] | None:
     if kind == "system" and event.get("subtype") == "api_retry":
         return [f"⚠ API retry {event.get('attempt')}/{event.get('max_retries')}"]
     return []
-
-
-def mapping(value: Any) -> dict[str, Any]:
-    """`value` when it is a JSON object, else an empty one: stream events are read defensively."""
-    return value if isinstance(value, dict) else {}
-
-
-def block_text(content: Any) -> str:
-    """The text of a message block's content: a string, or a list of text parts."""
-    if isinstance(content, str):
-        return content
-    if isinstance(content, list):
-        return "\n".join(str(part.get("text", "")) for part in content if isinstance(part, dict))
-    return ""

@@ -11,7 +11,7 @@ from __future__ import annotations
 import re
 from dataclasses import dataclass
 
-from ralphloop.agents.api_errors import classify_line, last_line, sentence_kind
+from ralphloop.agents.api_errors import api_says, classify_line, last_line, sentence_kind, transient
 from ralphloop.protocols import ErrorKind
 from ralphloop.textsafe import one_line
 
@@ -86,27 +86,19 @@ def classify(facts: Facts) -> tuple[ErrorKind, str] | None:
             "or a full name) or agent.model in .ralph/config.yaml"
         )
     if facts.api_error == "connection_failed" or _NETWORK_TEXT.search(said):
-        return _transient(ErrorKind.NETWORK, said or facts.api_error)
+        return transient(_TRANSIENT, ErrorKind.NETWORK, said or facts.api_error)
     if status == 529 or kind == "overloaded_error" or (status is not None and 500 <= status < 600):
-        return _transient(ErrorKind.OVERLOADED, said or str(status))
+        return transient(_TRANSIENT, ErrorKind.OVERLOADED, said or str(status))
     # A usage limit is a 429 rate_limit_error too: the parser has ruled it out (its event, its sentence) by now.
     if status == 429 or code == "rate_limit" or kind == "rate_limit_error":
-        return _transient(ErrorKind.RATE_LIMITED, said or str(status))
+        return transient(_TRANSIENT, ErrorKind.RATE_LIMITED, said or str(status))
     if code == "server_error":
-        return _transient(ErrorKind.OVERLOADED, said or code)
+        return transient(_TRANSIENT, ErrorKind.OVERLOADED, said or code)
     return _stated(said, facts.stderr)
 
 
 # What the screen says of each transient kind: the loop adds "retrying in Ns (attempt n/10)".
-_TRANSIENT = {
-    ErrorKind.NETWORK: "the Anthropic API cannot be reached",
-    ErrorKind.OVERLOADED: "the Anthropic API is overloaded or failing",
-    ErrorKind.RATE_LIMITED: "the Anthropic API rate-limited the request (a short rate limit, not the usage limit)",
-}
-
-
-def _transient(kind: ErrorKind, said: str) -> tuple[ErrorKind, str]:
-    return kind, f"{_TRANSIENT[kind]}: {said}"
+_TRANSIENT = api_says("the Anthropic API")
 
 
 def _stated(said: str, stderr: str) -> tuple[ErrorKind, str] | None:
@@ -119,9 +111,9 @@ def _stated(said: str, stderr: str) -> tuple[ErrorKind, str] | None:
     if kind is None and _RATE_TEXT.search(said):
         kind = ErrorKind.RATE_LIMITED
     if kind is not None:
-        return _transient(kind, said)
+        return transient(_TRANSIENT, kind, said)
     found = classify_line(last_line(stderr))
-    return _transient(*found) if found is not None else None
+    return transient(_TRANSIENT, *found) if found is not None else None
 
 
 def _said(facts: Facts) -> str:

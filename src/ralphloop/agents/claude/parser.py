@@ -14,12 +14,13 @@ from dataclasses import replace
 from datetime import UTC, datetime
 from typing import Any
 
-from ralphloop.agents.claude.activity import block_text, mapping, tool_activity
+from ralphloop.agents.claude.activity import tool_activity
 from ralphloop.agents.claude.errors import Facts, classify
 from ralphloop.agents.claude.limit_events import from_claude_event
-from ralphloop.agents.claude.result_fields import denials, model_used, number, string, token_usage, whole
-from ralphloop.agents.json_lines import LineBuffer, json_object
-from ralphloop.agents.text import describe_failure, limit_in_text, local_zone
+from ralphloop.agents.claude.result_fields import denials, model_used, number, string, token_usage
+from ralphloop.agents.fields import block_text, blocks, mapping, whole
+from ralphloop.agents.json_lines import JsonLinesParser
+from ralphloop.agents.text import describe_failure, limit_in_text, local_zone, outcome_result
 from ralphloop.guards.usage import LimitWarning, UsageLimit
 from ralphloop.protocols import AgentResult, ErrorKind, ProcessOutcome
 from ralphloop.textsafe import one_line
@@ -31,20 +32,15 @@ _ASSISTANT = re.compile(rb'"type"\s*:\s*"assistant"')
 _TOOL_NAME = re.compile(rb'"type"\s*:\s*"tool_use"\s*,\s*"id"\s*:\s*"[^"]*"\s*,\s*"name"\s*:\s*"([^"]{1,100})"')
 
 
-# Tool errors kept per iteration (the last ones matter for "same error").
-_KEEP_TOOL_ERRORS = 20
-
-
-class StreamJsonParser:
+class StreamJsonParser(JsonLinesParser):
     """Reads stream-json events line by line as they arrive; keeps only what the result needs."""
 
     def __init__(self, started_at: datetime | None = None, *, max_turns: int | None = None) -> None:
-        self._lines = LineBuffer()
+        super().__init__()
         self.result: dict[str, Any] | None = None
         self.last_text = ""
         self.session_id = ""
         self.model: str | None = None
-        self.tool_errors: list[str] = []
         self.usage_limit: UsageLimit | None = None
         self.limit_warning: LimitWarning | None = None
         self.error_code = ""  # the last synthetic assistant event's `error`
@@ -58,16 +54,10 @@ class StreamJsonParser:
     def activity(self) -> str | None:
         return self._activity
 
-    def feed(self, data: bytes) -> None:
-        for line in self._lines.lines(data):
-            self._line(line)
-
     def _line(self, line: bytes | bytearray) -> None:
         if len(line) > SKIM_BYTES and self._skimmed(line):
             return
-        event = json_object(line)
-        if event is not None:
-            self._event(event)
+        super()._line(line)
 
     def _skimmed(self, line: bytes | bytearray) -> bool:
         """Read what matters from a huge tool event without parsing it: json.loads of a line costs 3 to 9
@@ -113,14 +103,10 @@ class StreamJsonParser:
             self.model = model
         if event.get("error") or event.get("is_api_error_message"):
             self.error_code = str(event.get("error") or "")
-            status = event.get("api_error_status")
-            self.api_status = status if isinstance(status, int) and not isinstance(status, bool) else None
+            self.api_status = whole(event.get("api_error_status"))
             self.api_type = str(event.get("api_error_type") or "")
-        content = message.get("content") or []
         texts = []
-        for block in content if isinstance(content, list) else ():
-            if not isinstance(block, dict):
-                continue
+        for block in blocks(message):
             if block.get("type") == "text":
                 texts.append(str(block.get("text", "")))
             elif block.get("type") == "tool_use":
@@ -129,15 +115,13 @@ class StreamJsonParser:
             self.last_text = "\n".join(texts)
 
     def _tool_errors(self, event: dict[str, Any]) -> None:
-        content = mapping(event.get("message")).get("content")
-        for block in content if isinstance(content, list) else ():
-            if isinstance(block, dict) and block.get("type") == "tool_result" and block.get("is_error"):
-                self.tool_errors.append(block_text(block.get("content"))[:2000])
-        del self.tool_errors[:-_KEEP_TOOL_ERRORS]
+        for block in blocks(event.get("message")):
+            if block.get("type") == "tool_result" and block.get("is_error"):
+                self.tool_errors.append(block_text(block.get("content"))[: self.TOOL_ERROR_CHARS])
+        del self.tool_errors[: -self.KEEP_TOOL_ERRORS]
 
     def finish(self, outcome: ProcessOutcome) -> AgentResult:
-        for line in self._lines.rest():
-            self._line(line)
+        self._rest()
         result = self.result or {}
         text = result.get("result") if isinstance(result.get("result"), str) else self.last_text
         error = describe_failure(outcome)
@@ -155,14 +139,10 @@ class StreamJsonParser:
         if (error is not None or is_error) and not (outcome.interrupted or outcome.timed_out):
             kind, error = self._classified(result, said if is_error else "", outcome, limit, error)
         counts = token_usage(result.get("usage"))
-        return AgentResult(
-            final_text=text or "",
-            exit_code=outcome.exit_code,
-            duration_s=outcome.duration_s,
-            failed=error is not None,
-            error=error,
-            timed_out=outcome.timed_out,
-            interrupted=outcome.interrupted,
+        return outcome_result(
+            outcome,
+            text or "",
+            error,
             is_error=is_error,
             model=model_used(result) or self.model,
             cost_usd=number(result.get("total_cost_usd")),
@@ -188,14 +168,14 @@ class StreamJsonParser:
     ) -> tuple[ErrorKind | None, str | None]:
         if limit is not None:
             return ErrorKind.USAGE_LIMIT, error
-        status = result.get("api_error_status")
+        status = whole(result.get("api_error_status"))
         facts = Facts(
             text=text,  # only an is_error result's text: otherwise it is the agent's prose
             subtype=string(result.get("subtype")) or "",
             errors=tuple(str(item) for item in result.get("errors") or () if item),
             error_code=self.error_code,
             api_error=string(result.get("api_error")) or "",
-            api_status=status if isinstance(status, int) and not isinstance(status, bool) else self.api_status,
+            api_status=self.api_status if status is None else status,
             api_type=string(result.get("api_error_type")) or self.api_type,
             stderr=outcome.stderr_tail,
             max_turns=self._max_turns,

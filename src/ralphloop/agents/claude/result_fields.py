@@ -7,7 +7,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from ralphloop.agents.claude.activity import mapping
+from ralphloop.agents.fields import mapping, whole
 from ralphloop.protocols import TokenUsage
 
 # Anthropic's four token kinds, as the result's `usage` spells them, in TokenUsage's order.
@@ -58,11 +58,6 @@ def denials(value: Any) -> tuple[str, ...]:
 def number(value: Any) -> float | None:
     """A JSON number (never a bool) as a float, else None."""
     return float(value) if isinstance(value, int | float) and not isinstance(value, bool) else None
-
-
-def whole(value: Any) -> int | None:
-    """A JSON integer (never a bool), else None."""
-    return int(value) if isinstance(value, int) and not isinstance(value, bool) else None
 
 
 def string(value: Any) -> str | None:

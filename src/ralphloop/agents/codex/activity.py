@@ -9,7 +9,8 @@ from __future__ import annotations
 import re
 from typing import Any
 
-from ralphloop.agents.json_lines import json_object
+from ralphloop.agents.fields import mapping, text_lines
+from ralphloop.agents.json_lines import log_event
 from ralphloop.textsafe import one_line
 
 # Codex runs each command as `/bin/bash -lc '<command>'`: show the command.
@@ -55,26 +56,27 @@ def sniff(events: list[dict[str, Any]]) -> bool:
     return any(str(event.get("type", "")).startswith(("thread.", "turn.", "item.")) for event in events)
 
 
+def _is_codex(event: dict[str, Any]) -> bool:
+    kind = event.get("type")
+    return isinstance(kind, str) and (kind.startswith(("thread.", "turn.", "item.")) or kind == "error")
+
+
 def readable_lines(line: str) -> list[str] | None:
     """What one `codex exec --json` line says, as zero or more lines of text; None when it is not one
     (plain output, a `[stderr]` line, another CLI's JSON), so the caller shows it as it is."""
-    if not line.startswith("{"):
-        return None
-    event = json_object(line)
-    if event is None or not isinstance(event.get("type"), str):
+    event = log_event(line, _is_codex)
+    if event is None:
         return None
     kind = event["type"]
-    if not kind.startswith(("thread.", "turn.", "item.")) and kind != "error":
-        return None
     if kind == "item.completed" and isinstance(event.get("item"), dict):
         return _item_lines(event["item"])
     if kind == "turn.completed":
-        usage = _mapping(event.get("usage"))
+        usage = mapping(event.get("usage"))
         numbers = [usage.get(key) for key in ("input_tokens", "output_tokens")]
         said = " · ".join(f"{n:,} {word}" for n, word in zip(numbers, ("in", "out"), strict=True) if isinstance(n, int))
         return [f"■ turn completed{': ' + said if said else ''}"]
     if kind == "turn.failed":
-        error = _mapping(event.get("error"))
+        error = mapping(event.get("error"))
         return [f"✗ turn failed: {one_line(str(error.get('message') or ''), 200)}"]
     if kind == "error":
         return [f"⚠ {one_line(str(event.get('message') or ''), 200)}"]
@@ -84,7 +86,7 @@ def readable_lines(line: str) -> list[str] | None:
 def _item_lines(item: dict[str, Any]) -> list[str]:
     kind = item.get("type")
     if kind == "agent_message" and isinstance(item.get("text"), str):
-        return [part for part in item["text"].splitlines() if part.strip()]
+        return text_lines(item["text"])
     if kind == "error":
         return [f"⚠ {one_line(str(item.get('message') or ''), 200)}"]
     if kind == "reasoning":
@@ -95,7 +97,3 @@ def _item_lines(item: dict[str, Any]) -> list[str]:
     code = item.get("exit_code")
     failed = kind == "command_execution" and isinstance(code, int) and code != 0
     return [f"{'✗' if failed else '⚙'} {doing}{f' (exit {code})' if failed else ''}"]
-
-
-def _mapping(value: Any) -> dict[str, Any]:
-    return value if isinstance(value, dict) else {}

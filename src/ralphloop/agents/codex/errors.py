@@ -11,8 +11,8 @@ from __future__ import annotations
 
 import re
 
+from ralphloop.agents.api_errors import api_says, said_and_status, transient, transient_kind, unavailable_model
 from ralphloop.protocols import ErrorKind
-from ralphloop.textsafe import one_line
 
 _STATUS = re.compile(r"(?:unexpected status|last status:)\s*(?P<status>\d{3})\b", re.IGNORECASE)
 _AUTH = re.compile(
@@ -36,21 +36,15 @@ _NETWORK = re.compile(
     re.IGNORECASE,
 )
 
-_TRANSIENT = {
-    ErrorKind.NETWORK: "the OpenAI API cannot be reached",
-    ErrorKind.OVERLOADED: "the OpenAI API is overloaded or failing",
-    ErrorKind.RATE_LIMITED: "the OpenAI API rate-limited the request (a short rate limit, not the usage limit)",
-}
+_TRANSIENT = api_says("the OpenAI API")
 
 
 def classify(said: str) -> tuple[ErrorKind, str] | None:
     """The kind of failure `said` (Codex's own last error message) states, with a one-line message carrying the
     fix; None when it is none of these (an ordinary failed attempt: the task's problem, not the service's)."""
-    said = one_line(said, 300)
+    said, status = said_and_status(said, _STATUS)
     if not said:
         return None
-    found = _STATUS.search(said)
-    status = int(found["status"]) if found else None
     if status in (401, 403) or _AUTH.search(said):
         return ErrorKind.AUTH, (
             f"Codex cannot authenticate ({said}). Fix: run `codex login`, or set OPENAI_API_KEY "
@@ -62,18 +56,6 @@ def classify(said: str) -> tuple[ErrorKind, str] | None:
             "platform.openai.com, or log in with a ChatGPT plan"
         )
     if (status == 404 and "model" in said.lower()) or _MODEL.search(said):
-        return ErrorKind.BAD_MODEL, (
-            f"the model is not available ({said}). Fix: choose another with --model or agent.model in "
-            ".ralph/config.yaml"
-        )
-    if status == 429 or _RATE.search(said):
-        return _transient(ErrorKind.RATE_LIMITED, said)
-    if (status is not None and 500 <= status < 600) or _OVERLOADED.search(said):
-        return _transient(ErrorKind.OVERLOADED, said)
-    if _NETWORK.search(said):
-        return _transient(ErrorKind.NETWORK, said)
-    return None
-
-
-def _transient(kind: ErrorKind, said: str) -> tuple[ErrorKind, str]:
-    return kind, f"{_TRANSIENT[kind]}: {said}"
+        return unavailable_model(said)
+    kind = transient_kind(status, said, _RATE, _OVERLOADED, _NETWORK)
+    return None if kind is None else transient(_TRANSIENT, kind, said)

@@ -19,24 +19,24 @@ from ralphloop.agents.codex import session_file
 from ralphloop.agents.codex.activity import item_activity
 from ralphloop.agents.codex.errors import classify
 from ralphloop.agents.codex.prices import cost_usd
-from ralphloop.agents.json_lines import LineBuffer, json_object
+from ralphloop.agents.fields import whole
+from ralphloop.agents.json_lines import JsonLinesParser
 from ralphloop.agents.limit_text import from_text
-from ralphloop.agents.text import describe_failure
+from ralphloop.agents.text import describe_failure, outcome_result, ralph_stopped
 from ralphloop.guards.usage import UsageLimit
 from ralphloop.protocols import AgentResult, ErrorKind, ProcessOutcome, TokenUsage
 from ralphloop.textsafe import one_line
 
 _RETRYING = "Reconnecting..."
-_KEEP_TOOL_ERRORS = 20
 
 
-class CodexJsonParser:
+class CodexJsonParser(JsonLinesParser):
     """Reads `codex exec --json` events line by line as they arrive; keeps only what the result needs."""
 
     def __init__(
         self, started_at: datetime | None = None, *, model: str | None = None, codex_home: Path | None = None
     ) -> None:
-        self._lines = LineBuffer()
+        super().__init__()
         self._now = started_at or datetime.now(UTC)
         self._asked_model = model
         self._home = codex_home  # None: the session file is not read (a saved log)
@@ -46,20 +46,10 @@ class CodexJsonParser:
         self.turns = 0
         self.failure = ""  # turn.failed's message, else the last error event that is not a retry
         self.retrying = ""  # the last "Reconnecting..." message: what a run that never ended was waiting for
-        self.tool_errors: list[str] = []
         self._doing: dict[str, str] = {}  # item id → its activity, while it runs
 
     def activity(self) -> str | None:
         return next(reversed(self._doing.values()), None) if self._doing else None
-
-    def feed(self, data: bytes) -> None:
-        for line in self._lines.lines(data):
-            self._line(line)
-
-    def _line(self, line: bytes | bytearray) -> None:
-        event = json_object(line)
-        if event is not None:
-            self._event(event)
 
     def _event(self, event: dict[str, Any]) -> None:
         kind = event.get("type")
@@ -71,7 +61,7 @@ class CodexJsonParser:
             self.turns += 1
             counted = _tokens(event.get("usage"))
             if counted is not None:
-                self.usage = counted if self.usage is None else _sum(self.usage, counted)
+                self.usage = counted if self.usage is None else self.usage + counted
         elif kind == "turn.failed":
             error = event.get("error")
             message = error.get("message") if isinstance(error, dict) else None
@@ -92,8 +82,7 @@ class CodexJsonParser:
             code = item.get("exit_code")
             if item.get("type") == "command_execution" and isinstance(code, int) and code != 0:
                 output = item.get("aggregated_output")
-                self.tool_errors.append((output if isinstance(output, str) else f"exit {code}")[-2000:])
-                del self.tool_errors[:-_KEEP_TOOL_ERRORS]
+                self._tool_error(output if isinstance(output, str) else f"exit {code}")
             return
         doing = item_activity(item)
         if doing is not None:
@@ -101,8 +90,7 @@ class CodexJsonParser:
             self._doing[ident] = doing
 
     def finish(self, outcome: ProcessOutcome) -> AgentResult:
-        for line in self._lines.rest():
-            self._line(line)
+        self._rest()
         error = describe_failure(outcome)
         said = self.failure
         if said:
@@ -114,7 +102,7 @@ class CodexJsonParser:
         facts = self._session()
         limit: UsageLimit | None = None
         kind: ErrorKind | None = None
-        if error is not None and not (outcome.interrupted or outcome.timed_out or outcome.start_error):
+        if error is not None and not ralph_stopped(outcome):
             # Codex prints the reset in its local time: ralph runs it with TZ=UTC.
             limit = from_text(f"{said}\n{outcome.stderr_tail}", self._now, UTC) if said or outcome.stderr_tail else None
             if limit is not None and facts.resets_at is not None:
@@ -126,14 +114,10 @@ class CodexJsonParser:
                 if found is not None:
                     kind, error = found
         model = facts.model or self._asked_model
-        return AgentResult(
-            final_text=self.final_text,
-            exit_code=outcome.exit_code,
-            duration_s=outcome.duration_s,
-            failed=error is not None,
-            error=error,
-            timed_out=outcome.timed_out,
-            interrupted=outcome.interrupted,
+        return outcome_result(
+            outcome,
+            self.final_text,
+            error,
             is_error=bool(said),
             model=model,
             cost_usd=cost_usd(model, self.usage),
@@ -158,28 +142,15 @@ def _tokens(value: Any) -> TokenUsage | None:
     counts apart as cache reads; reasoning tokens are inside `output_tokens` already."""
     if not isinstance(value, dict):
         return None
-    counts = {key: _whole(value.get(key)) for key in ("input_tokens", "cached_input_tokens", "output_tokens")}
+    counts = {key: whole(value.get(key)) for key in ("input_tokens", "cached_input_tokens", "output_tokens")}
     if all(count is None for count in counts.values()):
         return None
     total_in = counts["input_tokens"] or 0
     cached = min(counts["cached_input_tokens"] or 0, total_in)
-    written = _whole(value.get("cache_write_input_tokens")) or 0
+    written = whole(value.get("cache_write_input_tokens")) or 0
     return TokenUsage(
         input_tokens=max(0, total_in - cached - written),
         output_tokens=max(0, counts["output_tokens"] or 0),
         cache_creation_tokens=max(0, min(written, total_in - cached)),
         cache_read_tokens=max(0, cached),
     )
-
-
-def _sum(a: TokenUsage, b: TokenUsage) -> TokenUsage:
-    return TokenUsage(
-        a.input_tokens + b.input_tokens,
-        a.output_tokens + b.output_tokens,
-        a.cache_creation_tokens + b.cache_creation_tokens,
-        a.cache_read_tokens + b.cache_read_tokens,
-    )
-
-
-def _whole(value: Any) -> int | None:
-    return int(value) if isinstance(value, int) and not isinstance(value, bool) else None

@@ -8,7 +8,8 @@ from __future__ import annotations
 
 from typing import Any
 
-from ralphloop.agents.json_lines import json_object
+from ralphloop.agents.fields import first_given, labelled, mapping, text_lines
+from ralphloop.agents.json_lines import log_event
 from ralphloop.textsafe import one_line
 
 # Copilot 1.0.102's built-in tools (its request's `tools`, per model family) and how ralph names what they do.
@@ -41,14 +42,10 @@ def tool_activity(name: Any, arguments: Any) -> str:
     """ "Shell: pytest -q", "Edit: /repo/src/app.py": a tool and what it is given, on one line."""
     tool = str(name or "tool")
     verb = _VERBS.get(tool, tool)
-    given = arguments if isinstance(arguments, dict) else {}
-    detail = next(
-        (given[key] for key in _DETAIL_KEYS if isinstance(given.get(key), str) and given[key].strip()),
-        "",
-    )
+    detail = first_given(arguments, _DETAIL_KEYS)
     if tool == "apply_patch" and isinstance(arguments, str):
         detail = _patched_files(arguments)
-    return f"{verb}: {one_line(detail, 100)}" if detail else verb
+    return labelled(verb, detail)
 
 
 def _patched_files(patch: str) -> str:
@@ -79,16 +76,14 @@ def sniff(events: list[dict[str, Any]]) -> bool:
 def readable_lines(line: str) -> list[str] | None:
     """What one Copilot JSON line says, as zero or more lines of text; None when it is not one (plain output,
     a `[stderr]` line, another CLI's JSON), so the caller shows it as it is."""
-    if not line.startswith("{"):
-        return None
-    event = json_object(line)
-    if event is None or not is_copilot_event(event):
+    event = log_event(line, is_copilot_event)
+    if event is None:
         return None
     kind = event["type"]
-    data = _mapping(event.get("data"))
+    data = mapping(event.get("data"))
     if kind == "assistant.message":
         content = data.get("content")
-        return [part for part in content.splitlines() if part.strip()] if isinstance(content, str) else []
+        return text_lines(content) if isinstance(content, str) else []
     if kind == "tool.execution_start":
         return [f"⚙ {tool_activity(data.get('toolName'), data.get('arguments'))}"]
     if kind == "tool.execution_complete":
@@ -107,15 +102,11 @@ def readable_lines(line: str) -> list[str] | None:
 
 def _completed(data: dict[str, Any]) -> list[str]:
     """A finished tool call, shown only when it failed or was refused."""
-    error = _mapping(data.get("error"))
+    error = mapping(data.get("error"))
     if data.get("success") is False:
         word = "refused" if error.get("code") == "denied" else "failed"
         return [f"✗ tool {word}: {one_line(str(error.get('message') or ''), 160)}"]
-    code = _mapping(data.get("shellExecution")).get("exitCode")
+    code = mapping(data.get("shellExecution")).get("exitCode")
     if isinstance(code, int) and code != 0:
         return [f"✗ command exited {code}"]
     return []
-
-
-def _mapping(value: Any) -> dict[str, Any]:
-    return value if isinstance(value, dict) else {}

@@ -22,6 +22,7 @@ from dataclasses import dataclass
 from datetime import UTC, datetime, timedelta
 from typing import Final
 
+from ralphloop.agents.api_errors import api_says, stated_status, transient, unavailable_model
 from ralphloop.guards.reset_time import DURATION_TEXT, RESET_TEXT, parse_reset
 from ralphloop.guards.usage import UsageLimit, clean_message
 from ralphloop.protocols import ErrorKind
@@ -93,9 +94,8 @@ class Verdict:
 
 
 _TRANSIENT = {
+    **api_says("Copilot's model API"),
     ErrorKind.NETWORK: "the Copilot service (or the custom provider) cannot be reached",
-    ErrorKind.OVERLOADED: "Copilot's model API is overloaded or failing",
-    ErrorKind.RATE_LIMITED: "Copilot's model API rate-limited the request (a short rate limit, not the usage limit)",
 }
 
 
@@ -106,7 +106,7 @@ def classify(error: CopilotError, now: datetime) -> Verdict | None:
     if not said:
         return None
     kind = error.error_type
-    status = error.status if error.status is not None else _status(said)
+    status = error.status if error.status is not None else stated_status(_STATUS, said)
     if kind in ("authentication", "authorization") or status in (401, 403) or _AUTH.search(said):
         return Verdict(ErrorKind.AUTH, f"Copilot cannot authenticate ({said}). Fix: {_LOGIN}")
     if kind == "policy":
@@ -116,17 +116,13 @@ def classify(error: CopilotError, now: datetime) -> Verdict | None:
     if kind == "quota" or status == 402 or "quota" in error.code or _QUOTA.search(said):
         return _quota(error, said, now)
     if (status == 404 and "model" in said.lower()) or _MODEL.search(said):
-        return Verdict(
-            ErrorKind.BAD_MODEL,
-            f"the model is not available ({said}). Fix: choose another with --model or agent.model in "
-            ".ralph/config.yaml",
-        )
+        return Verdict(*unavailable_model(said))
     if kind == "context_limit":
         return None  # the conversation outgrew the model: this attempt failed, a fresh one may not
     if (status is not None and 500 <= status < 600) or (status is None and _OVERLOADED.search(said)):
-        return _transient(ErrorKind.OVERLOADED, said)
+        return Verdict(*transient(_TRANSIENT, ErrorKind.OVERLOADED, said))
     if _NETWORK.search(said):
-        return _transient(ErrorKind.NETWORK, said)
+        return Verdict(*transient(_TRANSIENT, ErrorKind.NETWORK, said))
     return None
 
 
@@ -144,7 +140,7 @@ def _rate_limit(error: CopilotError, said: str, now: datetime) -> Verdict:
     if (resets_at is not None and resets_at - now > SHORT_WAIT) or lasting:
         limit = UsageLimit("copilot", _limit_message(said), resets_at, lasting, "session_error")
         return Verdict(ErrorKind.USAGE_LIMIT, f"Copilot's usage limit: {said}", limit)
-    return _transient(ErrorKind.RATE_LIMITED, said)
+    return Verdict(*transient(_TRANSIENT, ErrorKind.RATE_LIMITED, said))
 
 
 def _quota(error: CopilotError, said: str, now: datetime) -> Verdict:
@@ -174,14 +170,3 @@ def reset_in(said: str, now: datetime) -> datetime | None:
 def _limit_message(said: str) -> str:
     """The limit as users read it: the service's sentence without the HTTP status Copilot puts first."""
     return clean_message(re.sub(r"^[1-5]\d\d\s+", "", said))
-
-
-def _status(said: str) -> int | None:
-    found = _STATUS.search(said)
-    if found is None:
-        return None
-    return int(found["status"] or found["last"])
-
-
-def _transient(kind: ErrorKind, said: str) -> Verdict:
-    return Verdict(kind, f"{_TRANSIENT[kind]}: {said}")

@@ -17,23 +17,24 @@ from typing import Any
 from ralphloop.agents.copilot import usage_file
 from ralphloop.agents.copilot.activity import tool_activity
 from ralphloop.agents.copilot.errors import CopilotError, Verdict, classify
-from ralphloop.agents.json_lines import LineBuffer, json_object
-from ralphloop.agents.text import describe_failure
+from ralphloop.agents.fields import text, whole
+from ralphloop.agents.json_lines import JsonLinesParser, typed
+from ralphloop.agents.text import describe_failure, outcome_result, ralph_stopped
 from ralphloop.protocols import AgentResult, ErrorKind, ProcessOutcome
 from ralphloop.textsafe import one_line
 
-_KEEP = 20  # tool errors and refusals kept (the "same error" fingerprint needs the last few)
+_KEEP = 20  # refusals kept (the "same error" fingerprint needs the last few), and tools in progress
 _NOT_TERMINAL = ("model_call", "hook")  # session.error types the CLI itself does not fail on
 _BLOCKING_WARNINGS = ("policy_blocked", "compaction_static_context_blocked")
 
 
-class CopilotJsonParser:
+class CopilotJsonParser(JsonLinesParser):
     """Reads Copilot's JSON events line by line as they arrive; keeps only what the result needs."""
 
     def __init__(
         self, started_at: datetime | None = None, *, model: str | None = None, usage_path: str | None = None
     ) -> None:
-        self._lines = LineBuffer()
+        super().__init__()
         self._now = started_at or datetime.now(UTC)
         self._asked_model = model
         self._usage_path = usage_path  # None: no usage file (a saved log)
@@ -44,7 +45,6 @@ class CopilotJsonParser:
         self.error: CopilotError | None = None  # the last terminal error event
         self.result: dict[str, Any] | None = None
         self.retrying = ""  # the last "Retrying..." notice: what a run that never ended was waiting for
-        self.tool_errors: list[str] = []
         self.denials: list[str] = []
         self._code = ""  # the last failed model call's service code (a custom provider's session.error has none)
         self._tools: dict[str, str] = {}  # tool call id → its activity, while it runs
@@ -52,16 +52,11 @@ class CopilotJsonParser:
     def activity(self) -> str | None:
         return next(reversed(self._tools.values()), None) if self._tools else None
 
-    def feed(self, data: bytes) -> None:
-        for line in self._lines.lines(data):
-            self._line(line)
+    def _wanted(self, event: dict[str, Any]) -> bool:
+        return typed(event)
 
-    def _line(self, line: bytes | bytearray) -> None:
-        event = json_object(line)
-        if event is not None and isinstance(event.get("type"), str):
-            self._event(event["type"], event)
-
-    def _event(self, kind: str, event: dict[str, Any]) -> None:
+    def _event(self, event: dict[str, Any]) -> None:
+        kind = event["type"]
         if kind == "result":
             self.result = event
             if isinstance(event.get("sessionId"), str):
@@ -83,25 +78,24 @@ class CopilotJsonParser:
                 del self._tools[next(iter(self._tools))]
         elif kind == "tool.execution_complete":
             self._completed(data)
-        elif kind in ("session.tools_updated", "model.call_start") and _text(data.get("model")):
+        elif kind in ("session.tools_updated", "model.call_start") and text(data.get("model")):
             self.model = self.model or data["model"]
         elif kind == "model.call_failure":
-            self._code = _text(data.get("errorCode")) or self._code
+            self._code = text(data.get("errorCode")) or self._code
         elif kind == "session.error" and data.get("errorType") not in _NOT_TERMINAL:
-            status = data.get("statusCode")
             self.error = CopilotError(
-                message=_text(data.get("message")) or "session.error",
-                error_type=_text(data.get("errorType")),
-                code=_text(data.get("errorCode")) or self._code,
-                status=status if isinstance(status, int) and not isinstance(status, bool) else None,
+                message=text(data.get("message")) or "session.error",
+                error_type=text(data.get("errorType")),
+                code=text(data.get("errorCode")) or self._code,
+                status=whole(data.get("statusCode")),
             )
         elif kind == "session.warning" and data.get("warningType") in _BLOCKING_WARNINGS:
-            self.error = CopilotError(_text(data.get("message")) or str(data["warningType"]), error_type="policy")
+            self.error = CopilotError(text(data.get("message")) or str(data["warningType"]), error_type="policy")
         elif kind == "session.info" and data.get("infoType") == "model_retry":
-            self.retrying = _text(data.get("message"))
+            self.retrying = text(data.get("message"))
 
     def _message(self, data: dict[str, Any]) -> None:
-        if _text(data.get("model")):
+        if text(data.get("model")):
             self.model = data["model"]
         content = data.get("content")
         if isinstance(content, str) and content.strip():
@@ -116,7 +110,7 @@ class CopilotJsonParser:
                 self.denials.append(doing or "tool")
                 del self.denials[:-_KEEP]
             else:
-                self._tool_error(_text(error.get("message")) or f"{doing or 'tool'} failed")
+                self._tool_error(text(error.get("message")) or f"{doing or 'tool'} failed")
             return
         shell = data.get("shellExecution")
         code = shell.get("exitCode") if isinstance(shell, dict) else None
@@ -125,18 +119,12 @@ class CopilotJsonParser:
             output = result.get("content") if isinstance(result, dict) else None
             self._tool_error(output if isinstance(output, str) and output.strip() else f"exit {code}")
 
-    def _tool_error(self, text: str) -> None:
-        self.tool_errors.append(text[-2000:])
-        del self.tool_errors[:-_KEEP]
-
     def finish(self, outcome: ProcessOutcome) -> AgentResult:
-        for line in self._lines.rest():
-            self._line(line)
+        self._rest()
         error = describe_failure(outcome)
-        stopped = outcome.interrupted or outcome.timed_out or bool(outcome.start_error)
+        stopped = ralph_stopped(outcome)
         reported = self.error or (None if stopped else _stderr_error(outcome.stderr_tail))
-        found = self.result.get("exitCode") if self.result is not None else None
-        code = found if isinstance(found, int) and not isinstance(found, bool) else None
+        code = whole(self.result.get("exitCode")) if self.result is not None else None
         if stopped:
             pass  # ralph stopped it (or never started it): that is the story, whatever it printed before
         elif self.error is not None:
@@ -155,14 +143,10 @@ class CopilotJsonParser:
             if verdict is not None and verdict.kind is not ErrorKind.USAGE_LIMIT:
                 error = verdict.message
         facts = usage_file.read(self._usage_path)
-        return AgentResult(
-            final_text=self.final_text,
-            exit_code=outcome.exit_code,
-            duration_s=outcome.duration_s,
-            failed=error is not None,
-            error=error,
-            timed_out=outcome.timed_out,
-            interrupted=outcome.interrupted,
+        return outcome_result(
+            outcome,
+            self.final_text,
+            error,
             is_error=self.error is not None or bool(code),
             model=self.model or facts.model or self._asked_model,
             cost_usd=facts.cost_usd,
@@ -186,7 +170,3 @@ def _stderr_error(tail: str) -> CopilotError | None:
     # "Authentication token found but could not be validated." is followed by its reason on a later line.
     detail = next((line.strip() for line in tail.splitlines() if "fetch failed" in line), "")
     return CopilotError(f"{said} {detail}".strip())
-
-
-def _text(value: Any) -> str:
-    return value if isinstance(value, str) else ""

@@ -25,6 +25,7 @@ import os
 from dataclasses import dataclass
 from typing import Any, Final
 
+from ralphloop.agents.fields import count
 from ralphloop.protocols import TokenUsage
 from ralphloop.safe_read import FileRefused, read_file
 
@@ -87,7 +88,7 @@ def facts(data: dict[str, Any]) -> UsageFacts:
     for metrics in models.values() if isinstance(models, dict) else ():
         counted = _tokens(metrics.get("usage") if isinstance(metrics, dict) else None)
         if counted is not None:
-            usage = counted if usage is None else _sum(usage, counted)
+            usage = counted if usage is None else usage + counted
     model = data.get("currentModel")
     if not (isinstance(model, str) and model):
         named = [name for name in models if isinstance(name, str)] if isinstance(models, dict) else []
@@ -112,31 +113,18 @@ def _tokens(value: Any) -> TokenUsage | None:
     """One model's `usage` in ralph's kinds: its input counts the cached tokens, which ralph counts apart."""
     if not isinstance(value, dict):
         return None
-    counts = {key: _whole(value.get(key)) for key in ("inputTokens", "outputTokens", "cacheReadTokens")}
+    counts = {key: count(value.get(key)) for key in ("inputTokens", "outputTokens", "cacheReadTokens")}
     if all(count is None for count in counts.values()):
         return None
     total_in = counts["inputTokens"] or 0
     read_ = min(counts["cacheReadTokens"] or 0, total_in)
-    written = min(_whole(value.get("cacheWriteTokens")) or 0, total_in - read_)
+    written = min(count(value.get("cacheWriteTokens")) or 0, total_in - read_)
     return TokenUsage(
         input_tokens=total_in - read_ - written,
         output_tokens=counts["outputTokens"] or 0,
         cache_creation_tokens=written,
         cache_read_tokens=read_,
     )
-
-
-def _sum(a: TokenUsage, b: TokenUsage) -> TokenUsage:
-    return TokenUsage(
-        a.input_tokens + b.input_tokens,
-        a.output_tokens + b.output_tokens,
-        a.cache_creation_tokens + b.cache_creation_tokens,
-        a.cache_read_tokens + b.cache_read_tokens,
-    )
-
-
-def _whole(value: Any) -> int | None:
-    return value if isinstance(value, int) and not isinstance(value, bool) and value >= 0 else None
 
 
 def _finite(value: Any) -> float | None:

@@ -14,7 +14,8 @@ from __future__ import annotations
 
 from typing import Any
 
-from ralphloop.agents.json_lines import json_object
+from ralphloop.agents.fields import blocks, first_given, labelled, mapping, text_lines
+from ralphloop.agents.json_lines import log_event
 from ralphloop.textsafe import one_line
 
 _CURSOR_KEY_SOURCES = frozenset({"env", "flag", "login"})
@@ -31,11 +32,11 @@ def is_cursor(event: dict[str, Any]) -> bool:
         return False
     if kind == "system":
         return event.get("subtype") == "init" and event.get("apiKeySource") in _CURSOR_KEY_SOURCES
-    message = _mapping(event.get("message"))
+    message = mapping(event.get("message"))
     content = message.get("content")
     # Cursor's messages hold text only (its tools are tool_call events); Claude Code's carry tool_use and results.
     parts = content if isinstance(content, list) else []
-    claude_parts = any(_mapping(part).get("type") in ("tool_use", "tool_result", "thinking") for part in parts)
+    claude_parts = any(mapping(part).get("type") in ("tool_use", "tool_result", "thinking") for part in parts)
     return "id" not in message and "model" not in message and not claude_parts
 
 
@@ -51,38 +52,36 @@ def sniff(events: list[dict[str, Any]]) -> bool:
 
 def tool_name_and_args(tool_call: Any) -> tuple[str, dict[str, Any]]:
     """ "readToolCall" → ("read", its args); {"function": {"name", "arguments"}} → (name, {}); else ("tool", {})."""
-    call = _mapping(tool_call)
-    function = _mapping(call.get("function"))
+    call = mapping(tool_call)
+    function = mapping(call.get("function"))
     if function:
         return one_line(str(function.get("name") or "tool"), 60), {}
     for key, value in call.items():
         if isinstance(key, str) and key.endswith("ToolCall"):
-            return one_line(key.removesuffix("ToolCall") or "tool", 60), _mapping(_mapping(value).get("args"))
+            return one_line(key.removesuffix("ToolCall") or "tool", 60), mapping(mapping(value).get("args"))
     return "tool", {}
 
 
 def tool_activity(tool_call: Any) -> str:
     """ "Write: src/app.py", "Shell: pytest -q": the tool and what it works on, on one line."""
     name, args = tool_name_and_args(tool_call)
-    detail = next((args[key] for key in _DETAIL_KEYS if isinstance(args.get(key), str) and args[key].strip()), "")
-    label = name[:1].upper() + name[1:]
-    return f"{label}: {one_line(detail, 100)}" if detail else label
+    return labelled(name[:1].upper() + name[1:], first_given(args, _DETAIL_KEYS))
 
 
 def tool_failure(tool_call: Any) -> str | None:
     """What a completed tool call's result says went wrong: its `error` (or `failure`, `rejected`), a shell
     command's non-zero exit code with its stderr; None when it succeeded or says nothing."""
-    call = _mapping(tool_call)
+    call = mapping(tool_call)
     for key, value in call.items():
         if not (isinstance(key, str) and key.endswith("ToolCall")):
             continue
-        result = _mapping(_mapping(value).get("result"))
+        result = mapping(mapping(value).get("result"))
         for word in ("error", "failure", "rejected"):
             if word in result:
                 found = result[word]
-                detail = _mapping(found).get("error") or _mapping(found).get("message") or found
+                detail = mapping(found).get("error") or mapping(found).get("message") or found
                 return one_line(str(detail), 2000) or word
-        done = _mapping(result.get("success"))
+        done = mapping(result.get("success"))
         code = done.get("exitCode")
         if isinstance(code, int) and not isinstance(code, bool) and code != 0:
             output = done.get("stderr") or done.get("stdout")
@@ -93,21 +92,16 @@ def tool_failure(tool_call: Any) -> str | None:
 def readable_lines(line: str) -> list[str] | None:
     """What one Cursor stream-json line says, as zero or more lines of text; None when it is not Cursor's (plain
     output, a `[stderr]` line, Claude Code's or another CLI's JSON), so the caller shows it as it is."""
-    if not line.startswith("{"):
-        return None
-    event = json_object(line)
-    if event is None or not is_cursor(event):
+    event = log_event(line, is_cursor)
+    if event is None:
         return None
     kind = event.get("type")
     if kind == "assistant":
-        content = _mapping(event.get("message")).get("content")
-        blocks = content if isinstance(content, list) else []
         return [
             part
-            for block in blocks
-            if isinstance(block, dict) and isinstance(block.get("text"), str)
-            for part in block["text"].splitlines()
-            if part.strip()
+            for block in blocks(event.get("message"))
+            if isinstance(block.get("text"), str)
+            for part in text_lines(block["text"])
         ]
     if kind == "tool_call":
         if event.get("subtype") == "started":
@@ -118,7 +112,3 @@ def readable_lines(line: str) -> list[str] | None:
         word = "error" if event.get("is_error") is True else str(event.get("subtype") or "done")
         return [f"■ result: {one_line(word, 40)}"]
     return []
-
-
-def _mapping(value: Any) -> dict[str, Any]:
-    return value if isinstance(value, dict) else {}

@@ -17,6 +17,7 @@ from __future__ import annotations
 
 import re
 
+from ralphloop.agents.api_errors import transient, transient_kind
 from ralphloop.guards.usage import ANSI_ESCAPE
 from ralphloop.protocols import ErrorKind
 from ralphloop.textsafe import one_line
@@ -75,12 +76,8 @@ def classify(stderr: str) -> tuple[ErrorKind, str] | None:
         return ErrorKind.REFUSED, (
             f"cursor-agent refused ralph's command line ({said}): this version does not take a flag ralph passes"
         )
-    for kind, pattern in ((ErrorKind.RATE_LIMITED, _RATE), (ErrorKind.OVERLOADED, _OVERLOADED)):
-        if pattern.search(text):
-            return kind, f"{_TRANSIENT[kind]}: {said}"
-    if _NETWORK.search(text):
-        return ErrorKind.NETWORK, f"{_TRANSIENT[ErrorKind.NETWORK]}: {said}"
-    return None
+    kind = transient_kind(None, text, _RATE, _OVERLOADED, _NETWORK)
+    return None if kind is None else transient(_TRANSIENT, kind, said)
 
 
 def first_error(stderr: str) -> str:

@@ -15,39 +15,28 @@ from typing import Any
 
 from ralphloop.agents.cursor.activity import tool_activity, tool_failure
 from ralphloop.agents.cursor.errors import classify
-from ralphloop.agents.json_lines import LineBuffer, json_object
-from ralphloop.agents.text import describe_failure
+from ralphloop.agents.fields import blocks
+from ralphloop.agents.json_lines import JsonLinesParser
+from ralphloop.agents.text import describe_failure, outcome_result, ralph_stopped
 from ralphloop.protocols import AgentResult, ErrorKind, ProcessOutcome
 from ralphloop.textsafe import one_line
 
-_KEEP_TOOL_ERRORS = 20
 
-
-class CursorStreamParser:
+class CursorStreamParser(JsonLinesParser):
     """Reads Cursor's stream-json events line by line as they arrive; keeps only what the result needs."""
 
     def __init__(self, *, model: str | None = None) -> None:
-        self._lines = LineBuffer()
+        super().__init__()
         self._asked_model = model
         self.session_id = ""
         self.model_name: str | None = None  # the init event's display name
         self.result: dict[str, Any] | None = None
         self.texts: list[str] = []  # the assistant messages' text, for a run that ends without a result
-        self.tool_errors: list[str] = []
         self.tool_calls = 0
         self._doing: dict[str, str] = {}  # call_id → its activity, until it completes
 
     def activity(self) -> str | None:
         return next(reversed(self._doing.values()), None) if self._doing else None
-
-    def feed(self, data: bytes) -> None:
-        for line in self._lines.lines(data):
-            self._line(line)
-
-    def _line(self, line: bytes | bytearray) -> None:
-        event = json_object(line)
-        if event is not None:
-            self._event(event)
 
     def _event(self, event: dict[str, Any]) -> None:
         kind = event.get("type")
@@ -57,9 +46,8 @@ class CursorStreamParser:
             model = event.get("model")
             self.model_name = model if isinstance(model, str) and model else self.model_name
         elif kind == "assistant":
-            content = _mapping(event.get("message")).get("content")
-            for block in content if isinstance(content, list) else ():
-                if isinstance(block, dict) and block.get("type") == "text" and isinstance(block.get("text"), str):
+            for block in blocks(event.get("message")):
+                if block.get("type") == "text" and isinstance(block.get("text"), str):
                     self.texts.append(block["text"])
             del self.texts[:-50]
         elif kind == "tool_call":
@@ -78,12 +66,10 @@ class CursorStreamParser:
             self._doing.pop(ident, None)
             failure = tool_failure(event.get("tool_call"))
             if failure:
-                self.tool_errors.append(failure)
-                del self.tool_errors[:-_KEEP_TOOL_ERRORS]
+                self._tool_error(failure)
 
     def finish(self, outcome: ProcessOutcome) -> AgentResult:
-        for line in self._lines.rest():
-            self._line(line)
+        self._rest()
         result = self.result or {}
         is_error = result.get("is_error") is True
         text = result.get("result") if isinstance(result.get("result"), str) else "".join(self.texts)
@@ -93,18 +79,14 @@ class CursorStreamParser:
         elif self.result is None and error is None:
             error = "cursor-agent ended without a result event"
         kind: ErrorKind | None = None
-        if error is not None and not (outcome.interrupted or outcome.timed_out or outcome.start_error):
+        if error is not None and not ralph_stopped(outcome):
             found = classify(outcome.stderr_tail)
             if found is not None:
                 kind, error = found
-        return AgentResult(
-            final_text=text or "",
-            exit_code=outcome.exit_code,
-            duration_s=outcome.duration_s,
-            failed=error is not None,
-            error=error,
-            timed_out=outcome.timed_out,
-            interrupted=outcome.interrupted,
+        return outcome_result(
+            outcome,
+            text or "",
+            error,
             is_error=is_error,
             # The display name cannot be compared with the id asked for: the id Cursor accepted stands for it.
             model=self._asked_model or self.model_name,
@@ -112,7 +94,3 @@ class CursorStreamParser:
             session_id=self.session_id or None,
             error_kind=kind,
         )
-
-
-def _mapping(value: Any) -> dict[str, Any]:
-    return value if isinstance(value, dict) else {}

@@ -12,7 +12,8 @@ from __future__ import annotations
 
 from typing import Any
 
-from ralphloop.agents.json_lines import json_object
+from ralphloop.agents.fields import first_given, mapping
+from ralphloop.agents.json_lines import log_event
 from ralphloop.textsafe import one_line
 
 # Gemini's built-in tools by the word the monitor shows for them; another tool (an MCP server's) shows its name.
@@ -50,9 +51,7 @@ def tool_activity(name: Any, parameters: Any) -> str:
 
 def tool_detail(parameters: Any) -> str:
     """What a tool call works on (its command, file, pattern, ...), on one line; "" when it names nothing."""
-    given = parameters if isinstance(parameters, dict) else {}
-    found = next((given[key] for key in _DETAIL_KEYS if isinstance(given.get(key), str) and given[key].strip()), "")
-    return one_line(found, 100)
+    return one_line(first_given(parameters, _DETAIL_KEYS), 100)
 
 
 def is_gemini_event(event: dict[str, Any]) -> bool:
@@ -77,10 +76,8 @@ def readable_lines(line: str) -> list[str] | None:
     """What one Gemini stream-json line says, as zero or more lines of text; None when it is not one (plain
     output, a `[stderr]` line, another CLI's JSON), so the caller shows it as it is. The prompt's echo is not
     shown: it is ralph's own prompt, not the agent's words."""
-    if not line.startswith("{"):
-        return None
-    event = json_object(line)
-    if event is None or not is_gemini_event(event):
+    event = log_event(line, is_gemini_event)
+    if event is None:
         return None
     kind = event["type"]
     if kind == "message":
@@ -93,7 +90,7 @@ def readable_lines(line: str) -> list[str] | None:
     if kind == "tool_result":
         if event.get("status") != "error":
             return []
-        error = _mapping(event.get("error"))
+        error = mapping(event.get("error"))
         return [f"✗ tool error: {one_line(str(error.get('message') or event.get('output') or ''), 200)}"]
     if kind == "error":
         return [f"⚠ {one_line(str(event.get('message') or ''), 200)}"]
@@ -104,14 +101,10 @@ def readable_lines(line: str) -> list[str] | None:
 
 def _result_line(event: dict[str, Any]) -> str:
     if event.get("status") != "success":
-        error = _mapping(event.get("error"))
+        error = mapping(event.get("error"))
         return f"✗ result: {one_line(str(error.get('message') or event.get('status') or 'error'), 200)}"
-    stats = _mapping(event.get("stats"))
+    stats = mapping(event.get("stats"))
     given, total = stats.get("input_tokens"), stats.get("total_tokens")
     if isinstance(given, int) and isinstance(total, int) and not isinstance(given, bool):
         return f"■ result: success: {given:,} in · {max(0, total - given):,} out"
     return "■ result: success"
-
-
-def _mapping(value: Any) -> dict[str, Any]:
-    return value if isinstance(value, dict) else {}

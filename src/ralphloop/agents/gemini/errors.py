@@ -14,10 +14,13 @@ from __future__ import annotations
 
 import re
 
+from ralphloop.agents.api_errors import api_says, stated_status, transient, transient_kind, unavailable_model
 from ralphloop.protocols import ErrorKind
 from ralphloop.textsafe import one_line
 
 STATUS_BY_EXIT = {status % 256: status for status in (400, 401, 403, 404, 408, 429, 499, 500, 502, 503, 504)}
+# The statuses of a failing (or timed-out) API: a 5xx, 408 or 499.
+_FAILING = frozenset({*range(500, 600), 408, 499})
 _REFUSED_EXITS = {42: "its input", 44: "its sandbox", 52: "its configuration", 55: "an untrusted folder"}
 _CODE = re.compile(r'"code"\s*:\s*(?P<status>\d{3})\b')
 _AUTH = re.compile(
@@ -47,19 +50,14 @@ _NETWORK = re.compile(
     r"UND_ERR_CONNECT_TIMEOUT",
 )
 
-_TRANSIENT = {
-    ErrorKind.NETWORK: "the Gemini API cannot be reached",
-    ErrorKind.OVERLOADED: "the Gemini API is overloaded or failing",
-    ErrorKind.RATE_LIMITED: "the Gemini API rate-limited the request (a short quota window, not the usage limit)",
-}
+_TRANSIENT = api_says("the Gemini API", "a short quota window")
 
 
 def http_status(said: str, exit_code: int | None) -> int | None:
     """The HTTP status of the API error that ended the run: from the exit code, else the JSON body quoted."""
     if exit_code in STATUS_BY_EXIT:
         return STATUS_BY_EXIT[exit_code]
-    found = _CODE.search(said)
-    return int(found["status"]) if found else None
+    return stated_status(_CODE, said)
 
 
 def classify(said: str, exit_code: int | None) -> tuple[ErrorKind, str] | None:
@@ -78,10 +76,7 @@ def classify(said: str, exit_code: int | None) -> tuple[ErrorKind, str] | None:
             "`gemini` once to log in with Google"
         )
     if status == 404 or _MODEL.search(said):
-        return ErrorKind.BAD_MODEL, (
-            f"the model is not available ({said}). Fix: choose another with --model or agent.model in "
-            ".ralph/config.yaml"
-        )
+        return unavailable_model(said)
     if exit_code in _REFUSED_EXITS:
         return ErrorKind.REFUSED, (
             f"Gemini CLI refused to run because of {_REFUSED_EXITS[exit_code]} (exit code {exit_code}): "
@@ -89,14 +84,5 @@ def classify(said: str, exit_code: int | None) -> tuple[ErrorKind, str] | None:
         )
     if exit_code == 53:
         return ErrorKind.MAX_TURNS, f"Gemini CLI reached its session turn limit: {said or 'maxSessionTurns'}"
-    if status == 429 or _RATE.search(said):
-        return _transient(ErrorKind.RATE_LIMITED, said)
-    if (status is not None and (500 <= status < 600 or status in (408, 499))) or _OVERLOADED.search(said):
-        return _transient(ErrorKind.OVERLOADED, said)
-    if _NETWORK.search(said):
-        return _transient(ErrorKind.NETWORK, said)
-    return None
-
-
-def _transient(kind: ErrorKind, said: str) -> tuple[ErrorKind, str]:
-    return kind, f"{_TRANSIENT[kind]}: {said}"
+    kind = transient_kind(status, said, _RATE, _OVERLOADED, _NETWORK, _FAILING)
+    return None if kind is None else transient(_TRANSIENT, kind, said)

@@ -21,14 +21,13 @@ from ralphloop.agents.gemini.activity import tool_activity, tool_detail
 from ralphloop.agents.gemini.errors import classify, http_status
 from ralphloop.agents.gemini.prices import cost_usd, needs_requests
 from ralphloop.agents.gemini.quota import stated_at, usage_limit
-from ralphloop.agents.json_lines import LineBuffer, json_object
-from ralphloop.agents.text import describe_failure
+from ralphloop.agents.json_lines import JsonLinesParser
+from ralphloop.agents.text import describe_failure, outcome_result, ralph_stopped
 from ralphloop.guards.usage import UsageLimit
 from ralphloop.protocols import AgentResult, ErrorKind, ProcessOutcome, TokenUsage
 from ralphloop.textsafe import one_line, strip_terminal_controls
 
 _KEEP_TEXT = 1024 * 1024  # of the final text, its last MiB: a flooding model cannot fill ralph's memory
-_KEEP_TOOL_ERRORS = 20
 _KEEP_DENIALS = 20
 # The tools Gemini's approval modes keep from a non-interactive run (its policies/write.toml): a call to one of
 # them under `default` or `auto_edit` comes back "Tool … not found" (tool_not_registered), a refusal.
@@ -43,13 +42,13 @@ _NOISE = (
 _ATTEMPT = re.compile(r"Attempt \d+ failed")
 
 
-class GeminiStreamParser:
+class GeminiStreamParser(JsonLinesParser):
     """Reads Gemini stream-json events line by line as they arrive; keeps only what the result needs."""
 
     def __init__(
         self, started_at: datetime | None = None, *, model: str | None = None, gemini_home: Path | None = None
     ) -> None:
-        self._lines = LineBuffer()
+        super().__init__()
         self._now = started_at or datetime.now(UTC)
         self._asked_model = model
         self._home = gemini_home  # the CLI's config folder; None: its session file is not read (a saved log)
@@ -57,21 +56,11 @@ class GeminiStreamParser:
         self.final_text = ""
         self.result: dict[str, Any] | None = None
         self.stated = ""  # the last `error` event of severity "error": the CLI's reason when its result gives none
-        self.tool_errors: list[str] = []
         self.denials: list[str] = []
         self._calls: dict[str, tuple[str, str, str]] = {}  # tool id → (name, activity, detail), while it runs
 
     def activity(self) -> str | None:
         return next(reversed(self._calls.values()))[1] if self._calls else None
-
-    def feed(self, data: bytes) -> None:
-        for line in self._lines.lines(data):
-            self._line(line)
-
-    def _line(self, line: bytes | bytearray) -> None:
-        event = json_object(line)
-        if event is not None:
-            self._event(event)
 
     def _event(self, event: dict[str, Any]) -> None:
         kind = event.get("type")
@@ -111,12 +100,8 @@ class GeminiStreamParser:
         elif name == "run_shell_command" and _failed_command(output):
             self._tool_error(output)
 
-    def _tool_error(self, text: str) -> None:
-        self.tool_errors = [*self.tool_errors[-(_KEEP_TOOL_ERRORS - 1) :], text[-2000:]]
-
     def finish(self, outcome: ProcessOutcome) -> AgentResult:
-        for line in self._lines.rest():
-            self._line(line)
+        self._rest()
         result = self.result or {}
         error = describe_failure(outcome)
         said = _said(result) or (self.stated if result.get("status") == "error" else "")
@@ -130,7 +115,7 @@ class GeminiStreamParser:
         usage = stats.total(per_model)
         limit: UsageLimit | None = None
         kind: ErrorKind | None = None
-        stopped = outcome.interrupted or outcome.timed_out or outcome.start_error
+        stopped = ralph_stopped(outcome)
         if error is not None and not stopped:
             # The CLI's own words: its result's error, else, when it failed before its session began, its stderr's
             # last message. Once a session ran, stderr also carries tool output (the CLI logs failed tools
@@ -146,14 +131,10 @@ class GeminiStreamParser:
                 if found is not None:
                     kind, error = found
         model = stats.main_model(per_model, self._asked_model) or self._asked_model
-        return AgentResult(
-            final_text=self.final_text,
-            exit_code=outcome.exit_code,
-            duration_s=outcome.duration_s,
-            failed=error is not None,
-            error=error,
-            timed_out=outcome.timed_out,
-            interrupted=outcome.interrupted,
+        return outcome_result(
+            outcome,
+            self.final_text,
+            error,
             is_error=result.get("status") == "error",
             model=model,
             cost_usd=self._cost(per_model) if usage is not None else None,

@@ -15,6 +15,7 @@ from __future__ import annotations
 from collections.abc import Mapping
 from typing import Any
 
+from ralphloop.agents.fields import count
 from ralphloop.protocols import TokenUsage
 from ralphloop.textsafe import one_line
 
@@ -43,12 +44,7 @@ def total(models: Mapping[str, TokenUsage]) -> TokenUsage | None:
     """The run's tokens over every model, or None when nothing was counted."""
     if not any(usage.all for usage in models.values()):
         return None
-    return TokenUsage(
-        input_tokens=sum(usage.input_tokens for usage in models.values()),
-        output_tokens=sum(usage.output_tokens for usage in models.values()),
-        cache_creation_tokens=sum(usage.cache_creation_tokens for usage in models.values()),
-        cache_read_tokens=sum(usage.cache_read_tokens for usage in models.values()),
-    )
+    return sum(models.values(), TokenUsage())
 
 
 def main_model(models: Mapping[str, TokenUsage], asked: str | None) -> str | None:
@@ -67,15 +63,10 @@ def main_model(models: Mapping[str, TokenUsage], asked: str | None) -> str | Non
 def _tokens(counts: Any) -> TokenUsage | None:
     if not isinstance(counts, dict):
         return None
-    prompt, cached, output, whole = (_whole(counts.get(key)) for key in _COUNTS)
+    prompt, cached, output, whole = (count(counts.get(key)) for key in _COUNTS)
     if prompt is None and output is None and whole is None:
         return None
     prompt = prompt or 0
     cached = min(cached or 0, prompt)
     answered = max(output or 0, (whole - prompt) if whole is not None else 0)
     return TokenUsage(input_tokens=prompt - cached, output_tokens=answered, cache_read_tokens=cached)
-
-
-def _whole(value: Any) -> int | None:
-    """A count the stats give: a non-negative whole number (anything else counts as not given)."""
-    return value if isinstance(value, int) and not isinstance(value, bool) and value >= 0 else None

@@ -11,7 +11,8 @@ from __future__ import annotations
 
 from typing import Any
 
-from ralphloop.agents.json_lines import json_object
+from ralphloop.agents.fields import labelled, mapping, text_lines
+from ralphloop.agents.json_lines import log_event
 from ralphloop.agents.opencode import log_lines
 from ralphloop.textsafe import one_line
 
@@ -40,26 +41,25 @@ _STDERR = "[stderr] "
 def tool_activity(part: dict[str, Any]) -> str:
     """ "Shell: pytest -q", "Edit: src/app.py": what a `tool` part did, on one line."""
     tool = str(part.get("tool") or "tool")
-    state = _mapping(part.get("state"))
-    given = _mapping(state.get("input"))
+    state = mapping(part.get("state"))
+    given = mapping(state.get("input"))
     detail = next((given[key] for key in _DETAIL_KEYS if isinstance(given.get(key), str) and given[key]), None)
     if tool == "invalid":  # a call to a tool opencode does not offer (e.g. one its permissions removed)
         called = str(given.get("tool") or "tool")
         return f"{_LABELS.get(called, one_line(called, 60))} (not offered)"
     if detail is None and isinstance(state.get("title"), str):
         detail = state["title"]
-    label = _LABELS.get(tool, one_line(tool, 60))
-    return f"{label}: {one_line(detail, 100)}" if detail else label
+    return labelled(_LABELS.get(tool, one_line(tool, 60)), detail or "")
 
 
 def tool_failed(part: dict[str, Any]) -> str | None:
     """Why a `tool` part failed (its error, or a shell's non-zero exit), or None when it did not."""
-    state = _mapping(part.get("state"))
+    state = mapping(part.get("state"))
     if state.get("status") == "error":
         return str(state.get("error") or "failed")
     if part.get("tool") == "invalid":
-        return str(_mapping(state.get("input")).get("error") or "no such tool")
-    code = _mapping(state.get("metadata")).get("exit")
+        return str(mapping(state.get("input")).get("error") or "no such tool")
+    code = mapping(state.get("metadata")).get("exit")
     if part.get("tool") == "bash" and isinstance(code, int) and not isinstance(code, bool) and code != 0:
         output = state.get("output")
         return f"exit {code}: {output}" if isinstance(output, str) and output.strip() else f"exit {code}"
@@ -86,15 +86,13 @@ def readable_lines(line: str) -> list[str] | None:
     (plain output, another CLI's JSON, another program's stderr), so the caller shows it as it is."""
     if line.startswith(_STDERR):
         return _log_line(line[len(_STDERR) :])
-    if not line.startswith("{"):
-        return None
-    event = json_object(line)
-    if event is None or not is_event(event):
+    event = log_event(line, is_event)
+    if event is None:
         return None
     kind = event["type"]
-    part = _mapping(event.get("part"))
+    part = mapping(event.get("part"))
     if kind == "text" and isinstance(part.get("text"), str):
-        return [piece for piece in part["text"].splitlines() if piece.strip()]
+        return text_lines(part["text"])
     if kind == "tool_use":
         failed = tool_failed(part)
         doing = tool_activity(part)
@@ -102,15 +100,15 @@ def readable_lines(line: str) -> list[str] | None:
     if kind == "step_finish":
         return [_step_line(part)]
     if kind == "error":
-        error = _mapping(event.get("error"))
-        said = _mapping(error.get("data")).get("message") or error.get("name") or "error"
+        error = mapping(event.get("error"))
+        said = mapping(error.get("data")).get("message") or error.get("name") or "error"
         return [f"✗ opencode error: {one_line(str(said), 200)}"]
     return []
 
 
 def _step_line(part: dict[str, Any]) -> str:
-    tokens = _mapping(part.get("tokens"))
-    cache = _mapping(tokens.get("cache"))
+    tokens = mapping(part.get("tokens"))
+    cache = mapping(tokens.get("cache"))
     counts = [(tokens.get("input"), "in"), (cache.get("read"), "cached"), (tokens.get("output"), "out")]
     said = [f"{n:,} {word}" for n, word in counts if isinstance(n, int) and not isinstance(n, bool) and n]
     cost = part.get("cost")
@@ -128,7 +126,3 @@ def _log_line(text: str) -> list[str] | None:
         return []
     error = found.error
     return [f"⚠ opencode: {one_line(found.message, 80)}{': ' + one_line(error, 200) if error else ''}"]
-
-
-def _mapping(value: Any) -> dict[str, Any]:
-    return value if isinstance(value, dict) else {}

@@ -20,6 +20,8 @@ from dataclasses import dataclass
 from datetime import datetime
 from typing import Any
 
+from ralphloop.agents.api_errors import stated_status, transient, transient_kind
+from ralphloop.agents.fields import text, whole
 from ralphloop.agents.opencode import log_lines
 from ralphloop.agents.opencode.limits import usage_limit
 from ralphloop.guards.usage import UsageLimit
@@ -72,19 +74,18 @@ def from_event(error: Any, at: datetime, stderr: str) -> Failure:
     """The failure an `error` event's `error` object states, reported at `at`; `stderr` (opencode's own log lines)
     names what an `UnknownError` hides."""
     error = error if isinstance(error, Mapping) else {}
-    name = _text(error.get("name")) or "error"
+    name = text(error.get("name")) or "error"
     data = error.get("data") if isinstance(error.get("data"), Mapping) else {}
-    said = _text(data.get("message")) or name
-    ref = _text(data.get("ref"))
+    said = text(data.get("message")) or name
+    ref = text(data.get("ref"))
     if name == "UnknownError" and ref:
         said = log_lines.failed_with(stderr, ref) or said
     shown = one_line(f"{name}: {said}" if name not in said else said, 300)
     if name == "ProviderAuthError":
         return _auth(shown)
     if name == "APIError":
-        status = data.get("statusCode")
-        status = status if isinstance(status, int) and not isinstance(status, bool) else None
-        body = _text(data.get("responseBody"))
+        status = whole(data.get("statusCode"))
+        body = text(data.get("responseBody"))
         headers = data.get("responseHeaders")
         limit = usage_limit(status, said, body, headers if isinstance(headers, Mapping) else {}, at)
         if limit is not None:
@@ -92,7 +93,7 @@ def from_event(error: Any, at: datetime, stderr: str) -> Failure:
         found = _by_status(status, f"{said}\n{body}", shown)
         if found is not None:
             return found
-    found = from_text(f"{said}\n{_text(data.get('responseBody'))}", shown)
+    found = from_text(f"{said}\n{text(data.get('responseBody'))}", shown)
     return found or Failure(None, f"opencode reported an error: {shown}")
 
 
@@ -102,8 +103,7 @@ def from_text(said: str, shown: str | None = None) -> Failure | None:
     shown = shown or one_line(said, 300)
     if not said.strip():
         return None
-    found = _STATUS.search(said)
-    return _by_status(int(found["status"]) if found else None, said, shown)
+    return _by_status(stated_status(_STATUS, said), said, shown)
 
 
 def _by_status(status: int | None, said: str, shown: str) -> Failure | None:
@@ -121,13 +121,8 @@ def _by_status(status: int | None, said: str, shown: str) -> Failure | None:
             f"the model is not available ({shown}). Fix: choose another with --model provider/model "
             "(`opencode models` lists them) or agent.model in .ralph/config.yaml",
         )
-    if status == 429 or _RATE.search(said):
-        return Failure(ErrorKind.RATE_LIMITED, f"{_TRANSIENT[ErrorKind.RATE_LIMITED]}: {shown}")
-    if (status is not None and 500 <= status < 600) or _OVERLOADED.search(said):
-        return Failure(ErrorKind.OVERLOADED, f"{_TRANSIENT[ErrorKind.OVERLOADED]}: {shown}")
-    if _NETWORK.search(said):
-        return Failure(ErrorKind.NETWORK, f"{_TRANSIENT[ErrorKind.NETWORK]}: {shown}")
-    return None
+    kind = transient_kind(status, said, _RATE, _OVERLOADED, _NETWORK)
+    return None if kind is None else Failure(*transient(_TRANSIENT, kind, shown))
 
 
 def _auth(shown: str) -> Failure:
@@ -136,7 +131,3 @@ def _auth(shown: str) -> Failure:
         f"opencode cannot authenticate with the model provider ({shown}). Fix: run `opencode auth login`, or set "
         "the provider's API key (e.g. ANTHROPIC_API_KEY, OPENAI_API_KEY)",
     )
-
-
-def _text(value: Any) -> str:
-    return value if isinstance(value, str) else ""

@@ -17,31 +17,31 @@ from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
 
-from ralphloop.agents.json_lines import LineBuffer, json_object
+from ralphloop.agents.fields import count
+from ralphloop.agents.json_lines import JsonLinesParser
 from ralphloop.agents.opencode import log_lines, session_db
 from ralphloop.agents.opencode.activity import is_event, tool_activity, tool_failed
 from ralphloop.agents.opencode.errors import Failure, from_event, from_text
-from ralphloop.agents.text import describe_failure
+from ralphloop.agents.text import describe_failure, outcome_result, ralph_stopped
 from ralphloop.guards.usage import UsageLimit
 from ralphloop.protocols import AgentResult, ErrorKind, ProcessOutcome, TokenUsage
 from ralphloop.textsafe import one_line
 
 # What opencode says, retrying in silence, when the provider's quota or usage limit is spent.
 _SPENT = re.compile(r"usage limit|quota|insufficient_quota|billing period", re.IGNORECASE)
-_KEEP_TOOL_ERRORS = 20
 _KEEP_DENIALS = 50
 # The errors opencode gives a tool call that its permissions refused: a rule's "deny", or an "ask" that
 # `opencode run` answers "reject" (nobody is there to answer).
 _DENIED = ("The user has specified a rule which prevents you from using", "The user rejected permission to use")
 
 
-class OpencodeJsonParser:
+class OpencodeJsonParser(JsonLinesParser):
     """Reads `opencode run --format json` events line by line as they arrive; keeps only what the result needs."""
 
     def __init__(
         self, started_at: datetime | None = None, *, model: str | None = None, database: Path | None = None
     ) -> None:
-        self._lines = LineBuffer()
+        super().__init__()
         self._now = started_at or datetime.now(UTC)
         self._asked_model = model
         self._database = database  # None: opencode's database is not read (a saved log)
@@ -54,21 +54,14 @@ class OpencodeJsonParser:
         self.stop_reason: str | None = None
         self.error: dict[str, Any] | None = None  # the last `error` event's `error`
         self.error_at: datetime | None = None
-        self.tool_errors: list[str] = []
         self.denials: list[str] = []
         self._doing: str | None = None
 
     def activity(self) -> str | None:
         return self._doing
 
-    def feed(self, data: bytes) -> None:
-        for line in self._lines.lines(data):
-            self._line(line)
-
-    def _line(self, line: bytes | bytearray) -> None:
-        event = json_object(line)
-        if event is not None and is_event(event):
-            self._event(event)
+    def _wanted(self, event: dict[str, Any]) -> bool:
+        return is_event(event)
 
     def _event(self, event: dict[str, Any]) -> None:
         self.session_id = self.session_id or event["sessionID"]
@@ -104,26 +97,24 @@ class OpencodeJsonParser:
             self.denials.append(doing)
             del self.denials[:-_KEEP_DENIALS]
         else:
-            self.tool_errors.append(failed[-2000:])
-            del self.tool_errors[:-_KEEP_TOOL_ERRORS]
+            self._tool_error(failed)
 
     def _step(self, part: dict[str, Any]) -> None:
         self.steps += 1
         self.stop_reason = part.get("reason") if isinstance(part.get("reason"), str) else self.stop_reason
         counted = _tokens(part.get("tokens"))
         if counted is not None:
-            self.usage = counted if self.usage is None else _sum(self.usage, counted)
+            self.usage = counted if self.usage is None else self.usage + counted
         cost = part.get("cost")
         if isinstance(cost, int | float) and not isinstance(cost, bool) and 0 < cost < 1e6:
             self.cost += float(cost)
         self._doing = None
 
     def finish(self, outcome: ProcessOutcome) -> AgentResult:
-        for line in self._lines.rest():
-            self._line(line)
+        self._rest()
         error = describe_failure(outcome)
         failure: Failure | None = None
-        stopped = outcome.interrupted or outcome.timed_out or bool(outcome.start_error)
+        stopped = ralph_stopped(outcome)
         if self.error is not None:
             failure = from_event(self.error, self.error_at or self._now, outcome.stderr_tail)
         elif error is not None and not stopped:
@@ -142,14 +133,10 @@ class OpencodeJsonParser:
                 stopped = False
         kind = None if failure is None or stopped else failure.kind
         model = session_db.model_of(self._database, self.session_id) if self._database else None
-        return AgentResult(
-            final_text=self.final_text,
-            exit_code=outcome.exit_code,
-            duration_s=outcome.duration_s,
-            failed=error is not None,
-            error=error,
-            timed_out=outcome.timed_out,
-            interrupted=outcome.interrupted,
+        return outcome_result(
+            outcome,
+            self.final_text,
+            error,
             is_error=self.error is not None,
             model=model or self._asked_model,
             cost_usd=round(self.cost, 6) if self.cost > 0 else None,
@@ -192,20 +179,10 @@ def _tokens(value: Any) -> TokenUsage | None:
     )
 
 
-def _sum(a: TokenUsage, b: TokenUsage) -> TokenUsage:
-    return TokenUsage(
-        a.input_tokens + b.input_tokens,
-        a.output_tokens + b.output_tokens,
-        a.cache_creation_tokens + b.cache_creation_tokens,
-        a.cache_read_tokens + b.cache_read_tokens,
-    )
-
-
 def _whole(value: Any) -> int | None:
     """A token count: a whole number, not negative, not absurd (a hostile or broken event counts as none)."""
-    if isinstance(value, int) and not isinstance(value, bool) and 0 <= value < 10**12:
-        return value
-    return None
+    found = count(value)
+    return found if found is not None and found < 10**12 else None
 
 
 def _instant(value: Any) -> datetime | None:
