@@ -61,7 +61,7 @@ def test_claude_hits_its_limit_codex_takes_over_and_claude_returns_after_the_res
 ) -> None:
     config = project / ".ralph" / "config.yaml"
     config.write_text(
-        config.read_text()
+        config.read_text().replace("  margin_seconds: 60 ", "  margin_seconds: 0 ")  # the limit ends at the reset
         + f'\nclaude:\n  command: {json.dumps(claude_bin)}\n  allowed_tools: "Bash,Write,Read"\n'
         + f"codex:\n  command: {json.dumps(codex_bin)}\n"
         + "agents: [claude, codex]\nbackoff:\n  initial_seconds: 0\n"
