@@ -320,12 +320,15 @@ def _dry_run(built: Built) -> int:
     return 0
 
 
-def _keep_runtime_files_out_of_git(paths: FeaturePaths, log_file: str | None, agents: Sequence[str] = ()) -> None:
+def _keep_runtime_files_out_of_git(
+    paths: FeaturePaths, log_file: str | None, agent_patterns: Sequence[str] = ()
+) -> None:
     """Runtime files never reach a commit, a capture or an undo: .ralph/.gitignore covers those in
     .ralph/; elsewhere (a plan folder, --log-file) their paths go to .git/info/exclude, and so do the
     patterns of the files the agent CLI keeps in the repository (`agent.runtime_files`, e.g. aider's caches)."""
     ralph_dir = os.path.join(paths.project_root, RALPH_DIR)
-    agents = (agents,) if isinstance(agents, str) else agents  # a plugin's single pattern
+    if isinstance(agent_patterns, str):  # a plugin's single pattern
+        agent_patterns = (agent_patterns,)
     patterns = []
     if os.path.commonpath([paths.state_dir, ralph_dir]) == ralph_dir:
         ensure_gitignore(ralph_dir)
@@ -334,12 +337,12 @@ def _keep_runtime_files_out_of_git(paths: FeaturePaths, log_file: str | None, ag
     if log_file:
         patterns.append(os.path.abspath(log_file))
     top = git.toplevel(paths.project_root)
-    if top is None or not (patterns or agents):
+    if top is None or not (patterns or agent_patterns):
         return
     # .git/info/exclude patterns are read against the repository's top, not the project root
     inside = [os.path.relpath(path, top) for path in patterns]
     literal = ["/" + _glob_escape(rel) for rel in inside if not rel.startswith("..")]
-    rules = [rule for rule in agents if isinstance(rule, str) and rule.strip() and "\n" not in rule]
+    rules = [rule for rule in agent_patterns if isinstance(rule, str) and rule.strip() and "\n" not in rule]
     git.exclude_paths(top, [*literal, *rules])
 
 
