@@ -45,7 +45,7 @@ circuit_breaker:
   # cooldown_minutes: 30    # unattended: try again this long after opening
 
 usage_limit:
-  policy: ask               # wait | exit | ask (asks on a terminal, waits otherwise)
+  policy: ask               # wait | exit | ask (asks on a terminal; waits otherwise and under --monitor)
   ask_timeout_seconds: 30   # ask: how long the question waits for an answer
   on_no_answer: exit        # ask: exit (code 2) or wait, when nobody answers
   margin_seconds: 60        # extra wait after the reset time the vendor gives

@@ -36,3 +36,26 @@ def tokens_words(input_tokens: object, output_tokens: object, cache_read: object
     if isinstance(cache_read, int) and cache_read:
         text += f", {cache_read:,} cache reads"
     return text
+
+
+def short_count(count: int) -> str:
+    """`950`, `3.6k`, `313k`, `1.2M`: a count for a line that must stay short."""
+    for size, unit in ((1_000_000_000, "G"), (1_000_000, "M"), (1_000, "k")):
+        if count >= size:
+            scaled = count / size
+            return f"{scaled:.1f}{unit}" if round(scaled, 1) < 10 else f"{scaled:.0f}{unit}"
+    return str(count)
+
+
+def short_tokens(input_tokens: object, output_tokens: object, cache_read: object = None) -> str:
+    """`3.6k tok (313k cache)`: input + output (what --max-tokens counts), cache reads apart; "" when none."""
+    if not isinstance(input_tokens, int) and not isinstance(output_tokens, int):
+        return ""
+    used = sum(count for count in (input_tokens, output_tokens) if isinstance(count, int))
+    text = f"{short_count(used)} tok"
+    return text + (f" ({short_count(cache_read)} cache)" if isinstance(cache_read, int) and cache_read else "")
+
+
+def money(cost: float) -> str:
+    """`$0.23`; `$0.0041` under a cent, so a cheap call does not read as free."""
+    return f"${cost:.2f}" if cost >= 0.01 or cost == 0 else f"${cost:.4f}"

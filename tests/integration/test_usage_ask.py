@@ -166,6 +166,11 @@ def test_an_answer_beats_the_default_and_enter_alone_takes_it(
     waits = OnTerminal(["run", "-n", "3"], project, terminal_env(ralph_env), background)
     try:
         assert wait_until(lambda: "[w]ait/[e]xit:" in waits.text or waits.proc.poll() is not None), waits.text
+        asking = read_json(feature / "status.json")  # while the question waits: the truth, before any answer
+        assert asking["waiting"]["kind"] == "answer", asking
+        assert "waiting for your answer" in asking["waiting"]["message"]
+        assert asking["usageLimit"]["resetsAt"] == "2030-01-01T00:00:00Z"  # recorded before asking
+        assert "waiting for your answer" in (feature / "events.jsonl").read_text()
         waits.type(b"w\n")  # the default is exit: the answer wins
         _waits_for_the_reset(waits, feature)
         code, output = waits.finish()

@@ -19,6 +19,7 @@ from ralphloop.cancel import CancelToken
 from ralphloop.cli import outputs
 from ralphloop.cli.interrupts import Interrupts
 from ralphloop.cli.logfile import StampedLines
+from ralphloop.cli.monitor_launch import in_tmux, someone_to_ask
 from ralphloop.cli.render import TerminalRenderer
 from ralphloop.cli.seed_flags import (
     bare_timeout_in_story_specs,
@@ -46,7 +47,6 @@ from ralphloop.protocols import Agent, EventSink, SystemClock
 from ralphloop.reaper import become_subreaper
 from ralphloop.recover import reconcile
 from ralphloop.safe_read import check_file, nonblocking
-from ralphloop.state.read import lock_holder_alive
 from ralphloop.state.store import RunLock
 from ralphloop.worktree_lock import WorktreeLock
 
@@ -68,7 +68,7 @@ def command(args: argparse.Namespace, argv: list[str]) -> int:
         prompt=args.prompt,
         archive=not args.no_archive,
         reset_circuit=args.reset_circuit,
-        terminal=terminal,
+        terminal=someone_to_ask(terminal, args.on_usage_limit),
         dry_run=args.dry_run,
         argv=tuple(argv),
     )
@@ -93,7 +93,7 @@ def command(args: argparse.Namespace, argv: list[str]) -> int:
     if args.dry_run:
         return _dry_run(built)
     run = built.run
-    if args.monitor and _monitor_in_tmux(argv, run.paths, terminal):
+    if args.monitor and in_tmux(argv, run.paths, terminal):
         return 0  # the loop runs in tmux now; this process only launched (and showed) it
     log_file = _open_log_file(args.log_file)
     interrupts = Interrupts(cancel, run.paths.status)
@@ -357,44 +357,3 @@ def _notify(settings: Settings, ended: list[LoopEnded], name: str, folder: str, 
         return
     for warning in notify_end(settings.notify, ended[-1], name, folder, source_kind=kind):
         print(f"ralph: warning: {warning}", file=sys.stderr)
-
-
-def _monitor_in_tmux(argv: list[str], paths: FeaturePaths, terminal: bool) -> bool:
-    """`--monitor`: the same run in a tmux session `ralph`, beside `ralph monitor`; attached when on a
-    terminal. False, with a warning, when there is no tmux: the loop then runs here."""
-    from ralphloop.monitor import tmux
-    from ralphloop.monitor.snapshot import ended_run
-
-    if tmux.available() is None:
-        print(
-            "ralph: warning: tmux not found: --monitor ignored, the loop runs here "
-            "(watch it from another terminal with: ralph monitor)",
-            file=sys.stderr,
-        )
-        return False
-    holder = lock_holder_alive(paths.lock)
-    if holder is not None:
-        raise RalphError(
-            f"ralph run for {paths.name} is already running (PID {holder}); watch it with: "
-            + shlex.join(["ralph", "monitor", "-f", paths.display()])
-        )
-    loop = [sys.executable, "-m", "ralphloop", *without_flag(argv, "--monitor")]
-    monitor = [sys.executable, "-m", "ralphloop", "monitor", "-f", paths.dir]
-    before = ended_run(paths)  # the monitor waits past the last run's final state for this one's
-    # the loop may not have started when the monitor does: it waits for it, whatever status.json holds now
-    monitor += ["--skip-run", before] if before else ["--beside-run"]
-    try:
-        launched = tmux.launch(loop, monitor, cwd=os.getcwd(), env=os.environ, window=paths.name)
-    except OSError as exc:
-        raise RalphError(f"--monitor: {exc}") from None
-    attach = f"tmux attach -t {launched.session}"
-    if terminal and tmux.attach(launched.session, os.environ) == 0:
-        print(f"ralph: detached; the loop goes on in tmux session {launched.session} (back with: {attach})")
-    else:
-        print(f"ralph: the loop runs in tmux session {launched.session}, beside its monitor; watch with: {attach}")
-    return True
-
-
-def without_flag(argv: list[str], flag: str) -> list[str]:
-    """`argv` less `flag` and its abbreviations (argparse takes `--moni` for `--monitor`)."""
-    return [word for word in argv if not (len(word) > 3 and flag.startswith(word) and word.startswith("--"))]
