@@ -1,9 +1,12 @@
 """How ralph words its numbers, the same on every surface (the run's screen, `ralph status`, the monitor,
 `ralph report`): one iteration number, "iterations" meaning counted ones with the calls that did not count
-beside them, tokens as input/output with cache reads apart. Pure, and imports nothing (`ralph status` uses it).
+beside them, tokens as input/output with cache reads apart, moments in the local zone. Pure, and imports
+nothing but datetime (`ralph status` uses it).
 """
 
 from __future__ import annotations
+
+from datetime import datetime
 
 
 def iteration_words(number: int, counted: int, uncounted: int, limit: int | None, *, running: bool = False) -> str:
@@ -59,3 +62,12 @@ def short_tokens(input_tokens: object, output_tokens: object, cache_read: object
 def money(cost: float) -> str:
     """`$0.23`; `$0.0041` under a cent, so a cheap call does not read as free."""
     return f"${cost:.2f}" if cost >= 0.01 or cost == 0 else f"${cost:.4f}"
+
+
+def local_time(moment: datetime) -> str:
+    """`2030-01-01 00:00 UTC`: a moment as the user reads it, in their zone (the files keep ISO UTC)."""
+    try:
+        local = moment.astimezone()
+    except (OverflowError, ValueError, OSError):  # out of the platform's range: the moment as given
+        local = moment
+    return f"{local:%Y-%m-%d %H:%M %Z}".rstrip()

@@ -14,10 +14,12 @@ import re
 import select
 import shlex
 import subprocess
+from datetime import UTC, datetime
 from pathlib import Path
 
 import pytest
 
+from ralphloop.numbers import local_time
 from tests.conftest import PYTHON, agent_cmd, read_json
 from tests.integration.conftest import Background
 from tests.integration.helpers import assert_one_line_error, set_config, snapshot, wait_until
@@ -73,7 +75,7 @@ def test_ask_on_a_terminal_and_exit_on_the_answer(
     assert status["exitReason"] == "usage_limit"
     assert status["usageLimit"]["resetsAt"] == "2030-01-01T00:00:00Z"
     assert status["usageLimit"]["policy"] == "exit"
-    assert "resets at 2030-01-01T00:00:00Z" in output
+    assert f"resets at {local_time(datetime(2030, 1, 1, tzinfo=UTC))}" in output  # the user's own zone
     assert "Wait or exit? (exiting in 30s unless told) [w]ait/[e]xit:" in output  # the seed's default, said
     assert read_json(feature / ".circuit_breaker_state")["consecutive_failures"] == 0
 
