@@ -16,12 +16,14 @@ from typing import Any
 
 import pytest
 
-from ralphloop.notify import post_json, run_notifier
+from ralphloop.notify.deliver import post_json, run_notifier
 from tests.conftest import PYTHON, RalphRunner, agent_cmd, read_json
 from tests.integration.helpers import assert_one_line_error, read_pid, wait_dead
 
 PAYLOAD_KEYS = {
     "event",
+    "title",
+    "lastMessage",
     "feature",
     "featureDir",
     "reason",
@@ -181,7 +183,7 @@ def test_a_halted_run_posts_halt_to_the_url_from_the_environment(
     assert _warnings(done.stderr) == []
     [body] = hook.bodies()
     status = read_json(feature / "status.json")
-    assert body["event"] == "halt"
+    assert body["event"] == "halted"
     assert (body["reason"], body["exitCode"]) == ("max_iterations", 1)
     assert (body["iterations"], body["storiesComplete"], body["storiesTotal"]) == (1, 0, 3)
     assert body["message"] == status["exitMessage"]
@@ -242,7 +244,7 @@ def test_an_interrupt_is_notified_only_when_asked(
         assert _argvs(record) == []
         return
     [body] = hook.bodies()
-    assert (body["event"], body["reason"], body["exitCode"]) == ("interrupt", "interrupted", 130)
+    assert (body["event"], body["reason"], body["exitCode"]) == ("interrupted", "interrupted", 130)
     assert _argvs(record) == [
         ["--app-name=ralph", "ralph", "ralph: feat interrupted after 0 iterations (+1 not counted) — 0/3 stories"]
     ]
