@@ -157,7 +157,11 @@ def post_json(url: str, body: Mapping[str, Any], timeout: float) -> str | None:
     from ralphloop import __version__
 
     headers = {"Content-Type": "application/json", "User-Agent": f"ralphloop/{__version__}"}
-    parts = urlsplit(url)
+    try:
+        parts = urlsplit(url)
+        parts.port  # noqa: B018 - raises ValueError on a port that is not a number in range
+    except ValueError:
+        return "not a valid URL"  # config refuses one: never repeat it, it may hold a token
     if parts.username is not None or parts.password is not None:
         user, password = unquote(parts.username or ""), unquote(parts.password or "")
         headers["Authorization"] = "Basic " + base64.b64encode(f"{user}:{password}".encode()).decode("ascii")

@@ -110,10 +110,9 @@ def shown(url: str) -> str:
         return origin(url)
     if scheme in _HOSTED:
         rest = url[found.end() :].split("/", 1)[0].split("?", 1)[0].split("#", 1)[0].rsplit("@", 1)[-1].lower()
-        host, _, port = rest.rpartition(":") if not rest.endswith("]") else (rest, "", "")
-        host = host or rest
+        host, _, port = rest.rpartition(":") if ":" in rest and not rest.endswith("]") else (rest, "", "")
         if _HOSTNAME.fullmatch(host) and (not port or port.isdigit()):
-            return f"{scheme}://{host}" + (f":{port}" if port and port.isdigit() else "")
+            return f"{scheme}://{host}" + (f":{port}" if port else "")
     return f"{scheme}://…"
 
 
