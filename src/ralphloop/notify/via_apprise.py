@@ -34,6 +34,21 @@ class _Said(logging.Handler):
             self.lines.append(record.levelname.lower())
 
 
+_SAID: list[_Said] = []
+
+
+def _listen() -> _Said:
+    """apprise's logger, kept to itself (neither the root's handlers nor Python's last resort on stderr see it):
+    one handler for the process, whose words each send clears and reads."""
+    if not _SAID:
+        _SAID.append(_Said())
+        logger = logging.getLogger("apprise")
+        logger.handlers[:] = _SAID
+        logger.propagate = False
+        logger.setLevel(logging.WARNING)
+    return _SAID[0]
+
+
 class Targets:
     """The URLs apprise can send to, read once; `problems` says which it cannot (or that apprise is missing)."""
 
@@ -48,11 +63,7 @@ class Targets:
             self._apprise: Any = None
             return
         self._apprise = apprise
-        self._said = _Said()
-        logger = logging.getLogger("apprise")
-        logger.handlers[:] = [self._said]  # not the root's handlers, nor Python's last resort on stderr
-        logger.propagate = False
-        logger.setLevel(logging.WARNING)
+        self._said = _listen()
         self._asset = apprise.AppriseAsset(app_id="ralph", app_desc="ralph, a coding agent in a loop")
         for number, url in enumerate(urls, start=1):
             if self._service(url) is None:
