@@ -196,6 +196,11 @@ class TerminalRenderer(Struct):
                     self._draw_spinner()
                     self.out.flush()
 
+    def warning(self, text: str) -> None:
+        """`ralph: warning: TEXT` on stderr, from any thread (the notifier's), the live line put back after it."""
+        with self.suspended():
+            print(f"ralph: warning: {text}", file=sys.stderr, flush=True)
+
     def stop(self) -> None:
         """The spinner off and the cursor shown (the run ended, even by an error)."""
         with self.lock:

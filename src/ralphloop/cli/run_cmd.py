@@ -28,14 +28,15 @@ from ralphloop.cli.seed_flags import (
     timeout_problem,
 )
 from ralphloop.cli.terminal import TerminalGuard
-from ralphloop.config import Settings
 from ralphloop.engine.loop import run_loop
 from ralphloop.engine.phases import prompt_for
 from ralphloop.errors import RalphError
-from ralphloop.events import LoopEnded, Notice
+from ralphloop.events import Notice
 from ralphloop.exitcodes import ExitReason
 from ralphloop.gitignore import ensure_gitignore
-from ralphloop.notify import notify_end
+from ralphloop.notify.events import Seen
+from ralphloop.notify.settings import describe
+from ralphloop.notify.sink import Notifier
 from ralphloop.paths import (
     RALPH_DIR,
     RUNTIME_NAMES,
@@ -74,8 +75,7 @@ def command(args: argparse.Namespace, argv: list[str]) -> int:
     )
     renderer = TerminalRenderer.for_terminal(args.verbose)
     cancel = CancelToken()
-    ended: list[LoopEnded] = []
-    sinks: list[EventSink] = [renderer, lambda event: ended.append(event) if isinstance(event, LoopEnded) else None]
+    sinks: list[EventSink] = [renderer]
     built = build_run(
         root,
         request,
@@ -101,6 +101,10 @@ def command(args: argparse.Namespace, argv: list[str]) -> int:
     _keep_runtime_files_out_of_git(run.paths, args.log_file, getattr(run.agent, "runtime_files", ()))
     if log_file:
         sinks.append(TerminalRenderer(out=cast(TextIO, log_file)))
+    # sends on its own thread; the run's end (close, below) once the feature folder is where it stays
+    sinks.append(
+        notifier := Notifier(built.settings.notify, Seen(run.paths.name, run.paths.dir, built.kind), renderer.warning)
+    )
     try:
         with (
             WorktreeLock(run.paths, tuple(run_flags(argv, target))),
@@ -121,12 +125,11 @@ def command(args: argparse.Namespace, argv: list[str]) -> int:
                 outcome = run_loop(run)
             finally:
                 renderer.stop()  # the spinner off and the cursor back, even after an error
-        # after the final summary, outside the lock; an archived feature is where it was moved to
-        _notify(built.settings, ended, run.paths.name, outcome.archived_to or run.paths.dir, built.kind)
         if outcome.reason is ExitReason.INTERRUPTED:
             print(f"To continue, run: {run.resume}")
         return outcome.reason.exit_code
     finally:
+        notifier.close()  # the run's end sent, and what is queued waited for (END_WAIT_S at most)
         interrupts.restore()
         if log_file:
             log_file.close()
@@ -315,6 +318,7 @@ def _dry_run(built: Built) -> int:
     if policy.auto_commit:
         why = "git.auto_commit" if settings.git.auto_commit else "the default for this task format or agent"
         print(f"# Auto-commit: each iteration's changes are committed ({why}), unless its work is rejected")
+    print(f"# Notify: {describe(settings.notify)}")  # every URL redacted
     print(f"# Prompt ({len(prompt.encode())} bytes):")
     print(prompt, end="")
     return 0
@@ -349,11 +353,3 @@ def _keep_runtime_files_out_of_git(
 def _glob_escape(path: str) -> str:
     """A path as a literal gitignore pattern (a plan folder may be called `[draft]`)."""
     return "".join("\\" + char if char in "*?[\\" else char for char in path)
-
-
-def _notify(settings: Settings, ended: list[LoopEnded], name: str, folder: str, kind: str) -> None:
-    """The notifications the run's end calls for (config `notify`); a failure is only a warning."""
-    if not ended:
-        return
-    for warning in notify_end(settings.notify, ended[-1], name, folder, source_kind=kind):
-        print(f"ralph: warning: {warning}", file=sys.stderr)
