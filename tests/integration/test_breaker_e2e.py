@@ -157,6 +157,8 @@ def test_an_agent_that_only_asks_questions_opens_it(feature: Path, ralph: RalphR
 
     assert_opened_by_no_progress(feature, done)
     assert read_json(feature / "status.json")["questionLoops"] == 3
+    assert f"The agent's last words: {ask}" in done.stdout  # what it asked is what the user must answer
+    assert read_json(feature / "status.json")["lastMessage"] == ask
     assert all("asked questions instead of working" in entry["Note"] for entry in entries(feature))
 
 
