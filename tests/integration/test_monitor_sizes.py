@@ -52,7 +52,9 @@ def held_run(feature: Path, background: Background, tmux_env: dict[str, str], tm
     return gates
 
 
-def test_the_monitor_at_three_sizes(project: Path, feature: Path, held_run: Path, tmux_env: dict[str, str]) -> None:
+def test_the_monitor_at_three_sizes_and_ralph_status_agree(
+    project: Path, feature: Path, held_run: Path, tmux_env: dict[str, str], background: Background
+) -> None:
     command = f"{PYTHON} -m ralphloop monitor -f feat"
     for width, height in SIZES:
         tmux(tmux_env, "new-session", "-d", "-s", f"m{width}", "-x", str(width), "-y", str(height), "-c", str(project),
@@ -73,10 +75,10 @@ def test_the_monitor_at_three_sizes(project: Path, feature: Path, held_run: Path
         # the header: how far, how much, when; the story, what the agent is doing, the events, the log
         assert "ralph monitor · feat · claude · claude-opus-4-5-20251101" in shown
         assert "Status     running" in shown
-        assert re.search(r"Iteration  2 / 5 · \d\d:\d\d of 30:00 · last output \d+s ago", shown), shown
+        assert re.search(r"Iteration  2 / 5 · \d\d:\d\d of 30:00 · last output [0-9hms]+ ago", shown), shown
         assert "Task       S-2 - Story 2" in shown
-        assert re.search(r"1/3 stories pass · ETA ~\d\d:\d\d \(≈ \d+s\)", shown), shown
-        assert re.search(r"Elapsed    \d+s since \d\d:\d\d", shown), shown
+        assert re.search(r"1/3 stories pass · ETA ~\d\d:\d\d \(≈ [0-9hms]+\)", shown), shown
+        assert re.search(r"Elapsed    [0-9hms]+ since \d\d:\d\d", shown), shown
         assert "Spent      $0.60 of $5.00" in shown
         assert "Tokens     100 in / 400 out tokens" in shown
         assert "Doing      ⚙ Bash: pytest -q" in shown
@@ -85,3 +87,14 @@ def test_the_monitor_at_three_sizes(project: Path, feature: Path, held_run: Path
         assert lines[-1].startswith("╰"), shown  # the whole height used, the log's box closed on the last line
         assert not any("…" in line for line in lines[:9]), shown  # the header's lines whole, none cut
         assert ("Circuit    CLOSED" in shown) == (height >= 30)  # a short screen keeps to what needs a look
+
+    # `ralph status` says the same, once
+    done = subprocess.run(
+        [PYTHON, "-m", "ralphloop", "status", "-f", "feat"], cwd=project, env=background.env, capture_output=True,
+        text=True, check=False,
+    )  # fmt: skip
+    said = done.stdout
+    assert re.search(r"Iteration:  2 / 5 · \d\d:\d\d of 30:00 · last output [0-9hms]+ ago", said), said
+    assert re.search(r"Stories:    1 / 3 pass  \[###-------\]  ETA ~\d\d:\d\d \(≈ [0-9hms]+\)", said), said
+    assert re.search(r"Elapsed:    [0-9hms]+ since \d\d:\d\d", said), said
+    assert "Spent:      $0.60 of $5.00, 100 in / 400 out tokens (this run) (claude-opus-4-5-20251101)" in said

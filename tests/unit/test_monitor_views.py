@@ -15,6 +15,7 @@ from typing import Any
 import pytest
 from rich.console import Console
 
+from ralphloop.monitor.layout import share
 from ralphloop.monitor.snapshot import Snapshot, log_tail, read_snapshot, signal_counts
 from ralphloop.monitor.views import WAITING_TEXT, dashboard, plain_line, summary_lines, summary_view
 from ralphloop.paths import FeaturePaths
@@ -285,3 +286,11 @@ def test_a_narrow_or_short_pane_gets_the_key_lines(running: Path) -> None:
         assert "1/3 done · ETA ~" in lines[2]
         assert lines[3:5] == ["$1.23 of $5.00 · $2.00/h", "⚙ Bash: pytest -q tests/red"]
         assert not any("╭" in line for line in lines)
+
+
+@pytest.mark.parametrize(
+    ("room", "events", "log", "shown"),
+    [(10, 3, 20, (3, 7)), (10, 40, 40, (3, 7)), (10, 2, 3, (2, 3)), (10, 40, 2, (8, 2)), (0, 5, 5, (0, 0))],
+)
+def test_events_and_log_share_the_rows_left(room: int, events: int, log: int, shown: tuple[int, int]) -> None:
+    assert share(room, events, log) == shown

@@ -18,10 +18,9 @@ def share(room: int, events: int, log: int) -> tuple[int, int]:
     room = max(0, room)
     if events + log <= room:
         return events, log
-    shown_events = min(events, max(2, room // 3))
+    shown_events = min(events, max(2, room // 3), room)
     shown_log = min(log, room - shown_events)
-    shown_events = min(events, room - shown_log)  # what the log left unused
-    return max(0, shown_events), max(0, shown_log)
+    return min(events, room - shown_log), shown_log  # the events take what the log left unused
 
 
 def room_below(header: int, height: int) -> int:
