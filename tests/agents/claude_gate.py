@@ -1,5 +1,5 @@
 """A stand-in `claude -p --output-format stream-json --verbose` that works a story in the open, for the monitor's tests:
-at once it prints its init, a line of text and a `Bash: pytest -q` tool use (what the monitor shows as "doing"),
+at once it prints its init, some text and tool uses, the last a `Bash: pytest -q` (what the monitor shows as "doing"),
 then waits for FAKE_CLAUDE_GATES/go-N (N = RALPH_ITERATION) before it finishes the story (like story_agent.py)
 and prints its result, costing $0.60 with 100 input and 400 output tokens. No timing is asserted on the wait.
 """
@@ -28,7 +28,11 @@ def assistant(*content: dict[str, object]) -> None:
 
 say({"type": "system", "subtype": "init", "cwd": os.getcwd(), "model": model, "tools": ["Bash", "Write"]})
 assistant({"type": "text", "text": f"Working on {task}: first the tests, then the code."})
-assistant({"type": "tool_use", "id": "toolu_1", "name": "Bash", "input": {"command": "pytest -q"}})
+assistant({"type": "tool_use", "id": "toolu_1", "name": "Read", "input": {"file_path": "src/app.py"}})
+assistant({"type": "text", "text": "The parser needs a flag for the new option; adding a test for it first."})
+assistant({"type": "tool_use", "id": "toolu_2", "name": "Write", "input": {"file_path": "tests/test_app.py"}})
+assistant({"type": "tool_use", "id": "toolu_3", "name": "Edit", "input": {"file_path": "src/app.py"}})
+assistant({"type": "tool_use", "id": "toolu_4", "name": "Bash", "input": {"command": "pytest -q"}})
 go = os.path.join(os.environ["FAKE_CLAUDE_GATES"], f"go-{iteration}")
 while not os.path.exists(go):
     time.sleep(0.05)

@@ -232,6 +232,8 @@ def test_waiting_for_the_users_answer_is_yellow_and_not_running(running: Path) -
     assert "⏳ waiting for your answer (00:22) · usage limit: wait or exit?" in text
     coloured = render(dashboard(snapshot_of(running)), colour=True)
     assert "\x1b[33m⏳ waiting for your answer (00:22)" in coloured and "\x1b[33mwaiting" in coloured
+    assert "running · STORY-002" not in plain_line(snapshot_of(running))
+    assert plain_line(snapshot_of(running)).endswith(" · waiting for your answer")
 
 
 def test_when_a_slot_frees_shows_only_when_every_slot_is_used(running: Path) -> None:

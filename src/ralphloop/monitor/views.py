@@ -129,5 +129,10 @@ def plain_line(snapshot: Snapshot) -> str:
     if doing is not None and not isinstance(report.get("waiting"), dict):
         parts.append(doing.plain)  # a countdown would change the line every second
     elif isinstance(report.get("waiting"), dict):
-        parts.append(f"waiting: {safe(report['waiting'].get('message'), 120)}")
+        waiting = report["waiting"]
+        parts.append(
+            "waiting for your answer"
+            if waiting.get("kind") == "answer"
+            else f"waiting: {safe(waiting.get('message'), 120)}"
+        )
     return " · ".join(part for part in parts if part)
