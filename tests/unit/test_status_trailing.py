@@ -15,7 +15,7 @@ from ralphloop.events import AgentActivity, AgentOutput, Waiting
 from ralphloop.guards.budget import Budget
 from ralphloop.protocols import FakeClock
 from ralphloop.records.status import StatusFile
-from tests.events import WHEN, iteration_started, loop_ended, run_started
+from tests.events import WHEN, iteration_finished, iteration_started, loop_ended, run_started
 from tests.integration.helpers import wait_until
 
 
@@ -90,6 +90,18 @@ def test_a_whole_write_carries_the_pending_change_and_the_last_write_stops_the_t
     sink(loop_ended())
     timers.fire()  # cancelled by the end: nothing written after the final state
     assert (read(path)["status"], read(path)["activity"]) == ("complete", None)
+
+
+def test_output_alone_waits_for_the_window_and_the_iterations_write_carries_it(tmp_path: Path) -> None:
+    clock, timers = FakeClock(), Timers()
+    sink, path = started(tmp_path, clock, timers)
+    clock.advance(5)
+    sink(AgentOutput("stdout", b"thinking\n"))  # every chunk moves it: never a write of its own at once
+    assert read(path)["lastOutputAt"] is None
+    assert [delay for delay, _, _ in timers.armed] == [1.0]
+    sink(iteration_finished())  # the agent ended within the second: its write carries the output's time
+    assert read(path)["lastOutputAt"] == "2026-01-01T00:00:05Z"
+    assert all(cancelled[0] for _, _, cancelled in timers.armed)  # no write left for the timer
 
 
 def test_the_header_numbers_are_written(tmp_path: Path) -> None:

@@ -179,12 +179,15 @@ class StatusFile:
 
     def _take(self, event: object) -> None:
         live = self.live
-        if isinstance(event, AgentOutput | AgentActivity):
-            if isinstance(event, AgentActivity):
-                live.activity = event.text or None
-            else:
-                live.last_output_at = self.now()
+        if isinstance(event, AgentActivity):
+            live.activity = event.text or None
             self.trailing.change()
+            return
+        if isinstance(event, AgentOutput):
+            # every chunk moves it: written within the window, never on its own at once (an agent that ends
+            # quickly has it carried by the iteration's own write, with no extra write in ralph's time)
+            live.last_output_at = self.now()
+            self.trailing.change(defer=True)
             return
         if isinstance(event, RunStarted):
             self._started(event)

@@ -43,19 +43,23 @@ class Trailing:
         self.pending = False
         self.armed: Cancellable | None = None
 
-    def change(self) -> None:
+    def change(self, *, defer: bool = False) -> None:
+        """A change to write; `defer`: never at once, but within `every` seconds (a change too frequent and too
+        small to be worth a write of its own: the next write, whatever its cause, carries it)."""
         moment = self.monotonic()
-        if self.last is None or moment - self.last >= self.every:
+        idle = self.last is None or moment - self.last >= self.every
+        if idle and not defer:
             self.last = moment
             self.write()
         elif not self.pending:
             self.pending = True
             if self.armed is None:
-                self.armed = self.timer(self.last + self.every - moment, self._window_ended)
+                left = self.every if idle or self.last is None else self.last + self.every - moment
+                self.armed = self.timer(left, self._window_ended)
 
     def carried(self) -> None:
-        """A write of the whole file has just carried the pending change, if any."""
-        self.pending = False
+        """A write of the whole file has just carried the pending change, if any: no timer needs to."""
+        self.cancel()
 
     def cancel(self) -> None:
         if self.armed is not None:
