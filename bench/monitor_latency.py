@@ -57,9 +57,10 @@ class Output:
             if not data:
                 return
             now = time.perf_counter()
-            self.seen = (self.seen + data)[-4096:]  # a marker may be split across two reads
+            window = self.seen + data  # a marker may be split across two reads
+            self.seen = window[-64:]
             number = self.waiting_for
-            if number is not None and number not in self.arrivals and marker(number) in self.seen:
+            if number is not None and number not in self.arrivals and marker(number) in window:
                 self.arrivals[number] = now
 
 
