@@ -229,9 +229,18 @@ def test_waiting_for_the_users_answer_is_yellow_and_not_running(running: Path) -
     )
     text = render(dashboard(snapshot_of(running)))
     assert "Status     waiting" in text
-    assert "⏳ waiting for your answer (00:22) · usage limit: wait or exit?" in text
+    assert "⏳ usage limit: wait or exit? · waiting for your answer (00:22)" in text
+    asked = {
+        "kind": "answer",
+        "message": "usage limit reached: waiting for your answer",
+        "until": "2026-11-21T02:37:22Z",
+    }
+    edit(running / "status.json", waiting=asked)  # as the loop words it (asking.py)
+    assert "⏳ usage limit reached: waiting for your answer (00:22)" in render(dashboard(snapshot_of(running)))
+    edit(running / "status.json", waiting={**asked, "message": "usage limit: wait or exit?"})
     coloured = render(dashboard(snapshot_of(running)), colour=True)
-    assert "\x1b[33m⏳ waiting for your answer (00:22)" in coloured and "\x1b[33mwaiting" in coloured
+    assert "\x1b[33m⏳ usage limit: wait or exit? · waiting for your answer (00:22)" in coloured
+    assert "\x1b[33mwaiting" in coloured
     assert "running · STORY-002" not in plain_line(snapshot_of(running))
     assert plain_line(snapshot_of(running)).endswith(" · waiting for your answer")
 

@@ -86,12 +86,18 @@ def test_every_slot_used_says_when_one_frees_in_local_time(running: Path) -> Non
 
 
 def test_waiting_for_an_answer_is_waiting(running: Path) -> None:
-    edit(
-        running / "status.json", waiting={"kind": "answer", "message": "wait or exit?", "until": "2026-11-21T02:37:22Z"}
-    )
+    asked = {
+        "kind": "answer",
+        "message": "usage limit reached: waiting for your answer",
+        "until": "2026-11-21T02:37:22Z",
+    }
+    edit(running / "status.json", waiting=asked)  # as the loop words it (asking.py)
     lines = shown(running)
     assert "Status:     waiting" in lines
-    assert f"Waiting:    your answer until {local('2026-11-21T02:37:22+00:00')}" in lines
+    until = local("2026-11-21T02:37:22+00:00")
+    assert f"Waiting:    usage limit reached: waiting for your answer until {until}" in lines
+    edit(running / "status.json", waiting={**asked, "message": "wait or exit?"})
+    assert f"Waiting:    wait or exit?: your answer until {until}" in shown(running)
 
 
 def test_an_ended_run_says_when_it_last_wrote_in_local_time(feature: Path) -> None:

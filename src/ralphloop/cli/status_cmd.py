@@ -149,7 +149,8 @@ def _later_lines(report: dict[str, Any], now: datetime) -> list[str]:
     if isinstance(waiting, dict):
         until = local_when(parse_time(waiting.get("until")), now) or "an unknown time"
         message = strip_terminal_controls(str(waiting.get("message")))
-        what = "your answer" if waiting.get("kind") == "answer" else message
+        asked = waiting.get("kind") == "answer" and "your answer" not in message
+        what = f"{message}: your answer" if asked else message
         lines.append(f"Waiting:    {what} until {until}")
     limit_hit = report["usageLimit"]
     if isinstance(limit_hit, dict):

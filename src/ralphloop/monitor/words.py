@@ -67,8 +67,9 @@ def doing_text(report: dict[str, Any], now: datetime) -> Text | None:
     if isinstance(waiting, dict):
         left = until(waiting.get("until"), now)
         message = safe(waiting.get("message"), 200) if waiting.get("message") else ""
-        if waiting.get("kind") == "answer":
-            text = "waiting for your answer" + (f" ({left})" if left else "") + (f" · {message}" if message else "")
+        if waiting.get("kind") == "answer":  # the loop asks the user (asking.py); the message may say so already
+            asked = " · ".join(part for part in (message, "waiting for your answer") if part)
+            text = (message if "waiting for your answer" in message else asked) + (f" ({left})" if left else "")
         else:
             text = message + (f" · {left} left" if left else "")
         return Text(f"⏳ {text}", style="yellow")
