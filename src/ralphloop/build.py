@@ -159,7 +159,7 @@ def build_run(
 
     records: list[EventSink] = [
         JournalFile(paths.journal),  # first: the whole record is kept before any record file has it
-        StatusFile(paths.status, clock.now, clock.monotonic, slots),
+        StatusFile(paths.status, clock.now, clock.monotonic, slots, budget=policy.budget),
         StateFile(paths.state, saved, clock.now),
         ProgressLog(paths.progress),
         MetricsLog(paths.metrics),

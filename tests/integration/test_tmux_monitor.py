@@ -1,4 +1,5 @@
-"""`ralph run --monitor` in a real tmux: the loop on the left, the monitor on the right, read with capture-pane.
+"""`ralph run --monitor` in a real tmux: the loop and the monitor side by side on a wide window, stacked on a narrower
+one, read with capture-pane.
 
 Each test has its own tmux server (TMUX_TMPDIR) and a HOME whose .tmux.conf sets base-index and
 pane-base-index to 1, as many users do: ralph addresses panes by id, so it must not matter.
@@ -6,10 +7,13 @@ pane-base-index to 1, as many users do: ralph addresses panes by id, so it must 
 
 from __future__ import annotations
 
+import fcntl
 import os
 import pty
 import shutil
+import struct
 import subprocess
+import termios
 import threading
 from pathlib import Path
 
@@ -33,6 +37,15 @@ def panes(env: dict[str, str]) -> list[dict[str, str]]:
     fmt = "\t".join(f"#{{{name}}}" for name in ("pane_id", "pane_index", "pane_title", "window_name", "pane_dead"))
     lines = tmux(env, "list-panes", "-s", "-t", "=ralph", "-F", fmt).splitlines()
     return [dict(zip(keys, line.split("\t"), strict=True)) for line in lines]
+
+
+def layout(env: dict[str, str], window: str = "feat") -> str:
+    """ "side by side" or "stacked": where the monitor's pane is beside the loop's."""
+    fmt = "#{pane_left} #{pane_top}"
+    loop, monitor = (
+        line.split() for line in tmux(env, "list-panes", "-t", f"=ralph:={window}", "-F", fmt).split("\n")[:2]
+    )
+    return "side by side" if monitor[0] != loop[0] else "stacked" if monitor[1] != loop[1] else "?"
 
 
 def pane_flags(env: dict[str, str], pane: str) -> dict[str, str]:
@@ -69,6 +82,7 @@ def test_loop_and_monitor_side_by_side_until_complete(project, feature, tmux_env
     assert [(pane["index"], pane["title"]) for pane in found] == [("1", "RALPH LOOP"), ("2", "MONITOR")]
     assert found[0]["window"] == "feat"
     loop, monitor = found[0]["id"], found[1]["id"]
+    assert layout(tmux_env) == "side by side"  # nobody attached: a 200-column window
 
     assert wait_until(lambda: "Iteration  1 / 5" in screen(tmux_env, monitor)), screen(tmux_env, monitor)
     assert wait_until(lambda: "screen-cleared-attempt" in screen(tmux_env, monitor)), screen(tmux_env, monitor)
@@ -82,6 +96,13 @@ def test_loop_and_monitor_side_by_side_until_complete(project, feature, tmux_env
     assert wait_until(lambda: "Iteration 1 / 5" in screen(tmux_env, loop)), screen(tmux_env, loop)
     # the agent's title sequence and screen clear were not passed through
     assert [pane["title"] for pane in panes(tmux_env)] == ["RALPH LOOP", "MONITOR"]
+
+    # a window made narrower (a smaller client attached, a terminal resized) stacks them: loop above, monitor below
+    tmux(tmux_env, "resize-window", "-t", "=ralph:=feat", "-x", "100", "-y", "40")
+    assert wait_until(lambda: layout(tmux_env) == "stacked"), tmux(tmux_env, "list-panes", "-t", "=ralph:=feat")
+    assert wait_until(lambda: "Iteration  1 / 5" in screen(tmux_env, monitor)), screen(tmux_env, monitor)
+    tmux(tmux_env, "resize-window", "-t", "=ralph:=feat", "-x", "160", "-y", "40")
+    assert wait_until(lambda: layout(tmux_env) == "side by side")
 
     for number in (1, 2, 3):
         (gates / f"go-{number}").touch()
@@ -178,6 +199,7 @@ def test_started_from_a_terminal_it_attaches(project, feature, tmux_env, tmp_pat
     gates = tmp_path / "gates"
     gates.mkdir()
     master, slave = pty.openpty()
+    fcntl.ioctl(slave, termios.TIOCSWINSZ, struct.pack("HHHH", 30, 100, 0, 0))  # a 100×30 terminal
     proc = subprocess.Popen(
         [
             PYTHON,
@@ -215,6 +237,7 @@ def test_started_from_a_terminal_it_attaches(project, feature, tmux_env, tmp_pat
     try:
         assert wait_until(lambda: tmux(tmux_env, "list-clients", "-t", "=ralph").strip() != ""), bytes(seen)
         assert wait_until(lambda: b"RALPH LOOP" in seen or b"Iteration 1 / 1" in seen), bytes(seen)
+        assert layout(tmux_env) == "stacked"  # made at the size of the terminal it is shown in: too narrow for two
         tmux(tmux_env, "detach-client", "-s", "=ralph")
         assert proc.wait(timeout=30) == 0
         reader.join(timeout=5)

@@ -15,15 +15,9 @@ from typing import Any
 import pytest
 from rich.console import Console
 
+from ralphloop.monitor.layout import share
 from ralphloop.monitor.snapshot import Snapshot, log_tail, read_snapshot, signal_counts
-from ralphloop.monitor.views import (
-    WAITING_TEXT,
-    countdown,
-    dashboard,
-    plain_line,
-    summary_lines,
-    summary_view,
-)
+from ralphloop.monitor.views import WAITING_TEXT, dashboard, plain_line, summary_lines, summary_view
 from ralphloop.paths import FeaturePaths
 
 FIXTURE = Path(__file__).parent.parent / "fixtures" / "monitor" / "running"
@@ -59,9 +53,10 @@ def snapshot_of(folder: Path, now: datetime = NOW) -> Snapshot:
     return read_snapshot(FeaturePaths(str(folder.parent.parent), str(folder)), now)
 
 
-def render(renderable: Any, *, colour: bool = False, width: int = 100) -> str:
+def render(renderable: Any, *, colour: bool = False, width: int = 100, height: int = 25) -> str:
     console = Console(
         width=width,
+        height=height,
         record=True,
         force_terminal=colour,
         color_system="standard" if colour else None,
@@ -71,19 +66,24 @@ def render(renderable: Any, *, colour: bool = False, width: int = 100) -> str:
     return console.export_text(styles=colour)
 
 
+def rows(text: str) -> list[str]:
+    return [line.rstrip() for line in text.splitlines()]
+
+
 def test_running_dashboard_shows_every_fact(running: Path) -> None:
     text = render(dashboard(snapshot_of(running)))
-    assert "ralph monitor · feat2 · claude" in text
+    assert "ralph monitor · feat2 · claude · claude-sonnet-4-5-20250929" in text
     assert "Iteration  2 / 5" in text
     assert "Status     running" in text
     assert "STORY-002 - Add the CLI flag" in text
     assert "1/3 stories pass" in text
-    assert "Calls      45/100 this hour (a slot frees in 23:00)" in text
+    assert "Calls      45/100 this hour" in rows(text)  # 55 slots free: when one frees does not matter yet
     assert "Circuit    CLOSED" in text
     assert "Signals    done 2 · completion 1 · test-only 1 · refused 1" in text
-    assert "$1.23 · 123,456 tokens · claude-sonnet-4-5-20250929" in text
+    assert "Spent      $1.23 · $2.00/h" in text  # 37 minutes since the run started
+    assert "Tokens     123,456 tokens" in text
     assert "⚙ Bash: pytest -q tests/red" in text
-    assert "Updated    5s ago" in text
+    assert "Updated" not in text  # the run is alive: how fresh its file is says nothing
     # recent events with their (local) times; the malformed line is skipped
     first = datetime(2026, 11, 21, 2, 0, 0, tzinfo=UTC).astimezone()
     assert f"[{first:%H:%M:%S}] run started: claude, up to 5 iterations, 0/3 done" in text
@@ -140,6 +140,7 @@ def test_waiting_for_a_limit_shows_a_countdown(running: Path) -> None:
     )
     text = render(dashboard(snapshot_of(running)))
     assert "⏳ 100 calls this hour · 05:30 left" in text
+    assert "Status     waiting" in text  # any wait: not "running"
     assert "waiting: 100 calls this hour" in plain_line(snapshot_of(running))
 
 
@@ -221,6 +222,86 @@ def test_signal_counts_ignore_what_is_not_a_list() -> None:
     }
 
 
-@pytest.mark.parametrize(("seconds", "text"), [(0, "00:00"), (59.2, "01:00"), (330, "05:30"), (3600, "1:00:00")])
-def test_countdown(seconds: float, text: str) -> None:
-    assert countdown(seconds) == text
+def test_waiting_for_the_users_answer_is_yellow_and_not_running(running: Path) -> None:
+    edit(
+        running / "status.json",
+        waiting={"kind": "answer", "message": "usage limit: wait or exit?", "until": "2026-11-21T02:37:22Z"},
+    )
+    text = render(dashboard(snapshot_of(running)))
+    assert "Status     waiting" in text
+    assert "⏳ usage limit: wait or exit? · waiting for your answer (00:22)" in text
+    asked = {
+        "kind": "answer",
+        "message": "usage limit reached: waiting for your answer",
+        "until": "2026-11-21T02:37:22Z",
+    }
+    edit(running / "status.json", waiting=asked)  # as the loop words it (asking.py)
+    assert "⏳ usage limit reached: waiting for your answer (00:22)" in render(dashboard(snapshot_of(running)))
+    edit(running / "status.json", waiting={**asked, "message": "usage limit: wait or exit?"})
+    coloured = render(dashboard(snapshot_of(running)), colour=True)
+    assert "\x1b[33m⏳ usage limit: wait or exit? · waiting for your answer (00:22)" in coloured
+    assert "\x1b[33mwaiting" in coloured
+    assert "running · STORY-002" not in plain_line(snapshot_of(running))
+    assert plain_line(snapshot_of(running)).endswith(" · waiting for your answer")
+
+
+def test_when_a_slot_frees_shows_only_when_every_slot_is_used(running: Path) -> None:
+    edit(running / "status.json", apiCallsUsed=100)
+    assert "Calls      100/100 this hour · a slot frees in 23:00" in render(dashboard(snapshot_of(running)))
+
+
+def test_the_header_says_how_far_how_much_and_when(running: Path) -> None:
+    edit(
+        running / "status.json",
+        storiesAtStart=0,
+        inIteration=True,
+        iterationsCounted=1,
+        iterationStartedAt="2026-11-21T02:33:48Z",
+        iterationTimeoutS=1800,
+        lastOutputAt="2026-11-21T02:36:20Z",
+        maxCostUsd=5.0,
+    )
+    text = render(dashboard(snapshot_of(running)))
+    eta = datetime(2026, 11, 21, 3, 51, 0, tzinfo=UTC).astimezone()  # 37 min for 1 story, 2 left: 74 min from now
+    started = datetime(2026, 11, 21, 2, 0, 0, tzinfo=UTC).astimezone()
+    assert "Iteration  2 / 5 · 03:12 of 30:00 · last output 40s ago" in text
+    assert f"1/3 stories pass · ETA ~{eta:%H:%M} (≈ 1h14m)" in text
+    assert f"Elapsed    37m since {started:%H:%M}" in text
+    assert "Spent      $1.23 of $5.00 · $2.00/h" in text
+    coloured = render(dashboard(snapshot_of(running)), colour=True)
+    assert "\x1b[32m━" in coloured  # the bar's done part green, not rich's error pink (\x1b[38;5;197m)
+    assert "38;5;197" not in coloured
+
+
+@pytest.mark.parametrize(("width", "height"), [(80, 24), (120, 40), (200, 50)])
+def test_the_dashboard_fits_its_screen(running: Path, width: int, height: int) -> None:
+    with open(running / "events.jsonl", "a", encoding="utf-8") as handle:
+        for number in range(40):
+            handle.write(json.dumps({"time": "2026-11-21T02:30:00Z", "level": "info", "text": f"event {number}"}))
+            handle.write("\n")
+    found = read_snapshot(FeaturePaths(str(running.parent.parent), str(running)), NOW, events=height, log_lines=height)
+    text = render(dashboard(found, (width, height)), width=width, height=height)
+    lines = text.splitlines()
+    assert len(lines) == height and all(len(line) <= width for line in lines)
+    assert lines[-1].startswith("╰")  # the log's box closed on the last line: nothing cut off below
+    assert "event 39" in text and "[stderr] warning: slow test" in text  # the newest of each
+    assert ("Calls" in text) == (height >= 30)  # a short screen leaves out what only says all is well
+
+
+def test_a_narrow_or_short_pane_gets_the_key_lines(running: Path) -> None:
+    edit(running / "status.json", storiesAtStart=0, maxCostUsd=5.0)
+    for size in ((50, 30), (100, 12)):
+        lines = rows(render(dashboard(snapshot_of(running), size), width=size[0], height=size[1]))
+        assert lines[0] == "feat2 · running · iteration 2 / 5"
+        assert lines[1].startswith("STORY-002 - Add the CLI flag")
+        assert "1/3 done · ETA ~" in lines[2]
+        assert lines[3:5] == ["$1.23 of $5.00 · $2.00/h", "⚙ Bash: pytest -q tests/red"]
+        assert not any("╭" in line for line in lines)
+
+
+@pytest.mark.parametrize(
+    ("room", "events", "log", "shown"),
+    [(10, 3, 20, (3, 7)), (10, 40, 40, (3, 7)), (10, 2, 3, (2, 3)), (10, 40, 2, (8, 2)), (0, 5, 5, (0, 0))],
+)
+def test_events_and_log_share_the_rows_left(room: int, events: int, log: int, shown: tuple[int, int]) -> None:
+    assert share(room, events, log) == shown

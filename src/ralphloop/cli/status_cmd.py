@@ -6,8 +6,22 @@ Kept light on purpose (json, os, fcntl): it is what scripts and prompts poll.
 from __future__ import annotations
 
 import json
+from datetime import UTC, datetime
 
 from ralphloop.numbers import iteration_words, tokens_words
+from ralphloop.pace import (
+    calls_full,
+    cost_words,
+    elapsed_words,
+    eta_words,
+    iteration_clock,
+    last_output_words,
+    local_when,
+    parse_time,
+    rough,
+    seconds_between,
+    token_budget_words,
+)
 from ralphloop.paths import find_project_root, resolve_feature
 from ralphloop.state.report import gather
 from ralphloop.tasks.formats import format_of
@@ -25,17 +39,18 @@ def command(args: argparse.Namespace, argv: list[str]) -> int:
     if args.json:
         print(json_for_terminal(json.dumps(report, indent=2, ensure_ascii=False)))
     else:
-        print(render(report))
+        print(render(report, datetime.now(UTC)))
     return 0
 
 
-def render(report: dict[str, Any]) -> str:
-    """The report as lines for a person; every value may come from the agent (it can write the state files),
-    so the whole text is cleaned of escape sequences and control characters, not field by field."""
-    return strip_terminal_controls("\n".join(_lines(report)))
+def render(report: dict[str, Any], now: datetime) -> str:
+    """The report as lines for a person, times in the local zone; every value may come from the agent (it can
+    write the state files), so the whole text is cleaned of escape sequences and control characters, not field
+    by field."""
+    return strip_terminal_controls("\n".join(_lines(report, now)))
 
 
-def _lines(report: dict[str, Any]) -> list[str]:
+def _lines(report: dict[str, Any], now: datetime) -> list[str]:
     done, total = report["storiesComplete"], report["storiesTotal"]
     filled = round(10 * done / total) if total else 0
     run = f"running (PID {report['pid']})" if report["alive"] else "not running"
@@ -55,7 +70,8 @@ def _lines(report: dict[str, Any]) -> list[str]:
                 limit,
                 running=report["inIteration"],
             )
-        ),
+        )
+        + _clock(report, now),
         _not_counted(report)
         or format_of(report.get("format")).status_words.format(done, total)
         + f"  [{'#' * filled}{'-' * (10 - filled)}]"
@@ -63,8 +79,11 @@ def _lines(report: dict[str, Any]) -> list[str]:
             f"  ({strip_terminal_controls(str(report['countsScope']))} only: the last run was narrowed)"
             if report.get("countsScope")
             else ""
-        ),
+        )
+        + (f"  {eta_words(report, now)}" if eta_words(report, now) else ""),
     ]
+    if report["alive"] and elapsed_words(report, now):
+        lines.append(f"Elapsed:    {elapsed_words(report, now)}")
     if report.get("agent") and report["status"] != "not started":
         lines.append(f"Agent:      {report['agent']}{_shares(report)}")
     if report["currentStory"]:
@@ -93,14 +112,21 @@ def _lines(report: dict[str, Any]) -> list[str]:
         reason = f" - {strip_terminal_controls(str(report['circuitReason']))}" if report["circuitReason"] else ""
         lines.append(f"Circuit:    {circuit}{reason}")
     if report["apiCallsLimit"]:
-        resets = f", a slot frees at {report['rateLimitResetsAt']}" if report["rateLimitResetsAt"] else ""
+        frees = local_when(parse_time(report["rateLimitResetsAt"]), now)
+        resets = f", all used: a slot frees at {frees}" if frees and calls_full(report) else ""
         lines.append(f"Calls:      {report['apiCallsUsed']}/{report['apiCallsLimit']} in the last hour{resets}")
     if isinstance(report["retryCount"], int) and report["retryCount"] > 0:
         lines.append(
             f"Retries:    {report['retryCount']} failed attempt(s) of {report['maxRetries']} at the current story"
         )
-    lines += _later_lines(report)
+    lines += _later_lines(report, now)
     return lines
+
+
+def _clock(report: dict[str, Any], now: datetime) -> str:
+    """ " · 03:12 of 30:00 · last output 40s ago": the iteration going on."""
+    parts = [part for part in (iteration_clock(report, now), last_output_words(report, now)) if part]
+    return "".join(f" · {part}" for part in parts)
 
 
 def _shares(report: dict[str, Any]) -> str:
@@ -116,39 +142,38 @@ def _shares(report: dict[str, Any]) -> str:
     return f"  (this run: {', '.join(said)})"
 
 
-def unknown_cost(tokens: dict[str, Any]) -> str:
-    """ " + the cost of 3 calls not reported": what a cost total leaves out (an agent without a price)."""
-    missing = tokens.get("callsWithoutCost")
-    if not isinstance(missing, int) or isinstance(missing, bool) or missing <= 0:
-        return ""
-    return f" + the cost of {missing:,} call{'s' if missing != 1 else ''} not reported"
-
-
-def _later_lines(report: dict[str, Any]) -> list[str]:
+def _later_lines(report: dict[str, Any], now: datetime) -> list[str]:
     """Waits, limits, spend, how the run ended and what to do next."""
     lines: list[str] = []
     waiting = report["waiting"]
     if isinstance(waiting, dict):
-        lines.append(f"Waiting:    {strip_terminal_controls(str(waiting.get('message')))} until {waiting.get('until')}")
+        until = local_when(parse_time(waiting.get("until")), now) or "an unknown time"
+        message = strip_terminal_controls(str(waiting.get("message")))
+        asked = waiting.get("kind") == "answer" and "your answer" not in message
+        what = f"{message}: your answer" if asked else message
+        lines.append(f"Waiting:    {what} until {until}")
     limit_hit = report["usageLimit"]
     if isinstance(limit_hit, dict):
         message = strip_terminal_controls(str(limit_hit.get("message")))
         vendor = strip_terminal_controls(str(limit_hit.get("vendor") or "")) or "the agent"
-        when = limit_hit.get("resetsAt") or "at an unknown time"
+        when = local_when(parse_time(limit_hit.get("resetsAt")), now) or "at an unknown time"
         lines.append(f"Usage:      the last limit, {vendor}'s: {message} (resets {when})")
     tokens = report["tokens"] or {}
     spent = tokens_words(tokens.get("inputTokens"), tokens.get("outputTokens"), tokens.get("cacheReadTokens"))
-    if report["costUsd"] is not None or spent:
+    budget = token_budget_words(report)
+    cost = cost_words(report, now)
+    if cost or spent:
         model = f" ({strip_terminal_controls(str(report['model']))})" if report["model"] else ""
-        cost = f"${report['costUsd']:.2f}" if isinstance(report["costUsd"], int | float) else "cost not reported"
-        cost += unknown_cost(tokens)
-        lines.append(f"Spent:      {cost}, {spent or 'tokens not reported'} (this run){model}")
+        tokens_said = (spent or "tokens not reported") + (f" · {budget}" if budget else "")
+        lines.append(f"Spent:      {cost or 'cost not reported'}, {tokens_said} (this run){model}")
     if report["exitMessage"]:
         lines.append(f"Ended:      {strip_terminal_controls(str(report['exitMessage']))}")
     if report["lastMessage"]:
         lines.append(f"Agent said: {strip_terminal_controls(str(report['lastMessage']))}")
-    if report["lastUpdated"]:
-        lines.append(f"Updated:    {report['lastUpdated']}")
+    updated = parse_time(report["lastUpdated"])
+    if updated is not None and not report["alive"]:  # a live run rewrites it often: only an ended run's is news
+        ago = seconds_between(updated, now)
+        lines.append(f"Updated:    {local_when(updated, now)}" + (f" ({rough(ago)} ago)" if ago and ago > 0 else ""))
     if report["guidance"]:
         lines += [strip_terminal_controls(str(line)) for line in str(report["guidance"]).splitlines()]
     if report["note"]:

@@ -27,7 +27,7 @@ from ralphloop.state.read import lock_holder_alive
 from ralphloop.textsafe import strip_terminal_controls
 
 POLL_S = 0.1
-REDRAW_S = 1.0  # countdowns and "updated N s ago" move even when no file changes
+REDRAW_S = 1.0  # countdowns and "last output N s ago" move even when no file changes
 
 
 @dataclass(slots=True)
@@ -54,8 +54,8 @@ class Watch:
 
     def snapshot(self, now: datetime, height: int = 40) -> Snapshot:
         self._follow_into_the_archive()
-        events = max(2, min(8, (height - 16) // 3))
-        found = read_snapshot(self.paths, now, events=events, log_lines=max(2, height - 17 - events))
+        # enough of each to fill the screen; the view decides how many fit under the header (layout.py)
+        found = read_snapshot(self.paths, now, events=max(2, height), log_lines=max(2, height))
         report = found.report
         self.log_file = own_log(self.paths, report.get("logFile")) if report else ""
         if report is not None and self.skip is not None and not report["alive"] and found.run_id == self.skip:
@@ -85,7 +85,7 @@ def _stamp(path: str) -> object:
         info = os.stat(path)
     except OSError:
         return None
-    return (info.st_mtime_ns, info.st_size)
+    return (info.st_ino, info.st_mtime_ns, info.st_size)  # an atomic rewrite is a new inode, whatever the clock says
 
 
 def follow(
@@ -125,15 +125,21 @@ def _live(
 
     console = Console(file=out, highlight=False)
     snapshot = watch.snapshot(now(), console.height)
-    # screen=True: the alternate screen, left on exit (normal or not) with the cursor shown again
-    with Live(dashboard(snapshot), console=console, screen=True, auto_refresh=False) as live:
-        drawn = monotonic()
-        while not snapshot.ended:
-            sleep(POLL_S)
-            if watch.changed() or monotonic() - drawn >= REDRAW_S:
-                snapshot = watch.snapshot(now(), console.height)
-                live.update(dashboard(snapshot), refresh=True)
-                drawn = monotonic()
+    resized, before = _on_resize()
+    try:
+        # screen=True: the alternate screen, left on exit (normal or not) with the cursor shown again
+        with Live(dashboard(snapshot, console.size), console=console, screen=True, auto_refresh=False) as live:
+            drawn = monotonic()
+            while not snapshot.ended:
+                sleep(POLL_S)
+                if watch.changed() or resized.pop() or monotonic() - drawn >= REDRAW_S:
+                    size = console.size  # asked of the terminal each time: a resized pane is drawn to its new size
+                    snapshot = watch.snapshot(now(), size.height)
+                    live.update(dashboard(snapshot, size), refresh=True)
+                    drawn = monotonic()
+    finally:
+        if before is not None:
+            signal.signal(signal.SIGWINCH, before)
     console.print(summary_view(snapshot))
     return 0
 
@@ -165,6 +171,31 @@ def _plain(
     out.write(strip_terminal_controls("\n".join(summary_lines(snapshot.report or {}))) + "\n")
     out.flush()
     return 0
+
+
+class _Flag:
+    """Set from a signal handler, read (and cleared) by the loop."""
+
+    def __init__(self) -> None:
+        self.raised = False
+
+    def pop(self) -> bool:
+        raised, self.raised = self.raised, False
+        return raised
+
+
+def _on_resize() -> tuple[_Flag, Any]:
+    """A flag SIGWINCH raises (a resized terminal is redrawn at the next poll, not a second later), and the
+    handler it replaced."""
+    flag = _Flag()
+
+    def resized(signum: int, frame: object) -> None:
+        flag.raised = True
+
+    try:
+        return flag, signal.signal(signal.SIGWINCH, resized)
+    except ValueError:  # not the main thread: the redraw every second remains
+        return flag, None
 
 
 def _stop_on_signals() -> dict[int, Any]:

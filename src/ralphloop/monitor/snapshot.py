@@ -9,7 +9,7 @@ from __future__ import annotations
 import json
 import os
 from dataclasses import dataclass, field
-from datetime import UTC, datetime
+from datetime import datetime
 from typing import Any
 
 from ralphloop.agents.registry import log_reader
@@ -64,7 +64,6 @@ def read_snapshot(paths: FeaturePaths, now: datetime, *, events: int = 8, log_li
     if status is None:
         return Snapshot(now=now, report=None, damaged=os.path.lexists(paths.status))
     report = gather(paths, strict=False)
-    report["startedAt"] = status.get("startedAt")
     report["runPid"] = status.get("pid")
     report["agent"] = status.get("agent")
     log_path = own_log(paths, report.get("logFile"))
@@ -114,17 +113,6 @@ def log_tail(path: str, count: int, agent: str = "claude") -> list[str]:
             if part.strip():
                 shown.append(part)
     return shown[:count][::-1]
-
-
-def parse_time(value: object) -> datetime | None:
-    """A record's ISO time (`2026-01-09T12:00:00Z`) as an aware datetime; None when absent or malformed."""
-    if not isinstance(value, str) or not value:
-        return None
-    try:
-        moment = datetime.fromisoformat(value.replace("Z", "+00:00"))
-    except ValueError:
-        return None
-    return moment if moment.tzinfo else moment.replace(tzinfo=UTC)
 
 
 def ended_run(paths: FeaturePaths) -> str | None:

@@ -1,4 +1,6 @@
-"""`ralph run --monitor`: a tmux session `ralph`, the loop in the left pane and the monitor in the right.
+"""`ralph run --monitor`: a tmux session `ralph`, the loop and the monitor side by side on a wide window (the loop
+left), stacked on a narrower one (the loop above); the window re-picks its layout whenever its size changes (a
+client of another size attaches, the terminal is resized).
 
 Panes are addressed by their ids (`%3`), never by index, so the user's base-index and
 pane-base-index settings do not matter. The commands the panes run carry no secrets on their
@@ -22,6 +24,8 @@ from dataclasses import dataclass
 from ralphloop.monitor.pane import PANE_OWN
 
 SESSION = "ralph"
+SIDE_BY_SIDE_COLUMNS = 140  # two panes of 70: narrower, each would wrap what it shows
+DETACHED_SIZE = (200, 50)  # nobody is looking yet: the layout follows the window once someone attaches
 
 
 @dataclass(frozen=True, slots=True)
@@ -49,24 +53,29 @@ def launch(
     tmux = available(env) or "tmux"
     exists = _tmux(tmux, env, "has-session", "-t", f"={session}", check=False).returncode == 0
     placeholder = "exec sleep 86400"  # replaced below, once both panes have their final width
-    if exists:
+    made_ids = "#{pane_id} #{window_id} #{window_width}"
+    if exists:  # the new window has the session's size, which its clients set
         made = _tmux(
-            tmux, env, "new-window", "-P", "-F", "#{pane_id}", "-t", f"={session}:", "-n", format_literal(window),
+            tmux, env, "new-window", "-P", "-F", made_ids, "-t", f"={session}:", "-n", format_literal(window),
             placeholder,
         )  # fmt: skip
     else:
+        columns, rows = launching_size(tmux, env)
         made = _tmux(
-            tmux, env, "new-session", "-d", "-P", "-F", "#{pane_id}", "-s", session, "-n", format_literal(window),
-            "-x", "200", "-y", "50", placeholder,
+            tmux, env, "new-session", "-d", "-P", "-F", made_ids, "-s", session, "-n", format_literal(window),
+            "-x", str(columns), "-y", str(rows), placeholder,
         )  # fmt: skip
-    loop_pane = made.stdout.strip()
+    loop_pane, window_id, width = made.stdout.split()
     panes, specs = [loop_pane], []
     try:
+        across = "-h" if int(width) >= SIDE_BY_SIDE_COLUMNS else "-v"
         split = _tmux(
-            tmux, env, "split-window", "-h", "-d", "-P", "-F", "#{pane_id}", "-t", loop_pane, placeholder
+            tmux, env, "split-window", across, "-d", "-P", "-F", "#{pane_id}", "-t", loop_pane, placeholder
         )  # fmt: skip
         monitor_pane = split.stdout.strip()
         panes.append(monitor_pane)
+        # tmux before 3.2 has no window hooks: there the layout stays as it was made
+        _tmux(tmux, env, "set-hook", "-w", "-t", window_id, "window-resized", relayout(window_id), check=False)
         for pane, title, argv in ((loop_pane, "RALPH LOOP", loop_argv), (monitor_pane, "MONITOR", monitor_argv)):
             _tmux(tmux, env, "select-pane", "-t", pane, "-T", title)
             command, spec = _pane_command(argv, cwd, env, title)
@@ -81,6 +90,31 @@ def launch(
                 os.unlink(spec)
         raise
     return Launched(session=session, loop_pane=loop_pane, monitor_pane=monitor_pane)
+
+
+def relayout(window_id: str) -> str:
+    """The tmux command that lays the window's two panes side by side when it is wide, stacked when it is not."""
+    wide = f"#{{e|>=:#{{window_width}},{SIDE_BY_SIDE_COLUMNS}}}"
+    return (
+        f'if-shell -F "{wide}" "select-layout -t {window_id} even-horizontal" '
+        f'"select-layout -t {window_id} even-vertical"'
+    )
+
+
+def launching_size(tmux: str, env: Mapping[str, str]) -> tuple[int, int]:
+    """The size the new session will be seen at: the tmux client's when ralph runs inside tmux (it switches that
+    client to the session), else the terminal ralph was started from (it attaches there), else DETACHED_SIZE."""
+    if env.get("TMUX"):
+        found = _tmux(tmux, env, "display-message", "-p", "#{client_width} #{client_height}", check=False)
+        size = found.stdout.split()
+        if found.returncode == 0 and len(size) == 2 and all(part.isdigit() and int(part) > 0 for part in size):
+            return int(size[0]), int(size[1])
+    for fd in (1, 0, 2):
+        with contextlib.suppress(OSError):
+            columns, rows = os.get_terminal_size(fd)
+            if columns > 0 and rows > 0:
+                return columns, rows
+    return DETACHED_SIZE
 
 
 def format_literal(text: str) -> str:

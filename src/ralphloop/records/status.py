@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import json
 import os
+import threading
 from datetime import datetime
 from typing import Any
 
@@ -12,6 +13,7 @@ from msgspec import Struct, field
 
 from ralphloop.events import (
     AgentActivity,
+    AgentOutput,
     AgentStarted,
     CircuitChanged,
     IterationFinished,
@@ -24,12 +26,17 @@ from ralphloop.events import (
     Waiting,
 )
 from ralphloop.exitcodes import ExitReason
+from ralphloop.guards.budget import Budget
 from ralphloop.protocols import iso
+from ralphloop.records.trailing import Timer, Trailing, start_timer
 from ralphloop.state.schemas import STATUS
 from ralphloop.state.store import atomic_write_json
 from ralphloop.textsafe import one_line
 
-ACTIVITY_EVERY_S = 1.0  # an agent can use tools fast: its activity is rewritten at most this often
+ACTIVITY_EVERY_S = 1.0  # an agent can use tools and print fast: its activity and output are written at most this often
+# Every write of status.json in this process: the engine's thread and the trailing write's timer take turns, and a
+# run stopped at once (a second Ctrl+C) keeps it, so that no later write undoes its final state before it exits.
+WRITING = threading.RLock()
 
 
 class LiveStatus(Struct):
@@ -71,8 +78,12 @@ class LiveStatus(Struct):
     tally: Tally = field(default_factory=Tally)
     activity: str | None = None  # what the agent is doing now ("Bash: pytest -q"), when it says
     session_id: str | None = None  # the agent's last session id (Claude Code), for `claude --resume`
-    activity_written: float = 0.0  # monotonic time of the last write for an activity change
     in_iteration: bool = False  # an agent is working on iteration `number` (not counted yet)
+    stories_at_start: int | None = None
+    iteration_started_at: datetime | None = None
+    iteration_timeout_s: float | None = None
+    last_output_at: datetime | None = None
+    budget: Budget = field(default_factory=Budget)
 
     def record_slot(self, slot: Slot) -> None:
         self.api_calls_used = slot.used
@@ -97,8 +108,8 @@ class LiveStatus(Struct):
                 "currentStory": self.current_story,
                 "apiCallsUsed": self.api_calls_used,
                 "apiCallsLimit": self.api_calls_limit,
-                "rateLimitResetsAt": iso(self.rate_limit_resets_at) if self.rate_limit_resets_at else None,
-                "startedAt": iso(self.started_at) if self.started_at else None,
+                "rateLimitResetsAt": _iso(self.rate_limit_resets_at),
+                "startedAt": _iso(self.started_at),
                 "lastUpdated": iso(now),
                 "agent": self.agent,
                 "pid": os.getpid(),
@@ -127,6 +138,13 @@ class LiveStatus(Struct):
                 "tokens": tally.to_json(),
                 "activity": self.activity,
                 "sessionId": self.session_id,
+                "storiesAtStart": self.stories_at_start,
+                "iterationStartedAt": _iso(self.iteration_started_at),
+                "iterationTimeoutS": self.iteration_timeout_s,
+                "lastOutputAt": _iso(self.last_output_at),
+                "maxCostUsd": self.budget.max_cost_usd,
+                "maxTokens": self.budget.max_tokens,
+                "maxRuntimeS": self.budget.max_runtime_s,
             }
         )
 
@@ -135,23 +153,43 @@ class LiveStatus(Struct):
 
 
 class StatusFile:
-    """Subscribes to the engine's events and keeps status.json true."""
+    """Subscribes to the engine's events and keeps status.json true. What the agent is doing and when it last
+    printed change many times a second: they are written at most once every `every` seconds, the last change
+    at the latest when its window ends (records/trailing.py)."""
 
-    def __init__(self, path: str, now: Any, monotonic: Any, slots: Any = None) -> None:
-        self.live = LiveStatus(path)
+    def __init__(
+        self,
+        path: str,
+        now: Any,
+        monotonic: Any,
+        slots: Any = None,
+        *,
+        budget: Budget | None = None,
+        every: float = ACTIVITY_EVERY_S,
+        timer: Timer = start_timer,
+    ) -> None:
+        self.live = LiveStatus(path, budget=budget or Budget())
         self.now = now
-        self.monotonic = monotonic
         self.slots = slots  # the account's call slots as they are (a run that stops before any call shows them)
+        self.trailing = Trailing(WRITING, self._write, every, monotonic, timer)
 
     def __call__(self, event: object) -> None:
+        with WRITING:
+            self._take(event)
+
+    def _take(self, event: object) -> None:
         live = self.live
         if isinstance(event, AgentActivity):
             live.activity = event.text or None
-            moment = self.monotonic()
-            if moment - live.activity_written < ACTIVITY_EVERY_S:
-                return
-            live.activity_written = moment
-        elif isinstance(event, RunStarted):
+            self.trailing.change()
+            return
+        if isinstance(event, AgentOutput):
+            # every chunk moves it: written within the window, never on its own at once (an agent that ends
+            # quickly has it carried by the iteration's own write, with no extra write in ralph's time)
+            live.last_output_at = self.now()
+            self.trailing.change(defer=True)
+            return
+        if isinstance(event, RunStarted):
             self._started(event)
         elif isinstance(event, AgentStarted):
             if not event.agent or event.agent == live.agent:
@@ -161,6 +199,7 @@ class StatusFile:
             live.number, live.status, live.activity, live.in_iteration = event.number, "running", None, True
             live.current_story, live.log_file = f"{event.task_id} - {event.task_title}", event.log_path
             live.retry_count, live.tally = event.attempt - 1, event.tally
+            live.iteration_started_at, live.last_output_at = event.started_at, None
             live.record_slot(event.slot)
         elif isinstance(event, Waiting):
             live.waiting = (
@@ -186,9 +225,14 @@ class StatusFile:
             )
             live.stories_complete, live.stories_total, live.activity, live.waiting = event.done, event.total, None, None
             live.in_iteration = False
+            self.trailing.cancel()  # this write is the last
         else:
             return
-        live.write(self.now())
+        self._write()
+
+    def _write(self) -> None:
+        self.trailing.carried()
+        self.live.write(self.now())
 
     def _started(self, event: RunStarted) -> None:
         live = self.live
@@ -201,6 +245,8 @@ class StatusFile:
         live.max_retries, live.number, live.status, live.scope = event.max_retries, event.number, "running", event.scope
         live.circuit_state, live.circuit_reason = event.circuit_state, event.circuit_reason or None
         live.stories_complete, live.stories_total = event.done, event.total
+        live.stories_at_start = event.done
+        live.iteration_timeout_s = event.timeout_s if 0 < event.timeout_s < float("inf") else None
         if self.slots is not None:
             live.record_slot(self.slots())
 
@@ -225,10 +271,16 @@ class StatusFile:
             live.model = event.result.model
 
 
+def _iso(moment: datetime | None) -> str | None:
+    return iso(moment) if moment is not None else None
+
+
 def stopped_at_once(path: str, now: datetime, message: str) -> None:
     """status.json when ralph quits at once (a second Ctrl+C): no event will tell the sinks how the run ended,
     so it is written here, from the file as it stands, with the exit reason `interrupted`. Only this process's
-    own file is changed: a run stopped before it began leaves the last run's as it was."""
+    own file is changed: a run stopped before it began leaves the last run's as it was. The process exits right
+    after: the write lock is kept, so that a trailing write on the timer's thread cannot come after this one."""
+    WRITING.acquire(timeout=2.0)  # held by this thread (the signal came mid-write) or freed within one write
     try:
         with open(path, encoding="utf-8") as handle:
             found = json.load(handle)

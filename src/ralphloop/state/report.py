@@ -66,6 +66,9 @@ def gather(paths: FeaturePaths, *, strict: bool = True) -> dict[str, Any]:
         note = "the last run ended without writing its final state (killed?)"
     elif reset_since and word == "circuit_open":
         word = "halted"
+    elif word == "running" and alive and isinstance(status.get("waiting"), dict):
+        word = "waiting"  # any wait: a limit, a backoff, the user's answer
+    in_iteration = alive and (status["inIteration"] if "inIteration" in raw else word in ("running", "waiting"))
     return {
         "feature": paths.name,
         "featureDir": paths.dir,
@@ -75,8 +78,8 @@ def gather(paths: FeaturePaths, *, strict: bool = True) -> dict[str, Any]:
         "status": word,
         "exitReason": status.get("exitReason"),
         "exitMessage": status.get("exitMessage"),
-        **_numbers(status, state, alive and word == "running", older="iterationsCounted" not in raw),
-        "inIteration": alive and (status["inIteration"] if "inIteration" in raw else word == "running"),
+        **_numbers(status, state, alive and word in ("running", "waiting"), older="iterationsCounted" not in raw),
+        "inIteration": in_iteration,
         "maxIterations": status.get("maxIterations"),
         "totalIterations": state.get("iteration", status.get("totalIterations", 0)),
         "storiesComplete": done,
@@ -114,7 +117,25 @@ def gather(paths: FeaturePaths, *, strict: bool = True) -> dict[str, Any]:
         "guidance": None if reset_since else status.get("guidance"),
         "note": note,
         "circuitResetSince": reset_since,
+        # the header's numbers (pace.py words them): the run's start, its pace, budgets and the iteration's clock
+        "startedAt": status.get("startedAt"),
+        **_pace(status),
+        "iterationStartedAt": status.get("iterationStartedAt") if in_iteration else None,
+        "iterationTimeoutS": status.get("iterationTimeoutS"),
+        "lastOutputAt": status.get("lastOutputAt") if in_iteration else None,
+        "maxCostUsd": status.get("maxCostUsd"),
+        "maxTokens": status.get("maxTokens"),
+        "maxRuntimeS": status.get("maxRuntimeS"),
     }
+
+
+def _pace(status: dict[str, Any]) -> dict[str, int | None]:
+    """Tasks done this run and left, from the run's own counts (a narrowed run counts its scope), for the ETA;
+    None from a status.json that does not say how many were done when the run began."""
+    at_start, done, total = status.get("storiesAtStart"), status["storiesComplete"], status["storiesTotal"]
+    if at_start is None:
+        return {"storiesDoneThisRun": None, "storiesLeft": None}
+    return {"storiesDoneThisRun": max(0, done - at_start), "storiesLeft": max(0, total - done)}
 
 
 def _numbers(status: dict[str, Any], state: dict[str, Any], running: bool, *, older: bool) -> dict[str, int]:

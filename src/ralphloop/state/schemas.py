@@ -139,6 +139,14 @@ STATUS = Schema(
         "tokens": ("object", None),  # events.Tally.to_json(): every kind apart
         "activity": ("text", None),
         "sessionId": ("text", None),
+        # the header's numbers (added in schema 1: a reader of an older file sees their defaults)
+        "storiesAtStart": ("int", None),  # storiesComplete when the run began: its pace counts from there
+        "iterationStartedAt": ("text", None),  # the current (or last) iteration's start
+        "iterationTimeoutS": ("number", None),  # an iteration's time limit (-t)
+        "lastOutputAt": ("text", None),  # the agent's last output in the current iteration; null before any
+        "maxCostUsd": ("number", None),  # the run's budgets (--max-cost, --max-tokens, --max-runtime)
+        "maxTokens": ("int", None),
+        "maxRuntimeS": ("number", None),
     },
 )
 
