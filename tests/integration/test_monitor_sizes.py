@@ -21,6 +21,7 @@ from tests.integration.helpers import wait_until
 pytestmark = pytest.mark.skipif(shutil.which("tmux") is None, reason="tmux is not installed")
 
 SIZES = ((80, 24), (120, 40), (200, 50))
+SIZES_BY_WIDTH = dict(SIZES)
 
 
 def tmux(env: dict[str, str], *args: str) -> str:
@@ -65,7 +66,9 @@ def test_the_monitor_at_three_sizes_and_ralph_status_agree(
 
     def ready(width: int) -> bool:
         shown = screen(width)
-        return "last output" in shown and "ETA ~" in shown and "Bash: pytest -q" in shown
+        lines = shown.rstrip("\n").split("\n")
+        whole = len(lines) == SIZES_BY_WIDTH[width] and lines[-1].startswith("╰")  # a frame drawn to the end
+        return whole and "last output" in shown and "ETA ~" in shown and "Bash: pytest -q" in shown
 
     for width, height in SIZES:
         assert wait_until(lambda width=width: ready(width)), screen(width)  # type: ignore[misc]
