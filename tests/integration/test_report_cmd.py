@@ -83,7 +83,7 @@ def test_report_prints_the_final_summary(project, feature, ralph):
     assert "  Overall Hit Rate: 36.4%" in out  # read / (input + created + read), never above 100%
     assert "  Total:           $0.0302 + the cost of 1 iteration not reported" in out  # line 3 reported none
     assert "  Total:           4 files" in out
-    assert out[-1] == f"ℹ  Metrics log saved to: {METRICS}"
+    assert out[-1] == f"ℹ  Read from: {METRICS}"  # a read-only command: nothing was saved
     assert snapshot(project) == before  # report never writes
     assert metrics.read_bytes() == before[METRICS]  # byte for byte
 
@@ -97,7 +97,16 @@ def test_report_json(project, feature, ralph):
     assert done.returncode == 0, done.stderr
     assert done.stderr == ""
     body = json.loads(done.stdout)
-    assert list(body) == ["schema_version", "feature", "metrics_file", "summary", "skipped"]
+    assert list(body) == [
+        "schema_version",
+        "feature",
+        "metrics_file",
+        "summary",
+        "stories",
+        "timeline",
+        "runs",
+        "skipped",
+    ]
     assert body["schema_version"] == 1
     assert body["feature"] == "feat"
     assert body["metrics_file"] == str(metrics)
@@ -191,7 +200,7 @@ def test_report_from_a_subfolder_shows_where_the_file_is(project, feature, ralph
     done = ralph("report", cwd=sub)
 
     assert done.returncode == 0, done.stderr
-    assert done.stdout.splitlines()[-1] == f"ℹ  Metrics log saved to: {feature / 'ralph_metrics.jsonl'}"
+    assert done.stdout.splitlines()[-1] == f"ℹ  Read from: {feature / 'ralph_metrics.jsonl'}"
 
 
 def test_report_is_listed_in_help(ralph):

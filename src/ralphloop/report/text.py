@@ -1,0 +1,130 @@
+"""The receipt for a terminal: the per-task table (its total row the summary's totals, worded as the summary
+words them) and the timeline in local time. Pure: values in, lines out."""
+
+from __future__ import annotations
+
+from datetime import datetime
+
+from ralphloop.records.metrics_text import NOT_REPORTED, clock, money
+from ralphloop.report.receipt import Receipt, Step, StoryRow, outcome_words
+from ralphloop.textsafe import one_line
+
+TYPE_CHECKING = False
+if TYPE_CHECKING:
+    from ralphloop.records.summary import Summary
+
+NO_TASK = "(no task)"
+UNPRICED = "*"  # beside a cost some of whose calls reported none
+
+
+def attempts_words(row: StoryRow, done_word: str) -> str:
+    """`✗ failed ×2, ✗ refused, ✓ passes`: the outcomes in order, a run of the same one counted."""
+    words: list[tuple[str, int]] = []
+    for attempt in row.attempts:
+        word = outcome_words(attempt.outcome, done_word)
+        if words and words[-1][0] == word:
+            words[-1] = (word, words[-1][1] + 1)
+        else:
+            words.append((word, 1))
+    return ", ".join(word if count == 1 else f"{word} ×{count}" for word, count in words)
+
+
+def calls_words(s: Summary) -> str:
+    """`6`, or `6 (1 not counted)`: every agent call, and how many did not count as an iteration."""
+    calls = s.iterations + s.uncounted
+    return f"{calls:,}" + (f" ({s.uncounted:,} not counted)" if s.uncounted else "")
+
+
+def tokens_cell(s: Summary) -> str:
+    return NOT_REPORTED if s.total_tokens is None else f"{s.total_tokens:,}"
+
+
+def cache_cell(s: Summary) -> str:
+    return NOT_REPORTED if s.cache_read_tokens is None else f"{s.cache_read_tokens:,}"
+
+
+def cost_cell(s: Summary) -> str:
+    """The money the summary shows, marked when some calls reported no cost (then it is not the whole spend)."""
+    if s.cost_usd is None:
+        return NOT_REPORTED
+    return money(s.cost_usd) + (UNPRICED if s.cost_iterations < s.iterations + s.uncounted else "")
+
+
+def story_table(receipt: Receipt, done_word: str, units: str) -> list[str]:
+    """The receipt: a row per task, then the total row (the FINAL SUMMARY's own numbers)."""
+    unit = {"Stories": "Story", "Tasks": "Task", "Steps": "Step"}.get(units, units)
+    head = (unit, "Title", "Attempts", "Agent time", "Tokens", "Cache read", "Cost")
+    rows = [
+        (
+            row.task_id or NO_TASK,
+            one_line(row.title, 40),
+            attempts_words(row, done_word),
+            clock(row.totals.duration_total_s),
+            tokens_cell(row.totals),
+            cache_cell(row.totals),
+            cost_cell(row.totals),
+        )
+        for row in receipt.stories
+    ]
+    s = receipt.summary
+    total = ("Total", "", calls_words(s), clock(s.duration_total_s), tokens_cell(s), cache_cell(s), cost_cell(s))
+    lines = [f"{units} (the receipt; tokens are input + output, cache reads apart):", *_columns([head, *rows, total])]
+    if any(UNPRICED in row[-1] for row in [*rows, total]):
+        lines.append(f"  {UNPRICED} some calls reported no cost: the spend is more than shown")
+    return lines
+
+
+def _columns(rows: list[tuple[str, ...]]) -> list[str]:
+    """Rows as aligned columns: text on the left, numbers (the last four) on the right."""
+    widths = [max(len(row[index]) for row in rows) for index in range(len(rows[0]))]
+    numbers = len(widths) - 4
+    return [
+        "  "
+        + "  ".join(
+            cell.rjust(width) if index >= numbers else cell.ljust(width)
+            for index, (cell, width) in enumerate(zip(row, widths, strict=True))
+        ).rstrip()
+        for row in rows
+    ]
+
+
+def zone_label(receipt: Receipt) -> str:
+    """`local time, UTC+01:00`: the offset of the first time shown (this machine's zone)."""
+    first = next((step.start for step in receipt.timeline if step.start is not None), None)
+    if first is None:
+        return "local time"
+    zone = first.astimezone().strftime("%z")
+    return f"local time, UTC{zone[:3]}:{zone[3:]}"
+
+
+def timeline_lines(receipt: Receipt, done_word: str) -> list[str]:
+    """The timeline in local time: a day line when the date changes, then one line per iteration or wait."""
+    steps = receipt.timeline
+    if not steps:
+        return []
+    lines = [f"Timeline ({zone_label(receipt)}; agent time per iteration):"]
+    task_width = max((len(step.task_id or NO_TASK) for step in steps if step.kind == "iteration"), default=0)
+    outcome_width = max((len(outcome_words(step.outcome, done_word)) for step in steps), default=0)
+    day = ""
+    for step in steps:
+        local = step.start.astimezone() if step.start is not None else None
+        if local is not None and f"{local:%Y-%m-%d}" != day:
+            day = f"{local:%Y-%m-%d}"
+            lines.append(f"  {local:%a %d %b %Y}")
+        lines.append("  " + _step_line(step, local, task_width, outcome_width, done_word))
+    return lines
+
+
+def _step_line(step: Step, local: datetime | None, task_width: int, outcome_width: int, done_word: str) -> str:
+    at = f"{local:%H:%M:%S}" if local is not None else "--:--:--"
+    if step.kind == "wait":
+        return f"{at}  waited {clock(step.seconds)} ({step.wait_kind})"
+    task = (step.task_id or NO_TASK).ljust(task_width)
+    outcome = outcome_words(step.outcome, done_word).ljust(outcome_width)
+    cost = "" if step.cost_usd is None else f"  {money(step.cost_usd)}"
+    return f"{at}  #{step.iteration:<4} {task}  {outcome}  {clock(step.seconds):>8}{cost}".rstrip()
+
+
+def receipt_text(receipt: Receipt, done_word: str, units: str) -> str:
+    """The table and the timeline, a blank line between them."""
+    return "\n".join([*story_table(receipt, done_word, units), "", *timeline_lines(receipt, done_word)])
