@@ -18,13 +18,20 @@ from ralphloop.records.metrics_text import NOT_REPORTED, clock, format_summary, 
 from ralphloop.report import charts
 from ralphloop.report.receipt import Receipt, Step, StoryRow, outcome_words
 from ralphloop.report.sources import Gathered
-from ralphloop.report.text import NO_TASK, UNPRICED, cache_cell, calls_words, cost_cell, tokens_cell, zone_label
+from ralphloop.report.text import (
+    NO_TASK,
+    UNPRICED,
+    cache_cell,
+    calls_words,
+    cost_cell,
+    numbers_cells,
+    tokens_cell,
+    zone_label,
+)
 
 TYPE_CHECKING = False
 if TYPE_CHECKING:
     import plotly.graph_objects as go
-
-    from ralphloop.records.summary import Summary
 
 # No logo, no link to plotly's cloud; resizes with the window (a phone turned sideways).
 CONFIG = {"displaylogo": False, "responsive": True, "modeBarButtonsToRemove": ["select2d", "lasso2d"]}
@@ -168,14 +175,9 @@ def _story_row(row: StoryRow, done_word: str) -> str:
         f"<td>{escape(row.task_id or NO_TASK)}</td>",
         f'<td class="title">{escape(row.title)}</td>',
         f"<td>{attempts}</td>",
-        *(f'<td class="num">{escape(v)}</td>' for v in _numbers(row.totals)),
+        *(f'<td class="num">{escape(v)}</td>' for v in numbers_cells(row.totals)),
     ]
     return "<tr>" + "".join(cells) + "</tr>"
-
-
-def _numbers(s: Summary) -> list[str]:
-    """Agent time, tokens, cache reads and cost, as the terminal's receipt words them."""
-    return [clock(s.duration_total_s), tokens_cell(s), cache_cell(s), cost_cell(s)]
 
 
 def _story_table(receipt: Receipt, done_word: str, unit: str) -> str:
@@ -184,7 +186,7 @@ def _story_table(receipt: Receipt, done_word: str, unit: str) -> str:
         f"<th{' class=num' if n > 2 else ''}>{escape(h)}</th>"
         for n, h in enumerate((unit, "Title", "Attempts", "Agent time", "Tokens", "Cache read", "Cost"))
     )
-    total = "".join(f'<td class="num">{escape(v)}</td>' for v in _numbers(s))
+    total = "".join(f'<td class="num">{escape(v)}</td>' for v in numbers_cells(s))
     note = ""
     if UNPRICED in cost_cell(s):
         note = f'<p class="note">{UNPRICED} some calls reported no cost: the spend is more than shown.</p>'

@@ -51,37 +51,50 @@ def cost_cell(s: Summary) -> str:
 
 
 def story_table(receipt: Receipt, done_word: str, units: str) -> list[str]:
-    """The receipt: a row per task, then the total row (the FINAL SUMMARY's own numbers)."""
-    unit = {"Stories": "Story", "Tasks": "Task", "Steps": "Step"}.get(units, units)
-    head = (unit, "Title", "Attempts", "Agent time", "Tokens", "Cache read", "Cost")
-    rows = [
-        (
-            row.task_id or NO_TASK,
-            one_line(row.title, 40),
-            attempts_words(row, done_word),
-            clock(row.totals.duration_total_s),
-            tokens_cell(row.totals),
-            cache_cell(row.totals),
-            cost_cell(row.totals),
-        )
-        for row in receipt.stories
-    ]
+    """The receipt: a row per task, then the total row (the FINAL SUMMARY's own numbers). A column nothing fills
+    is left out (no title recorded; an agent that reports no tokens or cost), as the summary leaves it out."""
     s = receipt.summary
-    total = ("Total", "", calls_words(s), clock(s.duration_total_s), tokens_cell(s), cache_cell(s), cost_cell(s))
-    lines = [f"{units} (the receipt; tokens are input + output, cache reads apart):", *_columns([head, *rows, total])]
-    if any(UNPRICED in row[-1] for row in [*rows, total]):
+    unit = {"Stories": "Story", "Tasks": "Task", "Steps": "Step"}.get(units, units)
+    titles = any(row.title for row in receipt.stories)
+    cells: list[tuple[str, ...]] = [
+        (unit, "Title", "Attempts", "Agent time", "Tokens", "Cache read", "Cost"),
+        *(
+            (
+                row.task_id or NO_TASK,
+                one_line(row.title, 40),
+                attempts_words(row, done_word),
+                *numbers_cells(row.totals),
+            )
+            for row in receipt.stories
+        ),
+        ("Total", "", calls_words(s), *numbers_cells(s)),
+    ]
+    keep = [True, titles, True, True, bool(s.token_iterations), bool(s.token_iterations), bool(s.cost_iterations)]
+    shown = [tuple(cell for cell, kept in zip(row, keep, strict=True) if kept) for row in cells]
+    lines = [f"{units} (the receipt; tokens are input + output, cache reads apart):", *_columns(shown, sum(keep[3:]))]
+    if not s.token_iterations or not s.cost_iterations:
+        what = " and ".join(
+            word for word, none in (("tokens", not s.token_iterations), ("cost", not s.cost_iterations)) if none
+        )
+        lines.append(f"  {what.capitalize()}: {NOT_REPORTED} by the agent")
+    if s.cost_iterations and any(UNPRICED in row[-1] for row in cells[1:]):
         lines.append(f"  {UNPRICED} some calls reported no cost: the spend is more than shown")
     return lines
 
 
-def _columns(rows: list[tuple[str, ...]]) -> list[str]:
-    """Rows as aligned columns: text on the left, numbers (the last four) on the right."""
+def numbers_cells(s: Summary) -> tuple[str, str, str, str]:
+    """Agent time, tokens (input + output), cache reads and cost: the receipt's numbers, as the summary words them."""
+    return clock(s.duration_total_s), tokens_cell(s), cache_cell(s), cost_cell(s)
+
+
+def _columns(rows: list[tuple[str, ...]], numbers: int) -> list[str]:
+    """Rows as aligned columns: text on the left, the last `numbers` columns on the right."""
     widths = [max(len(row[index]) for row in rows) for index in range(len(rows[0]))]
-    numbers = len(widths) - 4
+    first_number = len(widths) - numbers
     return [
         "  "
         + "  ".join(
-            cell.rjust(width) if index >= numbers else cell.ljust(width)
+            cell.rjust(width) if index >= first_number else cell.ljust(width)
             for index, (cell, width) in enumerate(zip(row, widths, strict=True))
         ).rstrip()
         for row in rows
