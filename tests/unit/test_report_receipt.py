@@ -270,3 +270,10 @@ def test_columns_no_agent_filled_are_left_out_as_the_summary_leaves_them_out() -
     assert table[1] == "  Task   Title           Attempts  Agent time"
     assert table[2] == "  T-1    Write the docs  ✓ done         0m 5s"
     assert table[-1] == "  Tokens and cost: not reported by the agent"
+
+
+def test_a_wait_still_going_on_ends_now() -> None:
+    going = [{"time": "2026-01-16T12:00:00Z", "wait": {"kind": "usage limit", "until": "2026-01-16T17:00:00Z"}}]
+    now = datetime(2026, 1, 16, 12, 30, tzinfo=UTC)
+    assert waits(going, now) == [Wait("usage limit", datetime(2026, 1, 16, 12, tzinfo=UTC), now)]
+    assert waits(going, datetime(2026, 1, 16, 18, tzinfo=UTC))[0].end == datetime(2026, 1, 16, 17, tzinfo=UTC)

@@ -15,6 +15,7 @@ import plotly.graph_objects as go
 
 from ralphloop.records.metrics_text import clock, money
 from ralphloop.report.receipt import OUTCOMES, Receipt, Step, outcome_words
+from ralphloop.report.text import NO_TASK
 
 # Calm colours that mean something: green done, blue still open, red failed, amber stopped by something else.
 COLOURS = {
@@ -117,15 +118,16 @@ def cumulative_cost(receipt: Receipt, budget: float | None) -> go.Figure | None:
     reported a cost."""
     if receipt.summary.cost_usd is None:
         return None
+    spends: dict[str, tuple[list[str], list[float]]] = {run.run_id: ([], []) for run in receipt.runs}
+    for step in receipt.timeline:
+        if step.kind == "iteration" and step.end is not None and step.run_id in spends:
+            xs, ys = spends[step.run_id]
+            xs.append(local(step.end))
+            ys.append(round((ys[-1] if ys else 0.0) + (step.cost_usd or 0.0), 6))
     figure = go.Figure()
     ends: list[str] = []
     for index, run in enumerate(receipt.runs, start=1):
-        total, xs, ys = 0.0, [], []
-        for step in receipt.timeline:
-            if step.kind == "iteration" and step.run_id == run.run_id and step.end is not None:
-                total += step.cost_usd or 0.0
-                xs.append(local(step.end))
-                ys.append(round(total, 6))
+        xs, ys = spends[run.run_id]
         if not xs:
             continue
         ends += xs
@@ -154,7 +156,7 @@ def cumulative_cost(receipt: Receipt, budget: float | None) -> go.Figure | None:
 def timeline(receipt: Receipt, done_word: str, unit: str) -> go.Figure | None:
     """A Gantt chart: a row per task with a bar per attempt (coloured by outcome), and a row of the waits.
     Each bar is outlined, so an attempt of seconds in a run of hours still shows. None without any times."""
-    rows = [row.task_id or "(no task)" for row in receipt.stories]
+    rows = [row.task_id or NO_TASK for row in receipt.stories]
     placed = [(step, step.start, step.end) for step in receipt.timeline if step.start and step.end]
     if not placed:
         return None
@@ -170,7 +172,7 @@ def timeline(receipt: Receipt, done_word: str, unit: str) -> go.Figure | None:
         figure.add_trace(
             go.Bar(
                 orientation="h",
-                y=[esc(WAITS_ROW if s.kind == "wait" else s.task_id or "(no task)") for s, _, _ in own],
+                y=[esc(WAITS_ROW if s.kind == "wait" else s.task_id or NO_TASK) for s, _, _ in own],
                 base=[local(start) for _, start, _ in own],
                 x=[max(0.0, (end - start).total_seconds()) * 1000 for _, start, end in own],
                 name=esc(label),
@@ -201,7 +203,7 @@ def _iteration_words(step: Step, done_word: str) -> str:
     when = f" · from {local(step.start)[11:]}" if step.start is not None else ""
     if step.kind == "wait":
         return f"waited {clock(step.seconds)} ({step.wait_kind}){when}"
-    parts = [f"#{step.iteration} {step.task_id or '(no task)'}", outcome_words(step.outcome, done_word)]
+    parts = [f"#{step.iteration} {step.task_id or NO_TASK}", outcome_words(step.outcome, done_word)]
     parts.append(f"{clock(step.seconds)} agent time")
     if step.tokens is not None:
         parts.append(f"{step.tokens:,} tokens")

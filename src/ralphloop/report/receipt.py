@@ -101,9 +101,12 @@ class Receipt:
     runs: tuple[RunRow, ...]
 
 
-def build(lines: Sequence[Mapping[str, Any]], events: Iterable[Mapping[str, Any]] = ()) -> Receipt:
-    """The receipt of `lines` (as `read_metrics` returns them) and of the event log's lines `events` (oldest first)."""
-    return Receipt(summarize(lines), stories(lines), timeline(lines, waits(events)), runs(lines))
+def build(
+    lines: Sequence[Mapping[str, Any]], events: Iterable[Mapping[str, Any]] = (), now: datetime | None = None
+) -> Receipt:
+    """The receipt of `lines` (as `read_metrics` returns them) and of the event log's lines `events` (oldest
+    first); `now` ends a wait still going on."""
+    return Receipt(summarize(lines), stories(lines), timeline(lines, waits(events, now)), runs(lines))
 
 
 def stories(lines: Sequence[Mapping[str, Any]]) -> tuple[StoryRow, ...]:
@@ -140,9 +143,10 @@ class Wait:
     end: datetime
 
 
-def waits(events: Iterable[Mapping[str, Any]]) -> list[Wait]:
+def waits(events: Iterable[Mapping[str, Any]], now: datetime | None = None) -> list[Wait]:
     """The waits the event log recorded: each from its line's time to its `until`, or to the next line's time
-    when that came first (Ctrl+C ended it, or the run was stopped). Lines of any other shape are skipped."""
+    when that came first (Ctrl+C ended it, or the run was stopped); the last one, that no line followed, to `now`
+    when it is not over yet. Lines of any other shape are skipped."""
     found: list[Wait] = []
     open_wait: tuple[str, datetime, datetime] | None = None
     for event in events:
@@ -159,7 +163,7 @@ def waits(events: Iterable[Mapping[str, Any]]) -> list[Wait]:
             open_wait = (_text(wait.get("kind")) or "wait", when, ends)
     if open_wait is not None:
         kind, start, until = open_wait
-        found.append(Wait(kind, start, max(start, until)))
+        found.append(Wait(kind, start, max(start, until if now is None else min(until, now))))
     return found
 
 

@@ -10,6 +10,7 @@ from __future__ import annotations
 import json
 import os
 from dataclasses import dataclass
+from datetime import UTC, datetime
 
 from ralphloop.errors import RalphError
 from ralphloop.paths import FeaturePaths, display_path
@@ -53,7 +54,7 @@ def gather(paths: FeaturePaths) -> Gathered:
         feature=paths.name,
         metrics_file=metrics_file,
         shown=shown,
-        receipt=build(read.lines, events),
+        receipt=build(read.lines, events, datetime.now(UTC)),
         skipped=read.skipped,
         warnings=warnings,
         done_word="passes" if row.done_words == "stories pass" else "done",
