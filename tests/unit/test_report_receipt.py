@@ -168,7 +168,7 @@ def test_lines_from_before_these_fields_still_have_a_place() -> None:
     assert (row.task_id, row.title, [a.outcome for a in row.attempts]) == ("", "", ["unknown", "usage-limit"])
     [run] = runs(old)
     assert run.run_id == ""
-    text = receipt_text(build(old), "passes", "Stories")
+    text = receipt_text(build(old), "passes", "Stories", "ralph report --json")
     assert "(no task)" in text and "--:--:--" in text and "? unknown" in text
 
 
@@ -248,7 +248,7 @@ def test_agent_text_is_cleaned_once_for_every_view() -> None:
     receipt = build(hostile)
     assert receipt.stories[0].task_id == "S- 1"
     assert receipt.stories[0].title == "a red title"
-    assert "\x1b" not in receipt_text(receipt, "passes", "Stories")
+    assert "\x1b" not in receipt_text(receipt, "passes", "Stories", "ralph report --json")
     assert outcome_words("something new") == "? something new"
 
 
@@ -277,3 +277,10 @@ def test_a_wait_still_going_on_ends_now() -> None:
     now = datetime(2026, 1, 16, 12, 30, tzinfo=UTC)
     assert waits(going, now) == [Wait("usage limit", datetime(2026, 1, 16, 12, tzinfo=UTC), now)]
     assert waits(going, datetime(2026, 1, 16, 18, tzinfo=UTC))[0].end == datetime(2026, 1, 16, 17, tzinfo=UTC)
+
+
+def test_a_screen_shows_the_last_entries_and_names_the_command_that_shows_them_all() -> None:
+    lines = timeline_lines(build(LINES, EVENTS), "passes", last=2, everything="ralph report -f feat --json")
+
+    assert lines[1] == "  (the last 2 of 6 entries; ralph report -f feat --json has them all)"
+    assert [line.split()[1] for line in lines[3:]] == ["waited", "#5"]

@@ -60,7 +60,12 @@ def command(args: argparse.Namespace, argv: list[str]) -> int:
         text = "\n\n".join(
             [
                 format_summary(summary),
-                receipt_text(got.receipt, got.done_word, got.units),
+                receipt_text(
+                    got.receipt,
+                    got.done_word,
+                    got.units,
+                    " ".join(filter(None, ["ralph report", paths.flag, "--json"])),
+                ),
                 f"ℹ  Read from: {got.shown}",
             ]
         )

@@ -33,6 +33,7 @@ TYPE_CHECKING = False
 if TYPE_CHECKING:
     import plotly.graph_objects as go
 
+PAGE_ROWS = 1000  # of the iterations' table (the charts keep every one): a page a phone can still open
 # No logo, no link to plotly's cloud; resizes with the window (a phone turned sideways).
 CONFIG = {"displaylogo": False, "responsive": True, "modeBarButtonsToRemove": ["select2d", "lasso2d"]}
 
@@ -222,6 +223,9 @@ def _step_table(receipt: Receipt, done_word: str, unit: str) -> str:
         f"<th{' class=num' if h in ('#', 'Agent time', 'Tokens', 'Cost') else ''}>{escape(h)}</th>"
         for h in ("Start", "#", unit, "Outcome", "Agent time", "Tokens", "Cost")
     )
-    rows = "".join(_step_row(step, done_word) for step in receipt.timeline)
+    shown = receipt.timeline[-PAGE_ROWS:]
+    rows = "".join(_step_row(step, done_word) for step in shown)
     table = f'<table id="iterations"><thead><tr>{head}</tr></thead><tbody>{rows}</tbody></table>'
-    return f'<div class="scroll">{table}</div>'
+    left_out = len(receipt.timeline) - len(shown)
+    note = f'<p class="note">The last {len(shown):,} of {len(receipt.timeline):,} entries.</p>' if left_out else ""
+    return f'{note}<div class="scroll">{table}</div>'

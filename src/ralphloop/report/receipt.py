@@ -233,11 +233,18 @@ def _task(line: Mapping[str, Any]) -> str:
     return _text(line.get("task_id"), TITLE_LIMIT)
 
 
+_CLEANED: dict[tuple[str, int], str] = {}  # ids, outcomes and titles repeat on every line of a long file
+
+
 def _text(value: object, limit: int = 100) -> str:
+    """Agent-written text cleaned for every view: no escapes or controls, one line, cut at `limit`."""
     if not isinstance(value, str):
         return ""
-    text = clean_text(value)
-    return text if len(text) <= limit else text[: limit - 1] + "…"
+    found = _CLEANED.get((value, limit))
+    if found is None:
+        text = clean_text(value)
+        found = _CLEANED[value, limit] = text if len(text) <= limit else text[: limit - 1] + "…"
+    return found
 
 
 def _int(value: object) -> int:

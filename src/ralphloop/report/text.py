@@ -14,6 +14,7 @@ if TYPE_CHECKING:
     from ralphloop.records.summary import Summary
 
 NO_TASK = "(no task)"
+TIMELINE_SHOWN = 200  # entries on a screen; --json and --html keep every one
 UNPRICED = "*"  # beside a cost some of whose calls reported none
 
 
@@ -110,34 +111,42 @@ def zone_label(receipt: Receipt) -> str:
     return f"local time, UTC{zone[:3]}:{zone[3:]}"
 
 
-def timeline_lines(receipt: Receipt, done_word: str) -> list[str]:
-    """The timeline in local time: a day line when the date changes, then one line per iteration or wait."""
-    steps = receipt.timeline
+def timeline_lines(receipt: Receipt, done_word: str, *, last: int = TIMELINE_SHOWN, everything: str = "") -> list[str]:
+    """The timeline in local time: a day line when the date changes, then one line per iteration or wait; only
+    the `last` entries, with a line naming the command (`everything`) that shows them all when some are left out."""
+    steps = receipt.timeline[-last:]
     if not steps:
         return []
     lines = [f"Timeline ({zone_label(receipt)}; agent time per iteration):"]
+    left_out = len(receipt.timeline) - len(steps)
+    if left_out:
+        lines.append(f"  (the last {len(steps):,} of {len(receipt.timeline):,} entries; {everything} has them all)")
     task_width = max((len(step.task_id or NO_TASK) for step in steps if step.kind == "iteration"), default=0)
     outcome_width = max((len(outcome_words(step.outcome, done_word)) for step in steps), default=0)
+    number_width = max(4, *(len(str(step.iteration)) for step in steps))
     day = ""
     for step in steps:
         local = step.start.astimezone() if step.start is not None else None
         if local is not None and f"{local:%Y-%m-%d}" != day:
             day = f"{local:%Y-%m-%d}"
             lines.append(f"  {local:%a %d %b %Y}")
-        lines.append("  " + _step_line(step, local, task_width, outcome_width, done_word))
+        lines.append("  " + _step_line(step, local, (number_width, task_width, outcome_width), done_word))
     return lines
 
 
-def _step_line(step: Step, local: datetime | None, task_width: int, outcome_width: int, done_word: str) -> str:
+def _step_line(step: Step, local: datetime | None, widths: tuple[int, int, int], done_word: str) -> str:
+    number_width, task_width, outcome_width = widths
     at = f"{local:%H:%M:%S}" if local is not None else "--:--:--"
     if step.kind == "wait":
         return f"{at}  waited {clock(step.seconds)} ({step.wait_kind})"
     task = (step.task_id or NO_TASK).ljust(task_width)
     outcome = outcome_words(step.outcome, done_word).ljust(outcome_width)
     cost = "" if step.cost_usd is None else f"  {money(step.cost_usd)}"
-    return f"{at}  #{step.iteration:<4} {task}  {outcome}  {clock(step.seconds):>8}{cost}".rstrip()
+    return f"{at}  #{step.iteration:<{number_width}} {task}  {outcome}  {clock(step.seconds):>8}{cost}".rstrip()
 
 
-def receipt_text(receipt: Receipt, done_word: str, units: str) -> str:
-    """The table and the timeline, a blank line between them."""
-    return "\n".join([*story_table(receipt, done_word, units), "", *timeline_lines(receipt, done_word)])
+def receipt_text(receipt: Receipt, done_word: str, units: str, everything: str) -> str:
+    """The table and the timeline, a blank line between them; `everything`: the command that shows every entry."""
+    return "\n".join(
+        [*story_table(receipt, done_word, units), "", *timeline_lines(receipt, done_word, everything=everything)]
+    )
