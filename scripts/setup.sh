@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
 # Make .venv with ralphloop and its test tools installed; sourced by demo.sh and test.sh.
-# Needs only Python 3.11+ and git; everything else comes from PyPI (and tmux from Debian's packages).
+# Needs only Python 3.11+ and git; everything else comes from PyPI (and tmux and chromium from Debian's packages).
 set -euo pipefail
 cd "$(dirname "${BASH_SOURCE[0]}")/.."
 
@@ -23,6 +23,17 @@ if ! command -v tmux >/dev/null; then
         echo "setup: tmux not found: ralph run --monitor needs it, its tests are skipped (apt-get install tmux)" >&2
     fi
 fi
+# chromium: the HTML report's tests open the page in a real browser (driven by Playwright, which downloads no
+# browser of its own here). Debian's package, when it is missing and we may install it; without it they are skipped.
+if [ ! -x /usr/bin/chromium ]; then
+    if [ "$(id -u)" = 0 ] && command -v apt-get >/dev/null; then
+        echo "setup: installing chromium (apt-get)" >&2
+        { apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq chromium; } >/dev/null 2>&1 \
+            || echo "setup: could not install chromium: the HTML report's browser tests are skipped" >&2
+    else
+        echo "setup: /usr/bin/chromium not found: the HTML report's browser tests are skipped (apt-get install chromium)" >&2
+    fi
+fi
 if [ ! -x .venv/bin/python ]; then
     "$PYTHON" -m venv .venv
 fi
@@ -30,6 +41,6 @@ fi
 stamp=.venv/.ralphloop-installed
 if [ ! -f "$stamp" ] || [ pyproject.toml -nt "$stamp" ] || [ scripts/constraints.txt -nt "$stamp" ]; then
     .venv/bin/python -m pip install --quiet --disable-pip-version-check --upgrade pip
-    .venv/bin/python -m pip install --quiet --disable-pip-version-check -c scripts/constraints.txt -e '.[dev]'
+    .venv/bin/python -m pip install --quiet --disable-pip-version-check -c scripts/constraints.txt -e '.[dev,report]'
     touch "$stamp"
 fi

@@ -17,6 +17,7 @@ HEAVY = (
     "ralphloop.config",
     "ralphloop.process",
     "ralphloop.build",
+    "plotly",  # the charts of `ralph report --html` (an optional extra)
 )
 
 

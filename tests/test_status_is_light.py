@@ -22,6 +22,7 @@ HEAVY = (
     "ralphloop.protocols",
     "ralphloop.process",
     "importlib.metadata",  # agent plugins: read only when a run names a backend that is not built in
+    "plotly",  # the charts of `ralph report --html` (an optional extra)
 )
 
 

@@ -71,7 +71,10 @@ TARGETS: dict[str, Target] = {
     "breaker": Target(_feature("feat", ".circuit_breaker_state"), "feat", "json", (RUN, STATUS, VALIDATE, MONITOR)),
     "breaker-history": Target(_feature("feat", ".circuit_breaker_history"), "feat", "json", (RUN,)),
     "metrics": Target(_feature("feat", "ralph_metrics.jsonl"), "feat", "jsonl", (RUN, REPORT)),
-    "events": Target(_feature("feat", "events.jsonl"), "feat", "jsonl", (RUN, MONITOR), tail=True),
+    # `ralph report` reads only the waits there: without them it goes on, with a warning naming the file
+    "events": Target(
+        _feature("feat", "events.jsonl"), "feat", "jsonl", (RUN, MONITOR, REPORT), tail=True, tolerated=(REPORT,)
+    ),
     "signals": Target(_feature("feat", "signals.jsonl"), "feat", "jsonl", (RUN, ANALYZE, SIGNAL), tail=True),
     "exit-signals": Target(_feature("feat", ".exit_signals"), "feat", "json", (RUN, MONITOR)),
     "response-analysis": Target(_feature("feat", ".response_analysis"), "feat", "json", (RUN,)),

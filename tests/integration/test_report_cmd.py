@@ -3,9 +3,14 @@
 from __future__ import annotations
 
 import json
+import os
 import subprocess
 import sys
+from pathlib import Path
 
+import pytest
+
+from tests.conftest import RalphRunner, loaded_modules
 from tests.integration.helpers import snapshot
 
 METRICS = ".ralph/feat/ralph_metrics.jsonl"
@@ -83,7 +88,7 @@ def test_report_prints_the_final_summary(project, feature, ralph):
     assert "  Overall Hit Rate: 36.4%" in out  # read / (input + created + read), never above 100%
     assert "  Total:           $0.0302 + the cost of 1 iteration not reported" in out  # line 3 reported none
     assert "  Total:           4 files" in out
-    assert out[-1] == f"ℹ  Metrics log saved to: {METRICS}"
+    assert out[-1] == f"ℹ  Read from: {METRICS}"  # a read-only command: nothing was saved
     assert snapshot(project) == before  # report never writes
     assert metrics.read_bytes() == before[METRICS]  # byte for byte
 
@@ -97,7 +102,16 @@ def test_report_json(project, feature, ralph):
     assert done.returncode == 0, done.stderr
     assert done.stderr == ""
     body = json.loads(done.stdout)
-    assert list(body) == ["schema_version", "feature", "metrics_file", "summary", "skipped"]
+    assert list(body) == [
+        "schema_version",
+        "feature",
+        "metrics_file",
+        "summary",
+        "stories",
+        "timeline",
+        "runs",
+        "skipped",
+    ]
     assert body["schema_version"] == 1
     assert body["feature"] == "feat"
     assert body["metrics_file"] == str(metrics)
@@ -191,7 +205,7 @@ def test_report_from_a_subfolder_shows_where_the_file_is(project, feature, ralph
     done = ralph("report", cwd=sub)
 
     assert done.returncode == 0, done.stderr
-    assert done.stdout.splitlines()[-1] == f"ℹ  Metrics log saved to: {feature / 'ralph_metrics.jsonl'}"
+    assert done.stdout.splitlines()[-1] == f"ℹ  Read from: {feature / 'ralph_metrics.jsonl'}"
 
 
 def test_report_is_listed_in_help(ralph):
@@ -201,6 +215,7 @@ def test_report_is_listed_in_help(ralph):
 
 
 HEAVY = (
+    "plotly",  # only `--html` draws charts
     "rich",
     "yaml",
     "msgspec",
@@ -234,3 +249,75 @@ def test_report_imports_nothing_heavy(project, feature, ralph_env):
     assert "ralphloop.records.metrics" in loaded
     heavy = sorted(name for name in loaded if name.split(".")[0] in HEAVY or name.startswith(HEAVY))
     assert heavy == []
+
+
+def test_html_refuses_a_file_it_cannot_write_in_one_line_writing_nothing(project, feature, ralph):
+    write_metrics(feature, line(1) + "\n")
+    (project / "notes.txt").write_text("a file, not a folder\n")
+    (project / "out").mkdir()
+    before = snapshot(project)
+    cases = {
+        "missing/report.html": "--html missing/report.html: no such folder missing",
+        "out": f"--html out: is a folder (name a file in it, e.g. {os.path.join('out', 'report.html')})",
+        "notes.txt/report.html": "--html notes.txt/report.html: notes.txt is not a folder",
+        "": "--html: give a file name (or - for stdout)",
+    }
+    for target, message in cases.items():
+        done = ralph("report", "--html", target)
+        assert (done.returncode, done.stdout, done.stderr) == (1, "", f"ralph: error: {message}\n")
+    both = ralph("report", "--json", "--html", "report.html")
+    assert (both.returncode, both.stderr) == (1, "ralph: error: --json and --html are two outputs: give one of them\n")
+    assert snapshot(project) == before
+
+
+@pytest.mark.skipif(not os.path.isdir("/sys"), reason="needs a folder no one may write in, even root")
+def test_html_into_a_folder_it_may_not_write_leaves_nothing_behind(project, feature, ralph):
+    pytest.importorskip("plotly")
+    write_metrics(feature, line(1) + "\n")
+    before = set(os.listdir("/sys"))
+
+    done = ralph("report", "--html", "/sys/report.html")
+
+    assert done.returncode == 1 and done.stdout == ""
+    assert done.stderr.startswith("ralph: error: --html /sys/report.html: cannot write: ")
+    assert done.stderr.count("\n") == 1
+    assert set(os.listdir("/sys")) == before  # no temporary file left
+
+
+def test_html_without_plotly_names_the_extra(project, feature, ralph_env):
+    write_metrics(feature, line(1) + "\n")
+    probe = (
+        "import sys\n"
+        "sys.modules['plotly'] = None  # as if the optional extra were not installed\n"
+        "from ralphloop.launch import entry\n"
+        "sys.argv = ['ralph', 'report', '--html', 'report.html']\n"
+        "entry()\n"
+    )
+    done = subprocess.run(
+        [sys.executable, "-c", probe], cwd=project, env=ralph_env, capture_output=True, text=True, check=False
+    )
+    assert (done.returncode, done.stdout) == (1, "")
+    assert done.stderr == "ralph: error: --html needs plotly, an optional extra: pip install 'ralphloop[report]'\n"
+    assert not (project / "report.html").exists()
+
+
+def test_a_run_never_imports_the_charts(project: Path, feature: Path, ralph_env: dict[str, str]) -> None:
+    done, loaded = loaded_modules(["run", "-n", "1", "--agent-cmd", "true"], project, ralph_env)
+    assert done.returncode == 1, done.stdout  # one iteration that finishes nothing: max iterations
+    assert sorted(name for name in loaded if name.startswith(("plotly", "playwright", "ralphloop.report"))) == []
+
+
+def test_report_reads_an_older_feature_without_the_newer_fields(project, feature, ralph: RalphRunner) -> None:
+    """Lines from before task titles, wall times and run ids, and no event log: a timeline all the same."""
+    write_metrics(feature, line(1) + "\n" + line(2, success=False, outcome="failed") + "\n")
+    done = ralph("report", env={"TZ": "UTC"})
+    assert done.returncode == 0, done.stderr
+    out = done.stdout.splitlines()
+    assert "  Story  Attempts  Agent time  Tokens  Cache read     Cost" in out  # no title recorded: no such column
+    assert "  S-1    ✓ passes      0m 45s  13,350      10,000  $0.0151" in out
+    assert "  Total  2             1m 30s  26,700      20,000  $0.0302" in out
+    # began its agent time before its line was written (no wall time recorded); no waits known
+    assert out[out.index("  Fri 16 Jan 2026") + 1 :][:2] == [
+        "  12:00:15  #1    S-1  ✓ passes    0m 45s  $0.0151",
+        "  12:01:15  #2    S-2  ✗ failed    0m 45s  $0.0151",
+    ]

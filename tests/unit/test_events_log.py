@@ -119,3 +119,16 @@ def test_stream_json_lines_read_as_words_and_tools() -> None:
     assert readable_lines("plain text") is None
     assert readable_lines("{not json") is None
     assert readable_lines('{"no": "type"}') is None
+
+
+def test_a_wait_line_holds_its_kind_and_end_for_the_reports_timeline(tmp_path: Path) -> None:
+    path = tmp_path / "events.jsonl"
+    log = EventLog(str(path), lambda: NOW, secrets=[])
+    until = datetime(2026, 11, 21, 7, 0, 0, tzinfo=UTC)
+    log(Waiting("usage limit", "Claude AI usage limit reached", until, 18000.0, first=True))
+    log(Waiting("usage limit", "Claude AI usage limit reached", until, 17999.0))  # a tick: not logged
+    log(Waiting("usage limit", "Claude AI usage limit reached", until, 0.0, done=True))
+    [line] = [json.loads(text) for text in path.read_text().splitlines()]
+    assert line["wait"] == {"kind": "usage limit", "until": "2026-11-21T07:00:00Z"}
+    assert (line["time"], line["level"]) == ("2026-11-21T02:00:00Z", "warn")
+    assert read_recent(str(path), 5) == [{"time": line["time"], "level": "warn", "text": line["text"]}]  # the monitor's

@@ -83,6 +83,9 @@ def test_metrics_line_has_the_seed_004_schema_in_order() -> None:
         "outcome",
         "agent",
         "counted",
+        "task_title",
+        "wall_seconds",
+        "run_id",
     ]
     assert line["usage"] == {
         "input_tokens": 12500,

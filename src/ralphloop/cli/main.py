@@ -106,6 +106,7 @@ def build_parser() -> argparse.ArgumentParser:
     report = commands.add_parser("report", help="show the metrics summary of a feature's iterations")
     report.add_argument("-f", "--feature", help="feature name or folder")
     report.add_argument("--json", action="store_true", help="machine-readable output")
+    report.add_argument("--html", metavar="FILE", help="write a self-contained page with charts (- for stdout)")
     report.set_defaults(handler="report")
 
     reset = commands.add_parser("reset-circuit", help="close an open circuit breaker, zeroing its counters")

@@ -1,5 +1,6 @@
 """events.jsonl: the run's notable moments, one JSON line each, for the monitor's "recent events"
-(which monitor/snapshot.py reads without importing this writer, nor the engine's events).
+(which monitor/snapshot.py reads without importing this writer, nor the engine's events), and the waits
+of `ralph report`'s timeline (a wait's line also holds its kind and end: {"wait": {"kind", "until"}}).
 
 A sink beside the terminal renderer: it writes what the screen shows in one line per event
 (never the agent's raw output), cleaned of escapes and secrets, appended and flushed at once so
@@ -104,7 +105,10 @@ class EventLog:
             self._rotate()
         level, text = found
         clean = one_line(redact_text(strip_terminal_controls(text), self.secrets), 500)  # masked, then cut
-        line = json.dumps({"time": iso(self.now()), "level": level, "text": clean}, ensure_ascii=False) + "\n"
+        entry: dict[str, object] = {"time": iso(self.now()), "level": level, "text": clean}
+        if isinstance(event, Waiting):  # `ralph report`'s timeline: a wait lasts to `until` or to the next line
+            entry["wait"] = {"kind": event.kind, "until": iso(event.until)}
+        line = json.dumps(entry, ensure_ascii=False) + "\n"
         try:
             append_text(self.path, line, sync=False, follow=False)  # after a line the agent left cut: a new one
         except (OSError, RalphError):

@@ -53,13 +53,17 @@ def metrics_line(
     files_changed: int,
     counted: bool = True,
     success: bool | None = None,
+    task_title: str | None = None,
+    wall_s: float | None = None,
+    run_id: str | None = None,
 ) -> dict[str, Any]:
     """One line of ralph_metrics.jsonl: seed 004's fields in its order, then ralph's own.
 
     `outcome` is the iteration's status word (events.STATUSES); `success` the loop's verdict (accepted work
     that moved the task state), else what the agent's run alone says. `counted`: whether it counts toward
     max_iterations (a usage limit, an API retry or a wrong model does not). When the agent reported no
-    usage, every usage value is null: unknown, not zero.
+    usage, every usage value is null: unknown, not zero. `wall_s`: the iteration's wall time (so the line
+    says when it began), `run_id`: the run it belongs to (a budget is a run's).
     """
     usage = result.usage
     tokens: dict[str, int | None]
@@ -91,6 +95,9 @@ def metrics_line(
             "outcome": outcome,
             "agent": agent,
             "counted": counted,
+            "task_title": task_title,
+            "wall_seconds": None if wall_s is None else round(max(0.0, wall_s), 1),
+            "run_id": run_id,
         }
     )
 
@@ -250,6 +257,9 @@ def line_of(event: Any) -> dict[str, Any]:
         files_changed=len(event.files_changed),
         counted=event.counted,
         success=event.success,
+        task_title=event.task_title,
+        wall_s=event.wall_s,
+        run_id=event.run_id,
     )
 
 

@@ -46,7 +46,8 @@ def _number(value: int | None, unit: str = "") -> str:
     return f"{value:,}{unit}"
 
 
-def _money(value: float | None) -> str:
+def money(value: float | None) -> str:
+    """`$0.0151`, digits grouped; "not reported" for None."""
     return NOT_REPORTED if value is None else f"${value:,.4f}"
 
 
@@ -85,7 +86,7 @@ def format_iteration(line: Mapping[str, Any]) -> str:
     cost = line.get("cost_usd")
     changed = line.get("files_changed")
     lines += [
-        f"Cost: {_money(cost if isinstance(cost, (int, float)) else None)}",
+        f"Cost: {money(cost if isinstance(cost, (int, float)) else None)}",
         f"Files changed: {_number(changed if isinstance(changed, int) else None)}",
         f"Success: {'✓' if line.get('success') is True else '✗'}",
     ]
@@ -97,7 +98,7 @@ def _row(label: str, value: str) -> str:
 
 
 def format_summary(summary: Summary, *, metrics_path: str | None = None) -> str:
-    """Seed 004's "FINAL SUMMARY" block, with a Cost section; the log's path last, when given."""
+    """Seed 004's "FINAL SUMMARY" block, with a Cost section; the log's path last, where a run saved it."""
     s = summary
     completed = f"{s.iterations:,}" + (f" / {s.max_iterations:,}" if s.max_iterations else "")
     lines = [RULE, "FINAL SUMMARY".center(len(RULE)).rstrip(), RULE, "", "Iterations:"]
@@ -151,8 +152,8 @@ def format_summary(summary: Summary, *, metrics_path: str | None = None) -> str:
         lines += [
             "",
             "Cost:",
-            _row("Total:", _money(s.cost_usd) + _cost_unknown(s)),
-            _row("Average:", _per(s.cost_avg_usd, _money, s, s.cost_iterations, "a cost")),
+            _row("Total:", money(s.cost_usd) + _cost_unknown(s)),
+            _row("Average:", _per(s.cost_avg_usd, money, s, s.cost_iterations, "a cost")),
         ]
     else:
         lines += ["", f"Cost:              {NOT_REPORTED} by the agent"]

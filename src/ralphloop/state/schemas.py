@@ -210,5 +210,8 @@ METRICS_LINE = Schema(
         "outcome": ("text", None),
         "agent": ("text", None),
         "counted": ("bool", None),  # lines before this field say it by their outcome
+        "task_title": ("text", None),  # the task as it was titled then (the receipt of `ralph report`)
+        "wall_seconds": ("number", None),  # the iteration's wall time, ralph's own included: it began then
+        "run_id": ("text", None),  # which run (a budget is a run's): lines before these fields have none
     },
 )

@@ -1,0 +1,93 @@
+"""What `ralph report` reads: the metrics file (whole; an error there is the command's error), the event log's
+two generations for the waits (optional: a refused or missing log only leaves the waits out, with a warning),
+the feature's format (its words), and for the page a run's cost budget from the config.
+
+Light at import (json, os): the config and its YAML are imported only by `budget`, which only --html calls.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+from dataclasses import dataclass
+from datetime import UTC, datetime
+
+from ralphloop.errors import RalphError
+from ralphloop.paths import FeaturePaths, display_path
+from ralphloop.records.metrics import METRICS_NAME, read_metrics
+from ralphloop.report.receipt import Receipt, build
+from ralphloop.state.read import read_tail_lines
+from ralphloop.tasks.formats import detect_kind, format_of
+
+TYPE_CHECKING = False
+if TYPE_CHECKING:
+    from typing import Any
+
+EVENTS_TAIL = 16 * 1024 * 1024  # an event log is rotated past 1 MB when a run starts; one long run may pass it
+
+
+@dataclass(frozen=True, slots=True)
+class Gathered:
+    """A feature's receipt and what was read to make it, as the user names the files."""
+
+    feature: str
+    metrics_file: str  # absolute
+    shown: str  # as the user would type it
+    receipt: Receipt
+    skipped: list[tuple[int, str]]  # metrics lines cut short by a crash: (line number, why)
+    warnings: list[str]
+    done_word: str  # "passes" for stories, "done" for tasks and steps
+    units: str  # "Stories", "Tasks", "Steps"
+
+
+def gather(paths: FeaturePaths) -> Gathered:
+    """The receipt of the feature at `paths`; RalphError naming the metrics file when it cannot be read."""
+    metrics_file = paths.file(METRICS_NAME)
+    shown = display_path(metrics_file, os.getcwd())
+    read = read_metrics(shown)  # errors name the file as the user sees it
+    warnings = [f"{shown}:{number}: skipped {reason}" for number, reason in read.skipped]
+    events, problem = read_events(paths.events)
+    if problem:
+        warnings.append(f"{problem} (the timeline shows no waits)")
+    row = format_of(detect_kind(paths.dir))
+    return Gathered(
+        feature=paths.name,
+        metrics_file=metrics_file,
+        shown=shown,
+        receipt=build(read.lines, events, datetime.now(UTC)),
+        skipped=read.skipped,
+        warnings=warnings,
+        done_word="passes" if row.done_words == "stories pass" else "done",
+        units=row.units,
+    )
+
+
+def read_events(path: str) -> tuple[list[dict[str, Any]], str | None]:
+    """The event log's lines, the rotated generation first; lines that are not JSON objects are skipped (the
+    agent can write there). The problem with a file that is not a regular file, or None."""
+    found: list[dict[str, Any]] = []
+    for name in (path + ".1", path):
+        try:
+            rows = read_tail_lines(name, EVENTS_TAIL, display_path(name, os.getcwd())) or []
+        except RalphError as exc:
+            return found, str(exc)
+        for row in rows:
+            try:
+                item = json.loads(row)
+            except (ValueError, RecursionError):
+                continue
+            if isinstance(item, dict):
+                found.append(item)
+    return found, None
+
+
+def budget(project_root: str) -> tuple[float | None, str | None]:
+    """A run's cost budget (budget.max_cost_usd, from the config files and RALPH_MAX_COST_USD), and the problem
+    when the config cannot be read (the page then shows the spend without it)."""
+    from ralphloop.config import load_settings  # YAML and the settings' values: only the page needs them
+
+    try:
+        settings = load_settings(project_root, {})
+    except RalphError as exc:
+        return None, f"{exc} (the page shows no budget)"
+    return settings.budget.max_cost_usd, None
