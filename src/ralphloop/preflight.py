@@ -54,7 +54,9 @@ def run_problems(
     problems += _refused(lambda: load_template(template, shown, kind), shown)
     if not reset_circuit:  # a damaged file is what --reset-circuit is for
         breaker = display_path(paths.circuit_state, paths.project_root)  # as the loop names it
-        problems += _refused(lambda: load_breaker(paths.circuit_state, breaker), breaker)
+        problems += _refused(
+            lambda: load_breaker(paths.circuit_state, breaker, paths.command("reset-circuit")), breaker
+        )
     problems += _refused(lambda: check_agent_settings(settings, paths), "agent")
     return problems + runtime_problems(paths)
 
