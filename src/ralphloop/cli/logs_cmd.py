@@ -43,7 +43,7 @@ def command(args: argparse.Namespace, argv: list[str]) -> int:
         else:
             facts = iteration_logs.facts(paths, number)
             if not args.raw:
-                out.write(_clean(_header(number, facts, shown)).encode("utf-8", "replace") + b"\n\n")
+                out.write(strip_terminal_controls(_header(number, facts, shown)).encode("utf-8", "replace") + b"\n\n")
             _show(fd, out, None if args.raw else log_reader(str(facts.get("agent") or "")))
         out.flush()
     finally:
@@ -65,19 +65,25 @@ def _copy(fd: int, out: BinaryIO) -> None:
 def _show(fd: int, out: BinaryIO, reader: Callable[[str], list[str] | None] | None) -> None:
     """Each line readable (through `reader`, when given) and clean; runs of blank lines kept to one."""
     blank = True  # no blank line at the top
+    shown: list[str] = []
     for raw in iteration_logs.lines(fd, limit=MAX_LINE):
         line = "[a line of more than 16 MB, not shown]" if raw is None else raw.decode("utf-8", "replace").rstrip("\r")
         readable = reader(line) if reader is not None and raw is not None else None
         for part in readable if readable is not None else [line]:
-            text = _clean(part).rstrip()
+            text = strip_terminal_controls(part).rstrip()
             if not text and blank:
                 continue
             blank = not text
-            out.write(text.encode("utf-8", "replace") + b"\n")
+            shown.append(text)
+        if len(shown) >= 1000:  # written in batches: one write per line costs more than reading it
+            _write(out, shown)
+    _write(out, shown)
 
 
-def _clean(text: str) -> str:
-    return strip_terminal_controls(text)
+def _write(out: BinaryIO, lines: list[str]) -> None:
+    if lines:
+        out.write(("\n".join(lines) + "\n").encode("utf-8", "replace"))
+        lines.clear()
 
 
 __all__ = ["command"]
