@@ -6,4 +6,4 @@ source scripts/setup.sh
 .venv/bin/ruff check .
 .venv/bin/ruff format --check .
 .venv/bin/mypy
-exec .venv/bin/pytest -n auto "$@"
+exec .venv/bin/pytest -n auto --durations=25 "$@"

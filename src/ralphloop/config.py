@@ -22,7 +22,7 @@ from ralphloop.agents.catalog import CLI_BACKENDS
 from ralphloop.errors import RalphError
 from ralphloop.hooks.parse import parse_hooks, parse_quality_checks
 from ralphloop.hooks.spec import CommandSpec, LifecycleHooks
-from ralphloop.notify import DEFAULT_EVENTS, NotifySettings
+from ralphloop.notify.settings import NOTIFY_FIELDS, NOTIFY_TABLE, NotifySettings
 from ralphloop.paths import RALPH_DIR, display_path, ralph_home
 from ralphloop.tasks.formats import DEFAULT_MAX_ITERATIONS
 from ralphloop.yaml_file import read_yaml_mapping
@@ -163,12 +163,7 @@ _TABLE: dict[str, dict[str, _Spec]] = {
         "branch_auto_create": (("branch", "auto_create"), None, values.flag, None),
         "branch_prefix": (("branch", "prefix"), None, values.branch_prefix, "feature/"),
     },
-    # When a run ends: a desktop notification and a JSON POST (notify.py).
-    "notify": {
-        "notify_desktop": (("notify", "desktop"), None, values.desktop, None),
-        "notify_webhook": (("notify", "webhook"), "RALPH_NOTIFY_WEBHOOK", values.webhook, None),
-        "notify_on": (("notify", "on"), None, values.notify_on, DEFAULT_EVENTS),
-    },
+    "notify": NOTIFY_TABLE,  # notifications during the run and at its end (notify/settings.py)
 }
 _FIELD_NAMES = {
     "permission_denial_threshold": "denial_threshold",
@@ -186,9 +181,7 @@ _FIELD_NAMES = {
     "agent_command": "command",
     **{f"{name}_command": name for name in CLI_BACKENDS},
     "git_required": "require",
-    "notify_desktop": "desktop",
-    "notify_webhook": "webhook",
-    "notify_on": "on",
+    **NOTIFY_FIELDS,
 }
 _FIELDS: dict[str, _Spec] = {key: spec for keys in _TABLE.values() for key, spec in keys.items()}
 

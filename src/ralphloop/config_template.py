@@ -45,7 +45,7 @@ circuit_breaker:
   # cooldown_minutes: 30    # unattended: try again this long after opening
 
 usage_limit:
-  policy: ask               # wait | exit | ask (asks on a terminal, waits otherwise)
+  policy: ask               # wait | exit | ask (asks on a terminal; waits otherwise and under --monitor)
   ask_timeout_seconds: 30   # ask: how long the question waits for an answer
   on_no_answer: exit        # ask: exit (code 2) or wait, when nobody answers
   margin_seconds: 60        # extra wait after the reset time the vendor gives
@@ -76,8 +76,9 @@ usage_limit:
 #   max_tokens: 5000000
 #   max_runtime: 8h
 
-# notify:                   # when a run ends; a failed notification is only a warning
+# notify:                   # during the run and at its end; a failed notification is only a warning
 #   desktop: auto           # notify-send, osascript or tt notify, whichever is on PATH; true, false or auto
 #   webhook: "https://example.com/hook"   # gets a JSON POST (or set $RALPH_NOTIFY_WEBHOOK)
-#   on: [complete, halt]    # also: interrupt
+#   on: [complete, halted, usage_limit, needs_input, circuit_open]   # or all; also story_done, interrupted, ...
+#   urls: ["ntfy://ntfy.sh/my-ralph-topic"]   # tgram://, slack://, ... (apprise: pip install 'ralphloop[notify]')
 """

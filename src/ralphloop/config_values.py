@@ -7,7 +7,6 @@ from collections.abc import Callable
 from typing import Any
 
 from ralphloop.durations import MAX_SECONDS, parse_duration
-from ralphloop.notify import NOTIFY_EVENTS, check_webhook_url
 
 # verify: a completion claim ends the loop only when the task source (and gates) agree.
 # trust: the seeds' rule, a promise or EXIT_SIGNAL: true ends it at the agent's word.
@@ -235,33 +234,6 @@ def branch_prefix(value: Any) -> str:
     if not isinstance(value, str) or any(char in value for char in " ~^:?*[\\") or ".." in value:
         raise ValueError('expected a branch-name prefix such as "feature/"')
     return value
-
-
-def desktop(value: Any) -> bool | None:
-    if isinstance(value, str) and value.strip().lower() == "auto":
-        return None
-    try:
-        return flag(value)
-    except ValueError:
-        raise ValueError("expected true, false or auto") from None
-
-
-def webhook(value: Any) -> str:
-    if not isinstance(value, str):
-        raise ValueError("expected an http:// or https:// URL")
-    return check_webhook_url(value)
-
-
-def notify_on(value: Any) -> tuple[str, ...]:
-    """`on: [complete, halt]` or "complete,halt"; an empty list turns notifications off."""
-    items = value.split(",") if isinstance(value, str) else value
-    if not isinstance(items, list) or not all(isinstance(item, str) for item in items):
-        raise ValueError(f"expected a list from {', '.join(NOTIFY_EVENTS)}")
-    events = tuple(dict.fromkeys(item.strip().lower() for item in items if item.strip()))
-    unknown = [item for item in events if item not in NOTIFY_EVENTS]
-    if unknown:
-        raise ValueError(f"{unknown[0]!r} is not one of {', '.join(NOTIFY_EVENTS)}")
-    return events
 
 
 def megabytes(value: Any) -> int:

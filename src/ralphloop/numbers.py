@@ -1,9 +1,12 @@
 """How ralph words its numbers, the same on every surface (the run's screen, `ralph status`, the monitor,
 `ralph report`): one iteration number, "iterations" meaning counted ones with the calls that did not count
-beside them, tokens as input/output with cache reads apart. Pure, and imports nothing (`ralph status` uses it).
+beside them, tokens as input/output with cache reads apart, moments in the local zone. Pure, and imports
+nothing but datetime (`ralph status` uses it).
 """
 
 from __future__ import annotations
+
+from datetime import datetime
 
 
 def iteration_words(number: int, counted: int, uncounted: int, limit: int | None, *, running: bool = False) -> str:
@@ -36,3 +39,35 @@ def tokens_words(input_tokens: object, output_tokens: object, cache_read: object
     if isinstance(cache_read, int) and cache_read:
         text += f", {cache_read:,} cache reads"
     return text
+
+
+def short_count(count: int) -> str:
+    """`950`, `3.6k`, `313k`, `1.2M`: a count for a line that must stay short."""
+    for size, unit in ((1_000_000_000, "G"), (1_000_000, "M"), (1_000, "k")):
+        if count >= size:
+            scaled = count / size
+            return f"{scaled:.1f}{unit}" if round(scaled, 1) < 10 else f"{scaled:.0f}{unit}"
+    return str(count)
+
+
+def short_tokens(input_tokens: object, output_tokens: object, cache_read: object = None) -> str:
+    """`3.6k tok (313k cache)`: input + output (what --max-tokens counts), cache reads apart; "" when none."""
+    if not isinstance(input_tokens, int) and not isinstance(output_tokens, int):
+        return ""
+    used = sum(count for count in (input_tokens, output_tokens) if isinstance(count, int))
+    text = f"{short_count(used)} tok"
+    return text + (f" ({short_count(cache_read)} cache)" if isinstance(cache_read, int) and cache_read else "")
+
+
+def money(cost: float) -> str:
+    """`$0.23`; `$0.0041` under a cent, so a cheap call does not read as free."""
+    return f"${cost:.2f}" if cost >= 0.01 or cost == 0 else f"${cost:.4f}"
+
+
+def local_time(moment: datetime) -> str:
+    """`2030-01-01 00:00 UTC`: a moment as the user reads it, in their zone (the files keep ISO UTC)."""
+    try:
+        local = moment.astimezone()
+    except (OverflowError, ValueError, OSError):  # out of the platform's range: the moment as given
+        local = moment
+    return f"{local:%Y-%m-%d %H:%M %Z}".rstrip()

@@ -4,7 +4,8 @@ anything: the one check `ralph validate` and `ralph run` share, so that they can
 It covers the run's inputs: the task source (loaded as the run loads it, narrowed by -s/--resume-from,
 and every story it could never start), the branch the run would switch to (prd.json's branchName, or
 branch.prefix and the feature's name), the prompt template, the circuit breaker's file, the agent's
-settings, and ralph's own files in the workspace (each absent or a regular file of a readable size).
+settings, the library notification URLs need (apprise), and ralph's own files in the workspace (each absent
+or a regular file of a readable size).
 Config errors are `load_settings`' own, which both commands call. What the machine holds is left to the
 run: git's state (git.preflight), executables on PATH, another run holding the lock.
 """
@@ -19,6 +20,7 @@ from ralphloop import git
 from ralphloop.agents.registry import check_agent_settings
 from ralphloop.config import Settings
 from ralphloop.errors import RalphError
+from ralphloop.notify.settings import apprise_missing
 from ralphloop.paths import RUNTIME_NAMES, FeaturePaths, display_path
 from ralphloop.prompt import load_template
 from ralphloop.safe_read import CONFIG_CAP, LOG_CAP, STATE_CAP, TASK_CAP, check_file, check_folder
@@ -58,6 +60,8 @@ def run_problems(
             lambda: load_breaker(paths.circuit_state, breaker, paths.command("reset-circuit")), breaker
         )
     problems += _refused(lambda: check_agent_settings(settings, paths), "agent")
+    missing = apprise_missing(settings.notify)  # found now, not at the first notification hours later
+    problems += [Problem(settings.source("notify_urls"), missing)] if missing else []
     return problems + runtime_problems(paths)
 
 

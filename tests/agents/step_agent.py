@@ -4,6 +4,8 @@ argv[1]: a JSON file mapping an iteration number ("1", "2", ...: RALPH_ITERATION
 runs; "*" for any other) to steps, run in this order:
   "record": FILE            first, append a JSON line to FILE: the iteration, HEAD, the branch and
                             `git status --porcelain` as this iteration found them
+  "await": [FILE, N]        next, wait (a minute at most) until FILE has N lines, else exit 3 at once: what a test's
+                            receiver got while the run goes on
   "write": {PATH: TEXT}     write files (relative to the project; folders are made)
   "append": {PATH: TEXT}    append to files
   "delete": [PATH]          delete files
@@ -51,6 +53,21 @@ if "record" in steps:
     found = {"iteration": int(iteration), "head": head, "branch": branch, "status": sorted(status)}
     with open(steps["record"], "a", encoding="utf-8") as handle:
         handle.write(json.dumps(found) + "\n")
+
+
+def line_count(path: str) -> int:
+    if not os.path.exists(path):
+        return 0
+    with open(path, encoding="utf-8") as handle:
+        return len(handle.read().splitlines())
+
+
+if "await" in steps:
+    wanted, lines, deadline = steps["await"][0], int(steps["await"][1]), time.monotonic() + 60
+    while line_count(wanted) < lines:
+        if time.monotonic() > deadline:
+            sys.exit(3)
+        time.sleep(0.05)
 for raw_path, text in steps.get("write", {}).items():
     path = fill(raw_path)
     folder = os.path.dirname(path)

@@ -132,7 +132,11 @@ def test_stories_done_by_the_real_cli_over_several_iterations_with_metrics(
     status = read_json(feature / "status.json")
     assert status["costUsd"] == pytest.approx(sum(line["cost_usd"] for line in lines))
     assert status["model"] == DEFAULT_MODEL
-    assert done.stdout.count("--- Iteration Metrics ---") == 3
+    for number, line in enumerate(lines, 1):  # each result line carries the iteration's numbers (the block is -v's)
+        cost = f"${line['cost_usd']:.2f}" if line["cost_usd"] >= 0.01 else f"${line['cost_usd']:.4f}"
+        assert f"✓ S-{number} passes · {number}/3 · 2 files · {cost} · " in done.stdout
+        assert "(4.5k cache)" in done.stdout
+    assert "--- Iteration Metrics ---" not in done.stdout
     assert "FINAL SUMMARY" in done.stdout and "Completed:       3 / 20" in done.stdout
 
     report = ralph("report", "-f", "feat", "--json", env=env)

@@ -215,7 +215,7 @@ def test_every_screen_counts_the_steps_without_the_goal(
     assert done.returncode == 0, output(done)
     lines = done.stdout.splitlines()
     assert "0/0 steps done" in lines[0]  # the start banner: no step planned yet
-    assert any("step-0 done · 1/4 steps done" in line for line in lines), done.stdout
+    assert any("step-0 done · 1/4 · " in line for line in lines), done.stdout
     assert "✓ ALL COMPLETE! 4/4 steps done" in done.stdout
     summary = next(line for line in lines if line.startswith("Summary:"))
     assert "· 4/4 steps ·" in summary

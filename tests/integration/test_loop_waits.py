@@ -32,6 +32,7 @@ from ralphloop.exitcodes import ExitReason
 from ralphloop.gitignore import ensure_gitignore
 from ralphloop.guards.breaker import BreakerConfig
 from ralphloop.guards.budget import Budget
+from ralphloop.numbers import local_time
 from ralphloop.paths import RALPH_DIR, FeaturePaths, resolve_feature
 from ralphloop.process import ProcessLimits
 from ralphloop.protocols import Agent, FakeClock, iso
@@ -329,7 +330,7 @@ def test_usage_limit_policy_exit_stops_with_exit_code_2(project: Path, home: Pat
 
     assert outcome.reason is ExitReason.USAGE_LIMIT and outcome.reason.exit_code == 2
     assert outcome.message == "usage limit: Claude AI usage limit reached"
-    assert iso(resets) in outcome.guidance
+    assert local_time(resets) in outcome.guidance
     assert clock.slept == [] and run.of(Waiting) == []
     assert len(run.starts) == 1
     assert breaker_counts(paths) == UNTOUCHED
@@ -359,7 +360,7 @@ def test_usage_limit_policy_ask(project: Path, home: Path, tmp_path: Path, answe
     question, timeout = asked[0]
     assert timeout == 30.0
     assert "Usage limit reached (Claude AI usage limit reached" in question
-    assert f"resets at {iso(resets)}" in question
+    assert f"resets at {local_time(resets)}" in question
     assert question.endswith("Wait or exit? (exiting in 30s unless told)")
     if exits:
         assert outcome.reason is ExitReason.USAGE_LIMIT and outcome.reason.exit_code == 2

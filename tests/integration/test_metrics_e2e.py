@@ -30,7 +30,8 @@ def lines(feature: Path) -> list[dict[str, Any]]:
 def test_a_command_agent_gets_a_line_per_iteration_with_nulls_for_what_it_does_not_report(
     feature: Path, ralph: RalphRunner
 ) -> None:
-    done = ralph("run", "-f", "feat", "--agent-cmd", agent_cmd("story_agent.py", "--fail-on", "S-2"), "-n", "2")
+    agent = agent_cmd("story_agent.py", "--fail-on", "S-2")
+    done = ralph("run", "-f", "feat", "--agent-cmd", agent, "-n", "2", "-v")  # -v: the Iteration Metrics blocks
     assert done.returncode == 1, done.stdout + done.stderr
     first, second = lines(feature)
     assert list(first)[:9] == list(SEED_004_KEYS)  # the seed's schema, in its order (the rest is ralph's)

@@ -8,20 +8,20 @@ import os
 import re
 import socket
 import sys
-import threading
 from collections.abc import Iterator
-from http.server import BaseHTTPRequestHandler, HTTPServer
 from pathlib import Path
-from typing import Any
 
 import pytest
 
-from ralphloop.notify import post_json, run_notifier
+from ralphloop.notify.deliver import post_json, run_notifier
 from tests.conftest import PYTHON, RalphRunner, agent_cmd, read_json
 from tests.integration.helpers import assert_one_line_error, read_pid, wait_dead
+from tests.receiver import NO_PROXY, Receiver, receiving
 
 PAYLOAD_KEYS = {
     "event",
+    "title",
+    "lastMessage",
     "feature",
     "featureDir",
     "reason",
@@ -35,55 +35,12 @@ PAYLOAD_KEYS = {
     "time",
     "host",
 }
-# A loopback request must not go through a proxy the environment may name.
-NO_PROXY = {"NO_PROXY": "127.0.0.1,localhost", "no_proxy": "127.0.0.1,localhost"}
-
-
-class _Handler(BaseHTTPRequestHandler):
-    server: Hook
-
-    def do_POST(self) -> None:
-        length = int(self.headers.get("Content-Length", "0"))
-        body = self.rfile.read(length)
-        self.server.requests.append({"path": self.path, "headers": dict(self.headers.items()), "body": body})
-        self.send_response(self.server.status)
-        for name, value in self.server.extra_headers.items():
-            self.send_header(name, value)
-        self.send_header("Content-Length", "0")
-        self.end_headers()
-
-    def log_message(self, format: str, *args: Any) -> None:
-        pass
-
-
-class Hook(HTTPServer):
-    """A loopback webhook receiver that records every request."""
-
-    def __init__(self) -> None:
-        super().__init__(("127.0.0.1", 0), _Handler)
-        self.requests: list[dict[str, Any]] = []
-        self.status = 204
-        self.extra_headers: dict[str, str] = {}
-
-    @property
-    def url(self) -> str:
-        return f"http://127.0.0.1:{self.server_address[1]}/hook"
-
-    def bodies(self) -> list[dict[str, Any]]:
-        return [json.loads(request["body"]) for request in self.requests]
 
 
 @pytest.fixture
-def hook() -> Iterator[Hook]:
-    server = Hook()
-    thread = threading.Thread(target=server.serve_forever, daemon=True)
-    thread.start()
-    try:
+def hook() -> Iterator[Receiver]:
+    with receiving() as server:
         yield server
-    finally:
-        server.shutdown()
-        server.server_close()
-        thread.join()
 
 
 def _notify_config(project: Path, *lines: str) -> None:
@@ -126,7 +83,7 @@ def _closed_port() -> int:
 
 
 def test_an_archived_feature_is_posted_where_it_was_moved_to(
-    project: Path, feature: Path, ralph: RalphRunner, hook: Hook
+    project: Path, feature: Path, ralph: RalphRunner, hook: Receiver
 ) -> None:
     _notify_config(project, "desktop: false", f"webhook: {hook.url}")
 
@@ -139,7 +96,7 @@ def test_an_archived_feature_is_posted_where_it_was_moved_to(
     assert f"(its metrics log with it: {moved.relative_to(project)}/ralph_metrics.jsonl)" in done.stdout
 
 
-def test_a_completed_run_posts_its_outcome(project: Path, feature: Path, ralph: RalphRunner, hook: Hook) -> None:
+def test_a_completed_run_posts_its_outcome(project: Path, feature: Path, ralph: RalphRunner, hook: Receiver) -> None:
     _notify_config(project, "desktop: false", f"webhook: {hook.url}")
 
     done = ralph("run", "--no-archive", "--agent-cmd", agent_cmd("story_agent.py"), env=NO_PROXY)
@@ -164,7 +121,7 @@ def test_a_completed_run_posts_its_outcome(project: Path, feature: Path, ralph: 
 
 
 def test_a_halted_run_posts_halt_to_the_url_from_the_environment(
-    project: Path, feature: Path, ralph: RalphRunner, hook: Hook
+    project: Path, feature: Path, ralph: RalphRunner, hook: Receiver
 ) -> None:
     _notify_config(project, "desktop: false")
 
@@ -181,7 +138,7 @@ def test_a_halted_run_posts_halt_to_the_url_from_the_environment(
     assert _warnings(done.stderr) == []
     [body] = hook.bodies()
     status = read_json(feature / "status.json")
-    assert body["event"] == "halt"
+    assert body["event"] == "halted"
     assert (body["reason"], body["exitCode"]) == ("max_iterations", 1)
     assert (body["iterations"], body["storiesComplete"], body["storiesTotal"]) == (1, 0, 3)
     assert body["message"] == status["exitMessage"]
@@ -227,9 +184,10 @@ def test_a_failing_desktop_notifier_is_one_warning(
 
 @pytest.mark.parametrize("opted_in", [False, True], ids=["default", "on-interrupt"])
 def test_an_interrupt_is_notified_only_when_asked(
-    project: Path, feature: Path, ralph: RalphRunner, hook: Hook, tmp_path: Path, opted_in: bool
+    project: Path, feature: Path, ralph: RalphRunner, hook: Receiver, tmp_path: Path, opted_in: bool
 ) -> None:
     env, record = _fake_notify_send(tmp_path)
+    # ralph 0.x's names, still read: halt is halted, interrupt is interrupted
     _notify_config(project, f"webhook: {hook.url}", *(["on: [complete, halt, interrupt]"] if opted_in else []))
 
     done = ralph("run", "-n", "3", "--agent-cmd", agent_cmd("interrupt_ralph.py"), env={**env, **NO_PROXY})
@@ -242,7 +200,7 @@ def test_an_interrupt_is_notified_only_when_asked(
         assert _argvs(record) == []
         return
     [body] = hook.bodies()
-    assert (body["event"], body["reason"], body["exitCode"]) == ("interrupt", "interrupted", 130)
+    assert (body["event"], body["reason"], body["exitCode"]) == ("interrupted", "interrupted", 130)
     assert _argvs(record) == [
         ["--app-name=ralph", "ralph", "ralph: feat interrupted after 0 iterations (+1 not counted) — 0/3 stories"]
     ]
@@ -287,7 +245,7 @@ def test_a_bad_webhook_url_is_a_one_line_error(project: Path, feature: Path, ral
 
 
 def test_a_dry_run_notifies_nothing(
-    project: Path, feature: Path, ralph: RalphRunner, hook: Hook, tmp_path: Path
+    project: Path, feature: Path, ralph: RalphRunner, hook: Receiver, tmp_path: Path
 ) -> None:
     env, record = _fake_notify_send(tmp_path)
     _notify_config(project, f"webhook: {hook.url}")
@@ -302,7 +260,9 @@ def test_a_dry_run_notifies_nothing(
 # ---------------------------------------------------------------- the two effects, against real peers
 
 
-def test_post_json_sends_credentials_as_a_header_not_in_the_host(hook: Hook, monkeypatch: pytest.MonkeyPatch) -> None:
+def test_post_json_sends_credentials_as_a_header_not_in_the_host(
+    hook: Receiver, monkeypatch: pytest.MonkeyPatch
+) -> None:
     for name, value in NO_PROXY.items():
         monkeypatch.setenv(name, value)
     port = hook.server_address[1]
@@ -323,7 +283,7 @@ def test_post_json_sends_credentials_as_a_header_not_in_the_host(hook: Hook, mon
     ],
 )
 def test_post_json_reports_a_bad_answer_and_follows_no_redirect(
-    hook: Hook, monkeypatch: pytest.MonkeyPatch, status: int, headers: dict[str, str], problem: str
+    hook: Receiver, monkeypatch: pytest.MonkeyPatch, status: int, headers: dict[str, str], problem: str
 ) -> None:
     for name, value in NO_PROXY.items():
         monkeypatch.setenv(name, value)

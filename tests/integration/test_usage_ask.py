@@ -14,10 +14,12 @@ import re
 import select
 import shlex
 import subprocess
+from datetime import UTC, datetime
 from pathlib import Path
 
 import pytest
 
+from ralphloop.numbers import local_time
 from tests.conftest import PYTHON, agent_cmd, read_json
 from tests.integration.conftest import Background
 from tests.integration.helpers import assert_one_line_error, set_config, snapshot, wait_until
@@ -73,7 +75,7 @@ def test_ask_on_a_terminal_and_exit_on_the_answer(
     assert status["exitReason"] == "usage_limit"
     assert status["usageLimit"]["resetsAt"] == "2030-01-01T00:00:00Z"
     assert status["usageLimit"]["policy"] == "exit"
-    assert "resets at 2030-01-01T00:00:00Z" in output
+    assert f"resets at {local_time(datetime(2030, 1, 1, tzinfo=UTC))}" in output  # the user's own zone
     assert "Wait or exit? (exiting in 30s unless told) [w]ait/[e]xit:" in output  # the seed's default, said
     assert read_json(feature / ".circuit_breaker_state")["consecutive_failures"] == 0
 
@@ -166,6 +168,11 @@ def test_an_answer_beats_the_default_and_enter_alone_takes_it(
     waits = OnTerminal(["run", "-n", "3"], project, terminal_env(ralph_env), background)
     try:
         assert wait_until(lambda: "[w]ait/[e]xit:" in waits.text or waits.proc.poll() is not None), waits.text
+        asking = read_json(feature / "status.json")  # while the question waits: the truth, before any answer
+        assert asking["waiting"]["kind"] == "answer", asking
+        assert "waiting for your answer" in asking["waiting"]["message"]
+        assert asking["usageLimit"]["resetsAt"] == "2030-01-01T00:00:00Z"  # recorded before asking
+        assert "waiting for your answer" in (feature / "events.jsonl").read_text()
         waits.type(b"w\n")  # the default is exit: the answer wins
         _waits_for_the_reset(waits, feature)
         code, output = waits.finish()

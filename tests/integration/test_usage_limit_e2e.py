@@ -19,6 +19,7 @@ from zoneinfo import ZoneInfo
 
 import pytest
 
+from ralphloop.numbers import local_time
 from tests.conftest import AGENTS, PYTHON, RalphRunner, agent_cmd, read_json
 from tests.integration.conftest import Background
 from tests.integration.helpers import entry_fields, git, progress_entries, set_config, wait_until
@@ -58,7 +59,8 @@ def assert_stopped_at_the_limit(
     assert limit["vendor"] == "claude"
     assert limit["policy"] == "exit"
     assert limit["resetsAt"] is not None
-    assert f"The usage limit resets at {limit['resetsAt']}" in status["guidance"]
+    resets = datetime.fromisoformat(limit["resetsAt"].replace("Z", "+00:00"))
+    assert f"The usage limit resets at {local_time(resets)}" in status["guidance"]  # on screen: the local time
     entry = entries(feature)[limited_iteration - 1]
     assert entry["Status"] == "usage-limit"
     assert "usage limit (claude)" in entry["Note"] and "not counted as an iteration" in entry["Note"], entry

@@ -471,7 +471,7 @@ def test_every_setting_lands_in_its_component_and_says_where_it_came_from(projec
     assert (settings.notify.desktop, settings.notify.webhook, settings.notify.on) == (
         False,
         "https://example.invalid/hook",
-        ("halt",),
+        ("halted",),  # ralph 0.x's name, read as today's
     )
     assert (
         settings.source("permission_denial_threshold")

@@ -1,5 +1,5 @@
-"""notify.py's pure parts: which endings are notified, the text, the AppleScript quoting, the payload, the URL
-checks; and config's `notify` section."""
+"""What notifies and what it says (notify/events.py, pure): which events of a run become which notification,
+their title and line, the webhook's payload; and the desktop notifier's argv (notify/deliver.py)."""
 
 from __future__ import annotations
 
@@ -7,32 +7,22 @@ import json
 import os
 import re
 import stat
-from datetime import UTC, datetime
+from datetime import UTC, datetime, timedelta, timezone
 from pathlib import Path
 
 import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
-from ralphloop.config import load_settings
-from ralphloop.config_template import DEFAULT_PROJECT_CONFIG
-from ralphloop.errors import RalphError
-from ralphloop.events import LoopEnded, Tally
+from ralphloop.events import CircuitChanged, LoopEnded, Tally, Waiting
 from ralphloop.exitcodes import ExitReason
-from ralphloop.notify import (
-    NotifySettings,
-    applescript_string,
-    check_webhook_url,
-    desktop_argv,
-    event_kind,
-    find_notifier,
-    message,
-    notified,
-    notify_end,
-    origin,
-    payload,
-)
-from tests.events import loop_ended
+from ralphloop.notify.deliver import Channels, applescript_string, desktop_argv, find_notifier
+from ralphloop.notify.events import Note, Seen, ending_kind, ending_note, note_for, payload
+from ralphloop.notify.settings import DEFAULT_EVENTS, EVENTS, NotifySettings
+from tests.events import WHEN, iteration_finished, loop_ended, run_started
+
+SEEN = Seen("auth", "/p/.ralph/auth", "prd")
+LOCAL = timezone(timedelta(hours=-5))
 
 
 def ended(
@@ -41,64 +31,227 @@ def ended(
     iterations: int = 12,
     done: int = 5,
     total: int = 5,
+    **fields: object,
 ) -> LoopEnded:
-    return loop_ended(reason, message=text, tally=Tally(counted=iterations), duration_s=83.4567, done=done, total=total)
+    return loop_ended(
+        reason, message=text, tally=Tally(counted=iterations), duration_s=83.4567, done=done, total=total, **fields
+    )
 
 
-# ---------------------------------------------------------------- which endings are notified
+def notes(*events: object, on: tuple[str, ...] = EVENTS, seen: Seen = SEEN) -> list[Note]:
+    """The notes a run of `events` makes, the sink's way: each event with what the ones before it left."""
+    found = []
+    for event in events:
+        note, seen = note_for(event, seen, on, {}, LOCAL)
+        if note is not None:
+            found.append(note)
+    return found
+
+
+# ---------------------------------------------------------------- which events notify
 
 
 @pytest.mark.parametrize("reason", list(ExitReason), ids=lambda reason: reason.value)
-def test_decision_table_by_default(reason: ExitReason) -> None:
-    expected = {ExitReason.COMPLETE: "complete", ExitReason.STORY_DONE: "complete", ExitReason.INTERRUPTED: None}.get(
-        reason, "halt"
-    )
-    assert notified(NotifySettings(), reason) == expected
+def test_each_ending_has_one_kind(reason: ExitReason) -> None:
+    expected = {
+        ExitReason.COMPLETE: "complete",
+        ExitReason.STORY_DONE: "complete",
+        ExitReason.INTERRUPTED: "interrupted",
+        ExitReason.BLOCKED: "needs_input",
+        ExitReason.NEEDS_HUMAN: "needs_input",
+    }.get(reason, "halted")
+    assert ending_kind(reason) == expected
+    note = ending_note(ended(reason), SEEN, EVENTS, {})
+    assert note is not None and note.event == expected
 
 
 @pytest.mark.parametrize("reason", list(ExitReason), ids=lambda reason: reason.value)
-def test_only_the_listed_events_are_notified(reason: ExitReason) -> None:
-    assert notified(NotifySettings(on=("interrupt",)), reason) == (
-        "interrupt" if reason is ExitReason.INTERRUPTED else None
+def test_the_default_events_leave_out_only_an_interrupt(reason: ExitReason) -> None:
+    note = ending_note(ended(reason), SEEN, DEFAULT_EVENTS, {})
+    assert (note is None) == (reason is ExitReason.INTERRUPTED)
+
+
+def test_a_blocked_stop_is_a_halt_for_whoever_chose_halts_alone() -> None:
+    blocked = ended(ExitReason.BLOCKED, "blocked 3 times in a row")
+    assert ending_note(blocked, SEEN, ("halted",), {}).event == "halted"  # type: ignore[union-attr]
+    assert ending_note(blocked, SEEN, ("complete",), {}) is None
+
+
+def test_a_story_is_done_when_its_iteration_says_so_or_the_count_goes_up() -> None:
+    found = notes(
+        run_started(done=1, total=4),
+        iteration_finished(number=1, status="complete", task_id="S-2", done=2, total=4),
+        iteration_finished(number=2, status="in-progress", task_id="S-3", done=2, total=4),  # nothing new
+        iteration_finished(number=3, status="in-progress", task_id="S-3", done=3, total=4),  # S-3 passes now
+        iteration_finished(number=4, status="failed", task_id="S-4", done=3, total=4),
     )
-    assert notified(NotifySettings(on=()), reason) is None
-    assert notified(NotifySettings(on=("complete", "halt", "interrupt")), reason) == event_kind(reason)
+    assert [(note.event, note.body) for note in found] == [
+        ("story_done", "S-2 passes · 2/4 stories"),
+        ("story_done", "S-3 passes · 3/4 stories"),
+    ]
+
+
+def test_a_plan_says_done_and_tasks() -> None:
+    [note] = notes(iteration_finished(status="complete", task_id="T-2", done=2, total=5, source_kind="todo"))
+    assert note.body == "T-2 done · 2/5 tasks"
+    assert note.title == "ralph · auth: done"
+    assert note.text == "ralph: auth: T-2 done · 2/5 tasks"
+
+
+def _limited(number: int, resets: str | None, policy: str = "wait") -> object:
+    limit = {"message": "limit reached", "vendor": "codex", "kind": "", "resetsAt": resets, "policy": policy}
+    return iteration_finished(number=number, status="usage-limit", counted=False, usage_limit=limit, done=1, total=3)
+
+
+def test_a_usage_limit_says_when_it_resets_in_local_time_and_in_utc_once() -> None:
+    found = notes(
+        _limited(1, "2026-11-21T20:15:00Z"),  # 15:15 in UTC-5, the day of WHEN (21:00 on the 20th there)
+        _limited(2, "2026-11-21T20:15:00Z"),  # the same limit after the wait: not news
+        _limited(3, "2026-11-22T01:00:00Z", "exit"),  # a new one
+        _limited(4, None, "ask"),
+    )
+    assert [note.body for note in found] == [
+        "codex usage limit, resets Sat 21 Nov 15:15 (2026-11-21T20:15:00Z) — waiting for the reset",
+        "codex usage limit, resets Sat 21 Nov 20:00 (2026-11-22T01:00:00Z) — the run stops",
+        "codex usage limit, reset unknown — asking whether to wait",
+    ]
+    assert found[0].fields["resetsAtLocal"] == "2026-11-21T15:15:00-05:00"
+    assert found[2].fields["resetsAt"] is None
+
+
+def test_a_question_notifies_when_it_is_asked_not_at_each_tick() -> None:
+    until = WHEN + timedelta(minutes=1)
+    found = notes(
+        Waiting("answer", "wait for the reset?", until, 60.0, first=True),
+        Waiting("answer", "wait for the reset?", until, 59.0),
+        Waiting("answer", "", until, 0.0, done=True),
+        Waiting("usage limit", "waiting", until, 60.0, first=True),  # a wait is not a question
+    )
+    assert [(note.event, note.body) for note in found] == [
+        ("needs_input", "waiting for your answer until 21:01: wait for the reset?")
+    ]
+    assert found[0].fields == {
+        "question": "wait for the reset?",
+        "deadline": "2026-11-21T02:01:00Z",
+        "deadlineLocal": "2026-11-20T21:01:00-05:00",
+    }
+
+
+def test_the_circuit_notifies_half_open_and_open_not_closed() -> None:
+    found = notes(
+        CircuitChanged("CLOSED", "HALF_OPEN", "no progress in 2 iterations"),
+        CircuitChanged("HALF_OPEN", "CLOSED", "progress"),
+        CircuitChanged("CLOSED", "OPEN", "same error 5 times", guidance="see ralph status"),
+    )
+    assert [(note.event, note.body) for note in found] == [
+        ("circuit_half_open", "circuit breaker half-open: no progress in 2 iterations"),
+        ("circuit_open", "circuit breaker open: same error 5 times"),
+    ]
+
+
+def test_only_the_chosen_events_notify() -> None:
+    events = (
+        iteration_finished(status="complete", done=1, total=3),
+        CircuitChanged("CLOSED", "OPEN", "stuck"),
+        _limited(2, None),
+    )
+    assert [note.event for note in notes(*events, on=("circuit_open",))] == ["circuit_open"]
+    assert notes(*events, on=()) == []
 
 
 # ---------------------------------------------------------------- the text
 
 
-def test_complete_message() -> None:
-    assert message(ended(), "auth", env={}) == "ralph: auth complete — 5/5 stories in 12 iterations"
-    assert (
-        message(ended(iterations=1, done=1, total=1), "x", env={}) == "ralph: x complete — 1/1 stories in 1 iteration"
+def test_ending_texts() -> None:
+    def text(event: LoopEnded, kind: str = "prd") -> str:
+        note = ending_note(event, Seen("auth", "/f", kind), EVENTS, {})
+        assert note is not None
+        return note.text
+
+    assert text(ended()) == "ralph: auth complete — 5/5 stories in 12 iterations"
+    assert text(ended(iterations=1, done=1, total=1)) == "ralph: auth complete — 1/1 stories in 1 iteration"
+    assert text(ended(), "todo") == "ralph: auth complete — 5/5 tasks in 12 iterations"
+    halt = ended(ExitReason.CIRCUIT_OPEN, "no progress in 3 iterations", done=2, last_message="I am stuck on X")
+    assert text(halt) == (
+        "ralph: auth stopped (circuit_open): no progress in 3 iterations — the agent's last words: I am stuck on X"
     )
-    assert message(ended(), "plan", "todo", env={}) == "ralph: plan complete — 5/5 tasks in 12 iterations"
-
-
-def test_halt_and_interrupt_messages() -> None:
-    halt = ended(ExitReason.CIRCUIT_OPEN, "no progress in 3 iterations", done=2)
-    assert message(halt, "auth", env={}) == "ralph: auth stopped (circuit_open): no progress in 3 iterations"
     stopped = ended(ExitReason.INTERRUPTED, "interrupted", iterations=2, done=1)
-    assert message(stopped, "auth", env={}) == "ralph: auth interrupted after 2 iterations — 1/5 stories"
+    assert text(stopped) == "ralph: auth interrupted after 2 iterations — 1/5 stories"
+    uncounted = loop_ended(ExitReason.INTERRUPTED, tally=Tally(counted=0, uncounted=1), done=0, total=3)
+    assert text(uncounted) == "ralph: auth interrupted after 0 iterations (+1 not counted) — 0/3 stories"
 
 
-def test_message_is_one_clean_line() -> None:
+def test_text_is_one_clean_line_with_secrets_masked() -> None:
     hostile = "line one\r\n\x1b[31mred\x1b[0m\x07 \x1b]0;title\x07tail\n\n\tend" + "x" * 1000
-    text = message(ended(ExitReason.ERROR, hostile), "a\x1b[2Jb", env={})
-    assert "\n" not in text and "\r" not in text and "\t" not in text
-    assert not re.search(r"[\x00-\x1f\x7f-\x9f]", text)
-    assert text.startswith("ralph: ab stopped (error): line one red tail end")
-    assert len(text) <= 300 and text.endswith("…")
-
-
-def test_message_masks_secrets() -> None:
+    note = ending_note(ended(ExitReason.ERROR, hostile), Seen("a\x1b[2Jb", "/f"), EVENTS, {})
+    assert note is not None
+    for text in (note.text, note.title, note.body):
+        assert not re.search(r"[\x00-\x1f\x7f-\x9f]", text)
+    assert note.text.startswith("ralph: ab stopped (error): line one red tail end")
+    assert len(note.text) <= 300 and note.text.endswith("…")
     env = {"DEPLOY_TOKEN": "hunter2-very-secret"}
-    text = message(
-        ended(ExitReason.ERROR, "push failed with hunter2-very-secret and sk-ant-api03-abcdefghijk"), "f", env=env
-    )
-    assert "hunter2" not in text and "sk-ant" not in text
-    assert text == "ralph: f stopped (error): push failed with [REDACTED] and [REDACTED]"
+    leaky = ended(ExitReason.ERROR, "push failed with hunter2-very-secret and sk-ant-api03-abcdefghijk")
+    masked = ending_note(leaky, Seen("f", "/f"), EVENTS, env)
+    assert masked is not None
+    assert masked.text == "ralph: f stopped (error): push failed with [REDACTED] and [REDACTED]"
+    [story] = [
+        note
+        for note in [
+            note_for(iteration_finished(status="complete", task_id="S-1 hunter2-very-secret"), SEEN, EVENTS, env)[0]
+        ]
+        if note
+    ]
+    assert "hunter2" not in json.dumps(payload(story, "/f"))
+
+
+# ---------------------------------------------------------------- the webhook's payload
+
+
+def test_the_end_of_a_run_keeps_the_fields_of_ralph_0x() -> None:
+    when = datetime(2026, 3, 4, 5, 6, 7, 890000, tzinfo=UTC)
+    note = ending_note(ended(ExitReason.MAX_ITERATIONS, "reached the limit of 12 iterations", done=3), SEEN, EVENTS, {})
+    assert note is not None
+    body = payload(note, "/p/.ralph/auth", now=when, host="box")
+    assert body == {
+        "event": "halted",
+        "title": "ralph · auth: halted",
+        "feature": "auth",
+        "featureDir": "/p/.ralph/auth",
+        "reason": "max_iterations",
+        "exitCode": 1,
+        "message": "reached the limit of 12 iterations",
+        "text": "ralph: auth stopped (max_iterations): reached the limit of 12 iterations",
+        "iterations": 12,
+        "storiesComplete": 3,
+        "storiesTotal": 5,
+        "durationSeconds": 83.457,
+        "lastMessage": "",
+        "time": "2026-03-04T05:06:07Z",
+        "host": "box",
+    }
+    assert json.loads(json.dumps(body)) == body
+
+
+@pytest.mark.parametrize("reason", list(ExitReason), ids=lambda reason: reason.value)
+def test_payload_reason_and_exit_code(reason: ExitReason) -> None:
+    note = ending_note(ended(reason, "why\x1b[1m\nnot"), SEEN, EVENTS, {"X_SECRET": "why-not-secret"})
+    assert note is not None
+    body = payload(note, "/f")
+    assert body["event"] == ending_kind(reason)
+    assert (body["reason"], body["exitCode"]) == (reason.value, reason.exit_code)
+    assert body["message"] == "why not"
+    assert re.fullmatch(r"\d{4}-\d\d-\d\dT\d\d:\d\d:\d\dZ", body["time"])
+
+
+def test_the_readme_shows_the_payload_of_every_event() -> None:
+    readme = (Path(__file__).parents[2] / "README.md").read_text()
+    section = readme[readme.index("#### Notifications") :]
+    examples = [json.loads(block) for block in re.findall(r"```json\n(.*?)\n```", section, re.DOTALL)]
+    note = ending_note(ended(), SEEN, EVENTS, {})
+    assert note is not None
+    assert set(examples[0]) == set(payload(note, "/f"))
+    for event in EVENTS:
+        assert f"`{event}`" in section
 
 
 # ---------------------------------------------------------------- desktop notifiers
@@ -170,218 +323,18 @@ def test_find_notifier_skips_files_that_cannot_run(tmp_path: Path) -> None:
 
 def test_nothing_found_is_silent_unless_desktop_was_asked_for(tmp_path: Path) -> None:
     env = {"PATH": str(tmp_path)}
-    assert notify_end(NotifySettings(), ended(), "f", "/f", env) == []
-    assert notify_end(NotifySettings(desktop=True), ended(), "f", "/f", env) == [
+    note = ending_note(ended(), SEEN, EVENTS, {})
+    assert note is not None
+    assert Channels(NotifySettings(), env).send(note, "/f") == []
+    assert Channels(NotifySettings(desktop=True), env).send(note, "/f") == [
         "notification: no desktop notifier found (notify-send, osascript or tt on PATH)"
     ]
-    # not notified at all: no warning even with desktop: true
-    assert notify_end(NotifySettings(desktop=True), ended(ExitReason.INTERRUPTED), "f", "/f", env) == []
 
 
-def test_notify_end_never_raises(tmp_path: Path) -> None:
-    env = {"PATH": str(tmp_path)}
+def test_a_broken_webhook_is_a_warning_that_does_not_repeat_it(tmp_path: Path) -> None:
+    note = ending_note(ended(), SEEN, EVENTS, {})
+    assert note is not None
     # a URL config would have refused: still only a warning
-    warnings = notify_end(NotifySettings(desktop=False, webhook="http://[broken/x"), ended(), "f", "/f", env)
-    assert len(warnings) == 1 and warnings[0].startswith("notification: ")
+    warnings = Channels(NotifySettings(desktop=False, webhook="http://[broken/x"), {}).send(note, "/f")
+    assert len(warnings) == 1 and warnings[0].startswith("notification: webhook ")
     assert "broken/x" not in warnings[0]
-
-
-# ---------------------------------------------------------------- the webhook's payload
-
-
-def test_payload() -> None:
-    when = datetime(2026, 3, 4, 5, 6, 7, 890000, tzinfo=UTC)
-    body = payload(
-        ended(ExitReason.MAX_ITERATIONS, "reached the limit of 12 iterations", done=3),
-        "auth",
-        "/p/.ralph/auth",
-        env={},
-        now=when,
-        host="box",
-    )
-    assert body == {
-        "event": "halt",
-        "feature": "auth",
-        "featureDir": "/p/.ralph/auth",
-        "reason": "max_iterations",
-        "exitCode": 1,
-        "message": "reached the limit of 12 iterations",
-        "text": "ralph: auth stopped (max_iterations): reached the limit of 12 iterations",
-        "iterations": 12,
-        "storiesComplete": 3,
-        "storiesTotal": 5,
-        "durationSeconds": 83.457,
-        "time": "2026-03-04T05:06:07Z",
-        "host": "box",
-    }
-    assert json.loads(json.dumps(body)) == body
-
-
-@pytest.mark.parametrize("reason", list(ExitReason), ids=lambda reason: reason.value)
-def test_payload_reason_and_exit_code(reason: ExitReason) -> None:
-    body = payload(ended(reason, "why\x1b[1m\nnot"), "f", "/f", env={"X_SECRET": "why-not-secret"})
-    assert body["event"] == event_kind(reason)
-    assert (body["reason"], body["exitCode"]) == (reason.value, reason.exit_code)
-    assert body["message"] == "why not"
-    assert re.fullmatch(r"\d{4}-\d\d-\d\dT\d\d:\d\d:\d\dZ", body["time"])
-
-
-# ---------------------------------------------------------------- URLs
-
-
-@pytest.mark.parametrize(
-    "url",
-    [
-        "http://127.0.0.1:5555/hook",
-        "https://hooks.example.com/services/T0/B0/xyz",
-        "HTTPS://Example.com",
-        "http://[::1]:8080/",
-    ],
-)
-def test_accepted_urls(url: str) -> None:
-    assert check_webhook_url(url) == url
-
-
-@pytest.mark.parametrize(
-    ("url", "error"),
-    [
-        ("ftp://x", "expected an http:// or https:// URL (not ftp://)"),
-        ("file:///etc/passwd", "expected an http:// or https:// URL (not file://)"),
-        ("javascript:alert(1)", "expected an http:// or https:// URL"),
-        ("example.com/hook", "expected an http:// or https:// URL"),
-        ("", "expected an http:// or https:// URL"),
-        ("http://", "the URL has no host"),
-        ("http:///only/a/path", "the URL has no host"),
-        ("http://host:99999/x", "the URL's port is not a number from 1 to 65535"),
-        ("http://host/a b", "expected a URL without spaces or control characters"),
-        ("http://host/\nInjected: header", "expected a URL without spaces or control characters"),
-    ],
-)
-def test_refused_urls(url: str, error: str) -> None:
-    with pytest.raises(ValueError) as caught:
-        check_webhook_url(url)
-    assert str(caught.value) == error
-
-
-def test_origin_shows_no_credentials_path_or_query() -> None:
-    assert origin("https://user:tok3n@Hooks.Example.com/services/T0/secret?token=abc") == "https://hooks.example.com"
-    assert origin("http://127.0.0.1:5555/hook") == "http://127.0.0.1:5555"
-    assert origin("http://[::1]:8080/x") == "http://[::1]:8080"
-
-
-# ---------------------------------------------------------------- config: the notify section
-
-
-@pytest.fixture
-def project(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
-    monkeypatch.setenv("RALPH_HOME", str(tmp_path / "home"))
-    root = tmp_path / "project"
-    (root / ".ralph").mkdir(parents=True)
-    monkeypatch.chdir(root)
-    return root
-
-
-def _load(
-    project: Path, text: str, env: dict[str, str] | None = None, warnings: list[str] | None = None
-) -> NotifySettings:
-    (project / ".ralph" / "config.yaml").write_text(text)
-    sink = [] if warnings is None else warnings
-    settings = load_settings(str(project), {}, env=env or {}, warn=sink.append)
-    return settings.notify
-
-
-def _error(project: Path, text: str, env: dict[str, str] | None = None) -> str:
-    with pytest.raises(RalphError) as caught:
-        _load(project, text, env)
-    return str(caught.value)
-
-
-def test_notify_defaults(project: Path) -> None:
-    assert _load(project, "") == NotifySettings(desktop=None, webhook=None, on=("complete", "halt"))
-
-
-def test_notify_section(project: Path) -> None:
-    warnings: list[str] = []
-    text = "notify:\n  desktop: false\n  webhook: https://example.com/h?t=1\n  on: [complete, halt, interrupt]\n"
-    assert _load(project, text, warnings=warnings) == NotifySettings(
-        False, "https://example.com/h?t=1", ("complete", "halt", "interrupt")
-    )
-    assert warnings == []  # the bare YAML key `on` (read as true by YAML 1.1) is not "unknown"
-
-
-@pytest.mark.parametrize(
-    ("value", "expected"),
-    [("auto", None), ("true", True), ("yes", True), ("off", False), ('"auto"', None)],
-)
-def test_notify_desktop_values(project: Path, value: str, expected: bool | None) -> None:
-    assert _load(project, f"notify:\n  desktop: {value}\n").desktop is expected
-
-
-@pytest.mark.parametrize(
-    ("value", "expected"),
-    [
-        ("[]", ()),
-        ("[interrupt]", ("interrupt",)),
-        ('"halt, complete"', ("halt", "complete")),
-        ("[HALT, halt]", ("halt",)),
-    ],
-)
-def test_notify_on_values(project: Path, value: str, expected: tuple[str, ...]) -> None:
-    assert _load(project, f"notify:\n  on: {value}\n").on == expected
-
-
-def test_notify_webhook_from_the_environment(project: Path) -> None:
-    got = _load(project, "notify:\n  webhook: http://a.example/x\n", env={"RALPH_NOTIFY_WEBHOOK": "http://b.example/y"})
-    assert got.webhook == "http://b.example/y"
-
-
-@pytest.mark.parametrize(
-    ("text", "error"),
-    [
-        (
-            "notify:\n  webhook: ftp://x\n",
-            ".ralph/config.yaml: notify.webhook: expected an http:// or https:// URL (not ftp://)",
-        ),
-        ("notify:\n  webhook: 5\n", ".ralph/config.yaml: notify.webhook: expected an http:// or https:// URL"),
-        ("notify:\n  desktop: maybe\n", ".ralph/config.yaml: notify.desktop: expected true, false or auto"),
-        (
-            "notify:\n  on: [complete, done]\n",
-            ".ralph/config.yaml: notify.on: 'done' is not one of complete, halt, interrupt",
-        ),
-        ("notify:\n  on: 3\n", ".ralph/config.yaml: notify.on: expected a list from complete, halt, interrupt"),
-        ("notify: yes\n", ".ralph/config.yaml: notify: expected a mapping"),
-    ],
-)
-def test_notify_errors_name_the_key(project: Path, text: str, error: str) -> None:
-    assert _error(project, text) == error
-
-
-def test_a_bad_webhook_in_the_environment_names_the_variable_not_the_url(project: Path) -> None:
-    error = _error(project, "", env={"RALPH_NOTIFY_WEBHOOK": "gopher://secret-token-123@host/"})
-    assert error == "environment variable RALPH_NOTIFY_WEBHOOK: expected an http:// or https:// URL (not gopher://)"
-
-
-def test_unknown_notify_key_is_a_warning(project: Path) -> None:
-    warnings: list[str] = []
-    _load(project, "notify:\n  email: me@example.com\n", warnings=warnings)
-    assert warnings == [".ralph/config.yaml: unknown setting 'notify.email' (ignored)"]
-
-
-def test_the_commented_example_in_the_default_config_loads(project: Path) -> None:
-    block = DEFAULT_PROJECT_CONFIG[DEFAULT_PROJECT_CONFIG.index("# notify:") :]
-    lines = [line for line in block.splitlines() if line.startswith("#")]
-    uncommented = "\n".join(line[2:] for line in lines[:4]) + "\n"
-    warnings: list[str] = []
-    assert _load(project, uncommented, warnings=warnings) == NotifySettings(
-        None, "https://example.com/hook", ("complete", "halt")
-    )
-    assert warnings == []
-
-
-def test_the_readme_shows_every_payload_key() -> None:
-    readme = (Path(__file__).parents[2] / "README.md").read_text()
-    section = readme[readme.index("#### Notifications") :]
-    example = json.loads(re.search(r"```json\n(.*?)\n```", section, re.DOTALL)[1])  # type: ignore[index]
-    assert set(example) == set(payload(ended(), "f", "/f", env={}))
-    for key in ("notify:", "desktop:", "webhook:", "on:"):
-        assert key in readme

@@ -78,7 +78,7 @@ def test_the_spinner_turns_with_the_elapsed_time_and_the_agents_tool() -> None:
 
     renderer(finished())
     text = out.getvalue()
-    assert visible(text) == ["── Iteration 1 / 20 · S-1: Story 1", "  · S-1 still open · 0/1 stories pass · 1s", ""]
+    assert visible(text) == ["── Iteration 1 / 20 · S-1: Story 1", "  · S-1 still open · 0/1 · 1s", ""]
     assert text.rindex(SHOW) > text.rindex(HIDE)  # the cursor is back once the spinner stops
     assert not renderer.tick()  # the thread ends
     assert text == out.getvalue()  # and draws nothing more
@@ -138,8 +138,7 @@ def test_on_a_pipe_there_is_no_spinner_and_one_line_per_wait() -> None:
     assert text.splitlines()[:4] == [
         "── Iteration 1 / 20 · S-1: Story 1",
         f"⏳ rate limit reached: 5/5 · waiting 00:01:01 (until {local_time(waiting(0).until)})",
-        "  · S-1 still open · 0/1 stories pass · 1s",
-        "--- Iteration Metrics ---",
+        "  · S-1 still open · 0/1 · 1s",
     ]
 
 
@@ -216,7 +215,7 @@ def test_the_spinners_thread_draws_frames_by_itself_and_ends_with_the_iteration(
     assert wait_until(lambda: "⠹ Running…" in out.getvalue())  # two frames drawn by the thread
     renderer(finished())
     assert wait_until(lambda: not any(thread.name == "ralph-spinner" for thread in threading.enumerate()))
-    assert visible(out.getvalue())[-2:] == ["  · S-1 still open · 0/1 stories pass · 1s", ""]
+    assert visible(out.getvalue())[-2:] == ["  · S-1 still open · 0/1 · 1s", ""]
 
 
 def test_a_long_wait_counts_down_in_hours() -> None:

@@ -26,7 +26,8 @@ from msgspec.structs import replace
 
 from ralphloop.errors import RalphError
 from ralphloop.guards.usage import UsageLimit
-from ralphloop.protocols import Agent, AgentCommand, AgentRequest, AgentResult, Clock, ErrorKind, ProcessOutcome, iso
+from ralphloop.numbers import local_time
+from ralphloop.protocols import Agent, AgentCommand, AgentRequest, AgentResult, Clock, ErrorKind, ProcessOutcome
 from ralphloop.protocols import OutputParser as Parser
 from ralphloop.state.agent_limits import LimitBook, Limited
 from ralphloop.textsafe import one_line
@@ -142,7 +143,7 @@ class FailoverAgent:
             return result  # its own limit ends first: the policy waits for it, as with one agent
         mark = limited[account_key(first)]
         said = f"{agent.name} cannot work ({self._out[key]})" if key in self._out else self._said(result)
-        message = f"{said}; every agent of the list is limited, {first.name} first, until {iso(mark.until)}"
+        message = f"{said}; every agent of the list is limited, {first.name} first, until {local_time(mark.until)}"
         return replace(
             result,
             usage_limit=UsageLimit(first.name, one_line(message, 300), mark.until, source="failover"),

@@ -23,6 +23,7 @@ from typing import TextIO
 from msgspec import Struct, field
 from msgspec.structs import replace
 
+from ralphloop.asking import ANSWER
 from ralphloop.cli.spinner import HIDE_CURSOR, INTERVAL_S, SHOW_CURSOR, Ticker, running_frame, waiting_frame
 from ralphloop.durations import format_duration
 from ralphloop.events import (
@@ -41,7 +42,7 @@ from ralphloop.events import (
     Waiting,
 )
 from ralphloop.exitcodes import ExitReason
-from ralphloop.numbers import iteration_words
+from ralphloop.numbers import iteration_words, money, short_tokens
 from ralphloop.records.metrics import METRICS_NAME, line_of
 from ralphloop.records.metrics_text import format_iteration, format_summary
 from ralphloop.records.summary import summarize
@@ -146,7 +147,8 @@ class TerminalRenderer(Struct):
                 )
             )
         elif isinstance(event, Waiting):
-            self._waiting(event)
+            if event.kind != ANSWER:  # a question is drawn by whoever asks it
+                self._waiting(event)
         elif isinstance(event, CircuitChanged):
             kind = "fail" if event.to_state == "OPEN" else "ok" if event.to_state == "CLOSED" else "warn"
             self.line(self.paint(kind, f"⚡ Circuit {event.from_state} → {event.to_state}: {event.reason}"))
@@ -193,6 +195,11 @@ class TerminalRenderer(Struct):
                     self._cursor(show=False)
                     self._draw_spinner()
                     self.out.flush()
+
+    def warning(self, text: str) -> None:
+        """`ralph: warning: TEXT` on stderr, from any thread (the notifier's), the live line put back after it."""
+        with self.suspended():
+            print(f"ralph: warning: {text}", file=sys.stderr, flush=True)
 
     def stop(self) -> None:
         """The spinner off and the cursor shown (the run ended, even by an error)."""
@@ -263,36 +270,38 @@ class TerminalRenderer(Struct):
     def _finished(self, event: IterationFinished) -> None:
         self.finished.append(event)
         event = replace(event, task_id=strip_terminal_controls(event.task_id))  # the task file's words
-        facts = [f"{event.done}/{event.total} {self.tasks_word}"]
-        if event.files_changed:
-            facts.append(f"{len(event.files_changed)} file{'s' if len(event.files_changed) != 1 else ''} changed")
-        if event.commit:
-            facts.append(f"commit {event.commit[:8]}")
-        facts.append(format_duration(event.result.duration_s))
-        if event.signals:
-            facts.append(f"signals: {', '.join(event.signals)}")
-        if event.status == "complete":
-            head = self.paint("ok", f"  ✓ {event.task_id} {'passes' if self.tasks_word == 'stories pass' else 'done'}")
-        elif event.status == "refused":
-            head = self.paint("fail", "  ✗ completion claim refused")
-        elif event.status == "failed":
-            why = "" if event.result.failed or not event.failure else f" ({one_line(clean_text(event.failure), 160)})"
-            head = self.paint("fail", "  ✗ agent failed" if event.result.failed else f"  ✗ {event.task_id} failed{why}")
-        elif event.status == "interrupted":
-            head = self.paint("warn", "  ⚠ interrupted")
-        elif event.status in ("usage-limit", "api-error"):  # whatever the task file says, the call is not counted
-            what = "usage limit" if event.status == "usage-limit" else "API error"
-            head = self.paint("warn", f"  ⚠ {event.task_id}: {what}, not counted")
-        elif event.status == "blocked":
-            head = self.paint("warn", f"  ⚠ {event.task_id} blocked")
-        else:
-            head = self.paint("warn", f"  · {event.task_id} still open")
-        self.line(f"{head} · " + " · ".join(facts))
+        self.line(f"{self._head(event)} · " + " · ".join(iteration_facts(event)))
         for note in event.notes:
             self.line(self.paint("warn", f"    ⚠ {strip_terminal_controls(note)}"))
-        for line in event.info:
+        for line in event.info:  # what changed besides files (goal mode's steps)
             self.line(self.paint("dim", f"    · {strip_terminal_controls(line)}"))
+        if not self.verbose:  # the signals and the metrics block are the details -v asks for
+            return
+        if event.signals:
+            self.line(self.paint("dim", f"    · signals: {', '.join(event.signals)}"))
         self.line(self.paint("dim", format_iteration(line_of(event))))
+
+    def _head(self, event: IterationFinished) -> str:
+        """`✓ NOTE-2 passes`, `✗ agent failed`, ...: what became of the iteration, in its colour."""
+        if event.status == "complete":
+            return self.paint(
+                "ok", f"  ✓ {event.task_id} {'passes' if self.tasks_word.startswith('stories') else 'done'}"
+            )
+        if event.status == "refused":
+            return self.paint("fail", "  ✗ completion claim refused")
+        if event.status == "failed":
+            why = f" ({one_line(clean_text(event.failure), 160)})" if event.failure else ""
+            return self.paint(
+                "fail", f"  ✗ agent failed{why}" if event.result.failed else f"  ✗ {event.task_id} failed{why}"
+            )
+        if event.status == "interrupted":
+            return self.paint("warn", "  ⚠ interrupted")
+        if event.status in ("usage-limit", "api-error"):  # whatever the task file says, the call is not counted
+            what = "usage limit" if event.status == "usage-limit" else "API error"
+            return self.paint("warn", f"  ⚠ {event.task_id}: {what}, not counted")
+        if event.status == "blocked":
+            return self.paint("warn", f"  ⚠ {event.task_id} blocked")
+        return self.paint("warn", f"  · {event.task_id} still open")
 
     def _ended(self, event: LoopEnded) -> None:
         if event.reason is ExitReason.COMPLETE:
@@ -349,6 +358,18 @@ def iteration_header(event: IterationStarted) -> str:
     number, _, count = words.partition(" · ")
     task = strip_terminal_controls(f"{event.task_id}: {event.task_title}")  # the task file's words: no escapes
     return f"── Iteration {number} · {task}" + (f" · {count}" if count else "")
+
+
+def iteration_facts(event: IterationFinished) -> list[str]:
+    """`2/6 · 4 files · $0.23 · 3.6k tok (313k cache) · 10s`: the iteration's numbers, on its result line."""
+    result, changed = event.result, len(event.files_changed)
+    usage = result.usage
+    facts = [f"{event.done}/{event.total}"]
+    facts += [f"{changed} file{'s' if changed != 1 else ''}"] if changed else []
+    facts += [money(result.cost_usd)] if result.cost_usd is not None else []
+    if usage is not None:
+        facts.append(short_tokens(usage.input_tokens, usage.output_tokens, usage.cache_read_tokens))
+    return [*facts, format_duration(result.duration_s)]
 
 
 def share_text(share: AgentShare) -> str:

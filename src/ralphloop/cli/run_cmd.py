@@ -19,6 +19,7 @@ from ralphloop.cancel import CancelToken
 from ralphloop.cli import outputs
 from ralphloop.cli.interrupts import Interrupts
 from ralphloop.cli.logfile import StampedLines
+from ralphloop.cli.monitor_launch import in_tmux, someone_to_ask
 from ralphloop.cli.render import TerminalRenderer
 from ralphloop.cli.seed_flags import (
     bare_timeout_in_story_specs,
@@ -27,14 +28,15 @@ from ralphloop.cli.seed_flags import (
     timeout_problem,
 )
 from ralphloop.cli.terminal import TerminalGuard
-from ralphloop.config import Settings
 from ralphloop.engine.loop import run_loop
 from ralphloop.engine.phases import prompt_for
 from ralphloop.errors import RalphError
-from ralphloop.events import LoopEnded, Notice
+from ralphloop.events import Notice
 from ralphloop.exitcodes import ExitReason
 from ralphloop.gitignore import ensure_gitignore
-from ralphloop.notify import notify_end
+from ralphloop.notify.events import Seen
+from ralphloop.notify.settings import describe
+from ralphloop.notify.sink import Notifier
 from ralphloop.paths import (
     RALPH_DIR,
     RUNTIME_NAMES,
@@ -46,7 +48,6 @@ from ralphloop.protocols import Agent, EventSink, SystemClock
 from ralphloop.reaper import become_subreaper
 from ralphloop.recover import reconcile
 from ralphloop.safe_read import check_file, nonblocking
-from ralphloop.state.read import lock_holder_alive
 from ralphloop.state.store import RunLock
 from ralphloop.worktree_lock import WorktreeLock
 
@@ -68,14 +69,13 @@ def command(args: argparse.Namespace, argv: list[str]) -> int:
         prompt=args.prompt,
         archive=not args.no_archive,
         reset_circuit=args.reset_circuit,
-        terminal=terminal,
+        terminal=someone_to_ask(terminal, args.on_usage_limit),
         dry_run=args.dry_run,
         argv=tuple(argv),
     )
     renderer = TerminalRenderer.for_terminal(args.verbose)
     cancel = CancelToken()
-    ended: list[LoopEnded] = []
-    sinks: list[EventSink] = [renderer, lambda event: ended.append(event) if isinstance(event, LoopEnded) else None]
+    sinks: list[EventSink] = [renderer]
     built = build_run(
         root,
         request,
@@ -93,7 +93,7 @@ def command(args: argparse.Namespace, argv: list[str]) -> int:
     if args.dry_run:
         return _dry_run(built)
     run = built.run
-    if args.monitor and _monitor_in_tmux(argv, run.paths, terminal):
+    if args.monitor and in_tmux(argv, run.paths, terminal):
         return 0  # the loop runs in tmux now; this process only launched (and showed) it
     log_file = _open_log_file(args.log_file)
     interrupts = Interrupts(cancel, run.paths.status)
@@ -101,6 +101,10 @@ def command(args: argparse.Namespace, argv: list[str]) -> int:
     _keep_runtime_files_out_of_git(run.paths, args.log_file, getattr(run.agent, "runtime_files", ()))
     if log_file:
         sinks.append(TerminalRenderer(out=cast(TextIO, log_file)))
+    # sends on its own thread; the run's end (close, below) once the feature folder is where it stays
+    sinks.append(
+        notifier := Notifier(built.settings.notify, Seen(run.paths.name, run.paths.dir, built.kind), renderer.warning)
+    )
     try:
         with (
             WorktreeLock(run.paths, tuple(run_flags(argv, target))),
@@ -121,12 +125,11 @@ def command(args: argparse.Namespace, argv: list[str]) -> int:
                 outcome = run_loop(run)
             finally:
                 renderer.stop()  # the spinner off and the cursor back, even after an error
-        # after the final summary, outside the lock; an archived feature is where it was moved to
-        _notify(built.settings, ended, run.paths.name, outcome.archived_to or run.paths.dir, built.kind)
         if outcome.reason is ExitReason.INTERRUPTED:
             print(f"To continue, run: {run.resume}")
         return outcome.reason.exit_code
     finally:
+        notifier.close()  # the run's end sent, and what is queued waited for (END_WAIT_S at most)
         interrupts.restore()
         if log_file:
             log_file.close()
@@ -315,6 +318,7 @@ def _dry_run(built: Built) -> int:
     if policy.auto_commit:
         why = "git.auto_commit" if settings.git.auto_commit else "the default for this task format or agent"
         print(f"# Auto-commit: each iteration's changes are committed ({why}), unless its work is rejected")
+    print(f"# Notify: {describe(settings.notify)}")  # every URL redacted
     print(f"# Prompt ({len(prompt.encode())} bytes):")
     print(prompt, end="")
     return 0
@@ -349,51 +353,3 @@ def _keep_runtime_files_out_of_git(
 def _glob_escape(path: str) -> str:
     """A path as a literal gitignore pattern (a plan folder may be called `[draft]`)."""
     return "".join("\\" + char if char in "*?[\\" else char for char in path)
-
-
-def _notify(settings: Settings, ended: list[LoopEnded], name: str, folder: str, kind: str) -> None:
-    """The notifications the run's end calls for (config `notify`); a failure is only a warning."""
-    if not ended:
-        return
-    for warning in notify_end(settings.notify, ended[-1], name, folder, source_kind=kind):
-        print(f"ralph: warning: {warning}", file=sys.stderr)
-
-
-def _monitor_in_tmux(argv: list[str], paths: FeaturePaths, terminal: bool) -> bool:
-    """`--monitor`: the same run in a tmux session `ralph`, beside `ralph monitor`; attached when on a
-    terminal. False, with a warning, when there is no tmux: the loop then runs here."""
-    from ralphloop.monitor import tmux
-    from ralphloop.monitor.snapshot import ended_run
-
-    if tmux.available() is None:
-        print(
-            "ralph: warning: tmux not found: --monitor ignored, the loop runs here "
-            f"(watch it from another terminal with: {paths.command('monitor')})",
-            file=sys.stderr,
-        )
-        return False
-    holder = lock_holder_alive(paths.lock)
-    if holder is not None:
-        raise RalphError(
-            f"ralph run for {paths.name} is already running (PID {holder}); watch it with: " + paths.command("monitor")
-        )
-    loop = [sys.executable, "-m", "ralphloop", *without_flag(argv, "--monitor")]
-    monitor = [sys.executable, "-m", "ralphloop", "monitor", "-f", paths.dir]
-    before = ended_run(paths)  # the monitor waits past the last run's final state for this one's
-    # the loop may not have started when the monitor does: it waits for it, whatever status.json holds now
-    monitor += ["--skip-run", before] if before else ["--beside-run"]
-    try:
-        launched = tmux.launch(loop, monitor, cwd=os.getcwd(), env=os.environ, window=paths.name)
-    except OSError as exc:
-        raise RalphError(f"--monitor: {exc}") from None
-    attach = f"tmux attach -t {launched.session}"
-    if terminal and tmux.attach(launched.session, os.environ) == 0:
-        print(f"ralph: detached; the loop goes on in tmux session {launched.session} (back with: {attach})")
-    else:
-        print(f"ralph: the loop runs in tmux session {launched.session}, beside its monitor; watch with: {attach}")
-    return True
-
-
-def without_flag(argv: list[str], flag: str) -> list[str]:
-    """`argv` less `flag` and its abbreviations (argparse takes `--moni` for `--monitor`)."""
-    return [word for word in argv if not (len(word) > 3 and flag.startswith(word) and word.startswith("--"))]

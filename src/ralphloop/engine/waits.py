@@ -7,6 +7,7 @@ from __future__ import annotations
 
 from msgspec import Struct
 
+from ralphloop.asking import ask_user
 from ralphloop.countdown import count_down
 from ralphloop.engine.decide import Action, Decision
 from ralphloop.engine.run import Run
@@ -16,7 +17,7 @@ from ralphloop.exitcodes import ExitReason
 from ralphloop.guards.breaker import Breaker
 from ralphloop.guards.budget import Spent, exceeded, within
 from ralphloop.guards.usage import UsageLimit
-from ralphloop.protocols import iso
+from ralphloop.numbers import local_time
 
 INTERRUPTED = Decision(Action.HALT, ExitReason.INTERRUPTED, "interrupted")
 
@@ -67,9 +68,10 @@ def after_decision(run: Run, decision: Decision, limit: UsageLimit | None) -> De
     if decision.wait_s <= 0 or decision.action not in (Action.WAIT, Action.RETRY):
         return decision
     if decision.wait_kind == "usage limit" and run.policy.usage.action == "ask" and run.ask is not None:
-        resets = f"resets at {iso(limit.resets_at)}" if limit and limit.resets_at else "no reset time given"
+        resets = f"resets at {local_time(limit.resets_at)}" if limit and limit.resets_at else "no reset time given"
         usage, what = run.policy.usage, limit.message if limit else decision.message
-        asked = run.ask(usage.question(f"Usage limit reached ({what}; {resets})."), usage.ask_timeout_s)
+        question = usage.question(f"Usage limit reached ({what}; {resets}).")
+        asked = ask_user(run.ask, run.clock, run.emit, question, usage.ask_timeout_s, f"usage limit ({what})")
         if run.cancel.is_set():  # Ctrl+C or a hang-up ended the question: nobody answered, the run was stopped
             return INTERRUPTED
         answer = usage.answer(asked)  # nobody answered: the policy's `on_no_answer` (seed 003: exit)

@@ -8,7 +8,7 @@ from datetime import datetime
 from ralphloop.argv_words import without
 from ralphloop.exitcodes import ExitReason
 from ralphloop.guards.breaker import Breaker, CircuitState, guidance
-from ralphloop.protocols import iso
+from ralphloop.numbers import local_time
 
 
 def advice(
@@ -37,7 +37,7 @@ def advice(
             f"{story}"
         )
     if reason is ExitReason.USAGE_LIMIT:
-        when = iso(resets_at) if resets_at else "an unknown time"
+        when = local_time(resets_at) if resets_at else "an unknown time"
         return f"The usage limit resets at {when}. Then run: {again}"
     if reason is ExitReason.BUDGET:
         return f"Raise the budget (--max-cost, --max-tokens, --max-runtime or budget: in config), then: {again}"

@@ -48,6 +48,8 @@ def describe(event: object) -> tuple[str, str] | None:
     if isinstance(event, CircuitChanged):
         level = "fail" if event.to_state == "OPEN" else "ok" if event.to_state == "CLOSED" else "warn"
         return level, f"circuit {event.from_state} → {event.to_state}: {event.reason}"
+    if isinstance(event, Waiting) and event.first and event.kind == "answer":
+        return "warn", f"{event.message} (until {event.until.astimezone():%H:%M:%S})"
     if isinstance(event, Waiting) and event.first:
         return "warn", f"waiting until {event.until.astimezone():%H:%M:%S} ({event.kind}): {event.message}"
     if isinstance(event, LoopEnded):
