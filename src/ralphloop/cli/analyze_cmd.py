@@ -52,8 +52,8 @@ def _path(word: str, feature: str | None) -> str:
         if feature:
             raise RalphError(f"-f {feature}: goes with an iteration number, not with a file ({word})")
         return word
-    paths = iteration_logs.feature(feature)
-    return shown_path(paths.iteration_log(iteration_logs.pick(paths, word)))
+    paths = iteration_logs.feature(feature, ("analyze", word))
+    return shown_path(paths.iteration_log(iteration_logs.pick(paths, word, ("analyze", word))))
 
 
 def _completion_settings(path: str) -> tuple[str | None, bool]:

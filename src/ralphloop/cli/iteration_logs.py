@@ -9,9 +9,18 @@ from __future__ import annotations
 import json
 import os
 import re
+import shlex
 
 from ralphloop.errors import RalphError
-from ralphloop.paths import ARCHIVE_DIR, RALPH_DIR, FeaturePaths, display_path, find_project_root, resolve_feature
+from ralphloop.paths import (
+    ARCHIVE_DIR,
+    RALPH_DIR,
+    FeaturePaths,
+    display_path,
+    feature_flag,
+    find_project_root,
+    resolve_feature,
+)
 from ralphloop.safe_read import open_regular
 from ralphloop.state.read import read_json_object
 
@@ -30,21 +39,22 @@ def is_iteration(word: str) -> bool:
     return word == LAST or bool(_NUMBER.fullmatch(word))
 
 
-def feature(selector: str | None) -> FeaturePaths:
-    """The feature `-f` names (the only one without it); when the name was archived, the error says where to."""
+def feature(selector: str | None, command: tuple[str, ...] = ("logs",)) -> FeaturePaths:
+    """The feature `-f` names (the only one without it); when the name was archived, the error names the `ralph
+    COMMAND` that reads it there."""
     root = find_project_root()
     try:
         return resolve_feature(root, selector)
     except RalphError as exc:
-        hint = archive_hint(root, selector)
+        hint = archive_hint(root, selector, command)
         if not hint:
             raise
         raise RalphError(f"{exc}; {hint}") from None
 
 
-def archive_hint(root: str, name: str | None) -> str:
-    """ "auth was archived: ralph logs -f .ralph/archive/20260101-120000-auth" for the newest archive of `name`
-    (of any feature without a name), or ""."""
+def archive_hint(root: str, name: str | None, command: tuple[str, ...] = ("logs",)) -> str:
+    """ "auth was archived, its logs are in .ralph/archive/20260101-120000-auth/logs/: ralph logs -f
+    .ralph/archive/20260101-120000-auth" for the newest archive of `name` (of any feature without a name), or ""."""
     base = os.path.join(root, RALPH_DIR, ARCHIVE_DIR)
     wanted = re.escape(name.rstrip(os.sep)) if name else r"[\w.-]+?"
     pattern = re.compile(rf"\d{{8}}-\d{{6}}-(?P<name>{wanted})(?:-\d+)?")
@@ -58,7 +68,9 @@ def archive_hint(root: str, name: str | None) -> str:
     matched = pattern.fullmatch(newest)
     folder = display_path(os.path.join(base, newest), root)
     who = matched["name"] if matched else newest
-    return f"{who} was archived, its logs are in {folder}/logs/: ralph logs -f {folder}"
+    return (
+        f"{who} was archived, its logs are in {folder}/logs/: {shlex.join(['ralph', *command])} {feature_flag(folder)}"
+    )
 
 
 def numbers(paths: FeaturePaths) -> list[int]:
@@ -70,13 +82,13 @@ def numbers(paths: FeaturePaths) -> list[int]:
     return sorted(int(match[1]) for name in names if (match := _LOG_NAME.fullmatch(name)))
 
 
-def pick(paths: FeaturePaths, word: str | None) -> int:
+def pick(paths: FeaturePaths, word: str | None, command: tuple[str, ...] = ("logs",)) -> int:
     """The iteration `word` names (None or `last`: the newest with a log); a one-line error naming the logs
     folder and the iterations that have logs when there is no such log."""
     have = numbers(paths)
     where = display_path(paths.logs, os.getcwd()) + os.sep
     if not have:
-        hint = archive_hint(paths.project_root, paths.name) if paths.is_feature_folder else ""
+        hint = archive_hint(paths.project_root, paths.name, command) if paths.is_feature_folder else ""
         raise RalphError(f"no iteration log in {where} yet" + (f" ({hint})" if hint else ""))
     if word is None or word == LAST:
         return have[-1]
