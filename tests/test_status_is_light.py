@@ -34,3 +34,14 @@ def test_status_imports_nothing_heavy(feature: Path, ralph: RalphRunner, ralph_e
     assert json.loads(done.stdout)["totalIterations"] == 1
     heavy = sorted(name for name in loaded if name.split(".")[0] in HEAVY or name.startswith(HEAVY))
     assert heavy == []
+
+
+def test_logs_imports_nothing_heavy(feature: Path, ralph: RalphRunner, ralph_env: dict[str, str]) -> None:
+    """`ralph logs` reads a log through a backend's reader: the reader alone, not the backend."""
+    ran = ralph("run", "-n", "1", "--agent-cmd", "echo working")
+    assert ran.returncode == 1, ran.stderr
+    done, loaded = loaded_modules(["logs", "1"], feature.parent.parent, ralph_env)
+    assert done.returncode == 0, done.stderr
+    assert done.stdout.startswith("Iteration 1 (command, S-1, ") and "working" in done.stdout
+    heavy = sorted(name for name in loaded if name.split(".")[0] in HEAVY or name.startswith(HEAVY))
+    assert heavy == []

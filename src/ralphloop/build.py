@@ -126,7 +126,7 @@ def build_run(
     if request.dry_run:  # a dry run of `ralph init`'s example shows its prompt; a run would waste a call on it
         warnings += [str(problem) for problem in found if EXAMPLE_WORDS in problem.message]
         found = [problem for problem in found if EXAMPLE_WORDS not in problem.message]
-    raise_first(found)
+    raise_first(found, paths.command("validate"))
     source = open_source(
         paths, kind, story_order=settings.loop.story_order, story=request.story, resume_from=request.resume_from
     )

@@ -197,7 +197,12 @@ class FeaturePaths:
             value = self.dir
         else:
             value = self.display()
-        return shlex.quote(f"--feature={value}") if value.startswith("-") else f"-f {shlex.quote(value)}"
+        return feature_flag(value)
+
+    def command(self, *words: str) -> str:
+        """`ralph WORDS` with the `-f` words this workspace needs (`flag`), quoted: "ralph status -f auth", a
+        command that works when pasted anywhere in the project."""
+        return shlex.join(["ralph", *words]) + (f" {self.flag}" if self.flag else "")
 
     def is_runtime(self, path: str) -> bool:
         """Whether `path` (absolute) is one of ralph's own runtime files in this feature."""
@@ -205,6 +210,11 @@ class FeaturePaths:
         if rel.startswith(".."):
             return False
         return rel.split(os.sep, 1)[0] in RUNTIME_NAMES or os.path.basename(rel).startswith(".tmp-")
+
+
+def feature_flag(value: str) -> str:
+    """`-f VALUE` quoted for a shell (`--feature=-x` when VALUE starts with `-`, which argparse takes for a flag)."""
+    return shlex.quote(f"--feature={value}") if value.startswith("-") else f"-f {shlex.quote(value)}"
 
 
 def display_path(path: str, root: str) -> str:

@@ -56,7 +56,9 @@ def run_problems(
     problems += _refused(lambda: load_template(template, shown, kind), shown)
     if not reset_circuit:  # a damaged file is what --reset-circuit is for
         breaker = display_path(paths.circuit_state, paths.project_root)  # as the loop names it
-        problems += _refused(lambda: load_breaker(paths.circuit_state, breaker), breaker)
+        problems += _refused(
+            lambda: load_breaker(paths.circuit_state, breaker, paths.command("reset-circuit")), breaker
+        )
     problems += _refused(lambda: check_agent_settings(settings, paths), "agent")
     missing = apprise_missing(settings.notify)  # found now, not at the first notification hours later
     problems += [Problem(settings.source("notify_urls"), missing)] if missing else []

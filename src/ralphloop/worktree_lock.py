@@ -11,7 +11,7 @@ import os
 import shlex
 
 from ralphloop import git
-from ralphloop.paths import RALPH_DIR, FeaturePaths, display_path
+from ralphloop.paths import RALPH_DIR, FeaturePaths, display_path, feature_flag
 from ralphloop.state.read import read_lock_note
 from ralphloop.state.store import RunLock
 
@@ -49,7 +49,7 @@ class WorktreeLock(RunLock):
         command = shlex.join(["git", "worktree", "add", sibling]) + " && " + shlex.join(["cd", here])
         # from `here`, the sibling's project root: the folder as seen from the root (a root workspace is `.`)
         feature = self.paths.name if self.paths.is_feature_folder else self.paths.display()
-        command += " && " + shlex.join(["ralph", "run", "-f", feature, *self.flags])
+        command += f" && ralph run {feature_flag(feature)}" + "".join(f" {shlex.quote(flag)}" for flag in self.flags)
         tracked = git.run(top, "ls-files", "--error-unmatch", "--", self.paths.dir).returncode == 0
         first = "" if tracked else f"commit {display_path(self.paths.dir, top)} (a new worktree starts at HEAD), then "
         return f"To run both at once, {first}run: {command}"

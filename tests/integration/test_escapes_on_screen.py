@@ -1,7 +1,7 @@
 """No escape sequence from a file or an agent reaches the terminal (issue 20, item 7): `ralph status` (every
-line, its "Last:" line first), `status --json`, the monitor on a pipe, `ralph report`, `ralph validate` and
-`ralph analyze` print the text of files the agent can write with every escape and control character gone:
-an OSC 52 clipboard write, a window title, a clear screen, their 8-bit forms."""
+line, its "Last:" line first), `status --json`, the monitor on a pipe, `ralph report`, `ralph validate`,
+`ralph analyze` and `ralph logs` print the text of files the agent can write with every escape and control character
+gone: an OSC 52 clipboard write, a window title, a clear screen, their 8-bit forms."""
 
 from __future__ import annotations
 
@@ -64,7 +64,7 @@ def test_an_agent_that_prints_escapes_leaves_none_on_any_screen(template: Path, 
     _assert_clean(run, "ralph run")
     state = json.loads((base / "project" / ".ralph" / "feat" / "state.json").read_text())
     assert state["last_outcome"] is not None  # the "Last:" line has something to show
-    for args in (["status"], ["status", "--json"], ["monitor"], ["report"]):
+    for args in (["status"], ["status", "--json"], ["monitor"], ["report"], ["logs", "2"]):
         _assert_clean(cold_ralph(base, *args, "-f", "feat"), f"ralph {' '.join(args)}")
     _assert_clean(cold_ralph(base, "analyze", ".ralph/feat/logs/iteration-2.log"), "ralph analyze")
 
@@ -103,7 +103,7 @@ def test_escapes_the_agent_writes_into_the_state_files_reach_no_screen(
     if "state.json" in files:
         assert "Last:       iteration 1: failed (S-1) - exit code 1" in status.stdout, status.stdout
     _assert_clean(status, "ralph status")
-    for args in (["status", "--json"], ["monitor"], ["report"], ["validate"]):
+    for args in (["status", "--json"], ["monitor"], ["report"], ["validate"], ["logs", "1"]):
         _assert_clean(cold_ralph(base, *args, "-f", "feat"), f"ralph {' '.join(args)}")
 
 

@@ -241,11 +241,11 @@ def test_run_says_how_many_more_problems_and_validate_lists_them_all(
     stories(project, BROKEN_SPECS)
 
     line = _run_refused(project, ralph, ralph_env, (), ("specs/epic-",))
-    assert "(and 3 more problems: see ralph validate)" in line
+    assert "(and 3 more problems; all of them: ralph validate)" in line
     assert any(all(needle in line for needle in problem) for problem in BROKEN_SPECS_PROBLEMS), line
 
     before = snapshot(project)
-    done = ralph("validate")
+    done = ralph("validate")  # as the line says
 
     assert done.returncode == 1, done.stdout + done.stderr
     lines = done.stdout.strip().splitlines()

@@ -115,6 +115,8 @@ def test_stream_json_lines_read_as_words_and_tools() -> None:
     assert readable_lines(json.dumps(assistant)) == ["Plan:", "step one", "⚙ Write: a.py", "⚙ TodoWrite"]
     result = {"type": "result", "subtype": "success", "total_cost_usd": 0.5}
     assert readable_lines(json.dumps(result)) == ["■ result: success · $0.50"]
+    failed = {"type": "result", "subtype": "success", "is_error": True, "result": "Invalid API key · Please run /login"}
+    assert readable_lines(json.dumps(failed)) == ["■ result: error: Invalid API key · Please run /login"]
     assert readable_lines(json.dumps({"type": "system", "subtype": "init"})) == []
     assert readable_lines("plain text") is None
     assert readable_lines("{not json") is None

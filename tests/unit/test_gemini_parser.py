@@ -203,7 +203,7 @@ def test_without_its_session_file_a_long_pro_run_has_no_cost(tmp_path: Path) -> 
 
 def test_a_command_agents_log_offers_gemini_lines_to_gemini_s_reader_first() -> None:
     """A command agent may run `gemini` itself: its `result` line is read as Gemini's, not as Claude's."""
-    from ralphloop.agents.registry import log_reader
+    from ralphloop.agents.log_readers import log_reader
 
     last = (FIXTURES / "mock_tool_streamjson" / "stdout").read_text().splitlines()[-1]
     assert log_reader("command")(last) == ["■ result: success: 3,300 in · 110 out"]

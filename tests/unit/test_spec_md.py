@@ -373,7 +373,12 @@ def test_spec_to_prd_raises_the_first_problem() -> None:
     text = with_stories("### STORY-001:\n- [ ] x\n### STORY-001: Again\n- [ ] y\n")
     with pytest.raises(RalphError) as caught:
         spec_to_prd(text, LABEL)
-    assert str(caught.value) == f"{LABEL}:8: story STORY-001 has no title (and 1 more problem: see ralph validate)"
+    assert str(caught.value) == (
+        f"{LABEL}:8: story STORY-001 has no title (and 1 more problem; all of them: ralph validate -f .ralph/user-auth)"
+    )
+    with pytest.raises(RalphError) as caught:  # not a workspace's spec.md: `ralph validate` would not read it
+        spec_to_prd(text, "notes/draft.md")
+    assert str(caught.value).endswith("(and 1 more problem)")
 
 
 # ---------------------------------------------------------------- merge_passes

@@ -14,7 +14,7 @@ from ralphloop.agents import saved
 from ralphloop.agents.amp import activity as amp
 from ralphloop.agents.claude import activity as claude
 from ralphloop.agents.cursor import activity as cursor
-from ralphloop.agents.registry import log_reader
+from ralphloop.agents.log_readers import log_reader
 
 FIXTURES = Path(__file__).resolve().parent.parent / "fixtures"
 CLAUDE_CAPTURES = sorted(

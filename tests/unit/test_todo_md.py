@@ -125,7 +125,7 @@ def test_validate_sees_every_problem_and_run_the_first(tmp_path: Path) -> None:
     ]
     message = load_error(source)
     assert message.startswith("plans/x/TODO.md:3: code fence ``` opened here is never closed")
-    assert message.endswith("(and 1 more problem: see ralph validate)")
+    assert message.endswith("(and 1 more problem; all of them: ralph validate -f plans/x)")
 
 
 def test_an_open_fence_below_real_tasks_still_stops_the_run(tmp_path: Path) -> None:

@@ -194,28 +194,6 @@ def _said(exc: BaseException) -> str:
     return f"{type(exc).__name__}: {text}" if text else type(exc).__name__
 
 
-def log_reader(name: str) -> Callable[[str], list[str] | None]:
-    """The function turning one line of backend `name`'s log into readable lines (None: show the line as it is).
-    A backend without a reader of its own (a command agent, which may well run `claude -p` underneath) gets
-    every known reader in turn: the first that recognises a line reads it."""
-    readers_by_name = {each: row.log_reader for each, row in CATALOG.items() if row.log_reader}
-    targets = [readers_by_name[name]] if name in readers_by_name else list(readers_by_name.values())
-    readers = [_function(target) for target in targets]
-
-    def read(line: str) -> list[str] | None:
-        for reader in readers:
-            found = reader(line)
-            if found is not None:
-                return found
-        return None
-
-    return read
-
-
-def _function(target: str) -> Callable[[str], list[str] | None]:
-    return cast("Callable[[str], list[str] | None]", load(target))
-
-
 def settings_type(name: str) -> Callable[..., Any]:
     """The class of built-in backend `name`'s settings value (config.py makes one from the config files)."""
     return cast("Callable[..., Any]", load(CATALOG[name].settings))

@@ -10,6 +10,7 @@ from typing import Any
 
 from ralphloop.agents.api_errors import api_says, classify_line, transient
 from ralphloop.agents.api_errors import last_line as api_last_line
+from ralphloop.agents.error_line import error_line
 from ralphloop.agents.limit_text import from_text
 from ralphloop.durations import format_duration
 from ralphloop.guards.usage import UsageLimit
@@ -108,7 +109,8 @@ def ralph_stopped(outcome: ProcessOutcome) -> bool:
 
 
 def describe_failure(outcome: ProcessOutcome) -> str | None:
-    """One line saying why the agent process failed, or None when it succeeded."""
+    """One line saying why the agent process failed, or None when it succeeded: how it ended, and the line of its
+    stderr that says why (error_line: the first error, not Node's version line after it)."""
     if outcome.start_error:
         return f"could not start the agent: {outcome.start_error}"
     if outcome.interrupted:
@@ -123,8 +125,8 @@ def describe_failure(outcome: ProcessOutcome) -> str | None:
         reason = f"killed by signal {-outcome.exit_code}"
     else:
         reason = f"exit code {outcome.exit_code}"
-    last = last_line(outcome.stderr_tail)
-    return f"{reason}: {last}" if last else reason
+    said = error_line(outcome.stderr_tail)
+    return f"{reason}: {said}" if said else reason
 
 
 def last_line(text: str) -> str:

@@ -1,4 +1,6 @@
-"""`ralph analyze FILE`: what ralph reads in a saved agent output, and so why it decided what it did.
+"""`ralph analyze N|FILE`: what ralph reads in a saved agent output, and so why it decided what it did.
+
+`N` (or `last`) is an iteration of the feature (`-f`, the only one without it): its `logs/iteration-N.log`.
 
 For a loop's own `logs/iteration-N.log` it also uses the prompt beside it (to drop an echo)
 and the iteration's `ralph signal` records, so the analysis is the one the loop made.
@@ -15,6 +17,7 @@ from collections.abc import Iterator
 from ralphloop.agents.catalog import CATALOG, log_formats
 from ralphloop.agents.saved import detect, final_text
 from ralphloop.analysis.signals import Analysis, SignalRecord, analyze, with_records
+from ralphloop.cli import iteration_logs
 from ralphloop.errors import RalphError
 from ralphloop.records.signal_log import MAX_READ, parse_line
 from ralphloop.safe_read import LOG_CAP, TASK_CAP, open_regular, read_file, read_tail, shown_path
@@ -25,7 +28,7 @@ _LOG_NAME = re.compile(r"^iteration-(\d+)\.log$")
 
 
 def command(args: argparse.Namespace, argv: list[str]) -> int:
-    path = args.file
+    path = _path(args.file, args.feature)
     number = _iteration_of(path)
     fmt = args.format if args.format != "auto" else _agent_format(args.agent) or _auto(_head(path), number)
     text = final_text(_chunks(path), fmt)
@@ -40,6 +43,17 @@ def command(args: argparse.Namespace, argv: list[str]) -> int:
     else:
         print(describe(path, fmt, analysis, len(records)))
     return 0
+
+
+def _path(word: str, feature: str | None) -> str:
+    """The file `N|FILE` names: iteration N's log (or the last one's) in the feature's logs/, else a path. A bare
+    number is always an iteration; a file named so is `./7`."""
+    if not iteration_logs.is_iteration(word):
+        if feature:
+            raise RalphError(f"-f {feature}: goes with an iteration number, not with a file ({word})")
+        return word
+    paths = iteration_logs.feature(feature, ("analyze", word))
+    return shown_path(paths.iteration_log(iteration_logs.pick(paths, word, ("analyze", word))))
 
 
 def _completion_settings(path: str) -> tuple[str | None, bool]:

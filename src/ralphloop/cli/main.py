@@ -4,12 +4,12 @@ so `ralph status` pays for nothing it does not use (no YAML, no msgspec, no engi
 from __future__ import annotations
 
 import argparse
-import functools
 import importlib
-import os
 import sys
 
 from ralphloop import __version__
+from ralphloop.cli.help_format import Commands, Parser
+from ralphloop.cli.run_flags import add_run
 
 TYPE_CHECKING = False
 if TYPE_CHECKING:
@@ -17,64 +17,42 @@ if TYPE_CHECKING:
     from typing import Any
 
 
-class _Formatter(argparse.HelpFormatter):
-    """argparse's help layout, with the terminal's width found once: argparse makes a formatter for every
-    argument it adds, each importing shutil (and bz2, lzma) and asking the terminal (~5 ms in all)."""
-
-    def __init__(self, prog: str, indent_increment: int = 2, max_help_position: int = 24, width: int | None = None):
-        super().__init__(prog, indent_increment, max_help_position, width or _help_width())
-
-
-@functools.cache
-def _help_width() -> int:
-    """shutil.get_terminal_size's columns (COLUMNS, else the terminal, else 80), less argparse's margin of 2."""
-    try:
-        columns = int(os.environ.get("COLUMNS", "0"))
-    except ValueError:
-        columns = 0
-    if columns <= 0:
-        try:
-            columns = os.get_terminal_size(sys.__stdout__.fileno()).columns if sys.__stdout__ else 0
-        except (AttributeError, ValueError, OSError):
-            columns = 0
-    return (columns or 80) - 2
-
-
-class _Parser(argparse.ArgumentParser):
-    """argparse that reports a bad flag in one line and exits 1 (exit 2 means 'usage limit' here)."""
-
-    def __init__(self, *args: Any, **kwargs: Any) -> None:
-        kwargs.setdefault("formatter_class", _Formatter)
-        super().__init__(*args, **kwargs)
-
-    def error(self, message: str) -> None:  # type: ignore[override]
-        self.exit(1, f"ralph: error: {message} (see '{self.prog} --help')\n")
-
-
-class _Spelled(argparse.Action):
-    """Store the value and how the flag was spelled (`dest_spelled`): `-r` means a story in seed 002, and
-    only the short form is checked for that (cli/seed_flags.py); `--rate-limit` says what it means. An error
-    names the flag as it was typed."""
-
-    def __call__(self, parser: Any, namespace: Any, values: Any, option_string: str | None = None) -> None:
-        setattr(namespace, self.dest, values)
-        setattr(namespace, f"{self.dest}_spelled", option_string)
-
-
 # Seed 000's own spellings of two commands (`ralph --status`, `ralph --reset-circuit`), printed in its guidance.
 _COMMAND_ALIASES = {"--status": "status", "--reset-circuit": "reset-circuit"}
 
+# How `ralph --help` lists the commands.
+_GROUPS = (
+    ("start", ("init", "prd", "run")),
+    ("watch", ("status", "monitor")),
+    ("inspect", ("logs", "analyze", "report", "validate")),
+    ("manage", ("reset-circuit", "archive", "signal", "help")),
+)
+_EXAMPLES = """\
+examples:
+  ralph init auth        a feature folder .ralph/auth/ with a prd.json to fill in
+  ralph run              run the only feature until every story passes
+  ralph status           where the loop stands, from another terminal
+  ralph logs             the newest iteration's log, readable (ralph logs 7: iteration 7's)
+  ralph analyze 7        what ralph read in iteration 7's output, and so why it decided what it did
+  ralph help run         the flags of a command
+
+Seed 000's spellings `ralph --status` and `ralph --reset-circuit` work too."""
+
 
 def build_parser() -> argparse.ArgumentParser:
-    parser = _Parser(
+    parser = Parser(
         prog="ralph",
+        usage="%(prog)s [-h] [--version] COMMAND ...",
         description="Run a coding agent in a loop, a fresh process per iteration, until the work is verifiably done.",
-        epilog="`ralph --status` and `ralph --reset-circuit` (seed 000's spellings) run `ralph status` and "
-        "`ralph reset-circuit`.",
+        epilog=_EXAMPLES,
     )
     parser.add_argument("--version", action="version", version=f"ralph {__version__}")
-    # prog given: argparse would otherwise lay out the usage text to find it
-    commands = parser.add_subparsers(dest="command", metavar="COMMAND", parser_class=_Parser, prog="ralph")
+    # prog given: argparse would otherwise lay out the usage text to find it. The commands are listed in groups by
+    # the parser's own help (help_format.Parser), not as one list.
+    commands = parser.add_subparsers(
+        dest="command", metavar="COMMAND", parser_class=Parser, prog="ralph", action=Commands, help=argparse.SUPPRESS
+    )
+    parser.list_commands(commands, _GROUPS)
 
     init = commands.add_parser("init", help="create a feature folder in .ralph/")
     init.add_argument("feature", metavar="FEATURE", help="feature name (letters, digits, . _ -)")
@@ -87,7 +65,7 @@ def build_parser() -> argparse.ArgumentParser:
     )
     init.set_defaults(handler="init")
 
-    _add_run(commands.add_parser("run", help="run the loop over a feature until done"))
+    add_run(commands.add_parser("run", help="run the loop over a feature until done"))
 
     status = commands.add_parser("status", help="show a feature's loop state")
     status.add_argument("-f", "--feature", help="feature name or folder")
@@ -119,6 +97,7 @@ def build_parser() -> argparse.ArgumentParser:
     archive.set_defaults(handler="archive")
 
     _add_analyze(commands)
+    _add_logs(commands)
 
     signal = commands.add_parser(
         "signal",
@@ -146,89 +125,22 @@ def build_parser() -> argparse.ArgumentParser:
     return parser
 
 
-def _add_run(run: argparse.ArgumentParser) -> None:
-    run.add_argument(
-        "target", nargs="?", metavar="FEATURE|PLAN_DIR", help="feature name in .ralph/, or a folder (e.g. plans/x/)"
-    )
-    run.add_argument(
-        "iterations", nargs="?", metavar="ITERATIONS", help="same as -n (a plan folder runs until complete without)"
-    )
-    run.add_argument("-f", "--feature", help="feature name in .ralph/, or a folder (default: the only one)")
-    run.add_argument("-n", "--max-iterations", metavar="N", help="iterations in this run (default 20; 0 = unlimited)")
-    run.add_argument(
-        "-t",
-        "--timeout",
-        metavar="T",
-        action=_Spelled,
-        help="per-iteration timeout: 15 (minutes), 90s, 15m, 1h; a bare number over 240 is refused (seconds? 1800s)",
-    )
-    run.add_argument("-p", "--prompt", metavar="FILE", help="prompt template (default: the feature's prompt.md)")
-    run.add_argument("-v", "--verbose", action="store_true", help="show the agent's output as it runs")
-    run.add_argument("-d", "--dry-run", action="store_true", help="print the prompt and agent command; run nothing")
-    run.add_argument("--no-archive", action="store_true", help="do not archive the feature on completion")
-    run.add_argument(
-        "--agent",
-        metavar="NAME",
-        help=f"agent backend: {_backends()}, or a plugin's; a list (claude,codex) fails over to the next at a "
-        "usage limit",
-    )
-    run.add_argument("--agent-cmd", metavar="CMD", help="run CMD as the agent (prompt on stdin)")
-    run.add_argument("-s", "--story", metavar="ID", help="work on this story only, until it passes")
-    run.add_argument("--resume-from", metavar="ID", help="skip the stories before this one (in work order)")
-    run.add_argument("-l", "--log-file", metavar="FILE", help="also append the run's lines, timestamped, to FILE")
-    run.add_argument(
-        "-r",
-        "--rate-limit",
-        metavar="N",
-        action=_Spelled,
-        help="agent calls per hour, per account (default 100); -r with a story id is refused (--resume-from)",
-    )
-    run.add_argument("--model", metavar="NAME", help="haiku, sonnet, opus or a full model name; verified")
-    run.add_argument("--poorman", action="store_true", help="accept whatever model answers (no model retries)")
-    run.add_argument(
-        "--on-usage-limit",
-        metavar="POLICY",
-        choices=("wait", "exit", "ask"),
-        help="at a vendor usage limit: wait, exit (code 2) or ask (default: ask on a terminal, else wait)",
-    )
-    run.add_argument("--max-cost", metavar="USD", help="stop once this run has cost this much")
-    run.add_argument(
-        "--max-tokens",
-        metavar="N",
-        help="stop once this run has used this many input + output tokens (cache reads and writes are not counted)",
-    )
-    run.add_argument("--max-runtime", metavar="T", help="stop once this run has lasted this long: 90m, 8h")
-    run.add_argument("--reset-circuit", action="store_true", help="reset the circuit breaker, then run")
-    run.add_argument(
-        "--monitor", action="store_true", help="run in a tmux session 'ralph', the live monitor beside the loop"
-    )
-    run.add_argument(
-        "--permissions",
-        metavar="LEVEL",
-        choices=("ask", "edits", "all"),
-        help="what the agent may do unasked: ask, edits (default: edit files in the project) or all (no checks)",
-    )
-    run.add_argument(
-        "--dangerously-skip-permissions",
-        action="store_true",
-        help="the same as --permissions all: no permission checks (only in a sandbox you can throw away)",
-    )
-    run.set_defaults(handler="run")
-
-
-def _backends() -> str:
-    """The built-in backends' names, the default first: "claude (default), codex, ..."."""
-    from ralphloop.agents.catalog import CATALOG  # light: names, nothing of a backend
-
-    return ", ".join(["claude (default)", *sorted(name for name in CATALOG if name != "claude")])
-
-
 def _add_analyze(commands: Any) -> None:
-    """`ralph analyze FILE`."""
+    """`ralph analyze N|FILE`."""
     from ralphloop.agents.catalog import CLI_BACKENDS, log_formats  # light: names, nothing of a backend
 
-    analyze = commands.add_parser("analyze", help="show what ralph reads in a saved agent output")
-    analyze.add_argument("file", metavar="FILE", help="a saved output, e.g. .ralph/FEATURE/logs/iteration-7.log")
+    analyze = commands.add_parser(
+        "analyze",
+        help="show what ralph read in an iteration's output (or any saved output)",
+        epilog="examples:\n  ralph analyze 7\n  ralph analyze last -f auth\n  ralph analyze saved-output.jsonl",
+    )
+    analyze.add_argument(
+        "file",
+        metavar="N|FILE",
+        help="an iteration's number (or last): its log in the feature's logs/; else a saved output's path "
+        "(a file named like a number: ./7)",
+    )
+    analyze.add_argument("-f", "--feature", help="the feature of iteration N (default: the only one)")
     analyze.add_argument(
         "--format",
         default="auto",
@@ -243,6 +155,21 @@ def _add_analyze(commands: Any) -> None:
     analyze.add_argument("--prompt", metavar="FILE", help="the prompt it answered (default: iteration-N.prompt.md)")
     analyze.add_argument("--json", action="store_true", help="machine-readable output")
     analyze.set_defaults(handler="analyze")
+
+
+def _add_logs(commands: Any) -> None:
+    """`ralph logs [N] [--raw]`."""
+    logs = commands.add_parser(
+        "logs",
+        help="show an iteration's log, readable: the agent's words, tools, errors",
+        epilog="examples:\n  ralph logs\n  ralph logs 7 -f auth\n  ralph logs last --raw | tail -n 20",
+    )
+    logs.add_argument("iteration", nargs="?", metavar="N", help="the iteration's number, or last (the default)")
+    logs.add_argument("-f", "--feature", help="feature name or folder (default: the only one)")
+    logs.add_argument(
+        "--raw", action="store_true", help="the file as the agent wrote it (escapes removed on a terminal)"
+    )
+    logs.set_defaults(handler="logs")
 
 
 def main(argv: Sequence[str] | None = None) -> int:

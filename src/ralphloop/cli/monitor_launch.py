@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import os
-import shlex
 import sys
 
 from ralphloop.errors import RalphError
@@ -28,15 +27,14 @@ def in_tmux(argv: list[str], paths: FeaturePaths, terminal: bool) -> bool:
     if tmux.available() is None:
         print(
             "ralph: warning: tmux not found: --monitor ignored, the loop runs here "
-            "(watch it from another terminal with: ralph monitor)",
+            f"(watch it from another terminal with: {paths.command('monitor')})",
             file=sys.stderr,
         )
         return False
     holder = lock_holder_alive(paths.lock)
     if holder is not None:
         raise RalphError(
-            f"ralph run for {paths.name} is already running (PID {holder}); watch it with: "
-            + shlex.join(["ralph", "monitor", "-f", paths.display()])
+            f"ralph run for {paths.name} is already running (PID {holder}); watch it with: " + paths.command("monitor")
         )
     loop = [sys.executable, "-m", "ralphloop", *without_flag(argv, "--monitor")]
     loop_env = {**os.environ, UNATTENDED: "1"}

@@ -10,7 +10,7 @@ import json
 import os
 
 from ralphloop.errors import RalphError
-from ralphloop.paths import RALPH_DIR, display_path, find_project_root, is_feature_name
+from ralphloop.paths import RALPH_DIR, FeaturePaths, display_path, find_project_root, is_feature_name
 from ralphloop.safe_read import TASK_CAP, read_file
 from ralphloop.state.store import atomic_write_text
 from ralphloop.tasks.spec_md.prd import merge_passes, render_prd, spec_to_prd
@@ -50,16 +50,9 @@ def command(args: argparse.Namespace, argv: list[str]) -> int:
         return 0
     atomic_write_text(target, body)
     print(f"Wrote {shown} from {shown_spec}: {len(stories)} stories{kept}")
-    name = _feature_name(root, folder)
-    print(f"Next: ralph validate -f {name}, then ralph run -f {name}")
+    paths = FeaturePaths(root, folder)
+    print(f"Next: {paths.command('validate')}, then {paths.command('run')}")
     return 0
-
-
-def _feature_name(root: str, folder: str) -> str:
-    """How -f names the folder: its name when it is a feature in .ralph/, else its path."""
-    if os.path.dirname(os.path.abspath(folder)) == os.path.join(os.path.abspath(root), RALPH_DIR):
-        return os.path.basename(folder)
-    return display_path(folder, os.getcwd())
 
 
 def _folder(root: str, selector: str) -> str:

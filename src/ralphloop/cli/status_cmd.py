@@ -39,18 +39,18 @@ def command(args: argparse.Namespace, argv: list[str]) -> int:
     if args.json:
         print(json_for_terminal(json.dumps(report, indent=2, ensure_ascii=False)))
     else:
-        print(render(report, datetime.now(UTC)))
+        print(render(report, datetime.now(UTC), paths.flag))
     return 0
 
 
-def render(report: dict[str, Any], now: datetime) -> str:
+def render(report: dict[str, Any], now: datetime, flag: str = "") -> str:
     """The report as lines for a person, times in the local zone; every value may come from the agent (it can
     write the state files), so the whole text is cleaned of escape sequences and control characters, not field
-    by field."""
-    return strip_terminal_controls("\n".join(_lines(report, now)))
+    by field. `flag`: the `-f` words the commands it names need (FeaturePaths.flag)."""
+    return strip_terminal_controls("\n".join(_lines(report, now, flag)))
 
 
-def _lines(report: dict[str, Any], now: datetime) -> list[str]:
+def _lines(report: dict[str, Any], now: datetime, flag: str) -> list[str]:
     done, total = report["storiesComplete"], report["storiesTotal"]
     filled = round(10 * done / total) if total else 0
     run = f"running (PID {report['pid']})" if report["alive"] else "not running"
@@ -72,7 +72,7 @@ def _lines(report: dict[str, Any], now: datetime) -> list[str]:
             )
         )
         + _clock(report, now),
-        _not_counted(report)
+        _not_counted(report, flag)
         or format_of(report.get("format")).status_words.format(done, total)
         + f"  [{'#' * filled}{'-' * (10 - filled)}]"
         + (
@@ -181,13 +181,15 @@ def _later_lines(report: dict[str, Any], now: datetime) -> list[str]:
     return lines
 
 
-def _not_counted(report: dict[str, Any]) -> str:
+def _not_counted(report: dict[str, Any], flag: str) -> str:
     """Before any run only prd.json is counted here (reading Markdown or YAML would cost `status` its speed):
     the other formats say so rather than show 0 / 0."""
     if report["status"] != "not started" or report.get("format") in (None, "prd") or report["storiesTotal"]:
         return ""
     units = format_of(report.get("format")).units
-    return f"{units + ':':<12}not counted before the first run (ralph validate checks them; ralph run -d: the next)"
+    named = f" {flag}" if flag else ""
+    checks = f"checked by: ralph validate{named}; the next prompt: ralph run -d{named}"
+    return f"{units + ':':<12}not counted before the first run ({checks})"
 
 
 def _before_any_run(report: dict[str, Any]) -> str:

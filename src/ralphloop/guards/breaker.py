@@ -303,7 +303,7 @@ def guidance(breaker: Breaker, flag: str, again: str = "") -> str:
         lines.append(f"  - the last error: {_cut(breaker.last_error)}")
     named = f" {flag}" if flag else ""
     lines += [
-        f"  - the latest logs in the feature's logs/ folder, and progress.txt (ralph status{named})",
+        f"  - what the agent did in the last iterations (ralph logs{named}), and progress.txt (ralph status{named})",
         "  - whether the current task is too big or unclear: split it, or add detail to the task file",
         f"Then reset and continue: ralph reset-circuit{named}   (or: {_with_reset(again or 'ralph run' + named)})",
     ]

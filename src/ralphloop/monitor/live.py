@@ -63,7 +63,9 @@ class Watch:
         if found.damaged and not self.waiting and lock_holder_alive(self.paths.lock) is None:
             # written atomically, status.json stays damaged until a run rewrites it: nothing to wait for
             shown = shown_path(self.paths.status)
-            raise RalphError(f"{shown}: not a JSON object (damaged?): no run to follow; `ralph run` rewrites it")
+            raise RalphError(
+                f"{shown}: not a JSON object (damaged?): no run to follow; {self.paths.command('run')} rewrites it"
+            )
         return found
 
     def _follow_into_the_archive(self) -> None:

@@ -12,7 +12,7 @@ from dataclasses import dataclass, field
 from datetime import datetime
 from typing import Any
 
-from ralphloop.agents.registry import log_reader
+from ralphloop.agents.log_readers import log_reader
 from ralphloop.errors import RalphError
 from ralphloop.paths import FeaturePaths
 from ralphloop.state.read import lock_holder_alive, read_json_object, read_tail_lines

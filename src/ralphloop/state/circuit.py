@@ -14,7 +14,7 @@ from ralphloop.state.schemas import BREAKER
 from ralphloop.state.store import atomic_write_json
 
 
-def load_breaker(path: str, label: str) -> Breaker:
+def load_breaker(path: str, label: str, reset: str = "ralph reset-circuit") -> Breaker:
     """The saved breaker; CLOSED when there is none. A damaged file is an error naming it, left as it is."""
     raw = read_file(path, label, cap=STATE_CAP, follow=False)
     if raw is None:
@@ -28,9 +28,7 @@ def load_breaker(path: str, label: str) -> Breaker:
             raise ValueError(f"schema_version {data.get('schema_version')!r} is not {BREAKER.version}")
         return Breaker.from_json(data)
     except (ValueError, TypeError, KeyError, RecursionError) as exc:
-        raise RalphError(
-            f"{label}: not a circuit breaker state ({exc}); `ralph reset-circuit` writes a fresh one"
-        ) from None
+        raise RalphError(f"{label}: not a circuit breaker state ({exc}); {reset} writes a fresh one") from None
 
 
 def save_breaker(path: str, breaker: Breaker, iteration: int) -> None:

@@ -19,7 +19,7 @@ from ralphloop.tasks.base import SourceBase
 from ralphloop.tasks.checklist import Item, scan_checklist
 from ralphloop.tasks.detect import RALPH_DIR, fix_plan_file, missing_message
 from ralphloop.tasks.order import pick_next
-from ralphloop.tasks.problems import Problem, raise_first
+from ralphloop.tasks.problems import Problem, raise_first, validate_in
 from ralphloop.tasks.todo_md import block_problems, checklist_tasks, later_section, read_markdown
 
 PROMPT_NAME = "PROMPT.md"
@@ -94,7 +94,7 @@ class FixPlanSource(SourceBase):
 
     def load(self) -> TaskView:
         items, problems = _check(self.file, self.path)
-        raise_first(problems)
+        raise_first(problems, validate_in(os.path.dirname(self.path) or "."))
         self._tasks = checklist_tasks(items, "F")
         return TaskView(tasks=self._tasks, next_task=pick_next(self._tasks))
 

@@ -8,6 +8,7 @@ from collections.abc import Sequence
 from msgspec import Struct
 
 from ralphloop.errors import RalphError
+from ralphloop.paths import feature_flag
 
 
 class Problem(Struct, frozen=True):
@@ -22,13 +23,20 @@ class Problem(Struct, frozen=True):
         return f"{where}: {self.message}"
 
 
-def raise_first(problems: Sequence[Problem]) -> None:
-    """Raise the first problem as a RalphError (saying how many more there are); nothing when empty."""
+def raise_first(problems: Sequence[Problem], validate: str | None = None) -> None:
+    """Raise the first problem as a RalphError (saying how many more there are, and `validate`, the command that
+    lists them all, when given); nothing when empty."""
     if not problems:
         return
     more = len(problems) - 1
-    tail = f" (and {more} more problem{'s' if more > 1 else ''}: see ralph validate)" if more else ""
+    count = f"and {more} more problem{'s' if more > 1 else ''}"
+    tail = f" ({count}; all of them: {validate})" if more and validate else f" ({count})" if more else ""
     raise RalphError(f"{problems[0]}{tail}")
+
+
+def validate_in(folder: str) -> str:
+    """The `ralph validate` of the workspace in `folder` (as shown from the current folder)."""
+    return f"ralph validate {feature_flag(folder)}"
 
 
 def from_error(error: RalphError, fallback: str) -> Problem:

@@ -24,7 +24,7 @@ from ralphloop.safe_read import TASK_CAP, read_file
 from ralphloop.tasks.base import SourceBase
 from ralphloop.tasks.checklist import Checklist, Item, scan_checklist
 from ralphloop.tasks.order import pick_next
-from ralphloop.tasks.problems import Problem, from_error, raise_first
+from ralphloop.tasks.problems import Problem, from_error, raise_first, validate_in
 
 TODO_NAME = "TODO.md"
 NO_TASKS = "no tasks (write them as '- [ ] task' lines)"
@@ -71,7 +71,7 @@ class TodoSource(SourceBase):
 
     def load(self) -> TaskView:
         items, problems = _check(self.folder, self.display)
-        raise_first(problems)
+        raise_first(problems, validate_in(self.display or "."))
         self._tasks = checklist_tasks(items, "T")
         return TaskView(tasks=self._tasks, next_task=pick_next(self._tasks))
 

@@ -12,8 +12,7 @@ Kept free of the backend's imports, so the monitor's reader (activity.py) loads 
 from __future__ import annotations
 
 import re
-from dataclasses import dataclass
-from typing import TYPE_CHECKING, Final
+from typing import TYPE_CHECKING, Final, NamedTuple
 
 if TYPE_CHECKING:
     from ralphloop.protocols import TokenUsage
@@ -56,9 +55,9 @@ REPLACE: Final = re.compile(r">{5,9} REPLACE\s*")
 APPLIED: Final = re.compile(r"(?P<verb>Applied|Did not apply) edit to (?P<path>.+?)(?: \(--dry-run\))?")
 
 
-@dataclass(frozen=True, slots=True)
-class Report:
-    """One usage report: the tokens of one reply, and the cost aider gives when it knows the model's price."""
+class Report(NamedTuple):
+    """One usage report: the tokens of one reply, and the cost aider gives when it knows the model's price (a
+    NamedTuple: the monitor and `ralph logs` load this module, and dataclasses costs them ~10 ms)."""
 
     usage: TokenUsage
     session_cost: float | None  # the whole aider process so far, in dollars; None: not on this line

@@ -21,6 +21,7 @@ import re
 from datetime import datetime, timedelta
 
 from ralphloop.agents.api_errors import said_and_status, transient, transient_kind
+from ralphloop.agents.error_line import error_line
 from ralphloop.guards.usage import UsageLimit, clean_message
 from ralphloop.protocols import ErrorKind
 from ralphloop.textsafe import one_line
@@ -128,11 +129,11 @@ def approvals_refused(said: str) -> tuple[str, ...]:
 
 def stderr_error(stderr: str) -> str:
     """The CLI's own error on stderr: the last "Error: …" or "Login failed: …" line (what follows it is advice),
-    else the last line; "" when stderr is empty. Amp writes only its own messages there: tools' output goes into
-    the stream."""
+    else the line error_line picks (a crash's first error, else the last words); "" when stderr is empty. Amp
+    writes only its own messages there: tools' output goes into the stream."""
     lines = [line.strip() for line in stderr.splitlines() if line.strip()]
     for line in reversed(lines):
         if line.startswith(("Error:", "Login failed:")):
             text = line.removeprefix("Error:").strip()
             return text.removeprefix("error:").strip()  # commander's "Error: error: unknown option '--x'"
-    return lines[-1] if lines else ""
+    return error_line(stderr)

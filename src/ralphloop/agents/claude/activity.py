@@ -49,8 +49,10 @@ def readable_lines(line: str) -> list[str] | None:
     if kind == "result":
         cost = event.get("total_cost_usd")
         money = f" · ${cost:.2f}" if isinstance(cost, int | float) and not isinstance(cost, bool) else ""
-        word = "error" if event.get("is_error") else str(event.get("subtype") or "done")
-        return [f"■ result: {word}{money}"]
+        if event.get("is_error"):  # the CLI's own message (a failed login, a limit): what `ralph logs` is read for
+            said = one_line(str(event.get("result") or event.get("subtype") or ""), 200)
+            return [f"■ result: error{f': {said}' if said else ''}{money}"]
+        return [f"■ result: {event.get('subtype') or 'done'}{money}"]
     if kind == "system" and event.get("subtype") == "api_retry":
         return [f"⚠ API retry {event.get('attempt')}/{event.get('max_retries')}"]
     return []

@@ -18,6 +18,7 @@ from __future__ import annotations
 import re
 
 from ralphloop.agents.api_errors import transient, transient_kind
+from ralphloop.agents.error_line import error_line
 from ralphloop.guards.usage import ANSI_ESCAPE
 from ralphloop.protocols import ErrorKind
 from ralphloop.textsafe import one_line
@@ -81,9 +82,10 @@ def classify(stderr: str) -> tuple[ErrorKind, str] | None:
 
 
 def first_error(stderr: str) -> str:
-    """The CLI's error on one line: its last "Error: …" line, else its last line ("" for an empty stderr)."""
+    """The CLI's error on one line: its last "Error: …" line, else the line error_line picks (a crash's first error,
+    else the last words; "" for an empty stderr)."""
     lines = [line.strip() for line in stderr.splitlines() if line.strip()]
     for line in reversed(lines):
         if line.startswith("Error:"):
             return one_line(line.removeprefix("Error:").strip(), 300)
-    return one_line(lines[-1], 300) if lines else ""
+    return one_line(error_line(stderr), 300)

@@ -3,16 +3,19 @@
 from __future__ import annotations
 
 import json
+import os
 from typing import Any
 
-from ralphloop.tasks.problems import raise_first
+from ralphloop.tasks.problems import raise_first, validate_in
 from ralphloop.tasks.spec_md.parse import Spec, parse_spec
 
 
 def spec_to_prd(text: str, display: str) -> dict[str, Any]:
     """The prd.json data for a spec.md; raises RalphError with the first problem when there is one."""
     spec, problems = parse_spec(text, display)
-    raise_first(problems)
+    # `ralph validate` checks a workspace's spec.md: it lists the others only for a file of that name
+    named = os.path.basename(display) == "spec.md"
+    raise_first(problems, validate_in(os.path.dirname(display) or ".") if named else None)
     return prd_data(spec)
 
 

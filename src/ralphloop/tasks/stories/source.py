@@ -14,7 +14,7 @@ from ralphloop.protocols import Task, TaskView
 from ralphloop.safe_read import TASK_CAP, read_file
 from ralphloop.tasks import order
 from ralphloop.tasks.base import SourceBase
-from ralphloop.tasks.problems import Problem, from_error, raise_first
+from ralphloop.tasks.problems import Problem, from_error, raise_first, validate_in
 from ralphloop.tasks.stories.files import shown_path
 from ralphloop.tasks.stories.marking import append_line, write_status
 from ralphloop.tasks.stories.recorded import recorded_done
@@ -79,7 +79,7 @@ class StorySource(SourceBase):
 
     def load(self) -> TaskView:
         scan = self.scan()
-        raise_first(scan.problems)
+        raise_first(scan.problems, validate_in(self.display))
         ordered, outside, done = self._narrow(scan)
         tasks = tuple(self._task(spec, done, outside) for spec in ordered)
         upcoming = order.pick_next(tasks)

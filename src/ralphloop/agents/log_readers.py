@@ -1,0 +1,44 @@
+"""Each backend's log reader by name: one line of an iteration log -> the lines a person reads.
+
+Apart from registry.py so that `ralph logs` and the monitor load only the catalog and the readers they use
+(no dataclasses, no plugin machinery): they must stay as light as `ralph status`.
+"""
+
+from __future__ import annotations
+
+import importlib
+
+from ralphloop.agents.catalog import CATALOG
+
+TYPE_CHECKING = False  # typing costs ~9 ms of import: `ralph logs` must stay fast
+if TYPE_CHECKING:
+    from collections.abc import Callable
+
+    Reader = Callable[[str], list[str] | None]
+
+
+def log_reader(name: str) -> Reader:
+    """The function turning one line of backend `name`'s log into readable lines (None: show the line as it is).
+    A backend without a reader of its own (a command agent, which may well run `claude -p` underneath, or a name
+    not known) gets every known reader in turn: the first that recognises a line reads it."""
+    readers_by_name = {each: row.log_reader for each, row in CATALOG.items() if row.log_reader}
+    targets = [readers_by_name[name]] if name in readers_by_name else list(readers_by_name.values())
+    readers = [_function(target) for target in targets]
+
+    def read(line: str) -> list[str] | None:
+        for reader in readers:
+            found = reader(line)
+            if found is not None:
+                return found
+        return None
+
+    return read
+
+
+def _function(target: str) -> Reader:
+    module_name, _, attribute = target.partition(":")
+    found: Reader = getattr(importlib.import_module(module_name), attribute)
+    return found
+
+
+__all__ = ["log_reader"]
