@@ -170,7 +170,9 @@ def test_a_fail_signal_with_exit_0_is_retried(
     assert not (project / "half.txt").exists()
 
 
-def test_the_hint_after_max_retries_works(project: Path, feature: Path, ralph: RalphRunner, tmp_path: Path) -> None:
+def test_the_hint_after_max_retries_works(
+    project: Path, feature: Path, ralph: RalphRunner, ralph_env: dict[str, str], tmp_path: Path
+) -> None:
     fail = {"say_err": "Error: the schema is missing", "exit": 1}
     plan = {"1": fail, "2": fail, "3": fail, "*": {"write": {"schema.sql": "create table t;\n"}, "pass": ["S-1"]}}
     cmd = steps(tmp_path, plan)
@@ -180,6 +182,10 @@ def test_the_hint_after_max_retries_works(project: Path, feature: Path, ralph: R
 
     hint = next(line for line in first.stdout.splitlines() if "then run: " in line).split("then run: ")[1]
     assert hint == shlex.join(["ralph", "run", "-s", "S-1", "-n", "10", "--agent-cmd", cmd, "-f", "feat"])
+    assert "(ralph logs -f feat)" in first.stdout and "git for-each-ref refs/ralph/attempts/" in first.stdout
+    logs = ralph("logs", "-f", "feat")  # what the agent did, as the hint says to read it
+    assert logs.returncode == 0 and "Error: the schema is missing" in logs.stdout, logs.stdout + logs.stderr
+    git(project, ralph_env, "for-each-ref", "refs/ralph/attempts/")  # works as printed (these attempts wrote nothing)
     done = ralph(*shlex.split(hint)[1:], "--no-archive")  # the hint, pasted: the same agent, the same limit
 
     assert done.returncode == 0, done.stdout + done.stderr

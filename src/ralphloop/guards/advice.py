@@ -32,9 +32,9 @@ def advice(
         rest = without(shlex.split(again)[2:], "-s", "--story", "--resume-from")  # the user's flags but the scope
         story = shlex.join(["ralph", "run", "-s", task, *rest]) if narrowable else again
         return (
-            f"Human intervention required: {task} failed {retries} times. Read the failed attempts "
-            f"(logs/iteration-N.patch and `git log refs/ralph/attempts/`), fix the cause or the task, then run: "
-            f"{story}"
+            f"Human intervention required: {task} failed {retries} times. Read what the agent did "
+            f"(ralph logs{' ' + feature if feature else ''}) and its saved attempts (logs/iteration-N.patch, or "
+            f"git for-each-ref refs/ralph/attempts/), fix the cause or the task, then run: {story}"
         )
     if reason is ExitReason.USAGE_LIMIT:
         when = local_time(resets_at) if resets_at else "an unknown time"
