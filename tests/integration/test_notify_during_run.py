@@ -14,7 +14,9 @@ from typing import Any
 import pytest
 
 from tests.conftest import PYTHON, RalphRunner, agent_cmd, loaded_modules, write_prd
-from tests.integration.helpers import assert_one_line_error
+from tests.integration.conftest import Background
+from tests.integration.helpers import assert_one_line_error, wait_until
+from tests.integration.on_terminal import OnTerminal, terminal_env
 from tests.receiver import NO_PROXY, Receiver, receiving
 
 TOPIC = "ralph-feat-7c1e"
@@ -196,3 +198,27 @@ def test_a_run_without_urls_never_loads_apprise(project: Path, feature: Path, ra
 
     assert done.returncode == 1, done.stderr  # one iteration that finishes nothing
     assert sorted(name for name in loaded if name.split(".")[0] in ("apprise", "requests", "markdown")) == []
+
+
+def test_a_question_at_a_usage_limit_is_notified_while_it_waits_for_the_answer(
+    project: Path, feature: Path, ralph_env: dict[str, str], background: Background, receiver: Receiver, tmp_path: Path
+) -> None:
+    _config(project, "desktop: false", f"webhook: {receiver.url}", "on: [needs_input, usage_limit]")
+    limit = "Claude AI usage limit reached|1893456000"  # 2030-01-01T00:00:00Z
+    cmd = agent_cmd("limit_once.py", str(tmp_path / "marker"), limit)
+    run = OnTerminal(
+        ["run", "-n", "3", "--agent-cmd", cmd], project, {**terminal_env(ralph_env), **NO_PROXY}, background
+    )
+    try:
+        assert wait_until(lambda: "[w]ait/[e]xit:" in run.text or run.proc.poll() is not None), run.text
+        # nobody has answered yet: the phone already says the loop waits for its user
+        assert wait_until(lambda: any(body["event"] == "needs_input" for body in receiver.webhook())), run.text
+        run.type(b"e\n")
+        code, output = run.finish()
+    finally:
+        run.close()
+    assert code == 2, output
+    events = [body["event"] for body in receiver.webhook()]
+    assert events[:2] == ["usage_limit", "needs_input"], events  # the limit (with its reset), then the question
+    limited = receiver.webhook()[0]
+    assert "2030-01-01T00:00:00Z" in json.dumps(limited), limited
