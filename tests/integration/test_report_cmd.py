@@ -321,3 +321,37 @@ def test_report_reads_an_older_feature_without_the_newer_fields(project, feature
         "  12:00:15  #1    S-1  ✓ passes    0m 45s  $0.0151",
         "  12:01:15  #2    S-2  ✗ failed    0m 45s  $0.0151",
     ]
+
+
+@pytest.mark.parametrize(
+    ("field", "value"),
+    [
+        ("wall_seconds", 1e12),
+        ("wall_seconds", "1e400"),  # JSON's 1e400 is read as infinity
+        ("timestamp", "0001-01-01T00:00:10Z"),
+        ("timestamp", "9999-12-31T23:59:59-14:00"),
+    ],
+)
+def test_times_out_of_range_in_the_records_are_unknown_not_a_crash(project, feature, ralph, field, value, tmp_path):
+    """The agent can write the metrics file and the event log: a time out of datetime's range is not one."""
+    good = json.loads(line(1))
+    hostile = json.dumps({**good, "iteration": 2, field: value}).replace('"1e400"', "1e400")
+    write_metrics(feature, line(1) + "\n" + hostile + "\n")
+    events = feature / "events.jsonl"
+    events.write_text(
+        json.dumps({"time": "0001-01-01T00:00:00+14:00", "level": "warn", "text": "x"})
+        + "\n"
+        + json.dumps(
+            {
+                "time": "2026-01-16T12:00:00Z",
+                "level": "warn",
+                "text": "y",
+                "wait": {"kind": "usage limit", "until": "9999-12-31T23:59:59-14:00"},
+            }
+        )
+        + "\n"
+    )
+    for args in ((), ("--json",), ("--html", str(tmp_path / "page.html"))):
+        done = ralph("report", "-f", "feat", *args)
+        assert done.returncode == 0, (args, done.stdout + done.stderr)
+        assert "internal error" not in done.stderr and "Traceback" not in done.stderr

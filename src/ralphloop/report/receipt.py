@@ -9,6 +9,8 @@ Stdlib only at import: `ralph report` stays as light as `ralph status`.
 
 from __future__ import annotations
 
+import math
+
 from dataclasses import dataclass
 from datetime import UTC, datetime, timedelta
 
@@ -191,7 +193,7 @@ def _iteration(line: Mapping[str, Any]) -> Step:
     cost = line.get("cost_usd")
     return Step(
         kind="iteration",
-        start=None if end is None else end - timedelta(seconds=took),
+        start=_before(end, took),
         end=end,
         seconds=agent_s,
         iteration=_int(line.get("iteration")),
@@ -203,6 +205,17 @@ def _iteration(line: Mapping[str, Any]) -> Step:
         cache_read_tokens=None if tokens is None else tokens[3],
         run_id=_text(line.get("run_id")),
     )
+
+
+def _before(end: datetime | None, seconds: float) -> datetime | None:
+    """When an iteration that ended at `end` after `seconds` began; None when unknown or out of range (the
+    metrics file can be written by the agent: a wall time of 1e12 s is not a time)."""
+    if end is None or not math.isfinite(seconds):
+        return None
+    try:
+        return end - timedelta(seconds=seconds)
+    except OverflowError:
+        return None
 
 
 def _wait(wait: Wait) -> Step:
@@ -219,9 +232,9 @@ def when_of(value: object) -> datetime | None:
         return None
     try:
         moment = datetime.fromisoformat(value)
-    except ValueError:
+        return moment.replace(tzinfo=UTC) if moment.tzinfo is None else moment.astimezone(UTC)
+    except (ValueError, OverflowError):  # not a time, or one out of datetime's range once in UTC
         return None
-    return moment.replace(tzinfo=UTC) if moment.tzinfo is None else moment.astimezone(UTC)
 
 
 def iso(moment: datetime | None) -> str | None:
@@ -252,7 +265,9 @@ def _int(value: object) -> int:
 
 
 def _seconds(value: object) -> float:
-    return max(0.0, float(value)) if isinstance(value, (int, float)) and not isinstance(value, bool) else 0.0
+    if not isinstance(value, (int, float)) or isinstance(value, bool) or not math.isfinite(value):
+        return 0.0
+    return max(0.0, float(value))
 
 
 # ---------------------------------------------------------------- as JSON (UTC times, as in the files)
