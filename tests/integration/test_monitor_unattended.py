@@ -5,6 +5,7 @@ is asked there only when `--on-usage-limit ask` says so."""
 from __future__ import annotations
 
 import shutil
+import subprocess
 from pathlib import Path
 
 import pytest
@@ -34,6 +35,10 @@ def test_the_loop_pane_waits_at_a_usage_limit_instead_of_asking(project, feature
     loop = panes(tmux_env)[0]["id"]
     assert wait_until(lambda: waiting_kind(feature) == "usage limit"), screen(tmux_env, loop)
     assert "[w]ait/[e]xit" not in screen(tmux_env, loop)
+    # the loop's pane alone: tmux's server keeps no such variable for the panes the user opens later
+    global_env = ["tmux", "show-environment", "-g"]
+    shown = subprocess.run(global_env, env=tmux_env, capture_output=True, text=True, check=True).stdout
+    assert "RALPH_UNATTENDED" not in shown, shown
 
 
 def test_the_question_is_asked_there_when_the_flag_asks_for_it(project, feature, tmux_env, tmp_path):

@@ -37,13 +37,14 @@ def in_tmux(argv: list[str], paths: FeaturePaths, terminal: bool) -> bool:
             f"ralph run for {paths.name} is already running (PID {holder}); watch it with: " + paths.command("monitor")
         )
     loop = [sys.executable, "-m", "ralphloop", *without_flag(argv, "--monitor")]
-    loop_env = {**os.environ, UNATTENDED: "1"}
     monitor = [sys.executable, "-m", "ralphloop", "monitor", "-f", paths.dir]
     before = ended_run(paths)  # the monitor waits past the last run's final state for this one's
     # the loop may not have started when the monitor does: it waits for it, whatever status.json holds now
     monitor += ["--skip-run", before] if before else ["--beside-run"]
     try:
-        launched = tmux.launch(loop, monitor, cwd=os.getcwd(), env=loop_env, window=paths.name)
+        launched = tmux.launch(
+            loop, monitor, cwd=os.getcwd(), env=os.environ, window=paths.name, loop_env={UNATTENDED: "1"}
+        )
     except OSError as exc:
         raise RalphError(f"--monitor: {exc}") from None
     attach = f"tmux attach -t {launched.session}"

@@ -48,8 +48,10 @@ def launch(
     env: Mapping[str, str],
     window: str,
     session: str = SESSION,
+    loop_env: Mapping[str, str] | None = None,
 ) -> Launched:
-    """Start the two panes (a new session, or a new window in an existing `ralph` session)."""
+    """Start the two panes (a new session, or a new window in an existing `ralph` session). `loop_env`: what the
+    loop's pane alone adds to `env` (never given to tmux itself, whose server would keep it for every pane)."""
     tmux = available(env) or "tmux"
     exists = _tmux(tmux, env, "has-session", "-t", f"={session}", check=False).returncode == 0
     placeholder = "exec sleep 86400"  # replaced below, once both panes have their final width
@@ -76,9 +78,10 @@ def launch(
         panes.append(monitor_pane)
         # tmux before 3.2 has no window hooks: there the layout stays as it was made
         _tmux(tmux, env, "set-hook", "-w", "-t", window_id, "window-resized", relayout(window_id), check=False)
-        for pane, title, argv in ((loop_pane, "RALPH LOOP", loop_argv), (monitor_pane, "MONITOR", monitor_argv)):
+        loop = (loop_pane, "RALPH LOOP", loop_argv, {**env, **(loop_env or {})})
+        for pane, title, argv, pane_env in (loop, (monitor_pane, "MONITOR", monitor_argv, env)):
             _tmux(tmux, env, "select-pane", "-t", pane, "-T", title)
-            command, spec = _pane_command(argv, cwd, env, title)
+            command, spec = _pane_command(argv, cwd, pane_env, title)
             specs.append(spec)
             _tmux(tmux, env, "respawn-pane", "-k", "-t", pane, command)
         _tmux(tmux, env, "select-pane", "-t", loop_pane)

@@ -10,7 +10,6 @@ Stdlib only at import: `ralph report` stays as light as `ralph status`.
 from __future__ import annotations
 
 import math
-
 from dataclasses import dataclass
 from datetime import UTC, datetime, timedelta
 
