@@ -212,3 +212,33 @@ def _until(condition: Callable[[], bool]) -> bool:
             return False
         time.sleep(0.01)
     return True
+
+
+def test_a_webhooks_reason_phrase_reaches_no_screen_with_its_escapes() -> None:
+    """The server's words are not ralph's: an HTTP reason phrase with a title change and a screen clear is cleaned
+    before it is quoted in a warning (and the warning is cleaned again when it is printed)."""
+    import http.server
+    import threading
+
+    from ralphloop.notify.deliver import post_json
+
+    class Hostile(http.server.BaseHTTPRequestHandler):
+        def do_POST(self) -> None:
+            self.rfile.read(int(self.headers.get("Content-Length", "0")))
+            self.send_response(500, "Oops \x1b]0;PWNED\x07\x1b[2J")
+            self.send_header("Content-Length", "0")
+            self.end_headers()
+
+        def log_message(self, format: str, *args: object) -> None:
+            pass
+
+    server = http.server.HTTPServer(("127.0.0.1", 0), Hostile)
+    thread = threading.Thread(target=server.serve_forever, daemon=True)
+    thread.start()
+    try:
+        said = post_json(f"http://127.0.0.1:{server.server_address[1]}/hook", {"event": "complete"}, 5.0)
+    finally:
+        server.shutdown()
+        server.server_close()
+    assert said is not None and said.startswith("HTTP 500 Oops"), said
+    assert "\x1b" not in said and "\x07" not in said

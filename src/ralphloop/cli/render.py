@@ -199,7 +199,8 @@ class TerminalRenderer(Struct):
     def warning(self, text: str) -> None:
         """`ralph: warning: TEXT` on stderr, from any thread (the notifier's), the live line put back after it."""
         with self.suspended():
-            print(f"ralph: warning: {text}", file=sys.stderr, flush=True)
+            # a warning may quote a server's or an agent's words (an HTTP reason phrase): no escape reaches the screen
+            print(f"ralph: warning: {one_line(strip_terminal_controls(text), 500)}", file=sys.stderr, flush=True)
 
     def stop(self) -> None:
         """The spinner off and the cursor shown (the run ended, even by an error)."""

@@ -174,7 +174,8 @@ def post_json(url: str, body: Mapping[str, Any], timeout: float) -> str | None:
         with opener.open(request, timeout=timeout) as response:
             response.read(64 * 1024)
     except urllib.error.HTTPError as exc:
-        return f"HTTP {exc.code}" + (f" {exc.reason}" if isinstance(exc.reason, str) and exc.reason else "")
+        reason = one_line(strip_terminal_controls(exc.reason), 120) if isinstance(exc.reason, str) else ""
+        return f"HTTP {exc.code}" + (f" {reason}" if reason else "")
     except urllib.error.URLError as exc:
         return _os_error(exc.reason)
     except TimeoutError:
