@@ -102,6 +102,19 @@ def test_hostile_text_never_reaches_the_screen_as_controls_or_markup(running: Pa
     assert "\x1b[2J" not in text and "\x1b]0;" not in text and "\x07" not in text and "pwned" not in text
     assert "\x1b[31mred" not in text  # the activity's own colour codes are gone
     assert "[bold red]markup[/]" in render(dashboard(snapshot_of(running)))  # shown, not obeyed
+
+
+@pytest.mark.parametrize("key", ["status", "circuitState"])
+def test_a_hostile_status_word_is_drawn_without_its_escapes(running: Path, key: str) -> None:
+    """status.json and the breaker's file can be written by the agent: their words are cleaned like any other."""
+    hostile = "x\x1b]0;PWNED\x07\x1b[2J"
+    if key == "status":
+        edit(running / "status.json", status=hostile)
+    else:
+        (running / ".circuit_breaker_state").write_text(json.dumps({"state": hostile}))
+    for width, height in ((100, 40), (50, 20)):  # the full view and the compact one
+        text = render(dashboard(snapshot_of(running)), colour=True, width=width, height=height)
+        assert "\x1b]0;" not in text and "\x07" not in text and "\x1b[2J" not in text, text
     assert "[bold red]not markup[/]" in render(dashboard(snapshot_of(running)))
 
 

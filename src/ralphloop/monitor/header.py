@@ -42,7 +42,7 @@ def title(report: dict[str, Any]) -> Text:
 
 
 def status_text(report: dict[str, Any]) -> Text:
-    status = str(report.get("status") or "not started")
+    status = safe(report.get("status") or "not started", 40)  # status.json can be written by the agent
     text = Text(status, style=STATUS_STYLES.get(status, ""))
     reason = report.get("exitReason")
     if reason and reason != status:
@@ -51,7 +51,7 @@ def status_text(report: dict[str, Any]) -> Text:
 
 
 def circuit_text(report: dict[str, Any]) -> Text:
-    state = str(report.get("circuitState") or "CLOSED")
+    state = safe(report.get("circuitState") or "CLOSED", 40)
     text = Text(state, style=_CIRCUIT_STYLES.get(state, "yellow"))
     if report.get("circuitReason"):
         text.append(f" - {safe(report['circuitReason'], 200)}")
