@@ -9,6 +9,8 @@ from __future__ import annotations
 import math
 from datetime import UTC, datetime, timedelta
 
+from ralphloop.numbers import money
+
 TYPE_CHECKING = False
 if TYPE_CHECKING:
     from typing import Any
@@ -134,11 +136,12 @@ def cost_words(report: dict[str, Any], now: datetime | None) -> str | None:
     """`$1.20 of $5.00 · $0.90/h`: this run's cost, of its budget, and its rate over the run's wall time."""
     cost, limit = _number(report.get("costUsd")), _number(report.get("maxCostUsd"))
     if cost is None:
-        return f"cost not reported (budget ${limit:.2f})" if limit else None
-    text = f"${cost:.2f}" + (f" of ${limit:.2f}" if limit else "")
+        return f"cost not reported (budget {money(limit)})" if limit else None
+    # numbers.money, as on the run's own lines: a cheap run reads $0.0040 on every screen, not $0.00 on some
+    text = money(cost) + (f" of {money(limit)}" if limit else "")
     seconds = run_seconds(report, now)
     if seconds is not None and seconds >= RATE_AFTER_S and cost > 0:
-        text += f" · ${cost / seconds * 3600:.2f}/h"
+        text += f" · {money(cost / seconds * 3600)}/h"
     return text + unpriced_words(report)
 
 

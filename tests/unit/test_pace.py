@@ -71,6 +71,9 @@ def test_cost_of_budget_and_per_hour() -> None:
     assert cost_words(unpriced, NOW) == "$1.20 · $1.80/h + the cost of 2 calls not reported"
     ended = report(alive=False, costUsd=2.0, lastUpdated="2026-11-21T13:45:00Z")  # an hour, start to end
     assert cost_words(ended, None) == "$2.00 · $2.00/h"
+    # under a cent it is not $0.00: the same words as the run's result line (numbers.money)
+    cheap = report(costUsd=0.004, startedAt="2026-11-21T13:24:30Z")
+    assert cost_words(cheap, NOW) == "$0.0040"
 
 
 def test_hostile_numbers_read_as_none() -> None:
