@@ -10,6 +10,7 @@ import math
 from datetime import UTC, datetime, timedelta
 
 from ralphloop.numbers import money
+from ralphloop.textsafe import one_line, strip_terminal_controls
 
 TYPE_CHECKING = False
 if TYPE_CHECKING:
@@ -110,14 +111,17 @@ def eta_words(report: dict[str, Any], now: datetime) -> str | None:
     done, left, elapsed = report.get("storiesDoneThisRun"), report.get("storiesLeft"), run_seconds(report, now)
     if not report.get("alive") or not isinstance(done, int) or not isinstance(left, int) or left <= 0:
         return None
+    # a narrowed run (-s, --resume-from) counts what is left of its scope, not of the feature: say whose ETA it is
+    scope = report.get("scope")
+    eta = f"ETA for {one_line(strip_terminal_controls(scope), 60)}" if isinstance(scope, str) and scope else "ETA"
     seconds = eta_seconds(elapsed or 0.0, done, left)
     if seconds is None:
-        return "ETA unknown"
+        return f"{eta} unknown"
     try:
         moment = now + timedelta(seconds=seconds)
     except OverflowError:
-        return "ETA unknown"
-    return f"ETA ~{local_clock(moment, seconds=False)} (≈ {rough(seconds)})"
+        return f"{eta} unknown"
+    return f"{eta} ~{local_clock(moment, seconds=False)} (≈ {rough(seconds)})"
 
 
 def elapsed_words(report: dict[str, Any], now: datetime) -> str | None:

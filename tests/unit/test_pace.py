@@ -58,6 +58,8 @@ def test_eta_words_say_when_in_local_time_and_how_long() -> None:
     assert eta_words(report(alive=False), NOW) is None  # an ended run has no ETA
     assert eta_words(report(storiesDoneThisRun=None), NOW) is None  # an older status.json: no start count
     assert eta_words(report(storiesDoneThisRun=1, storiesLeft=10**9), NOW) == "ETA unknown"  # past datetime's end
+    narrowed = report(scope="story S-7")  # -s S-7: what is left is S-7's, whatever the feature's count says
+    assert eta_words(narrowed, NOW) == f"ETA for story S-7 ~{local(NOW + timedelta(hours=1))} (≈ 1h)"
 
 
 def test_cost_of_budget_and_per_hour() -> None:
