@@ -57,6 +57,9 @@ def _header(number: int, facts: dict[str, object], shown: str) -> str:
     return f"Iteration {number}{f' ({known})' if known else ''}: {shown}"
 
 
+BATCH_CHARS = 1024 * 1024
+
+
 def _copy(fd: int, out: BinaryIO) -> None:
     while chunk := os.read(fd, 1024 * 1024):
         out.write(chunk)
@@ -66,6 +69,7 @@ def _show(fd: int, out: BinaryIO, reader: Callable[[str], list[str] | None] | No
     """Each line readable (through `reader`, when given) and clean; runs of blank lines kept to one."""
     blank = True  # no blank line at the top
     shown: list[str] = []
+    held = 0  # characters in `shown`: a log of 16 MB lines must not pile up a thousand of them
     for raw in iteration_logs.lines(fd, limit=MAX_LINE):
         line = "[a line of more than 16 MB, not shown]" if raw is None else raw.decode("utf-8", "replace").rstrip("\r")
         readable = reader(line) if reader is not None and raw is not None else None
@@ -75,8 +79,10 @@ def _show(fd: int, out: BinaryIO, reader: Callable[[str], list[str] | None] | No
                 continue
             blank = not text
             shown.append(text)
-        if len(shown) >= 1000:  # written in batches: one write per line costs more than reading it
+            held += len(text)
+        if len(shown) >= 1000 or held >= BATCH_CHARS:  # in batches: one write a line costs more than reading it
             _write(out, shown)
+            held = 0
     _write(out, shown)
 
 
