@@ -162,7 +162,7 @@ def build_run(
         StatusFile(paths.status, clock.now, clock.monotonic, slots, budget=policy.budget),
         StateFile(paths.state, saved, clock.now),
         ProgressLog(paths.progress),
-        MetricsLog(paths.metrics),
+        MetricsLog(paths.metrics, policy.budget.max_cost_usd),
         SignalRecords(paths.response_analysis, paths.exit_signals),
         EventLog(paths.events, clock.now),
     ]

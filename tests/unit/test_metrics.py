@@ -86,6 +86,7 @@ def test_metrics_line_has_the_seed_004_schema_in_order() -> None:
         "task_title",
         "wall_seconds",
         "run_id",
+        "max_cost_usd",
     ]
     assert line["usage"] == {
         "input_tokens": 12500,

@@ -101,7 +101,10 @@ def _html(got: Gathered, root: str, name: str) -> int:
     from ralphloop import __version__
     from ralphloop.report.sources import budget
 
-    limit, problem = budget(root)
+    recorded, limit = got.run_budget
+    problem = None
+    if not recorded:  # records of an older ralph: the budget the config sets now
+        limit, problem = budget(root)
     if problem:
         print(f"ralph: warning: {strip_terminal_controls(problem)}", file=sys.stderr)
     notes = [f"{len(got.skipped):,} cut line(s) of the metrics file skipped."] if got.skipped else []

@@ -56,6 +56,7 @@ def metrics_line(
     task_title: str | None = None,
     wall_s: float | None = None,
     run_id: str | None = None,
+    max_cost_usd: float | None = None,
 ) -> dict[str, Any]:
     """One line of ralph_metrics.jsonl: seed 004's fields in its order, then ralph's own.
 
@@ -63,7 +64,7 @@ def metrics_line(
     that moved the task state), else what the agent's run alone says. `counted`: whether it counts toward
     max_iterations (a usage limit, an API retry or a wrong model does not). When the agent reported no
     usage, every usage value is null: unknown, not zero. `wall_s`: the iteration's wall time (so the line
-    says when it began), `run_id`: the run it belongs to (a budget is a run's).
+    says when it began), `run_id`: the run it belongs to, `max_cost_usd`: that run's cost budget.
     """
     usage = result.usage
     tokens: dict[str, int | None]
@@ -98,6 +99,7 @@ def metrics_line(
             "task_title": task_title,
             "wall_seconds": None if wall_s is None else round(max(0.0, wall_s), 1),
             "run_id": run_id,
+            "max_cost_usd": max_cost_usd,
         }
     )
 
@@ -243,8 +245,8 @@ def _looks_cut(row: bytes) -> bool:
     return False
 
 
-def line_of(event: Any) -> dict[str, Any]:
-    """The metrics line of an IterationFinished event."""
+def line_of(event: Any, max_cost_usd: float | None = None) -> dict[str, Any]:
+    """The metrics line of an IterationFinished event (in a run whose cost budget is `max_cost_usd`)."""
     from ralphloop.protocols import iso
 
     return metrics_line(
@@ -260,14 +262,16 @@ def line_of(event: Any) -> dict[str, Any]:
         task_title=event.task_title,
         wall_s=event.wall_s,
         run_id=event.run_id,
+        max_cost_usd=max_cost_usd,
     )
 
 
 class MetricsLog:
     """Subscribes to IterationFinished: one line per iteration in ralph_metrics.jsonl."""
 
-    def __init__(self, path: str) -> None:
+    def __init__(self, path: str, max_cost_usd: float | None = None) -> None:
         self.path = path
+        self.max_cost_usd = max_cost_usd  # the run's budget, on each line: `ralph report --html` charts it
 
     def __call__(self, event: object) -> None:
         from ralphloop.events import IterationFinished
@@ -277,4 +281,4 @@ class MetricsLog:
 
             if event.recovered and tail_has(self.path, f'{{"iteration":{event.number},'.encode(), prefix=True):
                 return  # written before ralph was killed
-            append_metrics(self.path, line_of(event))
+            append_metrics(self.path, line_of(event, self.max_cost_usd))

@@ -38,6 +38,7 @@ class Gathered:
     warnings: list[str]
     done_word: str  # "passes" for stories, "done" for tasks and steps
     units: str  # "Stories", "Tasks", "Steps"
+    run_budget: tuple[bool, float | None] = (False, None)  # (recorded?, the latest run's max_cost_usd)
 
 
 def gather(paths: FeaturePaths) -> Gathered:
@@ -59,7 +60,17 @@ def gather(paths: FeaturePaths) -> Gathered:
         warnings=warnings,
         done_word="passes" if row.done_words == "stories pass" else "done",
         units=row.units,
+        run_budget=recorded_budget(read.lines),
     )
+
+
+def recorded_budget(lines: list[dict[str, Any]]) -> tuple[bool, float | None]:
+    """The cost budget the latest run had (its metrics lines say it: `--max-cost` included, which no config
+    file holds), and whether it is recorded at all (lines of an older ralph are not: the config then says)."""
+    if not lines or "max_cost_usd" not in lines[-1]:
+        return False, None
+    value = lines[-1]["max_cost_usd"]
+    return True, float(value) if isinstance(value, (int, float)) and not isinstance(value, bool) else None
 
 
 def read_events(path: str) -> tuple[list[dict[str, Any]], str | None]:

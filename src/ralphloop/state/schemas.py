@@ -213,5 +213,6 @@ METRICS_LINE = Schema(
         "task_title": ("text", None),  # the task as it was titled then (the receipt of `ralph report`)
         "wall_seconds": ("number", None),  # the iteration's wall time, ralph's own included: it began then
         "run_id": ("text", None),  # which run (a budget is a run's): lines before these fields have none
+        "max_cost_usd": ("number", None),  # that run's cost budget (--max-cost, budget.max_cost_usd), when set
     },
 )
