@@ -11,6 +11,7 @@ from ralphloop.events import Waiting
 from ralphloop.protocols import Clock, EventSink
 
 ANSWER = "answer"  # the Waiting kind of a question
+WAITING_WORDS = "waiting for your answer"  # what the question's Waiting says, after what it is about
 
 
 def ask_user(
@@ -18,7 +19,7 @@ def ask_user(
 ) -> str | None:
     """`ask(question, timeout_s)` between two events; the answer, or None when nobody answered in time."""
     now = clock.now()
-    message = f"{what}: waiting for your answer"
+    message = f"{what}: {WAITING_WORDS}"
     emit(Waiting(ANSWER, message, now + timedelta(seconds=timeout_s), timeout_s, first=True))
     try:
         return ask(question, timeout_s)

@@ -42,12 +42,14 @@ def tokens_words(input_tokens: object, output_tokens: object, cache_read: object
 
 
 def short_count(count: int) -> str:
-    """`950`, `3.6k`, `313k`, `1.2M`: a count for a line that must stay short."""
-    for size, unit in ((1_000_000_000, "G"), (1_000_000, "M"), (1_000, "k")):
-        if count >= size:
-            scaled = count / size
-            return f"{scaled:.1f}{unit}" if round(scaled, 1) < 10 else f"{scaled:.0f}{unit}"
-    return str(count)
+    """`950`, `3.6k`, `313k`, `1.2M`: a count for a line that must stay short (999,950 is `1.0M`, not `1000k`)."""
+    if count < 1000:
+        return str(count)
+    for size, unit in ((1_000, "k"), (1_000_000, "M"), (1_000_000_000, "G")):
+        scaled = count / size
+        if round(scaled) < 1000 or unit == "G":
+            break
+    return f"{scaled:.1f}{unit}" if round(scaled, 1) < 10 else f"{scaled:.0f}{unit}"
 
 
 def short_tokens(input_tokens: object, output_tokens: object, cache_read: object = None) -> str:

@@ -12,8 +12,8 @@ from tests.events import iteration_finished, result
 
 
 def test_short_counts_stay_short_and_round_to_the_next_unit() -> None:
-    assert [short_count(n) for n in (0, 950, 1000, 3600, 9960, 12_345, 313_000, 1_250_000)] == [
-        "0", "950", "1.0k", "3.6k", "10k", "12k", "313k", "1.2M",
+    assert [short_count(n) for n in (0, 950, 1000, 3600, 9960, 12_345, 313_000, 999_950, 1_250_000, 5 * 10**12)] == [
+        "0", "950", "1.0k", "3.6k", "10k", "12k", "313k", "1.0M", "1.2M", "5000G",
     ]  # fmt: skip
     assert short_tokens(3000, 600, 313_000) == "3.6k tok (313k cache)"
     assert short_tokens(None, None, 5) == ""  # nothing reported: nothing said (not "0 tok")

@@ -15,6 +15,7 @@ from typing import Any
 from msgspec import Struct
 from msgspec.structs import replace
 
+from ralphloop.asking import WAITING_WORDS
 from ralphloop.events import CircuitChanged, IterationFinished, LoopEnded, RunStarted, Waiting
 from ralphloop.exitcodes import ExitReason
 from ralphloop.redact import redact, secret_values
@@ -201,7 +202,7 @@ def _usage_limit(
 
 
 def _question(event: Waiting, seen: Seen, env: Mapping[str, str], local: tzinfo | None) -> Note:
-    question = safe_text(event.message, env)
+    question = safe_text(event.message.removesuffix(f": {WAITING_WORDS}"), env)  # the body says it once
     asked = event.until - timedelta(seconds=max(0.0, event.seconds_left))
     body = f"waiting for your answer until {_local_words(event.until, asked, local)}: {question}"
     fields = {
