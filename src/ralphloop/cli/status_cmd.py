@@ -171,9 +171,10 @@ def _later_lines(report: dict[str, Any], now: datetime) -> list[str]:
     if report["lastMessage"]:
         lines.append(f"Agent said: {strip_terminal_controls(str(report['lastMessage']))}")
     updated = parse_time(report["lastUpdated"])
-    if updated is not None and not report["alive"]:  # a live run rewrites it often: only an ended run's is news
+    when = local_when(updated, now) if updated is not None else ""  # "" out of range: no line saying nothing
+    if updated is not None and when and not report["alive"]:  # a live run rewrites it often: an ended run's is news
         ago = seconds_between(updated, now)
-        lines.append(f"Updated:    {local_when(updated, now)}" + (f" ({rough(ago)} ago)" if ago and ago > 0 else ""))
+        lines.append(f"Updated:    {when}" + (f" ({rough(ago)} ago)" if ago and ago > 0 else ""))
     if report["guidance"]:
         lines += [strip_terminal_controls(str(line)) for line in str(report["guidance"]).splitlines()]
     if report["note"]:
