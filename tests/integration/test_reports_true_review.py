@@ -4,6 +4,7 @@ processes, real git. Each test names a report that was still false, or a command
 from __future__ import annotations
 
 import json
+import re
 import shlex
 import subprocess
 from pathlib import Path
@@ -70,10 +71,13 @@ def test_the_commands_an_open_circuit_prints_for_a_folder_outside_dot_ralph_work
 
     assert done.returncode == 1 and "circuit_open" in done.stdout, done.stdout + done.stderr
     lines = done.stdout.splitlines()
-    status = next(line for line in lines if "(ralph status" in line).split("(", 1)[1].rstrip(")")
+    what = next(line for line in lines if "(ralph status" in line)
+    shown = re.findall(r"\((ralph (?:logs|status) [^)]*)\)", what)  # what the agent did, and the progress log
+    assert [command.split()[1] for command in shown] == ["logs", "status"], what
     reset = next(line for line in lines if "Then reset and continue:" in line).split(": ", 1)[1]
     reset_cmd, _, run_cmd = reset.partition("   (or: ")
-    assert pasted(status, project, ralph_env).returncode == 0, status
+    for command in shown:
+        assert pasted(command, project, ralph_env).returncode == 0, command
     assert pasted(reset_cmd, project, ralph_env).returncode == 0, reset_cmd
     assert "Status:     halted" in ralph("status", "-f", SPRINT_DIR).stdout
     dry = pasted(run_cmd.rstrip(")"), project, ralph_env, "--dry-run", "--agent-cmd", "true")
