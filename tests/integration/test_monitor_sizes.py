@@ -68,8 +68,10 @@ def test_the_monitor_at_three_sizes_and_ralph_status_agree(
     command = f"{PYTHON} -m ralphloop monitor -f feat"
     # one tmux server a size: tmux 3.3a's server was seen to crash (SIGSEGV) on a loaded machine when a second
     # detached session of another size was made beside the first
+    # a shell's COLUMNS and LINES of another terminal, inherited by each pane: the monitor draws to its own screen
+    stale = {**tmux_env, "COLUMNS": "80", "LINES": "24"}
     for width, height in SIZES:
-        tmux(tmux_env, "-L", f"m{width}", "new-session", "-d", "-s", f"m{width}", "-x", str(width), "-y", str(height),
+        tmux(stale, "-L", f"m{width}", "new-session", "-d", "-s", f"m{width}", "-x", str(width), "-y", str(height),
              "-c", str(project), command)  # fmt: skip
 
     def screen(width: int) -> str:

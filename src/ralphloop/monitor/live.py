@@ -125,7 +125,10 @@ def _live(
     from rich.console import Console
     from rich.live import Live
 
-    console = Console(file=out, highlight=False)
+    # the screen's own size, always: COLUMNS and LINES left in the environment by a shell or a parent (rich
+    # would believe them) described some other terminal, and a full-screen view drawn to them is cut or wraps
+    sized_by_terminal = {key: value for key, value in os.environ.items() if key not in ("COLUMNS", "LINES")}
+    console = Console(file=out, highlight=False, _environ=sized_by_terminal)
     snapshot = watch.snapshot(now(), console.height)
     resized, before = _on_resize()
     try:
