@@ -11,13 +11,18 @@ from tests.conftest import RalphRunner, agent_cmd, read_json, write_prd
 from tests.integration.conftest import Background
 from tests.integration.helpers import read_pid, wait_until
 
+# The holding run's live status file: it goes on writing it (the agent's last output, a second later).
+HOLDERS_STATUS = ".ralph/feat/status.json"
+
 
 def _tree(root: Path) -> dict[str, bytes]:
-    """Every file under `root` but git's own, with its bytes."""
+    """Every file under `root` but git's own and the holding run's status.json, with its bytes."""
     return {
         str(path.relative_to(root)): path.read_bytes()
         for path in sorted(root.rglob("*"))
-        if path.is_file() and ".git" not in path.relative_to(root).parts
+        if path.is_file()
+        and ".git" not in path.relative_to(root).parts
+        and str(path.relative_to(root)) != HOLDERS_STATUS
     }
 
 
