@@ -91,11 +91,14 @@ def add_run(run: argparse.ArgumentParser) -> None:
         "--on-usage-limit",
         metavar="POLICY",
         choices=("wait", "exit", "ask"),
-        help="at a vendor usage limit: wait, exit (code 2) or ask (default: ask on a terminal, else wait)",
+        help="at a vendor usage limit: wait, exit (code 2) or ask (default: ask on a terminal; else, and "
+        "under --monitor, wait)",
     )
 
     output = run.add_argument_group("output")
-    output.add_argument("-v", "--verbose", action="store_true", help="show the agent's output as it runs")
+    output.add_argument(
+        "-v", "--verbose", action="store_true", help="show the agent's output as it runs, and each iteration's metrics"
+    )
     output.add_argument("-l", "--log-file", metavar="FILE", help="also append the run's lines, timestamped, to FILE")
     output.add_argument(
         "--monitor", action="store_true", help="run in a tmux session 'ralph', the live monitor beside the loop"
