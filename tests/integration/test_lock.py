@@ -17,6 +17,8 @@ def test_second_run_is_refused_and_a_crashed_holder_frees_the_lock(feature, ralp
     started = wait_until(lambda: read_pid(pidfile) is not None or first.poll() is not None)
     assert started and first.poll() is None, first.communicate(timeout=30) if first.poll() is not None else "no start"
     background.adopt_tree(first.pid)
+    # the agent's "working..." is in status.json within a second (the trailing write): the holder's last write
+    assert wait_until(lambda: json.loads((feature / "status.json").read_text()).get("lastOutputAt") is not None)
     status_before = (feature / "status.json").read_bytes()
 
     # While the first run works, `ralph status` sees it alive.
