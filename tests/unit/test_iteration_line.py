@@ -49,3 +49,15 @@ def test_the_result_line_carries_the_numbers_and_the_block_only_with_verbose() -
 def test_an_agent_that_reports_no_tokens_or_cost_gets_no_zeros() -> None:
     text = _line(False, result=result(duration_s=0.4))
     assert text == "  · S-1 still open · 0/1 · 0.4s\n"
+
+
+def test_a_failed_agent_is_told_once_by_its_note() -> None:
+    why = "exit code 1: Error: ENOSPC: no space left on device"
+    text = _line(
+        False,
+        status="failed",
+        failure=why,
+        notes=(f"agent failed: {why}",),
+        result=result(duration_s=0.4, failed=True, exit_code=1),
+    )
+    assert text == f"  ✗ agent failed · 0/1 · 0.4s\n    ⚠ agent failed: {why}\n"

@@ -291,10 +291,10 @@ class TerminalRenderer(Struct):
         if event.status == "refused":
             return self.paint("fail", "  ✗ completion claim refused")
         if event.status == "failed":
+            if event.result.failed:  # the note below it says why (the first real error line)
+                return self.paint("fail", "  ✗ agent failed")
             why = f" ({one_line(clean_text(event.failure), 160)})" if event.failure else ""
-            return self.paint(
-                "fail", f"  ✗ agent failed{why}" if event.result.failed else f"  ✗ {event.task_id} failed{why}"
-            )
+            return self.paint("fail", f"  ✗ {event.task_id} failed{why}")
         if event.status == "interrupted":
             return self.paint("warn", "  ⚠ interrupted")
         if event.status in ("usage-limit", "api-error"):  # whatever the task file says, the call is not counted
