@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import re
 import subprocess
 import threading
 from pathlib import Path
@@ -90,6 +91,10 @@ def test_monitor_of_a_finished_run_shows_the_summary_and_exits(ralph, feature):
                              "calls 1/100 this hour · circuit CLOSED") or "halted" in lines[0], lines  # fmt: skip
     assert "Ralph has exited: halted" in lines
     assert any(line.startswith("Exit:       max_iterations") for line in lines), lines
+    # the run's own wall time, as its summary line said it (not its two stamps' difference, to the second)
+    wall = re.search(r"· ([0-9hms.]+) wall ·", done.stdout)
+    assert wall is not None, done.stdout
+    assert f"Duration:   {wall.group(1)}" in lines, (wall.group(1), lines)
 
 
 def test_monitor_wait_skips_the_last_run_and_follows_the_next(ralph, feature, background, tmp_path):

@@ -174,7 +174,7 @@ def _later_lines(report: dict[str, Any], now: datetime) -> list[str]:
     when = local_when(updated, now) if updated is not None else ""  # "" out of range: no line saying nothing
     if updated is not None and when and not report["alive"]:  # a live run rewrites it often: an ended run's is news
         ago = seconds_between(updated, now)
-        lines.append(f"Updated:    {when}" + (f" ({rough(ago)} ago)" if ago and ago > 0 else ""))
+        lines.append(f"Updated:    {when}" + (f" ({rough(ago)} ago)" if ago is not None and ago >= 1 else ""))
     if report["guidance"]:
         lines += [strip_terminal_controls(str(line)) for line in str(report["guidance"]).splitlines()]
     if report["note"]:

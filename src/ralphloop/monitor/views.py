@@ -79,8 +79,12 @@ def waiting_view() -> RenderableType:
 
 def summary_lines(report: dict[str, Any]) -> list[str]:
     """The completion summary (seed 000 UC-5 7a): total iterations, duration, exit reason; plain text."""
-    seconds = seconds_between(parse_time(report.get("startedAt")), parse_time(report.get("lastUpdated")))
-    duration = format_duration(max(0, round(seconds))) if seconds is not None else "unknown"
+    # the run's own measure (the summary line's "wall"); from its two stamps, to the second, for an older ralph's
+    given = report.get("durationS")
+    seconds = float(given) if isinstance(given, int | float) and not isinstance(given, bool) else None
+    if seconds is None or not 0 <= seconds < 10**9:  # status.json can be written by the agent
+        seconds = seconds_between(parse_time(report.get("startedAt")), parse_time(report.get("lastUpdated")))
+    duration = format_duration(max(0.0, seconds)) if seconds is not None else "unknown"
     done, total = whole(report.get("storiesComplete")), whole(report.get("storiesTotal"))
     word = format_of(str(report.get("format"))).done_words
     reason = safe(report.get("exitReason") or report.get("status"), 60)

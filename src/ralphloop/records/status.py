@@ -80,6 +80,7 @@ class LiveStatus(Struct):
     session_id: str | None = None  # the agent's last session id (Claude Code), for `claude --resume`
     in_iteration: bool = False  # an agent is working on iteration `number` (not counted yet)
     stories_at_start: int | None = None
+    duration_s: float | None = None  # the ended run's wall time (LoopEnded): the monitor's summary says the same
     iteration_started_at: datetime | None = None
     iteration_timeout_s: float | None = None
     last_output_at: datetime | None = None
@@ -145,6 +146,7 @@ class LiveStatus(Struct):
                 "maxCostUsd": self.budget.max_cost_usd,
                 "maxTokens": self.budget.max_tokens,
                 "maxRuntimeS": self.budget.max_runtime_s,
+                "durationS": round(self.duration_s, 1) if self.duration_s is not None else None,
             }
         )
 
@@ -224,7 +226,7 @@ class StatusFile:
                 event.tally,
             )
             live.stories_complete, live.stories_total, live.activity, live.waiting = event.done, event.total, None, None
-            live.in_iteration = False
+            live.in_iteration, live.duration_s = False, event.duration_s
             self.trailing.cancel()  # this write is the last
         else:
             return

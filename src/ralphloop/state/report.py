@@ -126,6 +126,7 @@ def gather(paths: FeaturePaths, *, strict: bool = True) -> dict[str, Any]:
         "maxCostUsd": status.get("maxCostUsd"),
         "maxTokens": status.get("maxTokens"),
         "maxRuntimeS": status.get("maxRuntimeS"),
+        "durationS": status.get("durationS"),
     }
 
 

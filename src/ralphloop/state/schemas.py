@@ -147,6 +147,7 @@ STATUS = Schema(
         "maxCostUsd": ("number", None),  # the run's budgets (--max-cost, --max-tokens, --max-runtime)
         "maxTokens": ("int", None),
         "maxRuntimeS": ("number", None),
+        "durationS": ("number", None),  # an ended run's wall time, as its summary line says it; null while it runs
     },
 )
 
