@@ -5,32 +5,17 @@ from __future__ import annotations
 import io
 import json
 import os
-import shutil
 from datetime import UTC, datetime
 from pathlib import Path
-from typing import Any
 
 from rich.console import Console
 
 from ralphloop.monitor.snapshot import read_snapshot
 from ralphloop.monitor.views import dashboard
 from ralphloop.paths import FeaturePaths
+from tests.monitor_feature import copy_feature, edit
 
-FIXTURE = Path(__file__).parent.parent / "fixtures" / "monitor" / "running"
 NOW = datetime(2026, 11, 21, 2, 37, 0, tzinfo=UTC)
-
-
-def copy_feature(tmp_path: Path) -> Path:
-    folder = tmp_path / "project" / ".ralph" / "feat2"
-    shutil.copytree(FIXTURE, folder)
-    edit(folder / "status.json", featureDir=str(folder), logFile=str(folder / "logs" / "iteration-2.log"))
-    return folder
-
-
-def edit(path: Path, **changes: Any) -> None:
-    data = json.loads(path.read_text())
-    data.update(changes)
-    path.write_text(json.dumps(data))
 
 
 def render(folder: Path) -> str:

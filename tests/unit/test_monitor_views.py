@@ -2,10 +2,8 @@
 
 from __future__ import annotations
 
-import fcntl
 import io
 import json
-import os
 import shutil
 from collections.abc import Iterator
 from datetime import UTC, datetime
@@ -19,34 +17,22 @@ from ralphloop.monitor.layout import share
 from ralphloop.monitor.snapshot import Snapshot, log_tail, read_snapshot, signal_counts
 from ralphloop.monitor.views import WAITING_TEXT, dashboard, plain_line, summary_lines, summary_view
 from ralphloop.paths import FeaturePaths
+from tests.monitor_feature import FIXTURE, copy_feature, edit, held
 
-FIXTURE = Path(__file__).parent.parent / "fixtures" / "monitor" / "running"
 NOW = datetime(2026, 11, 21, 2, 37, 0, tzinfo=UTC)
 
 
 @pytest.fixture
 def feature(tmp_path: Path) -> Path:
     """A copy of the fixture feature inside a project, status.json pointing at the copy's log."""
-    folder = tmp_path / "project" / ".ralph" / "feat2"
-    shutil.copytree(FIXTURE, folder)
-    edit(folder / "status.json", featureDir=str(folder), logFile=str(folder / "logs" / "iteration-2.log"))
-    return folder
+    return copy_feature(tmp_path)
 
 
 @pytest.fixture
 def running(feature: Path) -> Iterator[Path]:
-    """The feature's lock held, as by a live `ralph run` (a real flock, by this process)."""
-    with open(feature / ".lock", "w") as handle:
-        handle.write(f"{os.getpid()}\n")
-        handle.flush()
-        fcntl.flock(handle, fcntl.LOCK_EX)
+    """The feature's lock held, as by a live `ralph run`."""
+    with held(feature):
         yield feature
-
-
-def edit(path: Path, **changes: Any) -> None:
-    data = json.loads(path.read_text())
-    data.update(changes)
-    path.write_text(json.dumps(data))
 
 
 def snapshot_of(folder: Path, now: datetime = NOW) -> Snapshot:

@@ -2,22 +2,17 @@
 
 from __future__ import annotations
 
-import fcntl
-import json
-import os
-import shutil
 from collections.abc import Iterator
 from datetime import UTC, datetime
 from pathlib import Path
-from typing import Any
 
 import pytest
 
 from ralphloop.cli.status_cmd import render
 from ralphloop.paths import FeaturePaths
 from ralphloop.state.report import gather
+from tests.monitor_feature import copy_feature, edit, held
 
-FIXTURE = Path(__file__).parent.parent / "fixtures" / "monitor" / "running"
 NOW = datetime(2026, 11, 21, 2, 37, 0, tzinfo=UTC)
 
 
@@ -27,11 +22,9 @@ def local(moment: str, form: str = "%H:%M:%S") -> str:
 
 @pytest.fixture
 def feature(tmp_path: Path) -> Path:
-    folder = tmp_path / "project" / ".ralph" / "feat2"
-    shutil.copytree(FIXTURE, folder)
-    edit(
-        folder / "status.json",
-        featureDir=str(folder),
+    """The fixture feature mid-run: its header's numbers in status.json, no log."""
+    return copy_feature(
+        tmp_path,
         logFile="",
         storiesAtStart=0,
         inIteration=True,
@@ -43,23 +36,12 @@ def feature(tmp_path: Path) -> Path:
         maxTokens=1_000_000,
         tokens={"inputTokens": 100_000, "outputTokens": 23_456, "callsWithoutCost": 0},
     )
-    return folder
 
 
 @pytest.fixture
 def running(feature: Path) -> Iterator[Path]:
-    """The feature's lock held, as by a live `ralph run` (a real flock, by this process)."""
-    with open(feature / ".lock", "w") as handle:
-        handle.write(f"{os.getpid()}\n")
-        handle.flush()
-        fcntl.flock(handle, fcntl.LOCK_EX)
+    with held(feature):
         yield feature
-
-
-def edit(path: Path, **changes: Any) -> None:
-    data = json.loads(path.read_text())
-    data.update(changes)
-    path.write_text(json.dumps(data))
 
 
 def shown(folder: Path) -> list[str]:
