@@ -23,19 +23,9 @@ from pathlib import Path
 ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))  # the stand-in agent and the project builder live with the tests
 
+from tests.browser import ARGS, CHROMIUM  # noqa: E402  (the tests' own chromium and its flags)
 from tests.integration import receipt_project  # noqa: E402
 
-CHROMIUM = "/usr/bin/chromium"
-ARGS = [
-    "--headless",
-    "--no-sandbox",
-    "--disable-gpu",
-    "--disable-quic",
-    "--no-first-run",
-    "--disable-background-networking",
-    "--disable-component-update",
-    "--disable-sync",
-]
 WIDTHS = {"desktop": (1280, 900), "phone": (390, 844)}
 STORIES = (
     ("API-1", "Parse the config file and report the first bad key"),
