@@ -18,7 +18,7 @@ import sys
 from collections.abc import Callable
 from typing import Any, NoReturn
 
-from _story import finish_story  # tests/agents/_story.py (this folder is on sys.path)
+from _story import finish_story, next_call  # tests/agents/_story.py (this folder is on sys.path)
 
 FIXTURES = os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "fixtures")
 
@@ -37,13 +37,7 @@ def this_run(done_by_work: str, more: Callable[[bytes], dict[str, Any]] | None =
     call.update(more(prompt) if more is not None else {})
     with open(plan["calls"], "a", encoding="utf-8") as handle:
         handle.write(json.dumps(call) + "\n")
-    try:
-        with open(plan["counter"], encoding="utf-8") as handle:
-            count = int(handle.read() or 0)
-    except FileNotFoundError:
-        count = 0
-    with open(plan["counter"], "w", encoding="utf-8") as handle:
-        handle.write(str(count + 1))
+    count = next_call(plan["counter"])
     name = plan["runs"][min(count, len(plan["runs"]) - 1)]
     if name == "work" or name.startswith("work:"):
         finish_story(os.environ["RALPH_TASK_ID"], os.environ["RALPH_FEATURE_DIR"])

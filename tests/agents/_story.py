@@ -20,3 +20,15 @@ def finish_story(task: str, feature_dir: str) -> dict[str, Any]:
     with open(prd_path, "w", encoding="utf-8") as handle:
         json.dump(prd, handle, indent=2)
     return prd
+
+
+def next_call(counter: str) -> int:
+    """This call's number among the agent's calls (0 first), counted in the file `counter`."""
+    try:
+        with open(counter, encoding="utf-8") as handle:
+            count = int(handle.read() or 0)
+    except FileNotFoundError:
+        count = 0
+    with open(counter, "w", encoding="utf-8") as handle:
+        handle.write(str(count + 1))
+    return count

@@ -20,18 +20,12 @@ import sys
 import time
 import uuid
 
-from _story import finish_story  # tests/agents/_story.py (this folder is on sys.path)
+from _story import finish_story, next_call  # tests/agents/_story.py (this folder is on sys.path)
 
 sys.stdin.read()
 with open(sys.argv[1], encoding="utf-8") as handle:
     plan = json.load(handle)
-try:
-    with open(plan["counter"], encoding="utf-8") as handle:
-        count = int(handle.read() or 0)
-except FileNotFoundError:
-    count = 0
-with open(plan["counter"], "w", encoding="utf-8") as handle:
-    handle.write(str(count + 1))
+count = next_call(plan["counter"])
 step = plan["steps"][min(count, len(plan["steps"]) - 1)]
 task = os.environ.get("RALPH_TASK_ID", "")
 time.sleep(float(step.get("sleep", 0)))
