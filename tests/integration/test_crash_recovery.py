@@ -245,6 +245,14 @@ def test_a_task_file_torn_by_an_agent_killed_with_ralph_is_mended_by_the_next_ru
     killed = ralph("run", "-n", "1", "--agent-cmd", _crash("--write", ".ralph/feat/prd.json=", "--kill-ralph"))
     assert killed.returncode == -9, killed.stdout + killed.stderr
     assert (feature / "prd.json").read_text() == "\n"  # torn
+    # before the next run mends it, `ralph status` answers with the last counts and says why (the user's own
+    # broken prd.json, with no iteration cut short, is still an error: test_status.py)
+    status = ralph("status", "--json")
+    assert status.returncode == 0, status.stderr
+    report = json.loads(status.stdout)
+    assert "not a valid prd.json" in report["note"] and "the last iteration's" in report["note"]
+    assert (report["storiesComplete"], report["storiesTotal"]) == (0, 3)
+    assert "not a valid prd.json" in ralph("status").stdout
 
     again = ralph("run", "-n", "1", "--agent-cmd", agent_cmd("story_agent.py", "--no-commit"))
 

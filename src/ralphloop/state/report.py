@@ -5,6 +5,7 @@ and what the monitor shows). Kept light on purpose (json, os, fcntl): it is what
 from __future__ import annotations
 
 import json
+import os
 
 from ralphloop.errors import RalphError
 from ralphloop.paths import FeaturePaths
@@ -46,18 +47,22 @@ def gather(paths: FeaturePaths, *, strict: bool = True) -> dict[str, Any]:
     raw = read_json_object(paths.status) or {}
     status = STATUS.load(raw)
     kind = detect(paths.dir)
+    holder = lock_holder_alive(paths.lock)
+    torn = None
     try:
         done, total = task_counts(paths, kind, status)
-    except RalphError:
-        if strict:
+    except RalphError as exc:
+        # An agent writes the task file in place: mid-write (a live loop), or torn by a kill (the journal says
+        # an iteration was cut short; the next run settles it), it is the iteration's, not the user's, error.
+        if strict and holder is None and not os.path.lexists(paths.journal):
             raise
         done, total = task_counts(paths, None, status)
+        torn = f"{exc}; the counts are the last iteration's"
     state = STATE.load(read_json_object(paths.state))
     # The breaker's own file is the truth: `ralph reset-circuit` rewrites it without touching status.json.
     circuit = BREAKER.load(read_json_object(paths.circuit_state))
     # `ralph reset-circuit` since a run stopped on an open circuit: the circuit is no longer why it stands still
     reset_since = status.get("exitReason") == "circuit_open" and circuit.get("state", "CLOSED") != "OPEN"
-    holder = lock_holder_alive(paths.lock)
     alive = holder is not None
     word = status.get("status") or "not started"
     note = None
@@ -115,7 +120,7 @@ def gather(paths: FeaturePaths, *, strict: bool = True) -> dict[str, Any]:
         "agent": status.get("agent") or None,
         "activity": status.get("activity") if alive else None,
         "guidance": None if reset_since else status.get("guidance"),
-        "note": note,
+        "note": "; ".join(part for part in (note, torn) if part) or None,
         "circuitResetSince": reset_since,
         # the header's numbers (pace.py words them): the run's start, its pace, budgets and the iteration's clock
         "startedAt": status.get("startedAt"),
