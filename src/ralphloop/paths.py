@@ -34,13 +34,17 @@ RUNTIME_NAMES = (
     "ralph_metrics.jsonl",
     "events.jsonl",
     "events.jsonl.1",
+    "fleet.json",  # a parallel run (state/fleet.py)
+    "fleet.jsonl",
+    ".fleet.lock",
+    "loops",
     "PROGRESS.yaml",  # goal mode: ralph's record of the steps, rewritten every iteration (not the agent's work)
 )
 GITIGNORE_TEXT = (
     "# ralph's runtime files: per-run state, locks and agent logs (kept out of commits)\n"
     "logs/\nstatus.json\nstate.json\n.lock\n.tmp-*\n.exit_signals\n.response_analysis\n"
     ".circuit_breaker_state\n.circuit_breaker_history\nsignals.jsonl\nralph_metrics.jsonl\n"
-    "events.jsonl\nevents.jsonl.1\nPROGRESS.yaml\n.iteration.json\n"
+    "events.jsonl\nevents.jsonl.1\nPROGRESS.yaml\n.iteration.json\nfleet.json\nfleet.jsonl\n.fleet.lock\nloops/\n"
 )
 
 

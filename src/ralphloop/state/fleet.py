@@ -1,0 +1,140 @@
+"""The fleet of a parallel run (`ralph run --parallel N`, docs/parallel.md), read from its files alone:
+fleet.json in the feature folder (the coordinator's atomic summary: its loops and the merge queue), and each
+loop's own status.json in its worktree (or, once the worktree is removed, in `loops/<story>/` of the feature
+folder). `ralph status`, the monitor and `ralph serve` read it here; kept light like state/report.py.
+"""
+
+from __future__ import annotations
+
+import os
+
+from ralphloop.errors import RalphError
+from ralphloop.paths import FeaturePaths
+from ralphloop.state.read import lock_holder_alive, read_json_object
+from ralphloop.state.report import gather
+from ralphloop.state.schemas import Schema
+
+TYPE_CHECKING = False
+if TYPE_CHECKING:
+    from typing import Any
+
+FLEET_FILE = "fleet.json"
+FLEET_JOURNAL = "fleet.jsonl"
+FLEET_LOCK = ".fleet.lock"
+LOOPS_DIR = "loops"  # a finished loop's records, kept when its worktree goes
+
+# A loop's state, in the order a story goes through them:
+#   waiting (its turn, or a dependency) · running (its child loop works) · queued (done, waiting to merge) ·
+#   merging (rebased, its gates run) · merged (on the target branch, marked passing) · retrying (a conflict or a
+#   gate after the rebase: started again on the new base) · failed (kept for inspection) · stopped (interrupted)
+LOOP_STATES = ("waiting", "running", "queued", "merging", "merged", "retrying", "failed", "stopped")
+
+FLEET = Schema(
+    "fleet.json",
+    1,
+    {
+        "fleetId": ("text", ""),
+        "feature": ("text", ""),
+        "featureDir": ("text", ""),
+        "parallel": ("int", 1),
+        "status": ("text", "running"),  # running · complete · halted · interrupted
+        "exitReason": ("text", None),
+        "exitMessage": ("text", None),
+        "pid": ("int", None),
+        "startedAt": ("text", None),
+        "updatedAt": ("text", None),
+        "target": ("text", ""),  # the branch the queue moves (the feature branch, or ralph/<feature>/integration)
+        "bringIn": ("text", None),  # the command that brings an integration branch into the feature branch
+        "loops": ("list", []),
+        "queue": ("list", []),  # stories waiting to merge, in order of completion
+        "storiesTotal": ("int", 0),
+        "storiesMerged": ("int", 0),
+    },
+)
+
+LOOP = Schema(
+    "fleet.json loop",
+    1,
+    {
+        "story": ("text", ""),
+        "title": ("text", ""),
+        "state": ("text", "waiting"),
+        "slot": ("int", None),
+        "attempt": ("int", 0),
+        "maxAttempts": ("int", None),
+        "branch": ("text", ""),
+        "worktree": ("text", ""),
+        "featureDir": ("text", ""),  # the child's feature folder (in its worktree), where its status.json is
+        "pid": ("int", None),
+        "startedAt": ("text", None),
+        "endedAt": ("text", None),
+        "commit": ("text", None),  # the story's head on the target branch once merged
+        "note": ("text", None),  # why it is retrying or failed
+    },
+)
+
+
+def fleet_paths(paths: FeaturePaths) -> tuple[str, str, str]:
+    """fleet.json, fleet.jsonl and the coordinator's lock of a feature."""
+    return paths.file(FLEET_FILE), paths.file(FLEET_JOURNAL), paths.file(FLEET_LOCK)
+
+
+def read_fleet(paths: FeaturePaths) -> dict[str, Any] | None:
+    """The feature's fleet with each loop's own report (iteration, cost, activity...) under "report"; None when
+    the feature never ran in parallel. "alive" says whether the coordinator still runs: a fleet.json that says
+    running without one is "stopped" (killed: the next `ralph run --parallel` adopts it)."""
+    summary, _, lock = fleet_paths(paths)
+    raw = read_json_object(summary)
+    if raw is None:
+        return None
+    fleet = FLEET.load(raw)
+    holder = lock_holder_alive(lock)
+    fleet["alive"] = holder is not None
+    if fleet["status"] == "running" and holder is None:
+        fleet["status"] = "stopped"
+    loops = []
+    for item in fleet["loops"]:
+        if not isinstance(item, dict):
+            continue
+        loop = LOOP.load(item)
+        if loop["state"] not in LOOP_STATES:
+            loop["state"] = "waiting"
+        loop["report"] = _loop_report(paths, loop)
+        loops.append(loop)
+    fleet["loops"] = loops
+    fleet["queue"] = [story for story in fleet["queue"] if isinstance(story, str)]
+    fleet["costUsd"] = sum(_cost(loop["report"]) for loop in loops)
+    return fleet
+
+
+def loop_feature_paths(paths: FeaturePaths, loop: dict[str, Any]) -> FeaturePaths | None:
+    """Where a loop's records are: its worktree's feature folder while it exists, else the copy kept in the
+    feature's `loops/<story>/` (None when neither is there)."""
+    worktree, folder = loop.get("worktree") or "", loop.get("featureDir") or ""
+    if worktree and folder and os.path.isdir(folder):
+        return FeaturePaths(worktree, folder)
+    kept = os.path.join(paths.state_dir, LOOPS_DIR, loop_folder_name(loop.get("story") or ""))
+    return FeaturePaths(os.path.dirname(kept), kept) if loop.get("story") and os.path.isdir(kept) else None
+
+
+def _loop_report(paths: FeaturePaths, loop: dict[str, Any]) -> dict[str, Any] | None:
+    where = loop_feature_paths(paths, loop)
+    if where is None:
+        return None
+    try:
+        return gather(where, strict=False)
+    except RalphError:  # a hostile file in one loop's folder (told by that loop's own view) hides not the fleet
+        return None
+
+
+def _cost(report: dict[str, Any] | None) -> float:
+    value = (report or {}).get("costUsd")
+    return float(value) if isinstance(value, (int, float)) and not isinstance(value, bool) else 0.0
+
+
+def loop_folder_name(story: str) -> str:
+    """A story id as one folder name and branch part (ids are the task file's, `S-1` or `1.10`: never trusted as
+    a path)."""
+    cleaned = "".join(char if char.isalnum() or char in "-_." else "_" for char in story)
+    cleaned = cleaned.replace("..", "__").strip(".")  # git refuses ".." in a branch, and a name ending in "."
+    return (cleaned[:100] or "_").removesuffix(".lock") or "_"
