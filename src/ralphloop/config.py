@@ -162,6 +162,7 @@ _TABLE: dict[str, dict[str, _Spec]] = {
         "auto_commit": (("git", "auto_commit"), "RALPH_AUTO_COMMIT", values.flag, None),
         "branch_auto_create": (("branch", "auto_create"), None, values.flag, None),
         "branch_prefix": (("branch", "prefix"), None, values.branch_prefix, "feature/"),
+        "fast_forward_checked_out": (("merge", "fast_forward_checked_out"), None, values.flag, False),
     },
     "notify": NOTIFY_TABLE,  # notifications during the run and at its end (notify/settings.py)
 }

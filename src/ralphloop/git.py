@@ -24,6 +24,9 @@ class GitSettings(Struct, frozen=True):
     auto_commit: bool | None  # None: the task format's default (on for TODO.md plan folders, seed 004)
     branch_auto_create: bool | None  # None: switch to prd.json's branchName when it has one
     branch_prefix: str
+    # `ralph run --parallel`: the merge queue may fast-forward the feature branch where it is checked out
+    # (a clean worktree only); otherwise it lands on an integration branch (docs/parallel.md)
+    fast_forward_checked_out: bool = False
 
 
 class Snapshot(Struct, frozen=True):

@@ -44,6 +44,9 @@ class Workspace:
         self.warn = warn  # says a stale lock was removed
         self.progress_rel = os.path.relpath(paths.progress, self.top)
         self.failure: str | None = None  # what git failed at after an agent ran: the loop stops once it is recorded
+        # paths (from the top) never committed: a --parallel loop's task file and progress, which its coordinator
+        # commits once the story is merged (docs/parallel.md)
+        self.kept_out: frozenset[str] = frozenset()
 
     @classmethod
     def open(cls, paths: FeaturePaths, task_file: str = "", warn: Callable[[str], None] = _unsaid) -> Workspace | None:
@@ -264,7 +267,7 @@ class Workspace:
         held = self.clear_locks()
         try:
             now = captures.capture(self.paths.project_root, self.index_file)
-            names = sorted(self.changed(start, now))
+            names = sorted(name for name in self.changed(start, now) if name not in self.kept_out)
             made = git.commit_paths(self.top, names, one_line(message, 200))
         except OSError as exc:
             raise GitFailed(

@@ -33,6 +33,7 @@ from ralphloop.engine.phases import prompt_for
 from ralphloop.errors import RalphError
 from ralphloop.events import Notice
 from ralphloop.exitcodes import ExitReason
+from ralphloop.fleet.launcher import child_kept_out, die_with_parent
 from ralphloop.gitignore import ensure_gitignore
 from ralphloop.notify.events import Seen
 from ralphloop.notify.settings import describe
@@ -59,6 +60,8 @@ def command(args: argparse.Namespace, argv: list[str]) -> int:
     if args.log_file:  # before anything is read or written: the run appends to it from the start
         check_file(args.log_file, f"--log-file {args.log_file}")
     root = find_project_root()
+    if args.parallel and args.parallel > 1:
+        return _parallel(args, argv, root, target, iterations)
     terminal = sys.stdin.isatty() and sys.stdout.isatty()
     request = RunRequest(
         target=target,
@@ -84,10 +87,7 @@ def command(args: argparse.Namespace, argv: list[str]) -> int:
         cancel=cancel,
         ask=lambda question, timeout: _ask_over_spinner(renderer, question, timeout, cancel.fileno()),
     )
-    if built.kind == "stories":  # seed 002's users type -t SECS and -r STORY
-        problem = args.timeout is not None and bare_timeout_in_story_specs(args.timeout, _spelled(args, "timeout"))
-        if problem or _spelled(args, "rate_limit") == "-r":
-            raise RalphError(problem or rate_in_story_specs(args.rate_limit))
+    _story_spec_spellings(args, built.kind)
     for message in built.warnings:
         print(f"ralph: warning: {message}", file=sys.stderr)
     if args.dry_run:
@@ -117,8 +117,7 @@ def command(args: argparse.Namespace, argv: list[str]) -> int:
                 run.workspace.clear_locks()
             become_subreaper()  # an agent's daemonised grandchildren come back to ralph, to be stopped
             run = reconcile(run)  # an iteration a killed run left: its agent stopped, its work settled
-            if built.branch:
-                _switch(run.paths, built.branch, run.emit)
+            _on_branch(args, built, run)
             # up to the last line: a Ctrl+C or a hang-up after the loop must not end ralph in a traceback either
             interrupts.install(screen)
             try:
@@ -133,6 +132,29 @@ def command(args: argparse.Namespace, argv: list[str]) -> int:
         interrupts.restore()
         if log_file:
             log_file.close()
+
+
+def _parallel(args: argparse.Namespace, argv: list[str], root: str, target: str | None, iterations: str | None) -> int:
+    from ralphloop.cli.parallel_cmd import run_parallel  # the coordinator's modules, for --parallel only
+
+    return run_parallel(args, argv, root, target, _flags(args, iterations))
+
+
+def _on_branch(args: argparse.Namespace, built: Built, run: Any) -> None:
+    """The run on its branch: prd.json's branchName (switched to), or, for a loop of `ralph run --parallel`
+    (--child), the worktree's own branch; such a loop stops, as on Ctrl+C, when its coordinator dies."""
+    if args.child and run.workspace is not None:
+        die_with_parent()
+        run.workspace.kept_out = child_kept_out(run.workspace.top, run.paths)
+    elif built.branch:
+        _switch(run.paths, built.branch, run.emit)
+
+
+def _story_spec_spellings(args: argparse.Namespace, kind: str) -> None:
+    if kind == "stories":  # seed 002's users type -t SECS and -r STORY
+        problem = args.timeout is not None and bare_timeout_in_story_specs(args.timeout, _spelled(args, "timeout"))
+        if problem or _spelled(args, "rate_limit") == "-r":
+            raise RalphError(problem or rate_in_story_specs(args.rate_limit))
 
 
 def _check_flags(args: argparse.Namespace, target: str | None, iterations: str | None) -> None:

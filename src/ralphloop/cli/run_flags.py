@@ -14,6 +14,7 @@ examples:
   ralph run auth 10                            the feature auth, 10 iterations at most
   ralph run -s US-003                          one story, until it passes
   ralph run --agent claude,codex --max-cost 5  Codex when Claude is limited; stop at $5
+  ralph run --parallel 3                       up to 3 ready stories at once, each in its own git worktree
   ralph run --monitor                          in tmux, the live monitor beside the loop"""
 
 
@@ -41,6 +42,14 @@ def add_run(run: argparse.ArgumentParser) -> None:
     what.add_argument("-n", "--max-iterations", metavar="N", help="iterations in this run (default 20; 0 = unlimited)")
     what.add_argument("-s", "--story", metavar="ID", help="work on this story only, until it passes")
     what.add_argument("--resume-from", metavar="ID", help="skip the stories before this one (in work order)")
+    what.add_argument(
+        "--parallel",
+        metavar="N",
+        type=_loops,
+        help="run up to N ready stories at once, each in its own git worktree, merged one at a time",
+    )
+    # a loop the coordinator of --parallel started, in its worktree (docs/parallel.md): never typed by users
+    what.add_argument("--child", action="store_true", help=argparse.SUPPRESS)
     what.add_argument("-p", "--prompt", metavar="FILE", help="prompt template (default: the feature's prompt.md)")
 
     agent = run.add_argument_group("agent")
@@ -109,6 +118,13 @@ def add_run(run: argparse.ArgumentParser) -> None:
     other.add_argument("--no-archive", action="store_true", help="do not archive the feature on completion")
     other.add_argument("--reset-circuit", action="store_true", help="reset the circuit breaker, then run")
     run.set_defaults(handler="run")
+
+
+def _loops(text: str) -> int:
+    """--parallel N: 1 to 32 loops (each is an agent process, a worktree and a share of the account's budget)."""
+    if not (text.isascii() and text.isdigit()) or not 1 <= int(text) <= 32:
+        raise argparse.ArgumentTypeError(f"{text!r}: must be a whole number from 1 to 32")
+    return int(text)
 
 
 def _backends() -> str:

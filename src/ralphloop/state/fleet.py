@@ -70,6 +70,7 @@ LOOP = Schema(
         "endedAt": ("text", None),
         "commit": ("text", None),  # the story's head on the target branch once merged
         "note": ("text", None),  # why it is retrying or failed
+        "pidStart": ("int", None),  # the pid's start time: a pid reused since is never signalled
     },
 )
 

@@ -13,6 +13,7 @@ from ralphloop.paths import FeaturePaths, display_path
 from ralphloop.protocols import Task, TaskView
 from ralphloop.safe_read import TASK_CAP, maybe_not_text, not_text, read_file
 from ralphloop.tasks.base import SourceBase
+from ralphloop.tasks.order import dependency_cycle, unknown_dependencies
 from ralphloop.tasks.problems import Problem
 
 
@@ -26,6 +27,7 @@ class PrdStory(msgspec.Struct, rename="camel"):
     acceptance_criteria: list[str] = msgspec.field(default_factory=list)
     description: str = ""
     notes: str = ""
+    depends_on: list[str] = msgspec.field(default_factory=list)  # ids that must pass first (dependsOn)
 
 
 class Prd(msgspec.Struct, rename="camel"):
@@ -70,6 +72,14 @@ def parse_prd(raw: bytes, label: str) -> Prd:
         if story.id in seen:
             raise RalphError(f"{label}: userStories[{index}].id {story.id!r} is used twice")
         seen.add(story.id)
+    tasks = [to_task(story) for story in prd.user_stories]
+    unknown = unknown_dependencies(tasks)
+    if unknown:
+        task, dep = unknown[0]
+        raise RalphError(f"{label}: story {task.id} dependsOn {dep!r}, which is no story's id")
+    cycle = dependency_cycle(tasks)
+    if cycle:
+        raise RalphError(f"{label}: dependsOn goes round in a circle: {' → '.join(cycle)}")
     return prd
 
 
@@ -85,8 +95,10 @@ def _schema_message(text: str) -> str:
 
 
 def pick_next(stories: list[PrdStory]) -> PrdStory | None:
-    """The highest-priority story (1 = highest) that does not pass; file order breaks ties."""
-    waiting = [story for story in stories if not story.passes]
+    """The highest-priority story (1 = highest) that does not pass and whose dependsOn all pass; file order
+    breaks ties."""
+    passing = {story.id for story in stories if story.passes}
+    waiting = [story for story in stories if not story.passes and passing.issuperset(story.depends_on)]
     return min(waiting, key=lambda story: story.priority) if waiting else None
 
 
@@ -99,6 +111,7 @@ def to_task(story: PrdStory) -> Task:
         description=story.description,
         acceptance_criteria=tuple(story.acceptance_criteria),
         notes=story.notes,
+        depends_on=tuple(story.depends_on),
     )
 
 
@@ -183,6 +196,7 @@ _STORY_FIELDS: tuple[tuple[str, type | tuple[type, ...], bool], ...] = (
     ("acceptanceCriteria", list, False),
     ("description", str, False),
     ("notes", str, False),
+    ("dependsOn", list, False),
 )
 
 
@@ -231,6 +245,9 @@ def prd_problems(raw: bytes, label: str) -> list[Problem]:
         criteria = story.get("acceptanceCriteria")
         if isinstance(criteria, list) and not all(isinstance(item, str) for item in criteria):
             problems.append(Problem(label, f"{where}.acceptanceCriteria: expected an array of strings"))
+        needs = story.get("dependsOn")
+        if isinstance(needs, list) and not all(isinstance(item, str) for item in needs):
+            problems.append(Problem(label, f"{where}.dependsOn: expected an array of story ids"))
         sid = story.get("id")
         if isinstance(sid, str):
             if not sid.strip():
@@ -239,6 +256,11 @@ def prd_problems(raw: bytes, label: str) -> list[Problem]:
                 problems.append(Problem(label, f"{where}.id {sid!r} is used twice (also userStories[{seen[sid]}])"))
             else:
                 seen[sid] = index
+    if not problems:  # what only the whole file shows: a dependsOn on no story, or a circle of them
+        try:
+            parse_prd(raw, label)
+        except RalphError as exc:
+            problems.append(Problem(label, str(exc).removeprefix(f"{label}: ")))
     return problems
 
 

@@ -1,0 +1,187 @@
+"""`ralph run --parallel N`: the feature and its settings checked as a single run checks them, the branch the
+merge queue moves chosen, then the coordinator (fleet/coordinator.py) driven under the feature's locks."""
+
+from __future__ import annotations
+
+import argparse
+import os
+import signal
+from typing import Any
+
+from ralphloop import git
+from ralphloop.argv_words import run_flags, without
+from ralphloop.build import RunRequest, build_run
+from ralphloop.cancel import CancelToken
+from ralphloop.errors import RalphError
+from ralphloop.exitcodes import ExitReason
+from ralphloop.fleet import gitops
+from ralphloop.fleet.book import Book
+from ralphloop.fleet.context import Fleet
+from ralphloop.fleet.coordinator import coordinate
+from ralphloop.fleet.launcher import LocalProcessLauncher
+from ralphloop.hooks.runner import HookRunner
+from ralphloop.paths import RALPH_DIR, FeaturePaths
+from ralphloop.protocols import SystemClock
+from ralphloop.state.store import RunLock
+from ralphloop.tasks.prd_json import PrdSource
+from ralphloop.worktree_lock import WorktreeLock
+
+# what each loop is told by its coordinator, never repeated from the user's words
+_COORDINATOR_FLAGS = ("--parallel", "-s", "--story", "--resume-from", "-l", "--log-file")
+_COORDINATOR_SWITCHES = ("--monitor", "-d", "--dry-run", "--child", "--no-archive")
+
+
+def run_parallel(
+    args: argparse.Namespace, argv: list[str], root: str, target: str | None, flags: dict[str, tuple[Any, str]]
+) -> int:
+    if args.story or args.resume_from:
+        raise RalphError("--parallel runs every ready story of the feature: give it without -s or --resume-from")
+    if args.monitor or args.dry_run:
+        raise RalphError("--parallel has no --monitor or --dry-run yet: watch it with `ralph status` or `ralph serve`")
+    cancel = CancelToken()
+    request = RunRequest(target=target, feature=args.feature, flags=flags, archive=False, argv=tuple(argv))
+    built = build_run(root, request, clock=SystemClock(), sinks=[], cancel=cancel)
+    run, paths = built.run, built.run.paths
+    if built.kind != "prd":
+        raise RalphError(
+            f"--parallel runs the stories of a prd.json feature; {paths.display()} holds another task format: "
+            "run it without --parallel"
+        )
+    if run.workspace is None:
+        raise RalphError("--parallel needs a git repository: each loop works in a git worktree of its own")
+    top = run.workspace.top
+    feature_branch = built.branch or git.current_branch(root)
+    if not feature_branch:
+        raise RalphError("--parallel needs a branch to merge into: HEAD is detached (git switch -c NAME)")
+    _check_committed(root, top, paths, feature_branch)
+    target_branch, landing, bring_in = _target(root, paths, feature_branch, built.settings.git.fast_forward_checked_out)
+    clock = SystemClock()
+    book = Book(paths, clock)
+    fleet = Fleet(
+        root=root,
+        paths=paths,
+        task_rel=os.path.relpath(paths.prd, top),
+        progress_rel=os.path.relpath(paths.progress, top),
+        feature_rel=os.path.relpath(paths.dir, top),
+        target=target_branch,
+        landing_tree=landing,
+        parallel=args.parallel,
+        max_attempts=max(1, run.policy.max_retries),
+        child_words=_child_words(argv, target, paths, top),
+        book=book,
+        launcher=LocalProcessLauncher(),
+        clock=clock,
+        cancel=cancel,
+        gates=_gates(run, cancel),
+        say=lambda text: print(text, flush=True),
+        grace_s=run.policy.limits.kill_grace_s + 5,
+    )
+    os.makedirs(paths.state_dir, exist_ok=True)
+    previous = {signal.SIGINT: signal.getsignal(signal.SIGINT), signal.SIGTERM: signal.getsignal(signal.SIGTERM)}
+    for number in previous:
+        signal.signal(number, lambda *_: cancel.set())
+    try:
+        with (
+            WorktreeLock(paths, tuple(run_flags(argv, target))),
+            RunLock(paths.lock, f"ralph run --parallel for {paths.name}"),
+            RunLock(book.lock_path, f"ralph run --parallel for {paths.name}"),
+        ):
+            book.fleet.update(
+                fleetId=run.id,
+                feature=paths.name,
+                featureDir=paths.dir,
+                parallel=args.parallel,
+                pid=os.getpid(),
+                startedAt=book.now(),
+                target=target_branch,
+                bringIn=bring_in,
+                exitReason=None,
+                exitMessage=None,
+            )
+            stories = fleet.stories()
+            print(
+                f"Parallel run of {paths.selector}: {len(stories)} stories, up to {args.parallel} at once, "
+                f"merged into {target_branch}",
+                flush=True,
+            )
+            reason = coordinate(fleet)
+    finally:
+        for number, handler in previous.items():
+            signal.signal(number, handler)
+    _report(fleet, reason, bring_in)
+    return reason.exit_code
+
+
+def _check_committed(root: str, top: str, paths: FeaturePaths, branch: str) -> None:
+    """Every loop starts from the branch: the files that steer it must be there as they are here."""
+    steering = [paths.prd, paths.prompt, os.path.join(root, RALPH_DIR, "config.yaml")]
+    exists = gitops.head_of(root, f"refs/heads/{branch}") is not None
+    for path in steering:
+        if not os.path.isfile(path):
+            continue
+        rel = os.path.relpath(path, top)
+        held = gitops.blob(root, f"refs/heads/{branch}" if exists else "HEAD", rel)
+        with open(path, "rb") as handle:
+            here = handle.read(16 << 20)
+        if held != here:
+            raise RalphError(
+                f"{os.path.relpath(path, root)}: not committed as it is on branch {branch}; each parallel loop "
+                f"starts from the branch: commit it first (git add {os.path.relpath(path, root)} && git commit)"
+            )
+
+
+def _target(root: str, paths: FeaturePaths, branch: str, consent: bool) -> tuple[str, str | None, str | None]:
+    """The branch the queue moves, the worktree to fast-forward (when the user consented) and the command that
+    brings an integration branch in. Never a ref moved under a worktree that has it checked out."""
+    if gitops.head_of(root, f"refs/heads/{branch}") is None:
+        git.run(root, "branch", branch, "HEAD")  # prd.json's branchName, made as a single run would
+    holder = gitops.checked_out(root).get(f"refs/heads/{branch}")
+    if holder is None:
+        return branch, None, None
+    if consent:
+        return branch, holder, None
+    integration = gitops.integration_branch(paths.name)
+    if gitops.head_of(root, f"refs/heads/{integration}") is None:
+        git.run(root, "branch", integration, branch)
+    return integration, None, f"git merge --ff-only {integration}"
+
+
+def _child_words(argv: list[str], target: str | None, paths: FeaturePaths, top: str) -> tuple[str, ...]:
+    words = without(run_flags(argv, target), *_COORDINATOR_FLAGS)
+    words = [word for word in words if word not in _COORDINATOR_SWITCHES]
+    return (*words, "--child", "--no-archive", f"--feature={os.path.relpath(paths.dir, top)}")
+
+
+def _gates(run: Any, cancel: CancelToken) -> Any:
+    """The run's quality gates over a loop's rebased worktree."""
+
+    def check(loop: FeaturePaths, story: str) -> tuple[str, ...]:
+        if not run.policy.gates:
+            return ()
+        runner = HookRunner(
+            paths=loop,
+            agent=run.agent,
+            hooks=run.policy.hooks,
+            gates=run.policy.gates,
+            limits=run.policy.limits,
+            cancel=cancel,
+            emit=lambda event: None,
+            model=run.policy.model,
+        )
+        return runner.run_gates(runner.context_for(PrdSource(loop.prd), story, 0, "")).failures
+
+    return check
+
+
+def _report(fleet: Fleet, reason: ExitReason, bring_in: str | None) -> None:
+    merged, total = len(fleet.passing()), len(fleet.stories())
+    if reason is ExitReason.COMPLETE:
+        print(f"All {total} stories merged into {fleet.target}.")
+    elif reason is ExitReason.INTERRUPTED:
+        print(f"Interrupted: {merged}/{total} stories merged. To continue, run the same command again.")
+    else:
+        print(f"Stopped: {merged}/{total} stories merged into {fleet.target}.")
+        for story, why in fleet.failed.items():
+            print(f"  {story}: {why}")
+    if bring_in and merged:
+        print(f"To bring the work into your branch, run in {fleet.root}: {bring_in}")

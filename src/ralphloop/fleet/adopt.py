@@ -1,0 +1,74 @@
+"""What a killed coordinator left, taken over by the next `ralph run --parallel` before it starts anything
+(docs/parallel.md, "Clean-up and crash-resume"). The truth is in git and the worktrees; fleet.jsonl says which
+step each story had reached:
+
+- a child the last coordinator started that still runs (its pid *and* start time) is stopped first;
+- a story its target branch marks passing was merged: only its worktree and branch are left to remove;
+- a story whose loop had finished (its journal says done, or a merge was under way, or its own copy of the
+  task file marks it) goes back to the merge queue: a rebase cut short is aborted first;
+- any other story with a worktree is started again there (the child's own start reconciles the iteration
+  its kill cut short).
+"""
+
+from __future__ import annotations
+
+import os
+
+from ralphloop import reaper
+from ralphloop.fleet import gitops
+from ralphloop.fleet.context import Fleet
+from ralphloop.fleet.merge import collect, finish
+from ralphloop.state.fleet import LOOP
+from ralphloop.state.read import read_json_object
+
+FINISHED_STEPS = ("done", "merging", "landing", "moved")
+
+
+def adopt(fleet: Fleet) -> None:
+    previous = read_json_object(fleet.book.summary_path) or {}
+    _stop_leftovers(fleet, previous)
+    last: dict[str, str] = {}
+    for entry in fleet.book.history():
+        story = entry.get("story")
+        if isinstance(story, str):
+            last[story] = entry["event"]
+    passing = fleet.passing()
+    for item in fleet.stories():
+        story = str(item["id"])
+        tree = fleet.worktree(story)
+        has_tree = os.path.isdir(tree) and gitops.head_of(tree, "HEAD") is not None
+        has_branch = gitops.head_of(fleet.root, f"refs/heads/{fleet.branch(story)}") is not None
+        if not has_tree and not has_branch:
+            continue
+        fleet.book.set(story, title=str(item.get("title") or ""), branch=fleet.branch(story), worktree=tree)
+        if has_tree:
+            gitops.abort_rebase(tree)
+        if story in passing:
+            fleet.say(f"· {story} was merged by the last run: its worktree removed")
+            finish(fleet, story, gitops.head_of(fleet.root, f"refs/heads/{fleet.target}"))
+            continue
+        if not has_tree:
+            continue  # its branch alone: the next start of the story takes it up (add_worktree)
+        if last.get(story) in FINISHED_STEPS or fleet.passes_in_worktree(story):
+            fleet.book.log("adopted", story=story, step=last.get(story))
+            collect(fleet, story)
+            fleet.queue.append(story)
+            fleet.book.set(story, state="queued")
+            fleet.say(f"· {story} had finished in the last run: queued to merge")
+        else:
+            fleet.book.log("adopted", story=story, step=last.get(story))
+            fleet.say(f"· {story} was cut short in the last run: started again in its worktree")
+    fleet.book.write(queue=list(fleet.queue))
+
+
+def _stop_leftovers(fleet: Fleet, previous: dict[str, object]) -> None:
+    """The children a killed coordinator's fleet.json names, stopped if they still run (the kernel's
+    parent-death signal should have stopped them already: this is the second guard)."""
+    loops = previous.get("loops")
+    for item in loops if isinstance(loops, list) else []:
+        if not isinstance(item, dict):
+            continue
+        row = LOOP.load(item)
+        pid, started = row["pid"], row["pidStart"]
+        if pid and started is not None and reaper.start_time(pid) == started:
+            reaper.stop([pid], [pid], fleet.grace_s)

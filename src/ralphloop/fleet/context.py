@@ -1,0 +1,120 @@
+"""What every part of a parallel run shares: where the feature and its task file are, the branch the merge
+queue moves, the loops running and queued, and the coordinator's records (fleet/book.py)."""
+
+from __future__ import annotations
+
+import json
+import os
+import shutil
+from collections.abc import Callable
+from dataclasses import dataclass, field
+
+from ralphloop.cancel import CancelToken
+from ralphloop.fleet import gitops
+from ralphloop.fleet.book import Book
+from ralphloop.fleet.launcher import Launcher, LoopHandle
+from ralphloop.paths import RUNTIME_NAMES, FeaturePaths
+from ralphloop.protocols import Clock
+from ralphloop.state.fleet import LOOPS_DIR, loop_folder_name
+
+# The quality gates over a loop's worktree: the names of those that fail (none configured: none fail).
+Gates = Callable[[FeaturePaths, str], tuple[str, ...]]
+
+
+@dataclass
+class Fleet:
+    root: str  # the user's worktree, where the feature was found
+    paths: FeaturePaths  # the feature there: fleet.json, loops/, the records of the whole run
+    task_rel: str  # the task file, from the repository's top (the same in every worktree)
+    progress_rel: str
+    feature_rel: str
+    target: str  # the branch the queue moves
+    landing_tree: str | None  # the user's worktree that has `target` checked out (a fast-forward they asked for)
+    parallel: int
+    max_attempts: int
+    child_words: tuple[str, ...]  # `ralph run` flags every loop gets (the user's own, less the coordinator's)
+    book: Book
+    launcher: Launcher
+    clock: Clock
+    cancel: CancelToken
+    gates: Gates
+    say: Callable[[str], None]
+    grace_s: float = 10.0
+    handles: dict[str, LoopHandle] = field(default_factory=dict)
+    queue: list[str] = field(default_factory=list)
+    failed: dict[str, str] = field(default_factory=dict)  # story → why (kept for inspection)
+    attempts: dict[str, int] = field(default_factory=dict)
+
+    # ------------------------------------------------------------------ where things are
+
+    def worktree(self, story: str) -> str:
+        return gitops.worktree_dir(self.root, self.paths.name, story)
+
+    def branch(self, story: str) -> str:
+        return gitops.loop_branch(self.paths.name, story)
+
+    def loop_paths(self, story: str) -> FeaturePaths:
+        tree = self.worktree(story)
+        return FeaturePaths(tree, os.path.join(tree, self.feature_rel))
+
+    def kept(self, story: str) -> str:
+        """Where a loop's records go when its worktree is removed."""
+        return os.path.join(self.paths.state_dir, LOOPS_DIR, loop_folder_name(story))
+
+    # ------------------------------------------------------------------ the task file on the target branch
+
+    def stories(self) -> list[dict[str, object]]:
+        """The stories as the target branch has them (the coordinator's pass marks are committed there)."""
+        raw = gitops.blob(self.root, f"refs/heads/{self.target}", self.task_rel)
+        return _stories(raw)
+
+    def passing(self) -> set[str]:
+        return {str(story["id"]) for story in self.stories() if story.get("passes") is True}
+
+    def passes_in_worktree(self, story: str) -> bool:
+        """Whether the loop's own copy of the task file marks its story passing (its agent's claim, verified by
+        the child loop before it ended 0)."""
+        try:
+            with open(os.path.join(self.worktree(story), self.task_rel), "rb") as handle:
+                raw = handle.read(16 << 20)
+        except OSError:
+            return False
+        return _passes(raw, story)
+
+    def passes_at(self, tree: str, ref: str, story: str) -> bool:
+        return _passes(gitops.blob(tree, ref, self.task_rel), story)
+
+    # ------------------------------------------------------------------ records
+
+    def keep_records(self, story: str) -> None:
+        """The loop's runtime files (logs, status, metrics...) moved to `loops/<story>/` of the feature, before
+        its worktree goes: nothing of what it did is lost. Run again after a kill, it moves what is left."""
+        source = self.loop_paths(story).state_dir
+        dest = self.kept(story)
+        os.makedirs(dest, exist_ok=True)
+        for name in RUNTIME_NAMES:
+            _move(os.path.join(source, name), os.path.join(dest, name))
+
+
+def _passes(raw: bytes | None, story: str) -> bool:
+    return any(item.get("id") == story and item.get("passes") is True for item in _stories(raw))
+
+
+def _stories(raw: bytes | None) -> list[dict[str, object]]:
+    try:
+        data = json.loads(raw or b"")
+        stories = data["userStories"]
+    except (ValueError, KeyError, TypeError, RecursionError):
+        return []
+    return [story for story in stories if isinstance(story, dict) and isinstance(story.get("id"), str)]
+
+
+def _move(source: str, dest: str) -> None:
+    if not os.path.lexists(source):
+        return
+    if os.path.isdir(source) and not os.path.islink(source) and os.path.isdir(dest):
+        for name in os.listdir(source):
+            _move(os.path.join(source, name), os.path.join(dest, name))
+        return
+    if not os.path.isdir(dest):
+        shutil.move(source, dest)  # a rename, unless the worktrees live on another filesystem

@@ -1,0 +1,175 @@
+"""The coordinator of `ralph run --parallel N` (docs/parallel.md): it starts a child loop for each ready story (up
+to N at once, each in its own worktree on its own branch), takes each finished story through the merge queue
+one at a time in order of completion, and is the only writer of the pass marks. It adopts what a killed
+coordinator left (fleet/adopt.py) before it starts anything."""
+
+from __future__ import annotations
+
+import os
+
+from ralphloop.exitcodes import ExitReason
+from ralphloop.fleet import gitops
+from ralphloop.fleet.adopt import adopt
+from ralphloop.fleet.context import Fleet
+from ralphloop.fleet.launcher import LoopSpec
+from ralphloop.fleet.merge import collect, merge
+from ralphloop.state.read import read_json_object
+
+TICK_S = 0.2  # how often the children are polled: their own loops do the waiting
+PORTS_PER_LOOP = 100
+PORT_BASE = 20000
+
+
+def coordinate(fleet: Fleet) -> ExitReason:
+    total = len(fleet.stories())
+    fleet.book.write(status="running", storiesTotal=total, storiesMerged=len(fleet.passing()), queue=[])
+    adopt(fleet)
+    try:
+        reason = _loop(fleet)
+    finally:
+        for story in list(fleet.handles):
+            _stop_child(fleet, story)
+    merged = len(fleet.passing())
+    word = reason.status
+    fleet.book.write(
+        status=word, exitReason=reason.value, storiesMerged=merged, queue=list(fleet.queue), exitMessage=_why(fleet)
+    )
+    fleet.book.log("ended", reason=reason.value)
+    return reason
+
+
+def _loop(fleet: Fleet) -> ExitReason:
+    while True:
+        if fleet.cancel.is_set():
+            return ExitReason.INTERRUPTED
+        _poll(fleet)
+        while fleet.queue and not fleet.cancel.is_set():
+            story = fleet.queue[0]
+            outcome = merge(fleet, story)
+            if outcome == "moved":
+                continue  # the target moved under the queue: rebased again on its new tip
+            fleet.queue.pop(0)
+            if outcome == "merged":
+                fleet.say(f"⇢ {story} merged into {fleet.target} ({len(fleet.passing())}/{len(fleet.stories())})")
+            _publish(fleet)
+        if fleet.cancel.is_set():
+            return ExitReason.INTERRUPTED
+        _start_ready(fleet)
+        if not fleet.handles and not fleet.queue:
+            passing, stories = fleet.passing(), fleet.stories()
+            if all(str(story["id"]) in passing for story in stories):
+                return ExitReason.COMPLETE
+            return ExitReason.RETRIES_EXHAUSTED if fleet.failed else ExitReason.BLOCKED
+        fleet.clock.sleep(TICK_S, fleet.cancel.fileno())
+
+
+def _poll(fleet: Fleet) -> None:
+    """Children that ended: done (queued to merge), or failed (kept for inspection)."""
+    for story, handle in list(fleet.handles.items()):
+        code = handle.poll()
+        if code is None:
+            continue
+        del fleet.handles[story]
+        if code == 0 and fleet.passes_in_worktree(story):
+            fleet.book.log("done", story=story, head=gitops.head_of(fleet.worktree(story), "HEAD"))
+            collect(fleet, story)
+            fleet.queue.append(story)
+            fleet.book.set(story, state="queued", pid=None, endedAt=fleet.book.now())
+            fleet.say(f"✓ {story} passes in its loop: queued to merge")
+        elif fleet.cancel.is_set() or code in (130, -2, -15):
+            fleet.book.set(story, state="stopped", pid=None, endedAt=fleet.book.now())
+        else:
+            why = _child_reason(fleet, story, code)
+            fleet.failed[story] = why
+            fleet.book.log("failed", story=story, why=why)
+            fleet.book.set(story, state="failed", note=why, pid=None, endedAt=fleet.book.now())
+            fleet.say(f"✗ {story}: {why}. Its worktree is kept: {fleet.worktree(story)}")
+        _publish(fleet)
+
+
+def _start_ready(fleet: Fleet) -> None:
+    """Start the ready stories (every dependsOn passing on the target), highest priority first, up to N."""
+    stories = fleet.stories()
+    passing = {str(story["id"]) for story in stories if story.get("passes") is True}
+    busy = set(fleet.handles) | set(fleet.queue) | set(fleet.failed)
+    ordered = sorted(stories, key=lambda story: _priority(story.get("priority")))
+    for story in ordered:
+        if len(fleet.handles) >= fleet.parallel:
+            return
+        sid = str(story["id"])
+        needs = story.get("dependsOn")
+        ready = all(dep in passing for dep in needs) if isinstance(needs, list) else True
+        if sid in passing or sid in busy or not ready:
+            continue
+        _start(fleet, sid, str(story.get("title") or ""))
+    _publish(fleet)
+
+
+def _start(fleet: Fleet, story: str, title: str) -> None:
+    slot = min(set(range(fleet.parallel)) - {fleet.book.loop(s).get("slot") for s in fleet.handles})
+    tree, branch = fleet.worktree(story), fleet.branch(story)
+    tip = gitops.head_of(fleet.root, f"refs/heads/{fleet.target}")
+    assert tip is not None
+    attempt = fleet.attempts.setdefault(story, 1)
+    fleet.book.log("starting", story=story, branch=branch, worktree=tree, base=tip, attempt=attempt, slot=slot)
+    gitops.add_worktree(fleet.root, tree, branch, tip)
+    kept = fleet.kept(story)
+    os.makedirs(kept, exist_ok=True)
+    base = PORT_BASE + PORTS_PER_LOOP * slot
+    spec = LoopSpec(
+        story=story,
+        worktree=tree,
+        argv=("run", *fleet.child_words, "-s", story),
+        env={"RALPH_SLOT": str(slot), "RALPH_PORT_BASE": str(base), "RALPH_PORT_COUNT": str(PORTS_PER_LOOP)},
+        slot=slot,
+        log=os.path.join(kept, "terminal.log"),
+    )
+    handle = fleet.launcher.start(spec)
+    fleet.handles[story] = handle
+    pid = getattr(handle, "pid", None)
+    fleet.book.log("started", story=story, pid=pid, pid_start=getattr(handle, "started", None))
+    loop_paths = fleet.loop_paths(story)
+    fleet.book.set(
+        story,
+        title=title,
+        state="running",
+        slot=slot,
+        attempt=attempt,
+        maxAttempts=fleet.max_attempts,
+        branch=branch,
+        worktree=tree,
+        featureDir=loop_paths.dir,
+        pid=pid,
+        pidStart=getattr(handle, "started", None),
+        startedAt=fleet.book.now(),
+        endedAt=None,
+    )
+    fleet.say(f"▶ {story} started in slot {slot}" + (f" (attempt {attempt} of {fleet.max_attempts})" * (attempt > 1)))
+
+
+def _stop_child(fleet: Fleet, story: str) -> None:
+    handle = fleet.handles.pop(story)
+    handle.stop(fleet.grace_s)
+    fleet.book.set(story, state="stopped", pid=None, endedAt=fleet.book.now())
+
+
+def _child_reason(fleet: Fleet, story: str, code: int) -> str:
+    status = read_json_object(fleet.loop_paths(story).status) or {}
+    message = status.get("exitMessage") or status.get("exitReason")
+    if code == 0:
+        return "its loop ended without its story passing"
+    return f"its loop stopped (exit {code}{': ' + str(message) if message else ''})"
+
+
+def _publish(fleet: Fleet) -> None:
+    fleet.book.write(queue=list(fleet.queue), storiesMerged=len(fleet.passing()))
+
+
+def _why(fleet: Fleet) -> str | None:
+    if not fleet.failed:
+        return None
+    return "; ".join(f"{story}: {why}" for story, why in fleet.failed.items())
+
+
+def _priority(value: object) -> int:
+    return value if isinstance(value, int) and not isinstance(value, bool) else 1 << 30

@@ -1,0 +1,206 @@
+"""The git a parallel run does (docs/parallel.md): worktrees and branches of its loops, the rebase of a finished
+story, the compare-and-swap that moves the target branch, and which worktree has a branch checked out.
+Every step raises GitStep with git's reason; none ever forces a branch that moved under it."""
+
+from __future__ import annotations
+
+import contextlib
+import os
+
+from ralphloop import git
+from ralphloop.errors import RalphError
+from ralphloop.state.fleet import loop_folder_name
+
+LOOP_BRANCHES = "ralph-loops"  # not under the feature branch's own name: git cannot have both `a/b` and `a/b/c`
+INTEGRATION = "ralph-integration"
+
+
+class GitStep(RalphError):
+    """A git step of the fleet failed: what, and git's reason."""
+
+
+def _run(root: str, *args: str) -> str:
+    done = git.run(root, *args)
+    if done.returncode != 0:
+        raise GitStep(f"git {args[0]} failed: {git.reason(done)}")
+    return done.stdout.decode("utf-8", "replace").strip()
+
+
+def common_dir(root: str) -> str:
+    return os.path.abspath(os.path.join(root, _run(root, "rev-parse", "--git-common-dir")))
+
+
+def loop_branch(feature: str, story: str) -> str:
+    return f"{LOOP_BRANCHES}/{loop_folder_name(feature)}/{loop_folder_name(story)}"
+
+
+def integration_branch(feature: str) -> str:
+    return f"{INTEGRATION}/{loop_folder_name(feature)}"
+
+
+def worktree_dir(root: str, feature: str, story: str) -> str:
+    """Outside the user's tree (an agent's `git add -A` or a test runner there never sees it)."""
+    return os.path.join(common_dir(root), "ralph-worktrees", loop_folder_name(feature), loop_folder_name(story))
+
+
+def head_of(root: str, ref: str) -> str | None:
+    done = git.run(root, "rev-parse", "--verify", "-q", f"{ref}^{{commit}}")
+    return done.stdout.decode().strip() or None if done.returncode == 0 else None
+
+
+def blob(root: str, ref: str, rel: str) -> bytes | None:
+    done = git.run(root, "show", f"{ref}:{rel}")
+    return done.stdout if done.returncode == 0 else None
+
+
+def checked_out(root: str) -> dict[str, str]:
+    """Branch (refs/heads/...) → the worktree that has it checked out."""
+    found: dict[str, str] = {}
+    where = ""
+    for line in _run(root, "worktree", "list", "--porcelain").splitlines():
+        if line.startswith("worktree "):
+            where = line.removeprefix("worktree ")
+        elif line.startswith("branch "):
+            found[line.removeprefix("branch ")] = where
+    return found
+
+
+def add_worktree(root: str, path: str, branch: str, base: str) -> None:
+    """A worktree at `path` on a new branch from `base`; one left by a killed run is taken as it is."""
+    if os.path.isdir(path) and head_of(path, "HEAD") is not None:
+        return
+    _run(root, "worktree", "prune")  # a folder removed by hand leaves git's record of it behind
+    exists = head_of(root, f"refs/heads/{branch}") is not None
+    os.makedirs(os.path.dirname(path), exist_ok=True)
+    if exists:
+        _run(root, "worktree", "add", "-q", path, branch)
+    else:
+        _run(root, "worktree", "add", "-q", "-b", branch, path, base)
+
+
+def remove_worktree(root: str, path: str, branch: str | None) -> None:
+    if os.path.isdir(path):
+        _run(root, "worktree", "remove", "--force", path)
+    _run(root, "worktree", "prune")
+    if branch and head_of(root, f"refs/heads/{branch}") is not None:
+        _run(root, "branch", "-q", "-D", branch)
+
+
+def rebase_in_progress(worktree: str) -> bool:
+    gitdir = _run(worktree, "rev-parse", "--absolute-git-dir")
+    return any(os.path.exists(os.path.join(gitdir, name)) for name in ("rebase-merge", "rebase-apply"))
+
+
+def rebase(worktree: str, onto: str) -> bool:
+    """The worktree's branch rebased onto `onto`; False on a conflict (the rebase aborted: nothing changed)."""
+    done = git.run(worktree, "rebase", "-q", onto)
+    if done.returncode == 0:
+        return True
+    if rebase_in_progress(worktree):
+        _run(worktree, "rebase", "--abort")
+        return False
+    raise GitStep(f"git rebase failed: {git.reason(done)}")
+
+
+def abort_rebase(worktree: str) -> None:
+    if rebase_in_progress(worktree):
+        _run(worktree, "rebase", "--abort")
+
+
+def reset_to(worktree: str, commit: str) -> None:
+    """The worktree's branch and files at `commit` (its own work saved first by the caller)."""
+    _run(worktree, "reset", "-q", "--hard", commit)
+
+
+def restore(worktree: str, rels: list[str]) -> None:
+    """Tracked files back to HEAD's version (a child's own pass mark and progress, which the coordinator owns)."""
+    present = [rel for rel in rels if blob(worktree, "HEAD", rel) is not None]
+    if present:
+        _run(worktree, "checkout", "-q", "HEAD", "--", *present)
+
+
+def dirty(worktree: str) -> bool:
+    return bool(_run(worktree, "status", "--porcelain", "--untracked-files=no"))
+
+
+def commit_all(worktree: str, rels: list[str], message: str) -> str | None:
+    try:
+        return git.commit_paths(worktree, rels, message)
+    except OSError as exc:
+        raise GitStep(str(exc)) from None
+
+
+def compare_and_swap(root: str, branch: str, new: str, old: str, why: str) -> bool:
+    """Move `branch` from `old` to `new`; False when it no longer is at `old` (something else moved it)."""
+    done = git.run(root, "update-ref", "-m", why, f"refs/heads/{branch}", new, old)
+    if done.returncode == 0:
+        return True
+    if head_of(root, f"refs/heads/{branch}") != old:
+        return False
+    raise GitStep(f"git update-ref failed: {git.reason(done)}")
+
+
+def fast_forward_checked_out(worktree: str, new: str) -> bool:
+    """The user's own worktree brought to `new` by `git merge --ff-only` (the user asked for it); False when it
+    has uncommitted changes (never touched then) or cannot fast-forward."""
+    if dirty(worktree):
+        return False
+    return git.run(worktree, "merge", "-q", "--ff-only", new).returncode == 0
+
+
+def save_attempt(root: str, feature: str, story: str, attempt: int, head: str) -> str:
+    """A ref that keeps a story's work the queue could not land (a conflict, a gate after the rebase)."""
+    ref = f"refs/ralph/attempts/{loop_folder_name(feature)}/{loop_folder_name(story)}-merge-{attempt}"
+    _run(root, "update-ref", ref, head)
+    return ref
+
+
+def contains(root: str, commit: str, ref: str) -> bool:
+    try:
+        return git.is_ancestor(root, commit, ref)
+    except OSError:
+        return False
+
+
+def merge_base(root: str, one: str, other: str) -> str | None:
+    done = git.run(root, "merge-base", one, other)
+    return done.stdout.decode().strip() or None if done.returncode == 0 else None
+
+
+def strip_paths(tree: str, base: str, rels: list[str]) -> str | None:
+    """The worktree's branch (base..HEAD) made again without its changes to `rels`: those files are the
+    coordinator's (the pass marks, the progress entries), which an agent's own `git add -A` commits too.
+    Each commit keeps its message and author; one left empty is dropped. Returns the new head, or None when
+    no commit touched them (nothing is rewritten)."""
+    if not _run(tree, "log", "--format=%H", f"{base}..HEAD", "--", *rels):
+        return None
+    index = os.path.join(_run(tree, "rev-parse", "--absolute-git-dir"), "ralph-strip.index")
+    env = {"GIT_INDEX_FILE": index}
+    entries = {rel: _run(tree, "ls-tree", base, "--", rel) for rel in rels}
+    parent = base
+    for commit in _run(tree, "rev-list", "--reverse", f"{base}..HEAD").split():
+        _git_env(tree, env, "read-tree", commit)
+        for rel, entry in entries.items():
+            if entry:
+                mode, _, rest = entry.partition(" ")
+                sha = rest.split()[1]
+                _git_env(tree, env, "update-index", "--add", "--cacheinfo", f"{mode},{sha},{rel}")
+            else:
+                _git_env(tree, env, "update-index", "--force-remove", "--", rel)
+        made = _git_env(tree, env, "write-tree")
+        if made == _run(tree, "rev-parse", f"{parent}^{{tree}}"):
+            continue
+        author = _run(tree, "log", "-1", "--format=%an%x00%ae%x00%aI", commit).split("\0")
+        message = _run(tree, "log", "-1", "--format=%B", commit)
+        who = {"GIT_AUTHOR_NAME": author[0], "GIT_AUTHOR_EMAIL": author[1], "GIT_AUTHOR_DATE": author[2]}
+        parent = _git_env(tree, who, "commit-tree", made, "-p", parent, "-m", message or "(no message)")
+    with contextlib.suppress(OSError):
+        os.unlink(index)
+    return parent
+
+
+def _git_env(root: str, env: dict[str, str], *args: str) -> str:
+    done = git.run(root, *args, env=env)
+    if done.returncode != 0:
+        raise GitStep(f"git {args[0]} failed: {git.reason(done)}")
+    return done.stdout.decode("utf-8", "replace").strip()

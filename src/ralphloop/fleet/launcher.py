@@ -1,0 +1,118 @@
+"""The seam between the coordinator and where a loop runs (docs/scale.md): a Launcher starts a loop from its
+spec and hands back a LoopHandle to poll and stop. The coordinator assumes nothing else of a child: the branch
+is the only channel for its work. LocalProcessLauncher, the first implementation, runs each loop as a child
+`ralph run` process in its own process group on this machine."""
+
+from __future__ import annotations
+
+import os
+import signal
+import subprocess
+import sys
+from collections.abc import Mapping, Sequence
+from typing import Protocol
+
+from msgspec import Struct
+
+from ralphloop import reaper
+from ralphloop.paths import RALPH_DIR, FeaturePaths
+
+PARENT_ENV = "RALPH_FLEET_PARENT"  # the coordinator's pid: the child asks to be signalled when it dies
+
+
+class LoopSpec(Struct, frozen=True):
+    """One loop to start: its story, where it works, what it runs (after `ralph`) and its environment."""
+
+    story: str
+    worktree: str
+    argv: tuple[str, ...]
+    env: Mapping[str, str]
+    slot: int
+    log: str  # where the child's own terminal output goes
+
+
+class LoopHandle(Protocol):
+    id: str
+
+    def poll(self) -> int | None:
+        """The exit code once the loop ended, else None."""
+        ...
+
+    def stop(self, grace_s: float) -> None:
+        """Stop the loop and everything it started; it records its end as on Ctrl+C."""
+        ...
+
+
+class Launcher(Protocol):
+    def start(self, loop: LoopSpec) -> LoopHandle: ...
+
+
+class LocalHandle:
+    def __init__(self, process: subprocess.Popen[bytes], started: float | None) -> None:
+        self.process = process
+        self.id = str(process.pid)
+        self.pid = process.pid
+        self.started = started  # the process's start time: a pid reused later is never signalled
+
+    def poll(self) -> int | None:
+        return self.process.poll()
+
+    def stop(self, grace_s: float) -> None:
+        if self.process.poll() is not None:
+            return
+        try:
+            os.killpg(self.pid, signal.SIGTERM)  # the child ralph stops its agent and writes its records
+        except ProcessLookupError:
+            return
+        try:
+            self.process.wait(timeout=grace_s)
+        except subprocess.TimeoutExpired:
+            reaper.stop([self.pid], [self.pid], 0.0)
+            self.process.wait()
+
+
+class LocalProcessLauncher:
+    """Each loop a `ralph run` of this Python, in its own session (so a signal to its group reaches its agent's
+    tools too), told by PARENT_ENV to ask the kernel for SIGTERM when the coordinator dies."""
+
+    def __init__(self, ralph: Sequence[str] | None = None) -> None:
+        self.ralph = tuple(ralph or (sys.executable, "-m", "ralphloop"))
+
+    def start(self, loop: LoopSpec) -> LocalHandle:
+        env = {**os.environ, **loop.env, PARENT_ENV: str(os.getpid())}
+        with open(loop.log, "ab") as out:
+            process = subprocess.Popen(
+                [*self.ralph, *loop.argv],
+                cwd=loop.worktree,
+                env=env,
+                stdin=subprocess.DEVNULL,
+                stdout=out,
+                stderr=subprocess.STDOUT,
+                start_new_session=True,
+            )
+        return LocalHandle(process, reaper.start_time(process.pid))
+
+
+def die_with_parent() -> None:
+    """In a child loop: SIGTERM when the coordinator dies (PR_SET_PDEATHSIG), taken like Ctrl+C; if it died
+    before this ran, stop at once. Linux only; elsewhere the coordinator's own stop is the only stop."""
+    parent = os.environ.get(PARENT_ENV, "")
+    if not parent.isdigit():
+        return
+    try:
+        import ctypes
+
+        libc = ctypes.CDLL(None, use_errno=True)
+        libc.prctl(1, signal.SIGTERM, 0, 0, 0)  # PR_SET_PDEATHSIG
+    except (OSError, AttributeError):
+        return
+    if os.getppid() != int(parent):
+        os.kill(os.getpid(), signal.SIGTERM)
+
+
+def child_kept_out(top: str, paths: FeaturePaths) -> frozenset[str]:
+    """What a child loop never commits: the task file and progress.txt (its coordinator commits the pass mark and
+    the entries once the story is merged, so the task file never conflicts), and .ralph/.gitignore, which every
+    loop may extend alike."""
+    names = (paths.prd, paths.progress, os.path.join(paths.project_root, RALPH_DIR, ".gitignore"))
+    return frozenset(os.path.relpath(name, top) for name in names)

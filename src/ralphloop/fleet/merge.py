@@ -1,0 +1,138 @@
+"""The merge queue's one step (docs/parallel.md, "One round"): a finished story rebased on the target branch's
+tip in its own worktree, its quality gates run on the rebased tree, its pass mark and progress entries committed
+by the coordinator (the task file's one writer), then the target moved by a compare-and-swap. A conflict or a
+gate that fails only now: the attempt is saved (a ref and a patch) and the story starts again on the new base.
+Each step is in fleet.jsonl before its effect; fleet/adopt.py finishes what a kill cut short."""
+
+from __future__ import annotations
+
+import json
+import os
+
+from ralphloop import git
+from ralphloop.fleet import gitops
+from ralphloop.fleet.context import Fleet
+from ralphloop.state.store import atomic_write_bytes
+
+PENDING = "progress-pending.txt"  # in the loop's logs/: its progress entries, until they are committed
+
+
+def collect(fleet: Fleet, story: str) -> None:
+    """A child that ended with its story passing: its pass mark and progress entries taken off its branch and
+    its tree (the coordinator commits them after the merge, so the task file never conflicts), the entries kept
+    in its logs until then. Run again after a kill, it does nothing twice."""
+    tree = fleet.worktree(story)
+    tip = gitops.head_of(fleet.root, f"refs/heads/{fleet.target}")
+    base = gitops.merge_base(tree, "HEAD", tip or "HEAD") or "HEAD"
+    progress = os.path.join(tree, fleet.progress_rel)
+    before = gitops.blob(tree, base, fleet.progress_rel) or b""
+    try:
+        with open(progress, "rb") as handle:
+            now = handle.read(64 << 20)
+    except OSError:
+        now = before
+    logs = os.path.join(fleet.loop_paths(story).state_dir, "logs")
+    os.makedirs(logs, exist_ok=True)
+    if now != before and now.startswith(before):  # run again after a kill: kept already, the file put back
+        atomic_write_bytes(os.path.join(logs, PENDING), now[len(before) :])
+    owned = [fleet.task_rel, fleet.progress_rel]
+    gitops.restore(tree, owned)
+    if gitops.dirty(tree):  # what the loop left uncommitted is not its work; kept under a ref all the same
+        made = git.run(tree, "stash", "create").stdout.decode().strip()
+        if made:
+            gitops.save_attempt(fleet.root, fleet.paths.name, story, 0, made)
+    stripped = gitops.strip_paths(tree, base, owned)
+    gitops.reset_to(tree, stripped or "HEAD")
+
+
+def merge(fleet: Fleet, story: str) -> str:
+    """Land `story`: "merged", "retry" (started again on the new base, or failed past its attempts) or "moved"
+    (the target moved under the queue: try again at once)."""
+    tree = fleet.worktree(story)
+    old = gitops.head_of(fleet.root, f"refs/heads/{fleet.target}")
+    assert old is not None
+    fleet.book.log("merging", story=story, onto=old)
+    fleet.book.set(story, state="merging")
+    fleet.book.write()
+    gitops.abort_rebase(tree)
+    if not gitops.rebase(tree, old):
+        return retry(fleet, story, f"conflicts with the work merged into {fleet.target} since it began")
+    failing = fleet.gates(fleet.loop_paths(story), story)
+    if failing:
+        return retry(fleet, story, f"quality gates fail after the rebase: {', '.join(failing)}")
+    _mark(fleet, story)
+    new = gitops.head_of(tree, "HEAD")
+    assert new is not None
+    fleet.book.log("landing", story=story, old=old, new=new)
+    if fleet.landing_tree is not None:
+        landed = gitops.fast_forward_checked_out(fleet.landing_tree, new)
+        if not landed:
+            return retry(fleet, story, f"{fleet.target} is checked out in {fleet.landing_tree} with changes of its own")
+    elif not gitops.compare_and_swap(fleet.root, fleet.target, new, old, f"ralph: merge {story}"):
+        fleet.book.log("moved", story=story)
+        return "moved"
+    fleet.book.log("merged", story=story, commit=new)
+    finish(fleet, story, new)
+    return "merged"
+
+
+def finish(fleet: Fleet, story: str, commit: str | None) -> None:
+    """A merged story's worktree and branch removed, its records kept in the feature's loops/."""
+    fleet.keep_records(story)
+    gitops.remove_worktree(fleet.root, fleet.worktree(story), fleet.branch(story))
+    fleet.book.log("removed", story=story)
+    fleet.book.set(story, state="merged", commit=commit[:12] if commit else None, pid=None, endedAt=fleet.book.now())
+
+
+def retry(fleet: Fleet, story: str, why: str) -> str:
+    """The story's work saved (a ref and a patch), its branch put on the target's tip, and the story counted one
+    attempt more: started again by the planner, or failed once it has had its attempts."""
+    tree = fleet.worktree(story)
+    attempt = fleet.attempts.get(story, 1)
+    head = gitops.head_of(tree, "HEAD")
+    tip = gitops.head_of(fleet.root, f"refs/heads/{fleet.target}")
+    assert tip is not None
+    ref = gitops.save_attempt(fleet.root, fleet.paths.name, story, attempt, head) if head else None
+    if head:
+        base = git.run(tree, "merge-base", head, tip).stdout.decode().strip() or tip
+        patch = git.run(tree, "diff", "--binary", base, head).stdout
+        logs = os.path.join(fleet.loop_paths(story).state_dir, "logs")
+        os.makedirs(logs, exist_ok=True)
+        atomic_write_bytes(os.path.join(logs, f"merge-attempt-{attempt}.patch"), patch)
+    fleet.book.log("retry", story=story, attempt=attempt, why=why, saved=ref)
+    gitops.reset_to(tree, tip)
+    if attempt >= fleet.max_attempts:
+        fleet.failed[story] = f"{why} (attempt {attempt} of {fleet.max_attempts}; saved as {ref})"
+        fleet.book.set(story, state="failed", note=fleet.failed[story], pid=None)
+        fleet.say(f"✗ {story}: {why}; no attempts left. Its work is saved as {ref}")
+        return "retry"
+    fleet.attempts[story] = attempt + 1
+    fleet.book.set(story, state="retrying", note=why, pid=None)
+    fleet.say(
+        f"↻ {story}: {why}. Saved as {ref}; started again on the new base "
+        f"(attempt {attempt + 1} of {fleet.max_attempts})"
+    )
+    return "retry"
+
+
+def _mark(fleet: Fleet, story: str) -> None:
+    """The story's pass mark and its loop's progress entries, committed on its rebased branch."""
+    tree = fleet.worktree(story)
+    pending = os.path.join(fleet.loop_paths(story).state_dir, "logs", PENDING)
+    if fleet.passes_at(tree, "HEAD", story):  # marked already, by a run killed before it landed the story
+        return
+    path = os.path.join(tree, fleet.task_rel)
+    with open(path, "rb") as handle:
+        data = json.loads(handle.read(16 << 20))
+    for item in data.get("userStories", []):
+        if isinstance(item, dict) and item.get("id") == story:
+            item["passes"] = True
+    atomic_write_bytes(path, (json.dumps(data, indent=2, ensure_ascii=False) + "\n").encode())
+    names = [fleet.task_rel]
+    if os.path.isfile(pending):
+        with open(pending, "rb") as handle:
+            entries = handle.read()
+        with open(os.path.join(tree, fleet.progress_rel), "ab") as out:
+            out.write(entries)
+        names.append(fleet.progress_rel)
+    gitops.commit_all(tree, names, f"{story}: passes (merged by ralph)")
