@@ -92,6 +92,8 @@ def runtime_problems(paths: FeaturePaths) -> list[Problem]:
         try:
             if name == "logs":
                 _check_logs(path, shown)
+            elif name == "loops":  # a parallel run's kept loops: a folder (read only by the views, each file safely)
+                check_folder(path, shown)
             elif name == "progress.txt":
                 check_file(path, shown, cap=LOG_CAP)  # the user's (tracked): a link to a regular file is fine
             else:

@@ -1,0 +1,42 @@
+"""A story's agent for the parallel-run tests: does the story (work-ID.txt, the story marked passing in its
+copy of prd.json) and commits everything with `git add -A`, as real agents do (pass marks and progress too).
+
+Options: --shared FILE (also write FILE with a line naming the story: two stories then edit the same line),
+--compat (story S-2 also writes compat.txt when S-1's work is in its tree: what a gate that only fails after
+the rebase asks for), --sleep S (work for S seconds first), --ledger FILE (append "ID PID SLOT" per start).
+"""
+
+from __future__ import annotations
+
+import argparse
+import os
+import subprocess
+import sys
+import time
+
+from _story import finish_story  # tests/agents/_story.py (this folder is on sys.path)
+
+parser = argparse.ArgumentParser()
+parser.add_argument("--shared", default="")
+parser.add_argument("--compat", action="store_true")
+parser.add_argument("--sleep", type=float, default=0.0)
+parser.add_argument("--ledger", default="")
+options = parser.parse_args()
+
+sys.stdin.read()
+task = os.environ["RALPH_TASK_ID"]
+if options.ledger:
+    with open(options.ledger, "a", encoding="utf-8") as handle:
+        handle.write(f"{task} {os.getpid()} {os.environ.get('RALPH_SLOT', '-')} {os.environ.get('RALPH_PORT_BASE', '-')}\n")
+if options.sleep:
+    time.sleep(options.sleep)
+if options.shared:
+    with open(options.shared, "w", encoding="utf-8") as handle:
+        handle.write(f"written by {task}\n")
+if options.compat and task == "S-2" and os.path.exists("work-S-1.txt"):
+    with open("compat.txt", "w", encoding="utf-8") as handle:
+        handle.write("S-2 works with S-1\n")
+finish_story(task, os.environ["RALPH_FEATURE_DIR"])
+subprocess.run(["git", "add", "-A"], check=True)
+subprocess.run(["git", "commit", "-q", "-m", f"feat: {task}"], check=True)
+print(f"finished {task}")

@@ -1,0 +1,208 @@
+"""`ralph run --parallel N` end to end (issue 24): real git, real worktrees, real child `ralph run` loops and a
+real agent script that commits with `git add -A` (pass marks and all, as real agents do). The feature branch
+(prd.json's branchName) is not checked out anywhere, so the merge queue moves it itself."""
+
+from __future__ import annotations
+
+import json
+import os
+import signal
+import subprocess
+from pathlib import Path
+from typing import Any
+
+import yaml
+
+from tests.conftest import PYTHON, RalphRunner, agent_cmd, write_prd
+from tests.integration.helpers import git, wait_until
+
+BRANCH = "ralph/feat"
+
+
+def _feature(project: Path, ralph: RalphRunner, env: dict[str, str], stories: Any, **config: Any) -> Path:
+    assert ralph("init", "feat").returncode == 0
+    folder = project / ".ralph" / "feat"
+    write_prd(folder, stories, branchName=BRANCH)
+    if config:
+        with (project / ".ralph" / "config.yaml").open("a", encoding="utf-8") as handle:
+            handle.write("\n" + yaml.safe_dump(config, sort_keys=False))
+    git(project, env, "add", "-A")
+    git(project, env, "commit", "-qm", "the feature")
+    return folder
+
+
+def _story(sid: str, *needs: str) -> dict[str, Any]:
+    number = int(sid.split("-")[1])
+    body: dict[str, Any] = {"id": sid, "title": f"Story {number}", "priority": number, "passes": False}
+    return {**body, "acceptanceCriteria": ["works"], **({"dependsOn": list(needs)} if needs else {})}
+
+
+def _on_branch(project: Path, env: dict[str, str], path: str) -> str:
+    return git(project, env, "show", f"{BRANCH}:{path}").rstrip("\n")
+
+
+def _passing(project: Path, env: dict[str, str]) -> list[str]:
+    stories = json.loads(_on_branch(project, env, ".ralph/feat/prd.json"))["userStories"]
+    return [story["id"] for story in stories if story["passes"]]
+
+
+def _subjects(project: Path, env: dict[str, str]) -> list[str]:
+    return git(project, env, "log", "--reverse", "--format=%s", f"main..{BRANCH}").splitlines()
+
+
+def _journal(folder: Path) -> list[dict[str, Any]]:
+    return [json.loads(line) for line in (folder / "fleet.jsonl").read_text().splitlines() if line.strip()]
+
+
+def _no_leftovers(project: Path, env: dict[str, str]) -> None:
+    assert git(project, env, "worktree", "list", "--porcelain").count("worktree ") == 1
+    branches = git(project, env, "for-each-ref", "--format=%(refname:short)", "refs/heads/").split()
+    assert sorted(branches) == ["main", BRANCH]
+
+
+def test_six_independent_stories_merge_in_two_rounds_each_as_its_own_series_and_nothing_is_left(
+    project: Path, ralph: RalphRunner, ralph_env: dict[str, str], tmp_path: Path
+) -> None:
+    folder = _feature(project, ralph, ralph_env, 6)
+    ledger = tmp_path / "ledger"
+
+    done = ralph("run", "--parallel", "3", "--agent-cmd", agent_cmd("fleet_agent.py", "--ledger", str(ledger)))
+
+    assert done.returncode == 0, done.stdout + done.stderr
+    assert "All 6 stories merged into ralph/feat." in done.stdout
+    assert sorted(_passing(project, ralph_env)) == [f"S-{n}" for n in range(1, 7)]
+    for n in range(1, 7):
+        assert _on_branch(project, ralph_env, f"work-S-{n}.txt") == f"done S-{n}"
+    # one agent call per story (≤ 3 rounds of 3 loops), each story its own series: its work, then its mark
+    starts = ledger.read_text().splitlines()
+    assert sorted(line.split()[0] for line in starts) == [f"S-{n}" for n in range(1, 7)]
+    subjects = _subjects(project, ralph_env)
+    assert len(subjects) == 12
+    for work, mark in zip(subjects[::2], subjects[1::2], strict=True):
+        story = work.removeprefix("feat: ")
+        assert mark == f"{story}: passes (merged by ralph)"
+    # each loop had a slot of its own and the ports of that slot
+    slots = {line.split()[2] for line in starts}
+    assert slots <= {"0", "1", "2"}
+    assert {line.split()[3] for line in starts} <= {"20000", "20100", "20200"}
+    # the progress entries of every loop reached the branch; every loop's records are kept
+    progress = _on_branch(project, ralph_env, ".ralph/feat/progress.txt")
+    assert all(f"Story: S-{n} - Story {n}" in progress for n in range(1, 7))
+    for n in range(1, 7):
+        assert (folder / "loops" / f"S-{n}" / "logs" / "iteration-1.log").exists()
+    _no_leftovers(project, ralph_env)
+    assert git(project, ralph_env, "status", "--porcelain") == ""  # the user's tree was never touched
+    fleet = json.loads((folder / "fleet.json").read_text())
+    assert fleet["status"] == "complete" and fleet["storiesMerged"] == 6
+    assert {loop["state"] for loop in fleet["loops"]} == {"merged"}
+
+
+def test_two_stories_that_edit_the_same_line_one_merges_the_other_is_retried_on_the_new_base(
+    project: Path, ralph: RalphRunner, ralph_env: dict[str, str]
+) -> None:
+    _feature(project, ralph, ralph_env, 2)
+
+    done = ralph("run", "--parallel", "2", "--agent-cmd", agent_cmd("fleet_agent.py", "--shared", "shared.txt"))
+
+    assert done.returncode == 0, done.stdout + done.stderr
+    assert "conflicts with the work merged into ralph/feat since it began" in done.stdout
+    assert sorted(_passing(project, ralph_env)) == ["S-1", "S-2"]
+    second = [line for line in done.stdout.splitlines() if line.startswith("↻ ")][0][2:5]
+    assert _on_branch(project, ralph_env, "shared.txt") == f"written by {second}"
+    # the attempt that conflicted is saved, with its patch
+    saved = git(project, ralph_env, "show", f"refs/ralph/attempts/feat/{second}-merge-1:shared.txt").strip()
+    assert saved == f"written by {second}"
+    assert (project / ".ralph" / "feat" / "loops" / second / "logs" / "merge-attempt-1.patch").exists()
+    _no_leftovers(project, ralph_env)
+
+
+def test_a_gate_that_fails_only_after_the_rebase_sends_the_story_back(
+    project: Path, ralph: RalphRunner, ralph_env: dict[str, str]
+) -> None:
+    gate = "if [ -e work-S-1.txt ] && [ -e work-S-2.txt ] && [ ! -e compat.txt ]; then exit 1; fi"
+    _feature(project, ralph, ralph_env, 2, quality_checks={"compat": gate})
+
+    done = ralph("run", "--parallel", "2", "--agent-cmd", agent_cmd("fleet_agent.py", "--compat", "--sleep", "0.3"))
+
+    assert done.returncode == 0, done.stdout + done.stderr
+    assert sorted(_passing(project, ralph_env)) == ["S-1", "S-2"]
+    assert _on_branch(project, ralph_env, "compat.txt") == "S-2 works with S-1"
+    # S-2 merged first would never meet the gate's failure; either way the second to land was retried
+    retried = [line for line in done.stdout.splitlines() if "quality gates fail after the rebase: compat" in line]
+    assert retried, done.stdout
+
+
+def test_a_story_starts_only_once_what_it_depends_on_is_merged(
+    project: Path, ralph: RalphRunner, ralph_env: dict[str, str]
+) -> None:
+    folder = _feature(project, ralph, ralph_env, [_story("S-1"), _story("S-2", "S-1"), _story("S-3")])
+
+    done = ralph("run", "--parallel", "3", "--agent-cmd", agent_cmd("fleet_agent.py"))
+
+    assert done.returncode == 0, done.stdout + done.stderr
+    steps = [(entry["event"], entry.get("story")) for entry in _journal(folder)]
+    assert steps.index(("started", "S-2")) > steps.index(("merged", "S-1"))
+    assert steps.index(("started", "S-3")) < steps.index(("merged", "S-1"))
+
+
+def test_a_killed_coordinator_stops_its_loops_and_the_next_run_merges_every_story_once(
+    project: Path, ralph: RalphRunner, ralph_env: dict[str, str], tmp_path: Path
+) -> None:
+    folder = _feature(project, ralph, ralph_env, 4)
+    ledger = tmp_path / "ledger"
+    agent = agent_cmd("fleet_agent.py", "--sleep", "30", "--ledger", str(ledger))
+    coordinator = subprocess.Popen(
+        [PYTHON, "-m", "ralphloop", "run", "--parallel", "2", "--agent-cmd", agent],
+        cwd=project,
+        env=ralph_env,
+        stdout=subprocess.PIPE,
+        stderr=subprocess.STDOUT,
+    )
+    wait_until(lambda: ledger.exists() and len(ledger.read_text().splitlines()) == 2)
+    children = [loop["pid"] for loop in json.loads((folder / "fleet.json").read_text())["loops"]]
+    agents = [int(line.split()[1]) for line in ledger.read_text().splitlines()]
+    coordinator.send_signal(signal.SIGKILL)
+    coordinator.wait()
+
+    # the kernel's parent-death signal stops each loop, which stops its agent and records the iteration
+    for pid in [*children, *agents]:
+        wait_until(lambda pid=pid: not _alive(pid))
+
+    again = ralph("run", "--parallel", "2", "--agent-cmd", agent_cmd("fleet_agent.py"))
+
+    assert again.returncode == 0, again.stdout + again.stderr
+    assert sorted(_passing(project, ralph_env)) == ["S-1", "S-2", "S-3", "S-4"]
+    subjects = _subjects(project, ralph_env)
+    for n in range(1, 5):
+        assert subjects.count(f"S-{n}: passes (merged by ralph)") == 1
+    _no_leftovers(project, ralph_env)
+
+
+def _alive(pid: int) -> bool:
+    try:
+        os.kill(pid, 0)
+    except ProcessLookupError:
+        return False
+    try:  # a zombie is gone for our purposes
+        with open(f"/proc/{pid}/stat", encoding="utf-8") as handle:
+            return handle.read().rsplit(")", 1)[1].split()[0] != "Z"
+    except OSError:
+        return False
+
+
+def test_bad_uses_of_parallel_are_one_line_errors(project: Path, ralph: RalphRunner, ralph_env: dict[str, str]) -> None:
+    folder = _feature(project, ralph, ralph_env, 2)
+    for args, words in (
+        (["--parallel", "0"], "--parallel"),
+        (["--parallel", "2", "-s", "S-1"], "without -s"),
+        (["--parallel", "40"], "1 to 32"),
+    ):
+        done = ralph("run", *args, "--agent-cmd", "true")
+        assert done.returncode != 0 and words in done.stderr, done.stderr
+        assert "Traceback" not in done.stderr
+    prd = (folder / "prd.json").read_text()
+    (folder / "prd.json").write_text(prd.replace('"Story 1"', '"Story one"'))
+    done = ralph("run", "--parallel", "2", "--agent-cmd", "true")
+    assert done.returncode != 0 and "not committed" in done.stderr and "prd.json" in done.stderr
+    assert (folder / "prd.json").read_text() != prd  # the user's edit is left as it was
+    assert not (folder / "fleet.json").exists()
