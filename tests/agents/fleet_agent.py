@@ -27,7 +27,8 @@ sys.stdin.read()
 task = os.environ["RALPH_TASK_ID"]
 if options.ledger:
     with open(options.ledger, "a", encoding="utf-8") as handle:
-        handle.write(f"{task} {os.getpid()} {os.environ.get('RALPH_SLOT', '-')} {os.environ.get('RALPH_PORT_BASE', '-')}\n")
+        slot, ports = os.environ.get("RALPH_SLOT", "-"), os.environ.get("RALPH_PORT_BASE", "-")
+        handle.write(f"{task} {os.getpid()} {slot} {ports}\n")
 if options.sleep:
     time.sleep(options.sleep)
 if options.shared:

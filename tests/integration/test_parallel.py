@@ -107,7 +107,7 @@ def test_two_stories_that_edit_the_same_line_one_merges_the_other_is_retried_on_
     assert done.returncode == 0, done.stdout + done.stderr
     assert "conflicts with the work merged into ralph/feat since it began" in done.stdout
     assert sorted(_passing(project, ralph_env)) == ["S-1", "S-2"]
-    second = [line for line in done.stdout.splitlines() if line.startswith("↻ ")][0][2:5]
+    second = next(line for line in done.stdout.splitlines() if line.startswith("↻ "))[2:5]
     assert _on_branch(project, ralph_env, "shared.txt") == f"written by {second}"
     # the attempt that conflicted is saved, with its patch
     saved = git(project, ralph_env, "show", f"refs/ralph/attempts/feat/{second}-merge-1:shared.txt").strip()
