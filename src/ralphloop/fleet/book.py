@@ -25,7 +25,9 @@ class Book:
 
     def log(self, event: str, **fields: Any) -> None:
         """One step, on disk before its effect."""
-        line = json.dumps({"at": iso(self.clock.now()), "event": event, **fields}, ensure_ascii=False)
+        # "mono": the monotonic clock, for the time between steps (bench/parallel.py: the cost of a merge)
+        stamp = {"at": iso(self.clock.now()), "mono": round(self.clock.monotonic(), 4)}
+        line = json.dumps({**stamp, "event": event, **fields}, ensure_ascii=False)
         fd = os.open(self.journal_path, os.O_WRONLY | os.O_APPEND | os.O_CREAT | os.O_NOFOLLOW | os.O_CLOEXEC, 0o644)
         try:
             os.write(fd, (line + "\n").encode("utf-8", "replace"))

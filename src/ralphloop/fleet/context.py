@@ -44,6 +44,7 @@ class Fleet:
     queue: list[str] = field(default_factory=list)
     failed: dict[str, str] = field(default_factory=dict)  # story → why (kept for inspection)
     attempts: dict[str, int] = field(default_factory=dict)
+    _stories: list[dict[str, object]] | None = None
 
     # ------------------------------------------------------------------ where things are
 
@@ -64,9 +65,14 @@ class Fleet:
     # ------------------------------------------------------------------ the task file on the target branch
 
     def stories(self) -> list[dict[str, object]]:
-        """The stories as the target branch has them (the coordinator's pass marks are committed there)."""
-        raw = gitops.blob(self.root, f"refs/heads/{self.target}", self.task_rel)
-        return _stories(raw)
+        """The stories as the target branch has them (the coordinator's pass marks are committed there). Read
+        once per tip: only the coordinator moves the target while it runs (`moved` forgets it)."""
+        if self._stories is None:
+            self._stories = _stories(gitops.blob(self.root, f"refs/heads/{self.target}", self.task_rel))
+        return self._stories
+
+    def moved(self) -> None:
+        self._stories = None
 
     def passing(self) -> set[str]:
         return {str(story["id"]) for story in self.stories() if story.get("passes") is True}

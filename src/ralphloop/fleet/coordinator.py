@@ -43,7 +43,8 @@ def _loop(fleet: Fleet) -> ExitReason:
         if fleet.cancel.is_set():
             return ExitReason.INTERRUPTED
         _poll(fleet)
-        while fleet.queue and not fleet.cancel.is_set():
+        _start_ready(fleet)  # a slot freed is filled before the queue's merges, which may take a while
+        if fleet.queue:
             story = fleet.queue[0]
             outcome = merge(fleet, story)
             if outcome == "moved":
@@ -52,10 +53,8 @@ def _loop(fleet: Fleet) -> ExitReason:
             if outcome == "merged":
                 fleet.say(f"⇢ {story} merged into {fleet.target} ({len(fleet.passing())}/{len(fleet.stories())})")
             _publish(fleet)
-        if fleet.cancel.is_set():
-            return ExitReason.INTERRUPTED
-        _start_ready(fleet)
-        if not fleet.handles and not fleet.queue:
+            continue  # the next merge, or a story its merge made ready, without waiting a tick
+        if not fleet.handles:
             passing, stories = fleet.passing(), fleet.stories()
             if all(str(story["id"]) in passing for story in stories):
                 return ExitReason.COMPLETE
@@ -73,6 +72,7 @@ def _poll(fleet: Fleet) -> None:
         if code == 0 and fleet.passes_in_worktree(story):
             fleet.book.log("done", story=story, head=gitops.head_of(fleet.worktree(story), "HEAD"))
             collect(fleet, story)
+            fleet.book.log("collected", story=story)
             fleet.queue.append(story)
             fleet.book.set(story, state="queued", pid=None, endedAt=fleet.book.now())
             fleet.say(f"✓ {story} passes in its loop: queued to merge")

@@ -81,9 +81,12 @@ def add_worktree(root: str, path: str, branch: str, base: str) -> None:
 def remove_worktree(root: str, path: str, branch: str | None) -> None:
     if os.path.isdir(path):
         _run(root, "worktree", "remove", "--force", path)
-    _run(root, "worktree", "prune")
-    if branch and head_of(root, f"refs/heads/{branch}") is not None:
-        _run(root, "branch", "-q", "-D", branch)
+    else:
+        _run(root, "worktree", "prune")  # a folder removed by hand (or by a kill mid-removal)
+    if branch:
+        done = git.run(root, "branch", "-q", "-D", branch)
+        if done.returncode != 0 and head_of(root, f"refs/heads/{branch}") is not None:
+            raise GitStep(f"git branch -D failed: {git.reason(done)}")
 
 
 def rebase_in_progress(worktree: str) -> bool:

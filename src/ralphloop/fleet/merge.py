@@ -70,7 +70,9 @@ def merge(fleet: Fleet, story: str) -> str:
             return retry(fleet, story, f"{fleet.target} is checked out in {fleet.landing_tree} with changes of its own")
     elif not gitops.compare_and_swap(fleet.root, fleet.target, new, old, f"ralph: merge {story}"):
         fleet.book.log("moved", story=story)
+        fleet.moved()
         return "moved"
+    fleet.moved()
     fleet.book.log("merged", story=story, commit=new)
     finish(fleet, story, new)
     return "merged"

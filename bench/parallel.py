@@ -1,0 +1,108 @@
+"""`ralph run --parallel`: the wall time of six independent stories whose agent works 2 s each, one loop at a
+time (`--parallel 1`, today's single loop) against three at once (`--parallel 3`; aim: at least 2.5× faster),
+and the coordinator's own time per merge (aim: 300 ms at most): from a loop's end to its story landed and its
+worktree removed (taking its pass mark and progress off its branch, the rebase, the mark's commit, the
+compare-and-swap, keeping its records), read from fleet.jsonl's monotonic stamps. The machine's cores are
+shared by the coordinator, the loops and their agents: on 2 cores each loop's own start (~0.5 s of CPU: the
+interpreter, imports, the run's checks) is what stands between the measured and the ideal 3×.
+
+    .venv/bin/python bench/parallel.py [--sleep S] [--stories N]
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import shlex
+import statistics
+import subprocess
+import sys
+import tempfile
+import time
+
+from _project import RALPH, make_project
+
+AGENT = """\
+import json, os, subprocess, sys, time
+sys.stdin.read()
+time.sleep(float(sys.argv[1]))
+task = os.environ["RALPH_TASK_ID"]
+open(f"work-{task}.txt", "w").write(f"done {task}\\n")
+path = os.path.join(os.environ["RALPH_FEATURE_DIR"], "prd.json")
+prd = json.load(open(path))
+for story in prd["userStories"]:
+    story["passes"] = story["passes"] or story["id"] == task
+json.dump(prd, open(path, "w"), indent=2)
+subprocess.run(["git", "add", "-A"], check=True)
+subprocess.run(["git", "commit", "-q", "-m", f"feat: {task}"], check=True)
+"""
+
+
+def one(parallel: int, stories: int, sleep: float) -> tuple[float, list[float]]:
+    root, env = make_project(stories)
+    prd_path = os.path.join(root, ".ralph", "feat", "prd.json")
+    with open(prd_path, encoding="utf-8") as handle:
+        prd = json.load(handle)
+    prd["branchName"] = "ralph/feat"  # not checked out: the queue moves it itself
+    with open(prd_path, "w", encoding="utf-8") as handle:
+        json.dump(prd, handle, indent=2)
+    subprocess.run(["git", "commit", "-qam", "branch"], cwd=root, env=env, check=True)
+    agent = os.path.join(tempfile.mkdtemp(prefix="ralph-bench-agent-"), "agent.py")
+    with open(agent, "w", encoding="utf-8") as handle:
+        handle.write(AGENT)
+    command = shlex.join([sys.executable, agent, str(sleep)])
+    started = time.monotonic()
+    done = subprocess.run(
+        [*RALPH, "run", "--parallel", str(parallel), "--agent-cmd", command],
+        cwd=root,
+        env=env,
+        capture_output=True,
+        check=False,
+    )
+    wall = time.monotonic() - started
+    if done.returncode != 0:
+        sys.exit(f"--parallel {parallel} failed: {done.stdout.decode()}{done.stderr.decode()}")
+    return wall, _merge_costs(os.path.join(root, ".ralph", "feat", "fleet.jsonl"))
+
+
+def _merge_costs(journal: str) -> list[float]:
+    """Per merged story, the coordinator's own time: taking its mark and entries off its branch (done →
+    collected) and landing it (merging → removed); the time a story waits in the queue is not counted."""
+    if not os.path.exists(journal):
+        return []
+    began: dict[str, float] = {}
+    spent: dict[str, float] = {}
+    costs = []
+    with open(journal, encoding="utf-8") as handle:
+        entries = [json.loads(line) for line in handle]
+    for entry in entries:
+        story, event = entry.get("story"), entry["event"]
+        if event in ("done", "merging"):
+            began[story] = entry["mono"]
+        elif event in ("collected", "removed") and story in began:
+            spent[story] = spent.get(story, 0.0) + entry["mono"] - began.pop(story)
+            if event == "removed":
+                costs.append(spent.pop(story))
+    return costs
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser()
+    parser.add_argument("--sleep", type=float, default=2.0)
+    parser.add_argument("--stories", type=int, default=6)
+    options = parser.parse_args()
+    serial, _ = one(1, options.stories, options.sleep)
+    wide, merges = one(3, options.stories, options.sleep)
+    print(f"{options.stories} stories, agent works {options.sleep:.1f} s each")
+    print(f"  --parallel 1: {serial:6.2f} s")
+    print(f"  --parallel 3: {wide:6.2f} s   ({serial / wide:.2f}x faster; aim >= 2.5x)")
+    if merges:
+        print(
+            f"  coordinator per merge: median {statistics.median(merges) * 1000:.0f} ms, "
+            f"max {max(merges) * 1000:.0f} ms over {len(merges)} merges (aim <= 300 ms)"
+        )
+
+
+if __name__ == "__main__":
+    main()
