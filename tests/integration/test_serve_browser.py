@@ -12,6 +12,7 @@ from typing import Any
 
 import pytest
 
+from ralphloop.pace import rough
 from tests.browser import launched
 from tests.conftest import isolated_env, write_prd
 from tests.fleet_project import SCRIPT_TITLE, live, make_fleet, read_loops, stream_line, write_fleet
@@ -82,6 +83,9 @@ def test_the_page_follows_a_live_fleet_without_a_reload(tmp_path: Path, browser:
             expect(s3.locator("pre")).to_contain_text("tests pass now", timeout=TIMEOUT_MS)
             expect(fleet.locator(".summary")).to_contain_text("$0.76")
             assert page.evaluate("performance.getEntriesByType('navigation').length") == 1  # never reloaded
+            spans = [0, 59.9, 60, 89, 90, 150, 270, 3599, 3600, 5000, 172_799, 172_800, 200_000]
+            words = page.evaluate("(spans) => spans.map((span) => rough(span))", spans)
+            assert words == [rough(span) for span in spans]  # the ages as every other screen words them
 
             page.set_viewport_size({"width": 390, "height": 844})  # a phone: nothing wider than the screen
             assert page.evaluate("document.documentElement.scrollWidth") <= 390
