@@ -41,6 +41,6 @@ fi
 stamp=.venv/.ralphloop-installed
 if [ ! -f "$stamp" ] || [ pyproject.toml -nt "$stamp" ] || [ scripts/constraints.txt -nt "$stamp" ]; then
     .venv/bin/python -m pip install --quiet --disable-pip-version-check --upgrade pip
-    .venv/bin/python -m pip install --quiet --disable-pip-version-check -c scripts/constraints.txt -e '.[dev,report]'
+    .venv/bin/python -m pip install --quiet --disable-pip-version-check -c scripts/constraints.txt -e '.[dev,report,web]'
     touch "$stamp"
 fi

@@ -17,6 +17,7 @@ FORBIDDEN = {
     "ralphloop.monitor": ("ralphloop.engine", "ralphloop.cli", "ralphloop.build"),
     "ralphloop.records": ("ralphloop.engine", "ralphloop.cli", "ralphloop.build"),
     "ralphloop.report": ("ralphloop.engine", "ralphloop.cli", "ralphloop.build"),
+    "ralphloop.web": ("ralphloop.engine", "ralphloop.cli", "ralphloop.build"),
     "ralphloop.state": ("ralphloop.engine", "ralphloop.cli", "ralphloop.build"),
     "ralphloop.tasks": ("ralphloop.engine", "ralphloop.cli", "ralphloop.build"),
     "ralphloop.hooks": ("ralphloop.engine", "ralphloop.cli", "ralphloop.build"),

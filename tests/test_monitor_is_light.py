@@ -18,6 +18,10 @@ HEAVY = (
     "ralphloop.process",
     "ralphloop.build",
     "plotly",  # the charts of `ralph report --html` (an optional extra)
+    "starlette",  # `ralph serve`'s web stack (an optional extra)
+    "uvicorn",
+    "anyio",
+    "ralphloop.web",
 )
 
 

@@ -23,6 +23,10 @@ HEAVY = (
     "ralphloop.process",
     "importlib.metadata",  # agent plugins: read only when a run names a backend that is not built in
     "plotly",  # the charts of `ralph report --html` (an optional extra)
+    "starlette",  # `ralph serve`'s web stack (an optional extra)
+    "uvicorn",
+    "anyio",
+    "ralphloop.web",
 )
 
 
@@ -45,3 +49,10 @@ def test_logs_imports_nothing_heavy(feature: Path, ralph: RalphRunner, ralph_env
     assert done.stdout.startswith("Iteration 1 (command, S-1, ") and "working" in done.stdout
     heavy = sorted(name for name in loaded if name.split(".")[0] in HEAVY or name.startswith(HEAVY))
     assert heavy == []
+
+
+def test_a_run_never_imports_the_web_stack(feature: Path, ralph_env: dict[str, str]) -> None:
+    """`ralph serve` reads what a run writes; the run knows nothing of it."""
+    done, loaded = loaded_modules(["run", "-n", "1", "--agent-cmd", "true"], feature.parent.parent, ralph_env)
+    assert done.returncode == 1, done.stderr  # one iteration that finishes nothing: max iterations
+    assert sorted(name for name in loaded if name.startswith(("starlette", "uvicorn", "anyio", "ralphloop.web"))) == []

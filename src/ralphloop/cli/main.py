@@ -23,7 +23,7 @@ _COMMAND_ALIASES = {"--status": "status", "--reset-circuit": "reset-circuit"}
 # How `ralph --help` lists the commands.
 _GROUPS = (
     ("start", ("init", "prd", "run")),
-    ("watch", ("status", "monitor")),
+    ("watch", ("status", "monitor", "serve")),
     ("inspect", ("logs", "analyze", "report", "validate")),
     ("manage", ("reset-circuit", "archive", "signal", "help")),
 )
@@ -80,6 +80,8 @@ def build_parser() -> argparse.ArgumentParser:
     monitor.add_argument("--skip-run", help=argparse.SUPPRESS)  # `ralph run --monitor`: the run before its own
     monitor.add_argument("--beside-run", action="store_true", help=argparse.SUPPRESS)  # the same, with none before
     monitor.set_defaults(handler="monitor")
+
+    _add_serve(commands)
 
     report = commands.add_parser("report", help="show the metrics summary of a feature's iterations")
     report.add_argument("-f", "--feature", help="feature name or folder")
@@ -155,6 +157,23 @@ def _add_analyze(commands: Any) -> None:
     analyze.add_argument("--prompt", metavar="FILE", help="the prompt it answered (default: iteration-N.prompt.md)")
     analyze.add_argument("--json", action="store_true", help="machine-readable output")
     analyze.set_defaults(handler="analyze")
+
+
+def _add_serve(commands: Any) -> None:
+    """`ralph serve [-f F ...] [--port N]`."""
+    serve = commands.add_parser(
+        "serve",
+        help="watch every loop live in a browser (a page on 127.0.0.1, a token in its URL)",
+        description="A live web page of every loop of the project (or of the -f features): each loop's story, "
+        "state, iteration, cost and log tail, the merge queue of a parallel run. It listens on 127.0.0.1 only and "
+        "prints its URL, which holds a random token; a request without it is refused. Needs the optional extra: "
+        "pip install 'ralphloop[web]'.",
+    )
+    serve.add_argument(
+        "-f", "--feature", action="append", metavar="FEATURE", help="a feature to show (repeatable; default: all)"
+    )
+    serve.add_argument("--port", metavar="N", help="the port to listen on (default: a free one)")
+    serve.set_defaults(handler="serve")
 
 
 def _add_logs(commands: Any) -> None:

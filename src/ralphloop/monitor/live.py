@@ -19,7 +19,8 @@ from datetime import UTC, datetime
 from typing import Any, TextIO
 
 from ralphloop.errors import RalphError
-from ralphloop.monitor.snapshot import Snapshot, own_log, read_snapshot
+from ralphloop.log_tail import own_log
+from ralphloop.monitor.snapshot import Snapshot, read_snapshot
 from ralphloop.monitor.views import WAITING_TEXT, dashboard, plain_line, summary_lines, summary_view
 from ralphloop.paths import FeaturePaths
 from ralphloop.safe_read import shown_path

@@ -12,13 +12,11 @@ from dataclasses import dataclass, field
 from datetime import datetime
 from typing import Any
 
-from ralphloop.agents.log_readers import log_reader
-from ralphloop.errors import RalphError
+from ralphloop.log_tail import log_tail, own_log
 from ralphloop.paths import FeaturePaths
 from ralphloop.state.read import lock_holder_alive, read_json_object, read_tail_lines
 from ralphloop.state.report import gather
 
-LOG_TAIL_BYTES = 32 * 1024  # enough for a screenful of lines; a huge log is never read whole
 _SIGNAL_ARRAYS = (
     ("done_signals", "done"),
     ("completion_indicators", "completion"),
@@ -77,42 +75,12 @@ def read_snapshot(paths: FeaturePaths, now: datetime, *, events: int = 8, log_li
     )
 
 
-def own_log(paths: FeaturePaths, named: object) -> str:
-    """The iteration log status.json names, if it is one of this feature's logs; "" otherwise (the
-    agent can write status.json: the monitor reads no file outside the feature's logs/)."""
-    if not isinstance(named, str) or not named:
-        return ""
-    logs = os.path.realpath(paths.logs)
-    found = os.path.realpath(named)
-    return found if os.path.dirname(found) == logs else ""
-
-
 def signal_counts(data: dict[str, Any]) -> dict[str, int]:
     """How many recent iterations gave each kind of exit evidence (.exit_signals arrays)."""
     counts = {label: len(data[name]) for name, label in _SIGNAL_ARRAYS if isinstance(data.get(name), list)}
     if isinstance(data.get("refused_claims"), list):
         counts["refused"] = len(data["refused_claims"])
     return counts
-
-
-def log_tail(path: str, count: int, agent: str = "claude") -> list[str]:
-    """The last `count` readable lines of an iteration log: the backend's structured output (Claude's
-    stream-json) turned into text by its reader, blank lines dropped. Only the last LOG_TAIL_BYTES are read."""
-    readable_lines = log_reader(agent)
-    try:
-        tail = read_tail_lines(path, LOG_TAIL_BYTES) or []
-    except RalphError:  # status.json names the log, and the agent can write status.json: show none
-        tail = []
-    raw = [line.decode("utf-8", "replace").rstrip("\r") for line in tail]
-    shown: list[str] = []
-    for line in reversed(raw):
-        if len(shown) >= count:
-            break
-        readable = readable_lines(line)
-        for part in reversed(readable if readable is not None else [line]):
-            if part.strip():
-                shown.append(part)
-    return shown[:count][::-1]
 
 
 def ended_run(paths: FeaturePaths) -> str | None:

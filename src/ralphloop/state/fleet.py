@@ -6,6 +6,7 @@ folder). `ralph status`, the monitor and `ralph serve` read it here; kept light 
 
 from __future__ import annotations
 
+import math
 import os
 
 from ralphloop.errors import RalphError
@@ -129,8 +130,11 @@ def _loop_report(paths: FeaturePaths, loop: dict[str, Any]) -> dict[str, Any] | 
 
 
 def _cost(report: dict[str, Any] | None) -> float:
+    """A loop's cost this run; 0 when it reported none (or a hand-edited NaN, which would spoil the total)."""
     value = (report or {}).get("costUsd")
-    return float(value) if isinstance(value, (int, float)) and not isinstance(value, bool) else 0.0
+    if not isinstance(value, (int, float)) or isinstance(value, bool) or not math.isfinite(value):
+        return 0.0
+    return float(value)
 
 
 def loop_folder_name(story: str) -> str:

@@ -1,0 +1,210 @@
+"""What `ralph serve` shows, read from the files alone: every feature, each with its fleet (every loop and the merge
+queue) or its single loop, and each loop's log tail. The same readers as `ralph status` and the monitor (a hostile
+or damaged file is refused and told on the feature's error line, never followed), then every string cleaned of
+terminal escapes and secrets: the agent can write most of these files, and the page shows them.
+
+Numbers are worded here as on the other screens (numbers.py); ages are left as times, for the page to count.
+"""
+
+from __future__ import annotations
+
+import math
+import os
+from dataclasses import dataclass
+from datetime import datetime
+
+from ralphloop.errors import RalphError
+from ralphloop.log_tail import log_tail, own_log
+from ralphloop.numbers import iteration_words, money
+from ralphloop.paths import RALPH_DIR, FeaturePaths, list_features, resolve_feature
+from ralphloop.redact import redact_value
+from ralphloop.safe_read import shown_path
+from ralphloop.state.fleet import fleet_paths, loop_feature_paths, read_fleet
+from ralphloop.state.report import gather
+from ralphloop.textsafe import strip_terminal_controls
+
+TYPE_CHECKING = False
+if TYPE_CHECKING:
+    from typing import Any
+
+LOG_LINES = 40
+
+
+@dataclass(frozen=True, slots=True)
+class Features:
+    """Which features to show: the ones `-f` named (resolved once), or every feature of the project, listed
+    afresh each time (a feature made while the page is open appears)."""
+
+    root: str
+    named: tuple[FeaturePaths, ...] = ()
+
+    def paths(self) -> list[FeaturePaths]:
+        if self.named:
+            return list(self.named)
+        names = list_features(self.root)
+        if names:
+            return [FeaturePaths(self.root, os.path.join(self.root, RALPH_DIR, name)) for name in names]
+        try:
+            return [resolve_feature(self.root, None)]  # a workspace at the project root (seeds 000 and 002)
+        except RalphError:
+            return []
+
+
+def features(root: str, selectors: list[str]) -> Features:
+    """The features to show; a one-line error for a `-f` that names none, or a project without any."""
+    if selectors:
+        return Features(root, tuple(resolve_feature(root, selector) for selector in selectors))
+    found = Features(root)
+    if not found.paths():
+        resolve_feature(root, None)  # raises the error `ralph status` gives ("no feature in .ralph/ ...")
+    return found
+
+
+def build(shown: list[FeaturePaths], now: datetime) -> tuple[dict[str, Any], list[str]]:
+    """The page's snapshot, and the files it was read from (whose changes make the next one)."""
+    watched: list[str] = [os.path.join(shown[0].project_root, RALPH_DIR)] if shown else []
+    views = [_feature(paths, watched) for paths in shown]
+    project = os.path.basename(shown[0].project_root.rstrip(os.sep)) if shown else ""
+    snapshot = {"now": now.isoformat(timespec="seconds"), "project": project, "features": views}
+    return redact_value(_cleaned(snapshot)), watched
+
+
+def _feature(paths: FeaturePaths, watched: list[str]) -> dict[str, Any]:
+    summary, _, lock = fleet_paths(paths)
+    watched += [summary, lock, *_own_files(paths)]
+    view: dict[str, Any] = {"name": paths.name, "dir": paths.display(), "errors": [], "fleet": None, "loops": []}
+    try:
+        fleet = read_fleet(paths)
+    except RalphError as exc:  # a FIFO, a link, a huge file where fleet.json belongs: said, not followed
+        fleet = None
+        view["errors"].append(str(exc))
+    else:
+        if fleet is None and os.path.lexists(summary):
+            view["errors"].append(f"{shown_path(summary)}: not a JSON object (damaged?)")
+    if fleet is not None:
+        return _fleet(paths, fleet, view, watched)
+    try:
+        report = gather(paths, strict=False)
+    except RalphError as exc:
+        view["errors"].append(str(exc))
+        view["status"] = "unreadable"
+        return view
+    view.update(
+        status=report["status"],
+        alive=report["alive"],
+        done=_count(report["storiesComplete"]),
+        total=_count(report["storiesTotal"]),
+        cost=_money(report["costUsd"]),
+        message=report["exitMessage"] or report["note"],
+    )
+    log = own_log(paths, report["logFile"])
+    watched.append(log)
+    if report["status"] == "not started":
+        return view  # no loop yet to show
+    view["loops"] = [
+        {
+            "story": report["currentStory"] or "",
+            "title": "",
+            "state": report["status"],
+            **_loop_facts(report),
+            "log": _log(log, report),
+        }
+    ]
+    return view
+
+
+def _fleet(paths: FeaturePaths, fleet: dict[str, Any], view: dict[str, Any], watched: list[str]) -> dict[str, Any]:
+    view.update(
+        status=fleet["status"],
+        alive=fleet["alive"],
+        done=_count(fleet["storiesMerged"]),
+        total=_count(fleet["storiesTotal"]),
+        cost=_money(fleet["costUsd"]),
+        message=fleet["exitMessage"],
+    )
+    view["fleet"] = {
+        "parallel": fleet["parallel"],
+        "target": fleet["target"],
+        "bringIn": fleet["bringIn"],
+        "queue": fleet["queue"],
+    }
+    for loop in fleet["loops"]:
+        report = loop["report"] or {}
+        where = loop_feature_paths(paths, loop)
+        log = own_log(where, report.get("logFile")) if where is not None else ""
+        if where is not None:
+            watched += [*_own_files(where), log]
+        view["loops"].append(
+            {
+                "story": loop["story"],
+                "title": loop["title"],
+                "state": loop["state"],
+                "attempt": loop["attempt"],
+                "maxAttempts": loop["maxAttempts"],
+                "slot": loop["slot"],
+                "branch": loop["branch"],
+                "note": loop["note"],
+                **_loop_facts(report),
+                "log": _log(log, report),
+            }
+        )
+    return view
+
+
+def _loop_facts(report: dict[str, Any]) -> dict[str, Any]:
+    """A loop's own numbers and doings, from its status report ({} before its first iteration)."""
+    if not report:
+        return {"iteration": None, "cost": None, "activity": None, "inIteration": False, "lastOutputAt": None}
+    number = _count(report.get("iteration"))
+    running = report.get("inIteration") is True
+    words = iteration_words(
+        number,
+        _count(report.get("iterationsCounted")),
+        _count(report.get("callsNotCounted")),
+        _count(report.get("maxIterations")) or None,
+        running=running,
+    )
+    waiting = report.get("waiting")
+    doing = waiting.get("message") if isinstance(waiting, dict) else report.get("activity")
+    return {
+        "iteration": words if number else None,
+        "cost": _money(report.get("costUsd")),
+        "activity": doing or None,
+        # while an iteration goes on, the agent's last output (null: none yet): what shows a stuck agent
+        "inIteration": running,
+        "lastOutputAt": report.get("lastOutputAt") if running else None,
+    }
+
+
+def _log(path: str, report: dict[str, Any]) -> dict[str, Any]:
+    if not path:
+        return {"name": "", "lines": []}
+    return {"name": os.path.basename(path), "lines": log_tail(path, LOG_LINES, str(report.get("agent") or ""))}
+
+
+def _own_files(paths: FeaturePaths) -> list[str]:
+    """The files a loop's report is read from (prd.json: the counts; the lock: whether it runs)."""
+    return [paths.status, paths.state, paths.circuit_state, paths.lock, paths.journal, paths.prd]
+
+
+def _money(value: object) -> str | None:
+    """A cost as every screen words it; None for what is not one (a hand-edited file's NaN, a negative)."""
+    if not isinstance(value, (int, float)) or isinstance(value, bool) or not math.isfinite(value) or value < 0:
+        return None
+    return money(float(value))
+
+
+def _count(value: object) -> int:
+    return value if isinstance(value, int) and not isinstance(value, bool) and value > 0 else 0
+
+
+def _cleaned(value: Any) -> Any:
+    """Every string without terminal escapes or controls (tabs and newlines stay): before the secrets are
+    masked, so that an escape inside a key cannot hide it from the mask."""
+    if isinstance(value, str):
+        return strip_terminal_controls(value)
+    if isinstance(value, dict):
+        return {key: _cleaned(item) for key, item in value.items()}
+    if isinstance(value, list):
+        return [_cleaned(item) for item in value]
+    return value
