@@ -93,3 +93,53 @@ def test_the_page_follows_a_live_fleet_without_a_reload(tmp_path: Path, browser:
             assert {url.split("?")[0] for url in requests} == {f"{served.base}/", f"{served.base}/events"}
         finally:
             context.close()
+
+
+def test_the_page_follows_a_real_parallel_run_live(tmp_path: Path, browser: Any) -> None:
+    """A real `ralph run --parallel 2` over three stories: the page shows its loops running, then every story
+    merged, without a reload."""
+    import subprocess
+
+    from playwright.sync_api import expect
+
+    from tests.conftest import PYTHON, agent_cmd
+    from tests.integration.helpers import git, wait_until
+
+    project = tmp_path / "project"
+    project.mkdir()
+    env = isolated_env(tmp_path / "home", tmp_path / "gitconfig")
+    for args in (["init", "-q", "-b", "main"], ["commit", "-q", "--allow-empty", "-m", "initial"]):
+        subprocess.run(["git", *args], cwd=project, env=env, check=True)
+    subprocess.run([PYTHON, "-m", "ralphloop", "init", "feat"], cwd=project, env=env, check=True, capture_output=True)
+    write_prd(project / ".ralph" / "feat", 3, branchName="ralph/feat")
+    git(project, env, "add", "-A")
+    git(project, env, "commit", "-qm", "the feature")
+    ledger = tmp_path / "ledger"
+    agent = agent_cmd("fleet_agent.py", "--sleep", "1", "--ledger", str(ledger))
+    with serving(project, env) as served:
+        run = subprocess.Popen(
+            [PYTHON, "-m", "ralphloop", "run", "--parallel", "2", "--agent-cmd", agent],
+            cwd=project,
+            env=env,
+            stdout=subprocess.PIPE,
+            stderr=subprocess.STDOUT,
+        )
+        context = browser.new_context(viewport={"width": 1280, "height": 900})
+        try:
+            page = context.new_page()
+            errors: list[str] = []
+            page.on("console", lambda message: errors.append(message.text) if message.type == "error" else None)
+            page.on("pageerror", lambda error: errors.append(str(error)))
+            wait_until(ledger.exists)
+            page.goto(served.url)
+            fleet = page.locator('section[data-feature="feat"]')
+            expect(fleet.locator("article.loop").first).to_be_visible(timeout=TIMEOUT_MS)
+            expect(fleet.locator(".summary")).to_contain_text("3 of 3 stories merged", timeout=30_000)
+            states = fleet.locator("article.loop .top .state")
+            expect(states).to_have_count(3)
+            assert [states.nth(n).text_content() for n in range(3)] == ["merged"] * 3
+            assert errors == []
+        finally:
+            context.close()
+            out, _ = run.communicate(timeout=60)
+        assert run.returncode == 0, out
