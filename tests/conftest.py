@@ -35,8 +35,8 @@ def isolated_env(home: Path, gitconfig: Path, *, drop: tuple[str, ...] = ()) -> 
     env = {
         key: value
         for key, value in os.environ.items()
-        if not key.startswith(("RALPH_", "GIT_", *drop)) and key != "IS_SANDBOX"
-    }
+        if not key.startswith(("RALPH_", "GIT_", *drop)) and key not in ("IS_SANDBOX", "COLUMNS", "LINES")
+    }  # the size of the terminal pytest runs in is no test's: one that wants a width sets it
     env.update(
         RALPH_HOME=str(home),
         NO_COLOR="1",

@@ -19,6 +19,7 @@ from typing import Any
 
 import pytest
 
+from ralphloop.state.fleet import FLEET, LOOP
 from tests.integration.helpers import killed_journal
 from tests.integration.hostile_project import SAY, copy_case, env_of, make_template, tree
 from tests.integration.warm_ralph import WarmRalph
@@ -59,6 +60,10 @@ def _feature(name: str, file: str) -> str:
 
 
 JOURNAL = json.dumps(killed_journal(1, "US-001", "First story")).encode()
+# a parallel run's summary (state/fleet.py): `ralph status` and the monitor show it, or say in a line why not
+FLEET_SEED = json.dumps(
+    FLEET.dump({"feature": "feat", "loops": [LOOP.dump({"story": "US-001", "state": "running"})], "queue": ["US-002"]})
+).encode()
 
 TARGETS: dict[str, Target] = {
     "prd.json": Target(
@@ -101,6 +106,9 @@ TARGETS: dict[str, Target] = {
     ),
     "SPRINT.yaml": Target(_feature("goal", "SPRINT.yaml"), "goal", "yaml", (RUN, VALIDATE)),
     "PROGRESS.yaml": Target(_feature("goal", "PROGRESS.yaml"), "goal", "yaml", (RUN, VALIDATE)),
+    "fleet.json": Target(
+        _feature("feat", "fleet.json"), "feat", "json", (STATUS, MONITOR), tolerated=(STATUS, MONITOR), seed=FLEET_SEED
+    ),
     "goal-status.json": Target(_feature("goal", "status.json"), "goal", "json", (RUN, STATUS, MONITOR)),
 }
 

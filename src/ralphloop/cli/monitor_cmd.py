@@ -6,7 +6,7 @@ import os
 import sys
 
 from ralphloop.monitor.live import Watch, follow
-from ralphloop.monitor.snapshot import ended_run
+from ralphloop.monitor.snapshot import ended_fleet, ended_run
 from ralphloop.paths import find_project_root, resolve_feature
 
 TYPE_CHECKING = False
@@ -20,5 +20,7 @@ def command(args: argparse.Namespace, argv: list[str]) -> int:
     # --skip-run (from `ralph run --monitor`): the run that had ended when the loop was launched.
     skip = args.skip_run or (ended_run(paths) if args.wait else None)
     terminal = sys.stdout.isatty() and os.environ.get("TERM") != "dumb"
-    watch = Watch(paths, skip=skip, waiting=bool(args.wait or args.skip_run or args.beside_run))
+    waiting = bool(args.wait or args.skip_run or args.beside_run)
+    # the same for a parallel run that has ended: its fleet is not shown until its coordinator runs again
+    watch = Watch(paths, skip=skip, waiting=waiting, skip_fleet=ended_fleet(paths) if waiting else None)
     return follow(watch, sys.stdout, terminal=terminal)

@@ -6,8 +6,11 @@ Kept light on purpose (json, os, fcntl): it is what scripts and prompts poll.
 from __future__ import annotations
 
 import json
+import os
+import sys
 from datetime import UTC, datetime
 
+from ralphloop.fleet_words import fleet_lines
 from ralphloop.numbers import iteration_words, tokens_words
 from ralphloop.pace import (
     calls_full,
@@ -22,7 +25,8 @@ from ralphloop.pace import (
     seconds_between,
     token_budget_words,
 )
-from ralphloop.paths import find_project_root, resolve_feature
+from ralphloop.paths import FeaturePaths, find_project_root, resolve_feature
+from ralphloop.state.fleet import read_fleet_noted
 from ralphloop.state.report import gather
 from ralphloop.tasks.formats import format_of
 from ralphloop.textsafe import json_for_terminal, strip_terminal_controls
@@ -36,11 +40,44 @@ if TYPE_CHECKING:
 def command(args: argparse.Namespace, argv: list[str]) -> int:
     paths = resolve_feature(find_project_root(), args.feature)
     report = gather(paths)
+    fleet, fleet_note = read_fleet_noted(paths)
     if args.json:
+        report.update(fleet=fleet, fleetNote=fleet_note)
         print(json_for_terminal(json.dumps(report, indent=2, ensure_ascii=False)))
-    else:
-        print(render(report, datetime.now(UTC), paths.flag))
+        return 0
+    now = datetime.now(UTC)
+    text = render(report, now, paths.flag)
+    if fleet is not None:
+        text += "\n" + render_fleet(fleet, now, paths, _width())
+    if fleet_note:
+        text += "\n" + strip_terminal_controls(f"Note:       {fleet_note}")
+    print(text)
     return 0
+
+
+def render_fleet(fleet: dict[str, Any], now: datetime, paths: FeaturePaths, width: int | None) -> str:
+    """The Fleet block of a parallel run (fleet_words.fleet_lines), its failed loops' worktrees looked up on disk."""
+    adopt = paths.command("run", "--parallel", str(fleet.get("parallel") or 1))
+    kept = {
+        loop["worktree"]
+        for loop in fleet["loops"]
+        if loop["state"] == "failed" and loop["worktree"] and os.path.isdir(loop["worktree"])
+    }
+    return strip_terminal_controls("\n".join(fleet_lines(fleet, now, adopt, kept=kept, width=width)))
+
+
+def _width() -> int | None:
+    """The columns a row may take: COLUMNS, else the terminal's; None on a pipe (rows whole, for a script)."""
+    try:
+        columns = int(os.environ.get("COLUMNS", "0"))
+    except ValueError:
+        columns = 0
+    if columns <= 0 and sys.stdout.isatty():
+        try:
+            columns = os.get_terminal_size(sys.stdout.fileno()).columns
+        except (OSError, ValueError):
+            columns = 0
+    return columns if columns > 0 else None
 
 
 def render(report: dict[str, Any], now: datetime, flag: str = "") -> str:

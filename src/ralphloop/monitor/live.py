@@ -14,14 +14,14 @@ import os
 import signal
 import time
 from collections.abc import Callable
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from datetime import UTC, datetime
 from typing import Any, TextIO
 
 from ralphloop.errors import RalphError
 from ralphloop.log_tail import own_log
-from ralphloop.monitor.snapshot import Snapshot, read_snapshot
-from ralphloop.monitor.views import WAITING_TEXT, dashboard, plain_line, summary_lines, summary_view
+from ralphloop.monitor.snapshot import Snapshot, fleet_files, fleet_id, read_snapshot
+from ralphloop.monitor.views import WAITING_TEXT, dashboard, end_lines, plain_lines, summary_view
 from ralphloop.paths import FeaturePaths
 from ralphloop.safe_read import shown_path
 from ralphloop.state.read import lock_holder_alive
@@ -38,16 +38,19 @@ class Watch:
     paths: FeaturePaths
     skip: str | None = None  # an ended run (Snapshot.run_id) not to show: wait for the next one instead
     waiting: bool = False  # --wait, or launched beside a run: a run is coming, whatever status.json holds
+    skip_fleet: str | None = None  # an ended parallel run (snapshot.fleet_id) not to show, as `skip`
     stamps: tuple[object, ...] = ()
     log_file: str = ""
     _files: tuple[str, ...] = field(default=())
+    _fleet_files: tuple[str, ...] = field(default=())
 
     def __post_init__(self) -> None:
         paths = self.paths
         self._files = (paths.status, paths.state, paths.circuit_state, paths.exit_signals, paths.events, paths.lock)
+        self._fleet_files = fleet_files(paths, None)
 
     def changed(self) -> bool:
-        stamps = tuple(_stamp(path) for path in (*self._files, self.log_file))
+        stamps = tuple(_stamp(path) for path in (*self._files, self.log_file, *self._fleet_files))
         if stamps == self.stamps:
             return False
         self.stamps = stamps
@@ -57,11 +60,17 @@ class Watch:
         self._follow_into_the_archive()
         # enough of each to fill the screen; the view decides how many fit under the header (layout.py)
         found = read_snapshot(self.paths, now, events=max(2, height), log_lines=max(2, height))
-        report = found.report
+        report, fleet = found.report, found.fleet
         self.log_file = own_log(self.paths, report.get("logFile")) if report else ""
+        self._fleet_files = fleet_files(self.paths, fleet)
+        if fleet is not None and fleet["alive"]:
+            self.skip_fleet = None  # a coordinator runs (perhaps adopting the fleet skipped): followed to its end
+        elif fleet is not None and fleet_id(fleet) == self.skip_fleet:
+            found = replace(found, fleet=None)  # an earlier parallel run's leftovers: wait for the next run
         if report is not None and self.skip is not None and not report["alive"] and found.run_id == self.skip:
-            return Snapshot(now=now, report=None)  # an earlier run's leftovers: wait for the next one
-        if found.damaged and not self.waiting and lock_holder_alive(self.paths.lock) is None:
+            # an earlier run's leftovers: wait for the next one (or show the parallel run going on)
+            return Snapshot(now=now, report=None, fleet=found.fleet, fleet_note=found.fleet_note, resume=found.resume)
+        if found.damaged and not found.shows_fleet and not self.waiting and lock_holder_alive(self.paths.lock) is None:
             # written atomically, status.json stays damaged until a run rewrites it: nothing to wait for
             shown = shown_path(self.paths.status)
             raise RalphError(
@@ -157,16 +166,16 @@ def _plain(
     sleep: Callable[[float], None],
     monotonic: Callable[[], float],
 ) -> int:
-    shown = ""
+    shown: dict[str, str] = {}
     snapshot = watch.snapshot(now())
     read = monotonic()
     while True:
-        line = plain_line(snapshot)
-        if line != shown:
-            stamp = "" if line == WAITING_TEXT else f"[{snapshot.now.astimezone():%H:%M:%S}] "
-            out.write(strip_terminal_controls(stamp + line) + "\n")
-            out.flush()
-            shown = line
+        for key, line in plain_lines(snapshot):
+            if shown.get(key) != line:
+                stamp = "" if line == WAITING_TEXT else f"[{snapshot.now.astimezone():%H:%M:%S}] "
+                out.write(strip_terminal_controls(stamp + line) + "\n")
+                shown[key] = line
+        out.flush()
         if snapshot.ended:
             break
         sleep(POLL_S)
@@ -174,7 +183,7 @@ def _plain(
         if watch.changed() or monotonic() - read >= REDRAW_S:
             snapshot = watch.snapshot(now())
             read = monotonic()
-    out.write(strip_terminal_controls("\n".join(summary_lines(snapshot.report or {}))) + "\n")
+    out.write(strip_terminal_controls("\n".join(end_lines(snapshot))) + "\n")
     out.flush()
     return 0
 

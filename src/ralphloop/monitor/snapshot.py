@@ -14,6 +14,7 @@ from typing import Any
 
 from ralphloop.log_tail import log_tail, own_log
 from ralphloop.paths import FeaturePaths
+from ralphloop.state.fleet import fleet_paths, loop_feature_paths, read_fleet_noted
 from ralphloop.state.read import lock_holder_alive, read_json_object, read_tail_lines
 from ralphloop.state.report import gather
 
@@ -37,14 +38,26 @@ class Snapshot:
     log_name: str = ""
     log_lines: list[str] = field(default_factory=list)
     damaged: bool = False  # status.json is there but holds no JSON object (a run rewrites it)
+    fleet: dict[str, Any] | None = None  # a parallel run's (state/fleet.read_fleet), when the feature has one
+    fleet_note: str | None = None  # why a fleet.json there is not read (not a regular file, damaged)
+    resume: str = ""  # the command that adopts a stopped fleet
 
     @property
     def started(self) -> bool:
-        return self.report is not None
+        return self.report is not None or self.fleet is not None
+
+    @property
+    def shows_fleet(self) -> bool:
+        """The fleet is the view, unless a single loop runs now beside an earlier parallel run's records."""
+        alive = self.report is not None and self.report["alive"]
+        return self.fleet is not None and (self.fleet["alive"] or not alive)
 
     @property
     def ended(self) -> bool:
-        """The run is over: no process holds the lock and status.json says how it ended."""
+        """The run is over: no process holds the lock and status.json says how it ended (a fleet: its coordinator
+        holds its lock no more)."""
+        if self.shows_fleet:
+            return not (self.fleet or {}).get("alive")
         return self.report is not None and not self.report["alive"] and self.report["status"] != "not started"
 
     @property
@@ -58,9 +71,15 @@ def run_id(status: dict[str, Any]) -> str:
 
 
 def read_snapshot(paths: FeaturePaths, now: datetime, *, events: int = 8, log_lines: int = 12) -> Snapshot:
+    fleet, note = read_fleet_noted(paths)
+    resume = paths.command("run", "--parallel", str(fleet["parallel"])) if fleet is not None else ""
     status = read_json_object(paths.status)
     if status is None:
-        return Snapshot(now=now, report=None, damaged=os.path.lexists(paths.status))
+        recent = read_recent(paths.events, events) if fleet is not None else []
+        damaged = os.path.lexists(paths.status)
+        return Snapshot(
+            now=now, report=None, events=recent, damaged=damaged, fleet=fleet, fleet_note=note, resume=resume
+        )
     report = gather(paths, strict=False)
     report["runPid"] = status.get("pid")
     report["agent"] = status.get("agent")
@@ -72,7 +91,31 @@ def read_snapshot(paths: FeaturePaths, now: datetime, *, events: int = 8, log_li
         events=read_recent(paths.events, events),
         log_name=os.path.basename(log_path),
         log_lines=log_tail(log_path, log_lines, str(status.get("agent") or "")) if log_path else [],
+        fleet=fleet,
+        fleet_note=note,
+        resume=resume,
     )
+
+
+def fleet_files(paths: FeaturePaths, fleet: dict[str, Any] | None) -> tuple[str, ...]:
+    """The files whose change the monitor watches for a fleet: fleet.json, the coordinator's lock, each loop's own
+    status.json and lock (where its records are now)."""
+    found = list(fleet_paths(paths)[::2])
+    for loop in (fleet or {}).get("loops") or []:
+        where = loop_feature_paths(paths, loop)
+        if where is not None:
+            found += [where.status, where.lock]
+    return tuple(found)
+
+
+def ended_fleet(paths: FeaturePaths) -> str | None:
+    """The id of the feature's fleet when its coordinator is over (`--wait` waits past it); None otherwise."""
+    fleet, _ = read_fleet_noted(paths)
+    return fleet_id(fleet) if fleet is not None and not fleet["alive"] else None
+
+
+def fleet_id(fleet: dict[str, Any]) -> str:
+    return f"{fleet.get('fleetId')}@{fleet.get('startedAt')}"
 
 
 def signal_counts(data: dict[str, Any]) -> dict[str, int]:

@@ -14,7 +14,7 @@ from rich.panel import Panel
 from rich.text import Text
 
 from ralphloop.durations import format_duration
-from ralphloop.monitor import header, layout
+from ralphloop.monitor import fleet, header, layout
 from ralphloop.monitor.snapshot import Snapshot
 from ralphloop.monitor.words import calls_text, doing_text, iteration_text, safe, scoped, tokens_text, whole
 from ralphloop.pace import cost_words, local_clock, parse_time, seconds_between
@@ -49,14 +49,18 @@ def dashboard(snapshot: Snapshot, size: tuple[int, int] | None = None) -> Render
     """The live view of a run, fitted to a screen of `size` (columns, rows): the header, then the recent events
     and the log's last lines in the rows left (a short or narrow screen gets the key lines only). Without a
     size, everything the snapshot holds."""
+    width, height = size or (200, 1000)
+    if snapshot.shows_fleet:
+        return fleet_dashboard(snapshot, width, height)
     if snapshot.report is None:
         return waiting_view()
     report = snapshot.report
-    width, height = size or (200, 1000)
     if layout.compact(width, height):
         return Group(*header.compact(snapshot)[:height])
     facts = header.rows(snapshot, tall=height >= header.TALL)
     parts: list[RenderableType] = [header.title(report), header.facts(facts)]
+    if snapshot.fleet_note:
+        parts.append(fleet.note(snapshot.fleet_note))
     if report.get("guidance") and report.get("circuitState") == "OPEN":
         for line in strip_terminal_controls(str(report["guidance"])).splitlines():
             parts.append(Text(line, style="red", no_wrap=True, overflow="ellipsis"))
@@ -70,6 +74,17 @@ def dashboard(snapshot: Snapshot, size: tuple[int, int] | None = None) -> Render
         events_panel(events[len(events) - shown_events :] if shown_events else []),
         log_panel(snapshot.log_name, log[len(log) - shown_log :] if shown_log else [], log_rows),
     ]
+    return Group(*parts)
+
+
+def fleet_dashboard(snapshot: Snapshot, width: int, height: int) -> RenderableType:
+    """A parallel run: the fleet (monitor/fleet.py), then the feature's recent events in the rows left."""
+    if layout.compact(width, height):
+        return Group(*fleet.compact(snapshot)[:height])
+    parts, left = fleet.fleet_parts(snapshot, height)
+    shown = left - layout.PANEL_BORDERS // 2
+    if shown >= 1 and snapshot.events:
+        parts.append(events_panel(snapshot.events[-shown:]))
     return Group(*parts)
 
 
@@ -107,11 +122,27 @@ def summary_lines(report: dict[str, Any]) -> list[str]:
 
 
 def summary_view(snapshot: Snapshot) -> RenderableType:
-    report = snapshot.report or {}
-    status = str(report.get("status"))
-    lines = summary_lines(report)
+    report = snapshot.fleet if snapshot.shows_fleet else snapshot.report
+    status = str((report or {}).get("status"))
+    lines = fleet.summary_lines(snapshot) if snapshot.shows_fleet else summary_lines(report or {})
     style = "green" if status == "complete" else "yellow" if status == "interrupted" else "red"
-    return Panel(Text("\n".join(lines[1:])), title=Text(lines[0], style=f"bold {style}"), title_align="left")
+    # a fleet's rows keep to one line each, as in `ralph status`
+    body = Text("\n".join(lines[1:]), no_wrap=snapshot.shows_fleet, overflow="ellipsis")
+    return Panel(body, title=Text(lines[0], style=f"bold {style}"), title_align="left")
+
+
+def plain_lines(snapshot: Snapshot) -> list[tuple[str, str]]:
+    """What a monitor on a pipe prints, as (key, line) pairs: a line is printed when it differs from the last one
+    printed under its key. One line for a single loop; the fleet's lines for a parallel run."""
+    found = fleet.plain_lines(snapshot) if snapshot.shows_fleet else [("run", plain_line(snapshot))]
+    if snapshot.fleet_note:
+        found.append(("note", f"note: {safe(snapshot.fleet_note)}"))
+    return found
+
+
+def end_lines(snapshot: Snapshot) -> list[str]:
+    """The summary a monitor on a pipe prints once the run is over."""
+    return fleet.summary_lines(snapshot) if snapshot.shows_fleet else summary_lines(snapshot.report or {})
 
 
 def plain_line(snapshot: Snapshot) -> str:

@@ -11,6 +11,7 @@ import os
 
 from ralphloop.errors import RalphError
 from ralphloop.paths import FeaturePaths
+from ralphloop.safe_read import shown_path
 from ralphloop.state.read import lock_holder_alive, read_json_object
 from ralphloop.state.report import gather
 from ralphloop.state.schemas import Schema
@@ -92,6 +93,8 @@ def read_fleet(paths: FeaturePaths) -> dict[str, Any] | None:
     fleet = FLEET.load(raw)
     holder = lock_holder_alive(lock)
     fleet["alive"] = holder is not None
+    if holder:  # the lock's holder is the coordinator (0: held by a PID its file does not name)
+        fleet["pid"] = holder
     if fleet["status"] == "running" and holder is None:
         fleet["status"] = "stopped"
     loops = []
@@ -107,6 +110,20 @@ def read_fleet(paths: FeaturePaths) -> dict[str, Any] | None:
     fleet["queue"] = [story for story in fleet["queue"] if isinstance(story, str)]
     fleet["costUsd"] = sum(_cost(loop["report"]) for loop in loops)
     return fleet
+
+
+def read_fleet_noted(paths: FeaturePaths) -> tuple[dict[str, Any] | None, str | None]:
+    """read_fleet for a view (`ralph status`, the monitor): a fleet.json or coordinator's lock that cannot be read
+    (not a regular file, too big, not a JSON object) is one line saying so beside no fleet, never an error: the
+    feature's own loop is still shown."""
+    try:
+        fleet = read_fleet(paths)
+    except RalphError as exc:
+        return None, f"the parallel run's fleet is not shown: {exc}"
+    summary = fleet_paths(paths)[0]
+    if fleet is None and os.path.lexists(summary):
+        return None, f"the parallel run's fleet is not shown: {shown_path(summary)}: not a JSON object (damaged?)"
+    return fleet, None
 
 
 def loop_feature_paths(paths: FeaturePaths, loop: dict[str, Any]) -> FeaturePaths | None:
