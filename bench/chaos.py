@@ -3,7 +3,7 @@ including ralph's record phase and its git commands; SIGINT, SIGTERM, SIGHUP, a 
 two loops at once, and fuzzed task, config and state files. Prints the trials and the count in every failure
 class, with the first examples of any class that is not 0; exits 1 when one is not.
 
-    .venv/bin/python bench/chaos.py                       # 1,000 kill trials, 1,000 fuzz cases, 120 hostile, 60 loops
+    .venv/bin/python bench/chaos.py    # 1,000 kill trials, 1,000 fuzz cases, 120 hostile, 60 loops, 40 parallel runs
     .venv/bin/python bench/chaos.py --kill 50 --fuzz 100  # a quick look
     .venv/bin/python bench/chaos.py --json out.json       # the counts as JSON too
 
@@ -31,12 +31,13 @@ def main() -> int:
     parser.add_argument("--fuzz", type=int, default=1000, help="fuzzed file cases")
     parser.add_argument("--hostile", type=int, default=120, help="hostile-agent trials")
     parser.add_argument("--loops", type=int, default=60, help="two-loops-at-once trials")
+    parser.add_argument("--fleet", type=int, default=40, help="parallel runs killed at random instants")
     parser.add_argument("--jobs", type=int, default=os.cpu_count() or 1, help="worker processes")
     parser.add_argument("--seed", type=int, default=20)
     parser.add_argument("--workdir", type=Path, default=None, help="where trials run (default: the temp folder)")
     parser.add_argument("--json", type=Path, default=None, help="also write the counts here")
     args = parser.parse_args()
-    counts = {"kill": args.kill, "fuzz": args.fuzz, "hostile": args.hostile, "loops": args.loops}
+    counts = {"kill": args.kill, "fuzz": args.fuzz, "hostile": args.hostile, "loops": args.loops, "fleet": args.fleet}
     started = time.monotonic()
     findings = run_suite(counts, seed=args.seed, jobs=args.jobs, workdir=args.workdir)
     seconds = time.monotonic() - started

@@ -22,6 +22,7 @@ CHANGED_ON_REJECT = "file changed on rejected input"
 SECRET = "secret in any file"
 ESCAPE = "escape on any screen"
 FALSE_COMPLETION = "false completion"
+LEFTOVER = "leftover worktree or branch"
 
 CLASSES = (
     CORRUPT_STATE,
@@ -37,6 +38,7 @@ CLASSES = (
     SECRET,
     ESCAPE,
     FALSE_COMPLETION,
+    LEFTOVER,
 )
 
 # What ralph may print to a terminal: text, newlines and tabs. Anything else in C0 or C1 (ESC starts every

@@ -12,15 +12,16 @@ import tempfile
 from pathlib import Path
 
 from tests.chaos.classes import Findings
+from tests.chaos.fleet import fleet_trial
 from tests.chaos.hostile import hostile_trial, two_loops_trial
 from tests.chaos.kills import calibrate, kill_trial
 from tests.chaos.trial import make_template
 
-KINDS = ("kill", "hostile", "loops")
+KINDS = ("kill", "hostile", "loops", "fleet")
 
 
 def run_suite(counts: dict[str, int], *, seed: int = 0, jobs: int = 1, workdir: Path | None = None) -> Findings:
-    """Run `counts[kind]` trials of each kind (kill, hostile, loops, fuzz) and return what they found."""
+    """Run `counts[kind]` trials of each kind (kill, hostile, loops, fleet, fuzz) and return what they found."""
     base = Path(tempfile.mkdtemp(prefix="ralph-chaos-", dir=workdir))
     try:
         work = [(kind, index) for kind in KINDS for index in range(counts.get(kind, 0))]
@@ -63,6 +64,8 @@ def _worker(task: tuple[Path, list[tuple[str, int]], int, int]) -> Findings:
             kill_trial(templates["verify"], folder, index, rng, calib, findings)
         elif kind == "hostile":
             hostile_trial(templates, folder, index, rng, findings)
+        elif kind == "fleet":
+            fleet_trial(templates["verify"], folder, index, rng, findings)
         else:
             assert loops is not None
             two_loops_trial(loops, folder, index, rng, findings)

@@ -11,6 +11,7 @@ import pytest
 
 from tests.chaos.chaos_agent import HOSTILE
 from tests.chaos.classes import CLASSES, Findings
+from tests.chaos.fleet import fleet_trial
 from tests.chaos.hostile import LOOPS, hostile_trial, two_loops_trial
 from tests.chaos.kills import MODES, Calibration, calibrate, kill_trial
 from tests.chaos.trial import make_template
@@ -62,4 +63,13 @@ def test_two_loops_at_once_never_mix_or_lose_work(templates: dict[str, Path], tm
     findings = Findings()
     index = LOOPS.index(variant)
     two_loops_trial(templates["loops"], tmp_path, index, random.Random(f"ci-{index}"), findings)
+    _assert_none(findings)
+
+
+@pytest.mark.parametrize("index", range(2))
+def test_a_parallel_run_killed_at_a_random_instant_merges_every_story_once(
+    templates: dict[str, Path], tmp_path: Path, index: int
+) -> None:
+    findings = Findings()
+    fleet_trial(templates["verify"], tmp_path, index, random.Random(f"ci-fleet-{index}"), findings)
     _assert_none(findings)

@@ -203,6 +203,6 @@ def test_bad_uses_of_parallel_are_one_line_errors(project: Path, ralph: RalphRun
     prd = (folder / "prd.json").read_text()
     (folder / "prd.json").write_text(prd.replace('"Story 1"', '"Story one"'))
     done = ralph("run", "--parallel", "2", "--agent-cmd", "true")
-    assert done.returncode != 0 and "not committed" in done.stderr and "prd.json" in done.stderr
+    assert done.returncode != 0 and "not committed" in done.stderr and ".ralph/feat/prd.json" in done.stderr
     assert (folder / "prd.json").read_text() != prd  # the user's edit is left as it was
     assert not (folder / "fleet.json").exists()

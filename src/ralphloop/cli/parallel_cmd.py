@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import argparse
 import os
+import shlex
 import signal
 from typing import Any
 
@@ -53,7 +54,7 @@ def run_parallel(
     feature_branch = built.branch or git.current_branch(root)
     if not feature_branch:
         raise RalphError("--parallel needs a branch to merge into: HEAD is detached (git switch -c NAME)")
-    _check_committed(root, top, paths, feature_branch)
+    _check_committed(root, top, paths)
     target_branch, landing, bring_in = _target(root, paths, feature_branch, built.settings.git.fast_forward_checked_out)
     clock = SystemClock()
     book = Book(paths, clock)
@@ -112,21 +113,18 @@ def run_parallel(
     return reason.exit_code
 
 
-def _check_committed(root: str, top: str, paths: FeaturePaths, branch: str) -> None:
-    """Every loop starts from the branch: the files that steer it must be there as they are here."""
-    steering = [paths.prd, paths.prompt, os.path.join(root, RALPH_DIR, "config.yaml")]
-    exists = gitops.head_of(root, f"refs/heads/{branch}") is not None
-    for path in steering:
+def _check_committed(root: str, top: str, paths: FeaturePaths) -> None:
+    """The files that steer the loops must be committed: each loop starts from a commit, never from this tree."""
+    for path in (paths.prd, paths.prompt, os.path.join(root, RALPH_DIR, "config.yaml")):
         if not os.path.isfile(path):
             continue
-        rel = os.path.relpath(path, top)
-        held = gitops.blob(root, f"refs/heads/{branch}" if exists else "HEAD", rel)
         with open(path, "rb") as handle:
             here = handle.read(16 << 20)
-        if held != here:
+        if gitops.blob(root, "HEAD", os.path.relpath(path, top)) != here:
+            shown = os.path.relpath(path, root)
             raise RalphError(
-                f"{os.path.relpath(path, root)}: not committed as it is on branch {branch}; each parallel loop "
-                f"starts from the branch: commit it first (git add {os.path.relpath(path, root)} && git commit)"
+                f"{shown}: has changes that are not committed; each parallel loop starts from a commit: "
+                f"commit it first (git add {shlex.quote(shown)} && git commit)"
             )
 
 
