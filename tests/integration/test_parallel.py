@@ -4,6 +4,7 @@ real agent script that commits with `git add -A` (pass marks and all, as real ag
 
 from __future__ import annotations
 
+import contextlib
 import json
 import os
 import signal
@@ -206,3 +207,42 @@ def test_bad_uses_of_parallel_are_one_line_errors(project: Path, ralph: RalphRun
     assert done.returncode != 0 and "not committed" in done.stderr and ".ralph/feat/prd.json" in done.stderr
     assert (folder / "prd.json").read_text() != prd  # the user's edit is left as it was
     assert not (folder / "fleet.json").exists()
+
+
+def test_the_hourly_call_budget_holds_exactly_across_the_loops(
+    project: Path, ralph: RalphRunner, ralph_env: dict[str, str], tmp_path: Path
+) -> None:
+    """Three loops, two calls an hour for the account: two agents run, the third loop waits for a slot (as a single
+    loop does: it is not counted, nothing is spent), and a Ctrl+C stops the whole fleet."""
+    folder = _feature(project, ralph, ralph_env, 3)
+    ledger = tmp_path / "ledger"
+    agent = agent_cmd("fleet_agent.py", "--ledger", str(ledger))
+    coordinator = subprocess.Popen(
+        [PYTHON, "-m", "ralphloop", "run", "--parallel", "3", "-r", "2", "--agent-cmd", agent],
+        cwd=project,
+        env=ralph_env,
+        stdout=subprocess.PIPE,
+        stderr=subprocess.STDOUT,
+        text=True,
+    )
+    worktrees = project / ".git" / "ralph-worktrees" / "feat"
+
+    def waiting() -> list[str]:
+        found = []
+        for status in worktrees.glob("*/.ralph/feat/status.json"):
+            with contextlib.suppress(ValueError, OSError):
+                if (json.loads(status.read_text()).get("waiting") or {}).get("kind") == "rate limit":
+                    found.append(status.parents[2].name)
+        return found
+
+    assert wait_until(lambda: len(waiting()) == 1 and len(_passing(project, ralph_env)) == 2, limit=60)
+    coordinator.send_signal(signal.SIGINT)
+    out, _ = coordinator.communicate(timeout=60)
+
+    assert coordinator.returncode == 130, out
+    assert len(ledger.read_text().splitlines()) == 2  # two agents ran, in all
+    calls = json.loads((Path(ralph_env["RALPH_HOME"]) / "calls" / "command.json").read_text())
+    assert len(calls["starts"]) == 2
+    fleet = json.loads((folder / "fleet.json").read_text())
+    assert fleet["status"] == "interrupted"
+    assert "To continue, run: ralph run --parallel 3 -r 2" in out

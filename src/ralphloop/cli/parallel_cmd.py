@@ -109,7 +109,7 @@ def run_parallel(
     finally:
         for number, handler in previous.items():
             signal.signal(number, handler)
-    _report(fleet, reason, bring_in)
+    _report(fleet, reason, bring_in, run.resume)
     return reason.exit_code
 
 
@@ -171,12 +171,13 @@ def _gates(run: Any, cancel: CancelToken) -> Any:
     return check
 
 
-def _report(fleet: Fleet, reason: ExitReason, bring_in: str | None) -> None:
+def _report(fleet: Fleet, reason: ExitReason, bring_in: str | None, resume: str) -> None:
     merged, total = len(fleet.passing()), len(fleet.stories())
     if reason is ExitReason.COMPLETE:
         print(f"All {total} stories merged into {fleet.target}.")
     elif reason is ExitReason.INTERRUPTED:
-        print(f"Interrupted: {merged}/{total} stories merged. To continue, run the same command again.")
+        print(f"Interrupted: {merged}/{total} stories merged.")
+        print(f"To continue, run: {resume}")
     else:
         print(f"Stopped: {merged}/{total} stories merged into {fleet.target}.")
         for story, why in fleet.failed.items():
