@@ -246,3 +246,31 @@ def test_the_hourly_call_budget_holds_exactly_across_the_loops(
     fleet = json.loads((folder / "fleet.json").read_text())
     assert fleet["status"] == "interrupted"
     assert "To continue, run: ralph run --parallel 3 -r 2" in out
+
+
+def test_two_features_run_side_by_side_on_their_own_branches_sharing_the_loops(
+    project: Path, ralph: RalphRunner, ralph_env: dict[str, str], tmp_path: Path
+) -> None:
+    """Without -f, every prd.json feature of the project: three loops in all, each slot (and port range) used by one
+    loop at a time whatever its feature, each feature's stories merged on its own branch."""
+    for name in ("feat", "api"):
+        assert ralph("init", name).returncode == 0
+        write_prd(project / ".ralph" / name, 3, branchName=f"ralph/{name}")
+    git(project, ralph_env, "add", "-A")
+    git(project, ralph_env, "commit", "-qm", "two features")
+    ledger = tmp_path / "ledger"
+
+    done = ralph("run", "--parallel", "3", "--agent-cmd", agent_cmd("fleet_agent.py", "--ledger", str(ledger)))
+
+    assert done.returncode == 0, done.stdout + done.stderr
+    for name in ("feat", "api"):
+        prd = json.loads(git(project, ralph_env, "show", f"ralph/{name}:.ralph/{name}/prd.json"))
+        assert all(story["passes"] for story in prd["userStories"]), name
+        assert f"{name}: All 3 stories merged into ralph/{name}." in done.stdout
+    assert "▶ api/S-1 started in slot" in done.stdout
+    assert {line.split()[2] for line in ledger.read_text().splitlines()} <= {"0", "1", "2"}
+    assert len(ledger.read_text().splitlines()) == 6
+    assert git(project, ralph_env, "worktree", "list", "--porcelain").count("worktree ") == 1
+
+    one = ralph("run", "-f", "feat", "-f", "api", "--agent-cmd", "true")
+    assert one.returncode != 0 and "-f/--feature given 2 times" in one.stderr and "--parallel N" in one.stderr

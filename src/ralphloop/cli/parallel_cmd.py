@@ -4,6 +4,7 @@ merge queue moves chosen, then the coordinator (fleet/coordinator.py) driven und
 from __future__ import annotations
 
 import argparse
+import contextlib
 import os
 import shlex
 import signal
@@ -21,7 +22,7 @@ from ralphloop.fleet.context import Fleet
 from ralphloop.fleet.coordinator import coordinate
 from ralphloop.fleet.launcher import LocalProcessLauncher
 from ralphloop.hooks.runner import HookRunner
-from ralphloop.paths import RALPH_DIR, FeaturePaths
+from ralphloop.paths import RALPH_DIR, FeaturePaths, list_features
 from ralphloop.protocols import SystemClock
 from ralphloop.state.store import RunLock
 from ralphloop.tasks.prd_json import PrdSource
@@ -33,15 +34,89 @@ _COORDINATOR_SWITCHES = ("--monitor", "-d", "--dry-run", "--child", "--no-archiv
 
 
 def run_parallel(
-    args: argparse.Namespace, argv: list[str], root: str, target: str | None, flags: dict[str, tuple[Any, str]]
+    args: argparse.Namespace,
+    argv: list[str],
+    root: str,
+    target: str | None,
+    flags: dict[str, tuple[Any, str]],
+    features: list[str],
 ) -> int:
     if args.story or args.resume_from:
         raise RalphError("--parallel runs every ready story of the feature: give it without -s or --resume-from")
     if args.monitor or args.dry_run:
         raise RalphError("--parallel has no --monitor or --dry-run yet: watch it with `ralph status` or `ralph serve`")
-    cancel = CancelToken()
-    request = RunRequest(target=target, feature=args.feature, flags=flags, archive=False, argv=tuple(argv))
-    built = build_run(root, request, clock=SystemClock(), sinks=[], cancel=cancel)
+    cancel, clock = CancelToken(), SystemClock()
+    names = _selected(root, target, features)
+    slots: dict[int, str] = {}
+    built = [_fleet(args, argv, root, target, name, flags, cancel, clock, slots) for name in names]
+    fleets = [fleet for fleet, _ in built]
+    for fleet in fleets:
+        fleet.several = len(fleets) > 1
+    previous = {signal.SIGINT: signal.getsignal(signal.SIGINT), signal.SIGTERM: signal.getsignal(signal.SIGTERM)}
+    for number in previous:
+        signal.signal(number, lambda *_: cancel.set())
+    try:
+        with contextlib.ExitStack() as locks:
+            locks.enter_context(WorktreeLock(fleets[0].paths, tuple(run_flags(argv, target))))
+            for fleet, run_id in built:
+                what = f"ralph run --parallel for {fleet.paths.name}"
+                locks.enter_context(RunLock(fleet.paths.lock, what))
+                locks.enter_context(RunLock(fleet.book.lock_path, what))
+                fleet.book.fleet.update(
+                    fleetId=run_id,
+                    feature=fleet.paths.name,
+                    featureDir=fleet.paths.dir,
+                    parallel=args.parallel,
+                    pid=os.getpid(),
+                    startedAt=fleet.book.now(),
+                    target=fleet.target,
+                    bringIn=fleet.bring_in,
+                    exitReason=None,
+                    exitMessage=None,
+                )
+                print(
+                    f"Parallel run of {fleet.paths.selector}: {len(fleet.stories())} stories, merged into "
+                    f"{fleet.target}",
+                    flush=True,
+                )
+            print(f"Up to {args.parallel} loops at once.", flush=True)
+            reason = coordinate(fleets)
+    finally:
+        for number, handler in previous.items():
+            signal.signal(number, handler)
+    for fleet in fleets:
+        _report(fleet, reason)
+    if reason is ExitReason.INTERRUPTED:
+        command = shlex.join(["ralph", "run", *run_flags(argv, target)])
+        print(f"To continue, run: {command}" + "".join(f" {fleet.paths.flag}" for fleet in fleets if fleet.paths.flag))
+    return reason.exit_code
+
+
+def _selected(root: str, target: str | None, features: list[str]) -> list[str | None]:
+    """The features to run: FEATURE or each -f; without them, every prd.json feature of the project (None: the
+    one the project has, found as a single run finds it)."""
+    if target:
+        return [target]
+    if features:
+        return list(dict.fromkeys(features))
+    names = [name for name in list_features(root) if os.path.isfile(os.path.join(root, RALPH_DIR, name, "prd.json"))]
+    return list(names) if len(names) > 1 else [None]
+
+
+def _fleet(
+    args: argparse.Namespace,
+    argv: list[str],
+    root: str,
+    target: str | None,
+    name: str | None,
+    flags: dict[str, tuple[Any, str]],
+    cancel: CancelToken,
+    clock: SystemClock,
+    slots: dict[int, str],
+) -> tuple[Fleet, str]:
+    """One feature's fleet, its settings checked as a single run checks them, and its run id."""
+    request = RunRequest(feature=name, flags=flags, archive=False, argv=tuple(argv))
+    built = build_run(root, request, clock=clock, sinks=[], cancel=cancel)
     run, paths = built.run, built.run.paths
     if built.kind != "prd":
         raise RalphError(
@@ -56,8 +131,7 @@ def run_parallel(
         raise RalphError("--parallel needs a branch to merge into: HEAD is detached (git switch -c NAME)")
     _check_committed(root, top, paths)
     target_branch, landing, bring_in = _target(root, paths, feature_branch, built.settings.git.fast_forward_checked_out)
-    clock = SystemClock()
-    book = Book(paths, clock)
+    os.makedirs(paths.state_dir, exist_ok=True)
     fleet = Fleet(
         root=root,
         paths=paths,
@@ -69,48 +143,17 @@ def run_parallel(
         parallel=args.parallel,
         max_attempts=max(1, run.policy.max_retries),
         child_words=_child_words(argv, target, paths, top),
-        book=book,
+        book=Book(paths, clock),
         launcher=LocalProcessLauncher(),
         clock=clock,
         cancel=cancel,
         gates=_gates(run, cancel),
         say=lambda text: print(text, flush=True),
         grace_s=run.policy.limits.kill_grace_s + 5,
+        slots=slots,
+        bring_in=bring_in,
     )
-    os.makedirs(paths.state_dir, exist_ok=True)
-    previous = {signal.SIGINT: signal.getsignal(signal.SIGINT), signal.SIGTERM: signal.getsignal(signal.SIGTERM)}
-    for number in previous:
-        signal.signal(number, lambda *_: cancel.set())
-    try:
-        with (
-            WorktreeLock(paths, tuple(run_flags(argv, target))),
-            RunLock(paths.lock, f"ralph run --parallel for {paths.name}"),
-            RunLock(book.lock_path, f"ralph run --parallel for {paths.name}"),
-        ):
-            book.fleet.update(
-                fleetId=run.id,
-                feature=paths.name,
-                featureDir=paths.dir,
-                parallel=args.parallel,
-                pid=os.getpid(),
-                startedAt=book.now(),
-                target=target_branch,
-                bringIn=bring_in,
-                exitReason=None,
-                exitMessage=None,
-            )
-            stories = fleet.stories()
-            print(
-                f"Parallel run of {paths.selector}: {len(stories)} stories, up to {args.parallel} at once, "
-                f"merged into {target_branch}",
-                flush=True,
-            )
-            reason = coordinate(fleet)
-    finally:
-        for number, handler in previous.items():
-            signal.signal(number, handler)
-    _report(fleet, reason, bring_in, run.resume)
-    return reason.exit_code
+    return fleet, run.id
 
 
 def _check_committed(root: str, top: str, paths: FeaturePaths) -> None:
@@ -171,16 +214,16 @@ def _gates(run: Any, cancel: CancelToken) -> Any:
     return check
 
 
-def _report(fleet: Fleet, reason: ExitReason, bring_in: str | None, resume: str) -> None:
+def _report(fleet: Fleet, reason: ExitReason) -> None:
     merged, total = len(fleet.passing()), len(fleet.stories())
-    if reason is ExitReason.COMPLETE:
-        print(f"All {total} stories merged into {fleet.target}.")
+    name = f"{fleet.paths.selector}: " if fleet.several else ""
+    if merged == total:
+        print(f"{name}All {total} stories merged into {fleet.target}.")
     elif reason is ExitReason.INTERRUPTED:
-        print(f"Interrupted: {merged}/{total} stories merged.")
-        print(f"To continue, run: {resume}")
+        print(f"{name}Interrupted: {merged}/{total} stories merged.")
     else:
-        print(f"Stopped: {merged}/{total} stories merged into {fleet.target}.")
+        print(f"{name}Stopped: {merged}/{total} stories merged into {fleet.target}.")
         for story, why in fleet.failed.items():
             print(f"  {story}: {why}")
-    if bring_in and merged:
-        print(f"To bring the work into your branch, run in {fleet.root}: {bring_in}")
+    if fleet.bring_in and merged:
+        print(f"To bring {fleet.paths.selector}'s work into your branch, run in {fleet.root}: {fleet.bring_in}")

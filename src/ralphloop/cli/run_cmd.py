@@ -56,12 +56,13 @@ from ralphloop.worktree_lock import WorktreeLock
 def command(args: argparse.Namespace, argv: list[str]) -> int:
     outputs.guard()  # a terminal that hangs up or a pipe nobody reads any more: ralph's writes never raise
     target, iterations = _positionals(args)
+    features = _features(args)
     _check_flags(args, target, iterations)
     if args.log_file:  # before anything is read or written: the run appends to it from the start
         check_file(args.log_file, f"--log-file {args.log_file}")
     root = find_project_root()
     if args.parallel and args.parallel > 1:
-        return _parallel(args, argv, root, target, iterations)
+        return _parallel(args, argv, root, target, iterations, features)
     terminal = sys.stdin.isatty() and sys.stdout.isatty()
     request = RunRequest(
         target=target,
@@ -134,10 +135,29 @@ def command(args: argparse.Namespace, argv: list[str]) -> int:
             log_file.close()
 
 
-def _parallel(args: argparse.Namespace, argv: list[str], root: str, target: str | None, iterations: str | None) -> int:
+def _parallel(
+    args: argparse.Namespace,
+    argv: list[str],
+    root: str,
+    target: str | None,
+    iterations: str | None,
+    features: list[str],
+) -> int:
     from ralphloop.cli.parallel_cmd import run_parallel  # the coordinator's modules, for --parallel only
 
-    return run_parallel(args, argv, root, target, _flags(args, iterations))
+    return run_parallel(args, argv, root, target, _flags(args, iterations), features)
+
+
+def _features(args: argparse.Namespace) -> list[str]:
+    """-f as given (several only side by side, with --parallel); args.feature becomes the one, or None."""
+    features: list[str] = list(args.feature or [])
+    if len(features) > 1 and not (args.parallel and args.parallel > 1):
+        raise RalphError(
+            f"-f/--feature given {len(features)} times: one feature at a time, or several side by side with "
+            "--parallel N"
+        )
+    args.feature = features[0] if features else None
+    return features
 
 
 def _on_branch(args: argparse.Namespace, built: Built, run: Any) -> None:

@@ -38,7 +38,12 @@ def add_run(run: argparse.ArgumentParser) -> None:
     what.add_argument(
         "iterations", nargs="?", metavar="ITERATIONS", help="same as -n (a plan folder runs until complete without)"
     )
-    what.add_argument("-f", "--feature", help="feature name in .ralph/, or a folder (default: the only one)")
+    what.add_argument(
+        "-f",
+        "--feature",
+        action="append",
+        help="feature name in .ralph/, or a folder (default: the only one); several side by side with --parallel",
+    )
     what.add_argument("-n", "--max-iterations", metavar="N", help="iterations in this run (default 20; 0 = unlimited)")
     what.add_argument("-s", "--story", metavar="ID", help="work on this story only, until it passes")
     what.add_argument("--resume-from", metavar="ID", help="skip the stories before this one (in work order)")

@@ -44,7 +44,7 @@ def adopt(fleet: Fleet) -> None:
         if has_tree:
             gitops.abort_rebase(tree)
         if story in passing:
-            fleet.say(f"· {story} was merged by the last run: its worktree removed")
+            fleet.say(f"· {fleet.label(story)} was merged by the last run: its worktree removed")
             finish(fleet, story, gitops.head_of(fleet.root, f"refs/heads/{fleet.target}"))
             continue
         if not has_tree:
@@ -54,10 +54,10 @@ def adopt(fleet: Fleet) -> None:
             collect(fleet, story)
             fleet.queue.append(story)
             fleet.book.set(story, state="queued")
-            fleet.say(f"· {story} had finished in the last run: queued to merge")
+            fleet.say(f"· {fleet.label(story)} had finished in the last run: queued to merge")
         else:
             fleet.book.log("adopted", story=story, step=last.get(story))
-            fleet.say(f"· {story} was cut short in the last run: started again in its worktree")
+            fleet.say(f"· {fleet.label(story)} was cut short in the last run: started again in its worktree")
     fleet.book.write(queue=list(fleet.queue))
 
 

@@ -44,9 +44,15 @@ class Fleet:
     queue: list[str] = field(default_factory=list)
     failed: dict[str, str] = field(default_factory=dict)  # story → why (kept for inspection)
     attempts: dict[str, int] = field(default_factory=dict)
+    slots: dict[int, str] = field(default_factory=dict)  # slot → the loop in it: one dict for the run's fleets
+    several: bool = False  # the run has other features' fleets: its lines name the feature
+    bring_in: str | None = None  # the command that brings an integration branch into the feature branch
     _stories: list[dict[str, object]] | None = None
 
     # ------------------------------------------------------------------ where things are
+
+    def label(self, story: str) -> str:
+        return f"{self.paths.name}/{story}" if self.several else story
 
     def worktree(self, story: str) -> str:
         return gitops.worktree_dir(self.root, self.paths.name, story)

@@ -20,46 +20,71 @@ PORTS_PER_LOOP = 100
 PORT_BASE = 20000
 
 
-def coordinate(fleet: Fleet) -> ExitReason:
-    total = len(fleet.stories())
-    fleet.book.write(status="running", storiesTotal=total, storiesMerged=len(fleet.passing()), queue=[])
-    adopt(fleet)
+def coordinate(fleets: list[Fleet]) -> ExitReason:
+    """Run every feature's fleet to its end, N loops in all: the run's reason (each fleet's own in its fleet.json)."""
+    for fleet in fleets:
+        fleet.book.write(status="running", storiesTotal=len(fleet.stories()), storiesMerged=len(fleet.passing()))
+        adopt(fleet)
     try:
-        reason = _loop(fleet)
+        reason = _loop(fleets)
     finally:
-        for story in list(fleet.handles):
-            _stop_child(fleet, story)
-    merged = len(fleet.passing())
-    word = reason.status
-    fleet.book.write(
-        status=word, exitReason=reason.value, storiesMerged=merged, queue=list(fleet.queue), exitMessage=_why(fleet)
-    )
-    fleet.book.log("ended", reason=reason.value)
+        for fleet in fleets:
+            for story in list(fleet.handles):
+                _stop_child(fleet, story)
+    for fleet in fleets:
+        own = reason if reason is ExitReason.INTERRUPTED else _outcome(fleet)
+        fleet.book.write(
+            status=own.status,
+            exitReason=own.value,
+            storiesMerged=len(fleet.passing()),
+            queue=list(fleet.queue),
+            exitMessage=_why(fleet),
+        )
+        fleet.book.log("ended", reason=own.value)
     return reason
 
 
-def _loop(fleet: Fleet) -> ExitReason:
+def _loop(fleets: list[Fleet]) -> ExitReason:
+    lead = fleets[0]  # the clock and the Ctrl+C token are the run's, shared by every fleet
     while True:
-        if fleet.cancel.is_set():
+        if lead.cancel.is_set():
             return ExitReason.INTERRUPTED
-        _poll(fleet)
-        _start_ready(fleet)  # a slot freed is filled before the queue's merges, which may take a while
-        if fleet.queue:
-            story = fleet.queue[0]
-            outcome = merge(fleet, story)
-            if outcome == "moved":
-                continue  # the target moved under the queue: rebased again on its new tip
-            fleet.queue.pop(0)
-            if outcome == "merged":
-                fleet.say(f"⇢ {story} merged into {fleet.target} ({len(fleet.passing())}/{len(fleet.stories())})")
-            _publish(fleet)
-            continue  # the next merge, or a story its merge made ready, without waiting a tick
-        if not fleet.handles:
-            passing, stories = fleet.passing(), fleet.stories()
-            if all(str(story["id"]) in passing for story in stories):
+        for fleet in fleets:
+            _poll(fleet)
+        _start_ready(fleets)  # a slot freed is filled before the queues' merges, which may take a while
+        if _merge_next(fleets):
+            continue  # the next merge, or a story a merge made ready, without waiting a tick
+        if not any(fleet.handles for fleet in fleets):
+            outcomes = {_outcome(fleet) for fleet in fleets}
+            if outcomes == {ExitReason.COMPLETE}:
                 return ExitReason.COMPLETE
-            return ExitReason.RETRIES_EXHAUSTED if fleet.failed else ExitReason.BLOCKED
-        fleet.clock.sleep(TICK_S, fleet.cancel.fileno())
+            return ExitReason.RETRIES_EXHAUSTED if ExitReason.RETRIES_EXHAUSTED in outcomes else ExitReason.BLOCKED
+        lead.clock.sleep(TICK_S, lead.cancel.fileno())
+
+
+def _merge_next(fleets: list[Fleet]) -> bool:
+    """One story through each fleet's queue (each feature's target is its own); whether any was."""
+    merged = False
+    for fleet in fleets:
+        if not fleet.queue or fleet.cancel.is_set():
+            continue
+        merged = True
+        story = fleet.queue[0]
+        outcome = merge(fleet, story)
+        if outcome == "moved":
+            continue  # the target moved under the queue: rebased again on its new tip, next time round
+        fleet.queue.pop(0)
+        if outcome == "merged":
+            done, total = len(fleet.passing()), len(fleet.stories())
+            fleet.say(f"⇢ {fleet.label(story)} merged into {fleet.target} ({done}/{total})")
+        _publish(fleet)
+    return merged
+
+
+def _outcome(fleet: Fleet) -> ExitReason:
+    if all(str(story["id"]) in fleet.passing() for story in fleet.stories()):
+        return ExitReason.COMPLETE
+    return ExitReason.RETRIES_EXHAUSTED if fleet.failed else ExitReason.BLOCKED
 
 
 def _poll(fleet: Fleet) -> None:
@@ -69,13 +94,14 @@ def _poll(fleet: Fleet) -> None:
         if code is None:
             continue
         del fleet.handles[story]
+        _free(fleet, story)
         if code == 0 and fleet.passes_in_worktree(story):
             fleet.book.log("done", story=story, head=gitops.head_of(fleet.worktree(story), "HEAD"))
             collect(fleet, story)
             fleet.book.log("collected", story=story)
             fleet.queue.append(story)
             fleet.book.set(story, state="queued", pid=None, endedAt=fleet.book.now())
-            fleet.say(f"✓ {story} passes in its loop: queued to merge")
+            fleet.say(f"✓ {fleet.label(story)} passes in its loop: queued to merge")
         elif fleet.cancel.is_set() or code in (130, -2, -15):
             fleet.book.set(story, state="stopped", pid=None, endedAt=fleet.book.now())
         else:
@@ -83,30 +109,40 @@ def _poll(fleet: Fleet) -> None:
             fleet.failed[story] = why
             fleet.book.log("failed", story=story, why=why)
             fleet.book.set(story, state="failed", note=why, pid=None, endedAt=fleet.book.now())
-            fleet.say(f"✗ {story}: {why}. Its worktree is kept: {fleet.worktree(story)}")
+            fleet.say(f"✗ {fleet.label(story)}: {why}. Its worktree is kept: {fleet.worktree(story)}")
         _publish(fleet)
 
 
-def _start_ready(fleet: Fleet) -> None:
-    """Start the ready stories (every dependsOn passing on the target), highest priority first, up to N."""
+def _start_ready(fleets: list[Fleet]) -> None:
+    """Start the ready stories (every dependsOn passing on the target), highest priority first, the features in
+    turn, up to N loops in all."""
+    queues = [_ready(fleet) for fleet in fleets]
+    while any(queues) and sum(len(fleet.handles) for fleet in fleets) < fleets[0].parallel:
+        for fleet, ready in zip(fleets, queues, strict=True):
+            if ready and sum(len(each.handles) for each in fleets) < fleet.parallel:
+                sid, title = ready.pop(0)
+                _start(fleet, sid, title)
+    for fleet in fleets:
+        _publish(fleet)
+
+
+def _ready(fleet: Fleet) -> list[tuple[str, str]]:
     stories = fleet.stories()
     passing = {str(story["id"]) for story in stories if story.get("passes") is True}
     busy = set(fleet.handles) | set(fleet.queue) | set(fleet.failed)
-    ordered = sorted(stories, key=lambda story: _priority(story.get("priority")))
-    for story in ordered:
-        if len(fleet.handles) >= fleet.parallel:
-            return
+    found = []
+    for story in sorted(stories, key=lambda story: _priority(story.get("priority"))):
         sid = str(story["id"])
         needs = story.get("dependsOn")
         ready = all(dep in passing for dep in needs) if isinstance(needs, list) else True
-        if sid in passing or sid in busy or not ready:
-            continue
-        _start(fleet, sid, str(story.get("title") or ""))
-    _publish(fleet)
+        if sid not in passing and sid not in busy and ready:
+            found.append((sid, str(story.get("title") or "")))
+    return found
 
 
 def _start(fleet: Fleet, story: str, title: str) -> None:
-    slot = min(set(range(fleet.parallel)) - {fleet.book.loop(s).get("slot") for s in fleet.handles})
+    slot = min(set(range(fleet.parallel)) - set(fleet.slots))
+    fleet.slots[slot] = fleet.label(story)
     tree, branch = fleet.worktree(story), fleet.branch(story)
     tip = gitops.head_of(fleet.root, f"refs/heads/{fleet.target}")
     assert tip is not None
@@ -144,13 +180,21 @@ def _start(fleet: Fleet, story: str, title: str) -> None:
         startedAt=fleet.book.now(),
         endedAt=None,
     )
-    fleet.say(f"▶ {story} started in slot {slot}" + (f" (attempt {attempt} of {fleet.max_attempts})" * (attempt > 1)))
+    again = f" (attempt {attempt} of {fleet.max_attempts})" if attempt > 1 else ""
+    fleet.say(f"▶ {fleet.label(story)} started in slot {slot}{again}")
 
 
 def _stop_child(fleet: Fleet, story: str) -> None:
     handle = fleet.handles.pop(story)
+    _free(fleet, story)
     handle.stop(fleet.grace_s)
     fleet.book.set(story, state="stopped", pid=None, endedAt=fleet.book.now())
+
+
+def _free(fleet: Fleet, story: str) -> None:
+    slot = fleet.book.loop(story).get("slot")
+    if isinstance(slot, int):
+        fleet.slots.pop(slot, None)
 
 
 def _child_reason(fleet: Fleet, story: str, code: int) -> str:

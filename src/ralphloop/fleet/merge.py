@@ -106,12 +106,12 @@ def retry(fleet: Fleet, story: str, why: str) -> str:
     if attempt >= fleet.max_attempts:
         fleet.failed[story] = f"{why} (attempt {attempt} of {fleet.max_attempts}; saved as {ref})"
         fleet.book.set(story, state="failed", note=fleet.failed[story], pid=None)
-        fleet.say(f"✗ {story}: {why}; no attempts left. Its work is saved as {ref}")
+        fleet.say(f"✗ {fleet.label(story)}: {why}; no attempts left. Its work is saved as {ref}")
         return "retry"
     fleet.attempts[story] = attempt + 1
     fleet.book.set(story, state="retrying", note=why, pid=None)
     fleet.say(
-        f"↻ {story}: {why}. Saved as {ref}; started again on the new base "
+        f"↻ {fleet.label(story)}: {why}. Saved as {ref}; started again on the new base "
         f"(attempt {attempt + 1} of {fleet.max_attempts})"
     )
     return "retry"
