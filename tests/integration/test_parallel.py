@@ -89,6 +89,12 @@ def test_six_independent_stories_merge_in_two_rounds_each_as_its_own_series_and_
     # the progress entries of every loop reached the branch; every loop's records are kept
     progress = _on_branch(project, ralph_env, ".ralph/feat/progress.txt")
     assert all(f"Story: S-{n} - Story {n}" in progress for n in range(1, 7))
+    # and each names its commit as the branch has it (the merge queue gave the loops' commits new ids)
+    named = [line.removeprefix("Commit: ") for line in progress.splitlines() if line.startswith("Commit: ")]
+    assert len(named) == 6
+    for commit in named:
+        assert git(project, ralph_env, "merge-base", "--is-ancestor", commit, BRANCH) == ""
+        assert git(project, ralph_env, "log", "-1", "--format=%s", commit).startswith("feat: S-")
     for n in range(1, 7):
         assert (folder / "loops" / f"S-{n}" / "logs" / "iteration-1.log").exists()
     _no_leftovers(project, ralph_env)

@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import json
 import os
+import re
 
 from ralphloop import git
 from ralphloop.fleet import gitops
@@ -60,7 +61,7 @@ def merge(fleet: Fleet, story: str) -> str:
     failing = fleet.gates(fleet.loop_paths(story), story)
     if failing:
         return retry(fleet, story, f"quality gates fail after the rebase: {', '.join(failing)}")
-    _mark(fleet, story)
+    _mark(fleet, story, old)
     new = gitops.head_of(tree, "HEAD")
     assert new is not None
     fleet.book.log("landing", story=story, old=old, new=new)
@@ -117,7 +118,7 @@ def retry(fleet: Fleet, story: str, why: str) -> str:
     return "retry"
 
 
-def _mark(fleet: Fleet, story: str) -> None:
+def _mark(fleet: Fleet, story: str, onto: str) -> None:
     """The story's pass mark and its loop's progress entries, committed on its rebased branch."""
     tree = fleet.worktree(story)
     pending = os.path.join(fleet.loop_paths(story).state_dir, "logs", PENDING)
@@ -133,8 +134,33 @@ def _mark(fleet: Fleet, story: str) -> None:
     names = [fleet.task_rel]
     if os.path.isfile(pending):
         with open(pending, "rb") as handle:
-            entries = handle.read()
+            entries = _commits_renamed(tree, handle.read(), onto)
         with open(os.path.join(tree, fleet.progress_rel), "ab") as out:
             out.write(entries)
         names.append(fleet.progress_rel)
     gitops.commit_all(tree, names, f"{story}: passes (merged by ralph)")
+
+
+_COMMIT_LINE = re.compile(rb"^Commit: ([0-9a-f]{7,40})$", re.MULTILINE)
+
+
+def _commits_renamed(tree: str, entries: bytes, onto: str) -> bytes:
+    """The entries' `Commit:` ids as the merged branch has them: taking ralph's own files off the loop's commits
+    and the rebase gave them new ids (each keeps its message and author date, which find it again). A commit that
+    held nothing but ralph's own files is gone: said so."""
+    listed = git.run(tree, "log", "--format=%H%x00%B%x00%aI%x01", f"{onto}..HEAD").stdout
+    now = {}
+    for record in listed.split(b"\x01"):
+        sha, _, key = record.strip().partition(b"\0")
+        if sha:
+            now[key] = sha[:12]
+
+    def renamed(match: re.Match[bytes]) -> bytes:
+        old = match.group(1).decode()
+        key = git.run(tree, "log", "-1", "--format=%B%x00%aI", old).stdout.strip()
+        new = now.get(key)
+        if new is None:
+            return b"Commit: none on the branch (it held only the pass mark and progress, which ralph commits)"
+        return b"Commit: " + new
+
+    return _COMMIT_LINE.sub(renamed, entries)
