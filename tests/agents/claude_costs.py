@@ -6,6 +6,7 @@ prints the stream-json events Claude Code 2.1 prints for one turn (shapes of tes
 system init, one assistant message, one result carrying the cost and usage. The environment says what to report:
   FAKE_CLAUDE_COST     total_cost_usd of the result (default 0.6)
   FAKE_CLAUDE_TOKENS   output_tokens of the result (default 400; input tokens are 100, so 500 in all)
+  FAKE_CLAUDE_SLEEP    seconds of "work" before the result (default 0): a call that takes time, as real ones do
   FAKE_CLAUDE_REPLAY   a file of captured stream-json lines to print instead of all that, then exit with
                        FAKE_CLAUDE_EXIT (default 1): a real run, e.g. one that hit a usage limit
 """
@@ -15,6 +16,7 @@ from __future__ import annotations
 import json
 import os
 import sys
+import time
 import uuid
 
 sys.stdin.read()
@@ -29,6 +31,7 @@ if replay:
     sys.exit(int(os.environ.get("FAKE_CLAUDE_EXIT", "1")))
 
 iteration = os.environ["RALPH_ITERATION"]
+time.sleep(float(os.environ.get("FAKE_CLAUDE_SLEEP", "0")))
 with open(f"claude-{iteration}.txt", "w", encoding="utf-8") as handle:
     handle.write(f"work of iteration {iteration}\n")
 

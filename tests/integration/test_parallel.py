@@ -14,7 +14,7 @@ from typing import Any
 
 import yaml
 
-from tests.conftest import PYTHON, RalphRunner, agent_cmd, write_prd
+from tests.conftest import AGENTS, PYTHON, RalphRunner, agent_cmd, write_prd
 from tests.integration.helpers import git, wait_until
 
 BRANCH = "ralph/feat"
@@ -280,3 +280,33 @@ def test_two_features_run_side_by_side_on_their_own_branches_sharing_the_loops(
 
     one = ralph("run", "-f", "feat", "-f", "api", "--agent-cmd", "true")
     assert one.returncode != 0 and "-f/--feature given 2 times" in one.stderr and "--parallel N" in one.stderr
+
+
+def test_the_runs_max_cost_is_the_whole_fleets(
+    project: Path, ralph: RalphRunner, ralph_env: dict[str, str], tmp_path: Path
+) -> None:
+    """Three loops whose agent (a stand-in `claude`) reports $0.60 a call and never finishes its story: with
+    `--max-cost 1.5` for the run, the loops together stop once they passed $1.50, each loop having been given the
+    run's budget as its own limit (so none could spend past it alone)."""
+    folder = _feature(project, ralph, ralph_env, 3, circuit_breaker={"no_progress_threshold": 50})
+    bin_dir = tmp_path / "bin"
+    bin_dir.mkdir()
+    claude = bin_dir / "claude"
+    claude.write_text(f'#!/bin/sh\nexec "{PYTHON}" "{AGENTS / "claude_costs.py"}" "$@"\n')
+    claude.chmod(0o755)
+    path = f"{bin_dir}{os.pathsep}{ralph_env['PATH']}"
+    env = {"PATH": path, "FAKE_CLAUDE_COST": "0.6", "FAKE_CLAUDE_SLEEP": "1"}
+
+    done = ralph("run", "--parallel", "3", "--agent", "claude", "--max-cost", "1.5", env=env)
+
+    assert done.returncode == 1, done.stdout + done.stderr
+    assert "■ Budget: the loops spent $" in done.stdout and "of the run's $1.50 (--max-cost)" in done.stdout
+    fleet = json.loads((folder / "fleet.json").read_text())
+    assert (fleet["status"], fleet["exitReason"]) == ("halted", "budget")
+    spent = 0.0
+    for metrics in (project / ".git" / "ralph-worktrees" / "feat").glob("*/.ralph/feat/ralph_metrics.jsonl"):
+        spent += sum(json.loads(line).get("cost_usd") or 0.0 for line in metrics.read_text().splitlines())
+    # the loops stop once together they reach $1.50: the calls then in flight (one a loop at most) are all it passes
+    assert 1.5 <= spent <= 1.5 + 3 * 0.6 + 1e-9
+    for terminal in (folder / "loops").glob("*/terminal.log"):
+        assert "$1.50" in terminal.read_text() or "1.5" in terminal.read_text()

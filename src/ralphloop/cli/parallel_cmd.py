@@ -8,7 +8,7 @@ import contextlib
 import os
 import shlex
 import signal
-from typing import Any
+from typing import Any, cast
 
 from ralphloop import git
 from ralphloop.argv_words import run_flags, without
@@ -18,9 +18,11 @@ from ralphloop.errors import RalphError
 from ralphloop.exitcodes import ExitReason
 from ralphloop.fleet import gitops
 from ralphloop.fleet.book import Book
+from ralphloop.fleet.budget import Spending
 from ralphloop.fleet.context import Fleet
 from ralphloop.fleet.coordinator import coordinate
 from ralphloop.fleet.launcher import LocalProcessLauncher
+from ralphloop.guards.budget import Budget
 from ralphloop.hooks.runner import HookRunner
 from ralphloop.paths import RALPH_DIR, FeaturePaths, list_features
 from ralphloop.protocols import SystemClock
@@ -50,8 +52,11 @@ def run_parallel(
     slots: dict[int, str] = {}
     built = [_fleet(args, argv, root, target, name, flags, cancel, clock, slots) for name in names]
     fleets = [fleet for fleet, _ in built]
+    budget = _budget(fleets)
+    spending = Spending(budget, clock.monotonic(), fleets=fleets) if budget.any else None
     for fleet in fleets:
         fleet.several = len(fleets) > 1
+        fleet.spending = spending
     previous = {signal.SIGINT: signal.getsignal(signal.SIGINT), signal.SIGTERM: signal.getsignal(signal.SIGTERM)}
     for number in previous:
         signal.signal(number, lambda *_: cancel.set())
@@ -153,7 +158,13 @@ def _fleet(
         slots=slots,
         bring_in=bring_in,
     )
+    fleet.budget = run.policy.budget
     return fleet, run.id
+
+
+def _budget(fleets: list[Fleet]) -> Budget:
+    """The run's budget: the first feature's settings (the flags are every feature's; a config's may differ)."""
+    return cast(Budget, fleets[0].budget)
 
 
 def _check_committed(root: str, top: str, paths: FeaturePaths) -> None:

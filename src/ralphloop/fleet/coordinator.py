@@ -32,13 +32,13 @@ def coordinate(fleets: list[Fleet]) -> ExitReason:
             for story in list(fleet.handles):
                 _stop_child(fleet, story)
     for fleet in fleets:
-        own = reason if reason is ExitReason.INTERRUPTED else _outcome(fleet)
+        own = reason if reason in (ExitReason.INTERRUPTED, ExitReason.BUDGET) else _outcome(fleet)
         fleet.book.write(
             status=own.status,
             exitReason=own.value,
             storiesMerged=len(fleet.passing()),
             queue=list(fleet.queue),
-            exitMessage=_why(fleet),
+            exitMessage=fleet.spending.stopped if own is ExitReason.BUDGET else _why(fleet),
         )
         fleet.book.log("ended", reason=own.value)
     return reason
@@ -51,6 +51,10 @@ def _loop(fleets: list[Fleet]) -> ExitReason:
             return ExitReason.INTERRUPTED
         for fleet in fleets:
             _poll(fleet)
+        if lead.spending is not None and (why := lead.spending.over(lead.clock.monotonic())):
+            lead.spending.stopped = why
+            lead.say(f"■ Budget: {why}: every loop is stopped")
+            return ExitReason.BUDGET
         _start_ready(fleets)  # a slot freed is filled before the queues' merges, which may take a while
         if _merge_next(fleets):
             continue  # the next merge, or a story a merge made ready, without waiting a tick
@@ -95,6 +99,8 @@ def _poll(fleet: Fleet) -> None:
             continue
         del fleet.handles[story]
         _free(fleet, story)
+        if fleet.spending is not None:
+            fleet.spending.end_of(fleet, story, getattr(handle, "pid", None))
         if code == 0 and fleet.passes_in_worktree(story):
             fleet.book.log("done", story=story, head=gitops.head_of(fleet.worktree(story), "HEAD"))
             collect(fleet, story)
@@ -152,10 +158,11 @@ def _start(fleet: Fleet, story: str, title: str) -> None:
     kept = fleet.kept(story)
     os.makedirs(kept, exist_ok=True)
     base = PORT_BASE + PORTS_PER_LOOP * slot
+    limits = fleet.spending.child_flags(fleet.clock.monotonic()) if fleet.spending is not None else ()
     spec = LoopSpec(
         story=story,
         worktree=tree,
-        argv=("run", *fleet.child_words, "-s", story),
+        argv=("run", *fleet.child_words, *limits, "-s", story),
         env={"RALPH_SLOT": str(slot), "RALPH_PORT_BASE": str(base), "RALPH_PORT_COUNT": str(PORTS_PER_LOOP)},
         slot=slot,
         log=os.path.join(kept, "terminal.log"),
@@ -188,6 +195,8 @@ def _stop_child(fleet: Fleet, story: str) -> None:
     handle = fleet.handles.pop(story)
     _free(fleet, story)
     handle.stop(fleet.grace_s)
+    if fleet.spending is not None:
+        fleet.spending.end_of(fleet, story, getattr(handle, "pid", None))
     fleet.book.set(story, state="stopped", pid=None, endedAt=fleet.book.now())
 
 
