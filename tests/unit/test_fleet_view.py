@@ -130,7 +130,7 @@ def test_the_coordinators_state(feature: Path, folders: dict[str, Path]) -> None
     assert status_lines(feature)[0].startswith("Fleet:      halted: S-3 failed 3 times · 1 / 5 stories merged")
     write_fleet(feature, status="complete", storiesMerged=5, storiesTotal=5, bringIn="git merge --ff-only x")
     assert status_lines(feature)[:3] == [
-        "Fleet:      complete · 5 / 5 stories merged · $0.00 · up to 1 loop at once",
+        "Fleet:      complete · 5 / 5 stories merged · up to 1 loop at once",  # no loop reported a cost
         "Bring in:   git merge --ff-only x",
         "Queue:      empty",
     ]

@@ -46,13 +46,33 @@ def command(args: argparse.Namespace, argv: list[str]) -> int:
         print(json_for_terminal(json.dumps(report, indent=2, ensure_ascii=False)))
         return 0
     now = datetime.now(UTC)
-    text = render(report, now, paths.flag)
+    if fleet is not None and _parallel_is_last(report, fleet):  # the single loop's lines would be of no run
+        text = strip_terminal_controls("\n".join(_parallel_head(report, fleet)))
+    else:
+        text = render(report, now, paths.flag)
     if fleet is not None:
         text += "\n" + render_fleet(fleet, now, paths, _width())
     if fleet_note:
         text += "\n" + strip_terminal_controls(f"Note:       {fleet_note}")
     print(text)
     return 0
+
+
+def _parallel_is_last(report: dict[str, Any], fleet: dict[str, Any]) -> bool:
+    """Whether the feature's last run was the parallel one (its own status.json is older, or there is none)."""
+    single, parallel = report.get("startedAt"), fleet.get("startedAt")
+    return not isinstance(single, str) or (isinstance(parallel, str) and parallel >= single)
+
+
+def _parallel_head(report: dict[str, Any], fleet: dict[str, Any]) -> list[str]:
+    """The feature's lines when its last run was parallel: the stories merged where the queue put them, and
+    how many pass in this worktree's own task file when that differs (until the work is brought in)."""
+    merged, total = fleet["storiesMerged"], fleet["storiesTotal"]
+    stories = f"Stories:    {merged} / {total} merged into {fleet['target']}"
+    here = (report["storiesComplete"], report["storiesTotal"])
+    if here != (merged, total):
+        stories += f" ({here[0]} / {here[1]} pass in this worktree's task file)"
+    return [f"Feature:    {report['feature']}  ({report['featureDir']})", stories]
 
 
 def render_fleet(fleet: dict[str, Any], now: datetime, paths: FeaturePaths, width: int | None) -> str:

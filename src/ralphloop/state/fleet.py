@@ -108,7 +108,8 @@ def read_fleet(paths: FeaturePaths) -> dict[str, Any] | None:
         loops.append(loop)
     fleet["loops"] = loops
     fleet["queue"] = [story for story in fleet["queue"] if isinstance(story, str)]
-    fleet["costUsd"] = sum(_cost(loop["report"]) for loop in loops)
+    costs = [cost for cost in (_cost(loop["report"]) for loop in loops) if cost is not None]
+    fleet["costUsd"] = sum(costs) if costs else None  # None: no loop's agent reports a cost (never "$0.00")
     return fleet
 
 
@@ -146,11 +147,11 @@ def _loop_report(paths: FeaturePaths, loop: dict[str, Any]) -> dict[str, Any] | 
         return None
 
 
-def _cost(report: dict[str, Any] | None) -> float:
-    """A loop's cost this run; 0 when it reported none (or a hand-edited NaN, which would spoil the total)."""
+def _cost(report: dict[str, Any] | None) -> float | None:
+    """A loop's cost this run; None when it reported none (or a hand-edited NaN, which would spoil the total)."""
     value = (report or {}).get("costUsd")
     if not isinstance(value, (int, float)) or isinstance(value, bool) or not math.isfinite(value):
-        return 0.0
+        return None
     return float(value)
 
 
