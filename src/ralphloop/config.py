@@ -163,6 +163,7 @@ _TABLE: dict[str, dict[str, _Spec]] = {
         "branch_auto_create": (("branch", "auto_create"), None, values.flag, None),
         "branch_prefix": (("branch", "prefix"), None, values.branch_prefix, "feature/"),
         "fast_forward_checked_out": (("merge", "fast_forward_checked_out"), None, values.flag, False),
+        "merge_resolve": (("merge", "resolve"), None, values.merge_resolve, "retry"),
     },
     "notify": NOTIFY_TABLE,  # notifications during the run and at its end (notify/settings.py)
 }

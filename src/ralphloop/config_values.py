@@ -152,6 +152,16 @@ def policy(value: Any) -> str:
     return value.strip().lower()
 
 
+MERGE_RESOLVE = ("retry", "agent")
+
+
+def merge_resolve(value: Any) -> str:
+    """merge.resolve: what the parallel run's merge queue does at a conflict (docs/parallel.md)."""
+    if not isinstance(value, str) or value.strip().lower() not in MERGE_RESOLVE:
+        raise ValueError(f"expected one of {', '.join(MERGE_RESOLVE)}")
+    return value.strip().lower()
+
+
 def no_answer(value: Any) -> str:
     if not isinstance(value, str) or value.strip().lower() not in NO_ANSWER_ACTIONS:
         raise ValueError(f"expected one of {', '.join(NO_ANSWER_ACTIONS)}")

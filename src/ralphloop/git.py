@@ -27,6 +27,7 @@ class GitSettings(Struct, frozen=True):
     # `ralph run --parallel`: the merge queue may fast-forward the feature branch where it is checked out
     # (a clean worktree only); otherwise it lands on an integration branch (docs/parallel.md)
     fast_forward_checked_out: bool = False
+    merge_resolve: str = "retry"  # at a conflict: "retry" the story on the new base, or let an "agent" resolve it
 
 
 class Snapshot(Struct, frozen=True):

@@ -1,5 +1,6 @@
 """A story's agent for the parallel-run tests: does the story (work-ID.txt, the story marked passing in its
 copy of prd.json) and commits everything with `git add -A`, as real agents do (pass marks and progress too).
+Given ralph's conflict prompt (merge.resolve: agent) it resolves the merge instead, keeping both sides.
 
 Options: --shared FILE (also write FILE with a line naming the story: two stories then edit the same line),
 --compat (story S-2 also writes compat.txt when S-1's work is in its tree: what a gate that only fails after
@@ -23,8 +24,21 @@ parser.add_argument("--sleep", type=float, default=0.0)
 parser.add_argument("--ledger", default="")
 options = parser.parse_args()
 
-sys.stdin.read()
+prompt = sys.stdin.read()
 task = os.environ["RALPH_TASK_ID"]
+if prompt.startswith("# Resolve a merge conflict"):  # merge.resolve: agent: keep both sides, finish the merge
+    listed = subprocess.run(
+        ["git", "diff", "--name-only", "--diff-filter=U"], capture_output=True, text=True, check=True
+    )
+    for name in listed.stdout.split():
+        with open(name, encoding="utf-8") as handle:
+            kept = [line for line in handle if not line.startswith(("<<<<<<<", "=======", ">>>>>>>"))]
+        with open(name, "w", encoding="utf-8") as handle:
+            handle.writelines(kept)
+        subprocess.run(["git", "add", name], check=True)
+    subprocess.run(["git", "commit", "-q", "--no-edit"], check=True)
+    print("resolved")
+    sys.exit(0)
 if options.ledger:
     with open(options.ledger, "a", encoding="utf-8") as handle:
         slot, ports = os.environ.get("RALPH_SLOT", "-"), os.environ.get("RALPH_PORT_BASE", "-")

@@ -310,3 +310,21 @@ def test_the_runs_max_cost_is_the_whole_fleets(
     assert 1.5 <= spent <= 1.5 + 3 * 0.6 + 1e-9
     for terminal in (folder / "loops").glob("*/terminal.log"):
         assert "$1.50" in terminal.read_text() or "1.5" in terminal.read_text()
+
+
+def test_with_merge_resolve_agent_the_agent_resolves_the_conflict_instead_of_a_retry(
+    project: Path, ralph: RalphRunner, ralph_env: dict[str, str]
+) -> None:
+    folder = _feature(project, ralph, ralph_env, 2, merge={"resolve": "agent"})
+
+    done = ralph("run", "--parallel", "2", "--agent-cmd", agent_cmd("fleet_agent.py", "--shared", "shared.txt"))
+
+    assert done.returncode == 0, done.stdout + done.stderr
+    assert "⚒ " in done.stdout and "resolves the conflict in shared.txt" in done.stdout
+    assert "↻ " not in done.stdout  # resolved, not sent back
+    assert sorted(_on_branch(project, ralph_env, "shared.txt").splitlines()) == ["written by S-1", "written by S-2"]
+    assert sorted(_passing(project, ralph_env)) == ["S-1", "S-2"]
+    second = next(line for line in done.stdout.splitlines() if line.startswith("⚒ "))[2:5]
+    prompt = (folder / "loops" / second / "logs" / "merge-resolve-1.prompt.md").read_text()
+    assert "- shared.txt" in prompt
+    _no_leftovers(project, ralph_env)

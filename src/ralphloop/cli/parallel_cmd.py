@@ -159,6 +159,9 @@ def _fleet(
         bring_in=bring_in,
     )
     fleet.budget = run.policy.budget
+    fleet.limits = run.policy.limits
+    if built.settings.git.merge_resolve == "agent":
+        fleet.resolver = run.agent
     return fleet, run.id
 
 

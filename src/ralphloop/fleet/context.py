@@ -48,6 +48,8 @@ class Fleet:
     slots: dict[int, str] = field(default_factory=dict)  # slot → the loop in it: one dict for the run's fleets
     several: bool = False  # the run has other features' fleets: its lines name the feature
     bring_in: str | None = None  # the command that brings an integration branch into the feature branch
+    resolver: Any = None  # merge.resolve: agent: the run's Agent, which resolves a conflict once (fleet/resolve.py)
+    limits: Any = None  # the run's process.ProcessLimits (the resolver's timeout)
     budget: Any = None  # the feature's guards/budget.Budget, as its settings give it
     spending: Any = None  # fleet/budget.Spending: the run's budget across its loops (None: no budget)
     _stories: list[dict[str, object]] | None = None

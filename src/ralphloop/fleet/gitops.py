@@ -94,6 +94,11 @@ def rebase_in_progress(worktree: str) -> bool:
     return any(os.path.exists(os.path.join(gitdir, name)) for name in ("rebase-merge", "rebase-apply"))
 
 
+def merge_in_progress(worktree: str) -> bool:
+    gitdir = _run(worktree, "rev-parse", "--absolute-git-dir")
+    return os.path.exists(os.path.join(gitdir, "MERGE_HEAD"))
+
+
 def rebase(worktree: str, onto: str) -> bool:
     """The worktree's branch rebased onto `onto`; False on a conflict (the rebase aborted: nothing changed)."""
     done = git.run(worktree, "rebase", "-q", onto)

@@ -13,6 +13,7 @@ import re
 from ralphloop import git
 from ralphloop.fleet import gitops
 from ralphloop.fleet.context import Fleet
+from ralphloop.fleet.resolve import resolve
 from ralphloop.state.store import atomic_write_bytes
 
 PENDING = "progress-pending.txt"  # in the loop's logs/: its progress entries, until they are committed
@@ -57,7 +58,12 @@ def merge(fleet: Fleet, story: str) -> str:
     fleet.book.write()
     gitops.abort_rebase(tree)
     if not gitops.rebase(tree, old):
-        return retry(fleet, story, f"conflicts with the work merged into {fleet.target} since it began")
+        why = f"conflicts with the work merged into {fleet.target} since it began"
+        if fleet.resolver is None:
+            return retry(fleet, story, why)
+        unresolved = resolve(fleet, story, old)
+        if unresolved is not None:
+            return retry(fleet, story, f"{why}, and {unresolved}")
     failing = fleet.gates(fleet.loop_paths(story), story)
     if failing:
         return retry(fleet, story, f"quality gates fail after the rebase: {', '.join(failing)}")

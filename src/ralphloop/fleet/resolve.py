@@ -1,0 +1,111 @@
+"""`merge.resolve: agent` (docs/parallel.md): at a conflict, before the story is sent back, one call of the run's
+agent resolves it in the story's worktree. The target's tip is merged into the story's branch (one state the agent
+can finish, rather than a rebase stopped half-way); the agent is told which files conflict and what each side
+meant. Its result counts only if nothing is left unmerged and no conflict marker remains; it then goes through
+the same quality gates as any merge. Anything else: the merge is aborted and the story retried as without it."""
+
+from __future__ import annotations
+
+import os
+import re
+
+from ralphloop import git
+from ralphloop.fleet import gitops
+from ralphloop.fleet.context import Fleet
+from ralphloop.process import run_agent_process
+from ralphloop.protocols import AgentRequest
+
+PROMPT = """\
+# Resolve a merge conflict
+
+You work in a git worktree of story {story} ("{title}"), on branch {branch}. Its work is committed there. Since it
+began, other stories were merged into {target}, and merging {target} into this branch conflicts in these files:
+
+{files}
+
+Resolve every conflict so that both sides' work is kept: the story's change and what was merged meanwhile. Remove
+every conflict marker (<<<<<<<, =======, >>>>>>>). Then `git add` the files and finish the merge with
+`git commit --no-edit`. Change nothing else, and do not mark any story as passing: ralph does that after the merge.
+"""
+
+_MARKER = re.compile(rb"^(<<<<<<<|>>>>>>>)( |$)", re.MULTILINE)
+
+
+def resolve(fleet: Fleet, story: str, tip: str) -> str | None:
+    """Try the agent on the conflict; None when the branch now holds the target's tip with nothing left unmerged,
+    else why not (the merge is aborted then: the worktree is as it was)."""
+    agent = fleet.resolver
+    tree = fleet.worktree(story)
+    merged = git.run(tree, "merge", "--no-ff", "--no-edit", "-m", f"{story}: merge {fleet.target}", tip)
+    if merged.returncode == 0:
+        return None  # what the rebase could not replay, a merge could
+    files = _unmerged(tree)
+    if not files:
+        _abort(tree)
+        return f"git merge failed: {git.reason(merged)}"
+    logs = os.path.join(fleet.loop_paths(story).state_dir, "logs")
+    os.makedirs(logs, exist_ok=True)
+    attempt = fleet.attempts.get(story, 1)
+    prompt_file = os.path.join(logs, f"merge-resolve-{attempt}.prompt.md")
+    title = str(fleet.book.loop(story).get("title") or "")
+    prompt = PROMPT.format(
+        story=story,
+        title=title,
+        branch=fleet.branch(story),
+        target=fleet.target,
+        files="\n".join(f"- {f}" for f in files),
+    )
+    with open(prompt_file, "w", encoding="utf-8") as handle:
+        handle.write(prompt)
+    request = AgentRequest(
+        prompt=prompt,
+        iteration=0,
+        project_root=tree,
+        feature_dir=fleet.loop_paths(story).dir,
+        prompt_file=prompt_file,
+        task_id=story,
+        started_at=fleet.clock.now(),
+    )
+    fleet.book.log("resolving", story=story, files=files)
+    fleet.say(f"⚒ {fleet.label(story)}: the agent resolves the conflict in {', '.join(files)}")
+    parser = agent.parser(request)
+    outcome = run_agent_process(
+        agent.command(request),
+        cwd=tree,
+        log_path=os.path.join(logs, f"merge-resolve-{attempt}.log"),
+        limits=fleet.limits,
+        cancel=fleet.cancel,
+        on_stdout=parser.feed,
+    )
+    left = _unmerged(tree) or [name for name in files if _has_markers(os.path.join(tree, name))]
+    if outcome.exit_code != 0 or left:
+        _abort(tree)
+        why = f"conflict markers left in {', '.join(left)}" if left else f"its agent ended {outcome.exit_code}"
+        return f"the agent did not resolve the conflict ({why})"
+    if gitops.merge_in_progress(tree):  # resolved but not committed: the merge is finished for it
+        git.run(tree, "add", "--", *files)
+        done = git.run(tree, "commit", "--no-edit", "-q")
+        if done.returncode != 0:
+            _abort(tree)
+            return f"the resolved merge could not be committed: {git.reason(done)}"
+    if not gitops.contains(tree, tip, "HEAD"):
+        return "the agent's result does not hold the merged work"
+    return None
+
+
+def _unmerged(tree: str) -> list[str]:
+    listed = git.run(tree, "diff", "--name-only", "--diff-filter=U").stdout.decode("utf-8", "replace")
+    return [line for line in listed.splitlines() if line]
+
+
+def _has_markers(path: str) -> bool:
+    try:
+        with open(path, "rb") as handle:
+            return _MARKER.search(handle.read(16 << 20)) is not None
+    except OSError:
+        return False
+
+
+def _abort(tree: str) -> None:
+    if gitops.merge_in_progress(tree):
+        git.run(tree, "merge", "--abort")
