@@ -69,6 +69,10 @@ usage_limit:
 # branch:
 #   auto_create: true       # work on a branch: prd.json's branchName, else PREFIX + the feature name
 #   prefix: "feature/"
+# merge:                    # `ralph run --parallel`: the merge queue
+#   resolve: retry          # at a conflict: retry the story on the new base; or `agent` resolves it first
+#   fast_forward_checked_out: false   # true: move the feature branch in your worktree (clean only), not
+#                                     # ralph-integration/FEATURE
 # story_order: ["1.1", "1.2", "2.1"]   # story specs (specs/epic-N/): default every spec, sorted naturally
 
 # budget:                   # for one `ralph run`
