@@ -67,23 +67,21 @@ def one(parallel: int, stories: int, sleep: float) -> tuple[float, list[float]]:
 
 
 def _merge_costs(journal: str) -> list[float]:
-    """Per merged story, the coordinator's own time: taking its mark and entries off its branch (done →
-    collected) and landing it (merging → removed); the time a story waits in the queue is not counted."""
+    """Per merged story, the coordinator's own time from its turn in the queue to its worktree removed (taking its
+    mark and entries off its branch, the rebase, the mark's commit, the compare-and-swap, keeping its records); the
+    time a story waits for its turn is not counted."""
     if not os.path.exists(journal):
         return []
-    began: dict[str, float] = {}
-    spent: dict[str, float] = {}
-    costs = []
     with open(journal, encoding="utf-8") as handle:
         entries = [json.loads(line) for line in handle]
+    began: dict[str, float] = {}
+    costs = []
     for entry in entries:
         story, event = entry.get("story"), entry["event"]
-        if event in ("done", "merging"):
-            began[story] = entry["mono"]
-        elif event in ("collected", "removed") and story in began:
-            spent[story] = spent.get(story, 0.0) + entry["mono"] - began.pop(story)
-            if event == "removed":
-                costs.append(spent.pop(story))
+        if event == "merging":
+            began.setdefault(story, entry["mono"])
+        elif event == "removed" and story in began:
+            costs.append(entry["mono"] - began.pop(story))
     return costs
 
 

@@ -50,7 +50,27 @@ def run_parallel(
     cancel, clock = CancelToken(), SystemClock()
     names = _selected(root, target, features)
     slots: dict[int, str] = {}
-    built = [_fleet(args, argv, root, target, name, flags, cancel, clock, slots) for name in names]
+    agents = args.agent or ("command" if args.agent_cmd else "claude")  # a hint: the backends to import ahead
+    launcher = LocalProcessLauncher(warm=args.parallel, agents=agents)  # warm loops start now, as the features are read
+    try:
+        return _coordinate(args, argv, root, target, flags, names, launcher, cancel, clock, slots)
+    finally:
+        launcher.close()
+
+
+def _coordinate(
+    args: argparse.Namespace,
+    argv: list[str],
+    root: str,
+    target: str | None,
+    flags: dict[str, tuple[Any, str]],
+    names: list[str | None],
+    launcher: LocalProcessLauncher,
+    cancel: CancelToken,
+    clock: SystemClock,
+    slots: dict[int, str],
+) -> int:
+    built = [_fleet(args, argv, root, target, name, flags, (cancel, clock, launcher), slots) for name in names]
     fleets = [fleet for fleet, _ in built]
     budget = _budget(fleets)
     spending = Spending(budget, clock.monotonic(), fleets=fleets) if budget.any else None
@@ -115,11 +135,11 @@ def _fleet(
     target: str | None,
     name: str | None,
     flags: dict[str, tuple[Any, str]],
-    cancel: CancelToken,
-    clock: SystemClock,
+    shared: tuple[CancelToken, SystemClock, LocalProcessLauncher],
     slots: dict[int, str],
 ) -> tuple[Fleet, str]:
     """One feature's fleet, its settings checked as a single run checks them, and its run id."""
+    cancel, clock, launcher = shared
     request = RunRequest(feature=name, flags=flags, archive=False, argv=tuple(argv))
     built = build_run(root, request, clock=clock, sinks=[], cancel=cancel)
     run, paths = built.run, built.run.paths
@@ -149,7 +169,7 @@ def _fleet(
         max_attempts=max(1, run.policy.max_retries),
         child_words=_child_words(argv, target, paths, top),
         book=Book(paths, clock),
-        launcher=LocalProcessLauncher(),
+        launcher=launcher,
         clock=clock,
         cancel=cancel,
         gates=_gates(run, cancel),

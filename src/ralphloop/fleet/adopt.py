@@ -52,6 +52,7 @@ def adopt(fleet: Fleet) -> None:
         if last.get(story) in FINISHED_STEPS or fleet.passes_in_worktree(story):
             fleet.book.log("adopted", story=story, step=last.get(story))
             collect(fleet, story)
+            fleet.collected.add(story)
             fleet.queue.append(story)
             fleet.book.set(story, state="queued")
             fleet.say(f"· {fleet.label(story)} had finished in the last run: queued to merge")

@@ -45,6 +45,7 @@ class Fleet:
     queue: list[str] = field(default_factory=list)
     failed: dict[str, str] = field(default_factory=dict)  # story → why (kept for inspection)
     attempts: dict[str, int] = field(default_factory=dict)
+    collected: set[str] = field(default_factory=set)  # done stories whose marks are taken off (merge.collect)
     slots: dict[int, str] = field(default_factory=dict)  # slot → the loop in it: one dict for the run's fleets
     several: bool = False  # the run has other features' fleets: its lines name the feature
     bring_in: str | None = None  # the command that brings an integration branch into the feature branch

@@ -12,7 +12,7 @@ from ralphloop.fleet import gitops
 from ralphloop.fleet.adopt import adopt
 from ralphloop.fleet.context import Fleet
 from ralphloop.fleet.launcher import LoopSpec
-from ralphloop.fleet.merge import collect, merge
+from ralphloop.fleet.merge import merge
 from ralphloop.state.read import read_json_object
 
 TICK_S = 0.2  # how often the children are polled: their own loops do the waiting
@@ -103,9 +103,7 @@ def _poll(fleet: Fleet) -> None:
             fleet.spending.end_of(fleet, story, getattr(handle, "pid", None))
         if code == 0 and fleet.passes_in_worktree(story):
             fleet.book.log("done", story=story, head=gitops.head_of(fleet.worktree(story), "HEAD"))
-            collect(fleet, story)
-            fleet.book.log("collected", story=story)
-            fleet.queue.append(story)
+            fleet.queue.append(story)  # collected in the queue's turn: a freed slot is filled first
             fleet.book.set(story, state="queued", pid=None, endedAt=fleet.book.now())
             fleet.say(f"✓ {fleet.label(story)} passes in its loop: queued to merge")
         elif fleet.cancel.is_set() or code in (130, -2, -15):

@@ -5,6 +5,8 @@ is the only channel for its work. LocalProcessLauncher, the first implementation
 
 from __future__ import annotations
 
+import contextlib
+import json
 import os
 import signal
 import subprocess
@@ -46,6 +48,10 @@ class LoopHandle(Protocol):
 class Launcher(Protocol):
     def start(self, loop: LoopSpec) -> LoopHandle: ...
 
+    def close(self) -> None:
+        """The run is over: anything kept ready for loops that will not come is let go."""
+        ...
+
 
 class LocalHandle:
     def __init__(self, process: subprocess.Popen[bytes], started: float | None) -> None:
@@ -73,12 +79,64 @@ class LocalHandle:
 
 class LocalProcessLauncher:
     """Each loop a `ralph run` of this Python, in its own session (so a signal to its group reaches its agent's
-    tools too), told by PARENT_ENV to ask the kernel for SIGTERM when the coordinator dies."""
+    tools too), told by PARENT_ENV to ask the kernel for SIGTERM when the coordinator dies. `warm` processes are
+    kept ready (fleet/warm.py: imports done, waiting for their loop), one replaced as soon as one is taken."""
 
-    def __init__(self, ralph: Sequence[str] | None = None) -> None:
+    def __init__(self, ralph: Sequence[str] | None = None, warm: int = 0, agents: str = "") -> None:
         self.ralph = tuple(ralph or (sys.executable, "-m", "ralphloop"))
+        self.warm = warm
+        self.agents = agents  # the backends a warm process imports ahead (fleet/warm.py)
+        self.ready: list[subprocess.Popen[bytes]] = []
+        self._fill()
 
     def start(self, loop: LoopSpec) -> LocalHandle:
+        while self.ready:
+            process = self.ready.pop(0)
+            if self._hand(process, loop):
+                self._fill()
+                return LocalHandle(process, reaper.start_time(process.pid))
+        return self._cold(loop)
+
+    def close(self) -> None:
+        """The warm processes not needed: told so (an empty stdin), and reaped."""
+        for process in self.ready:
+            with contextlib.suppress(OSError):
+                assert process.stdin is not None
+                process.stdin.close()
+        for process in self.ready:
+            try:
+                process.wait(timeout=5)
+            except subprocess.TimeoutExpired:
+                process.kill()
+                process.wait()
+        self.ready = []
+
+    def _fill(self) -> None:
+        while len(self.ready) < self.warm:
+            self.ready.append(
+                subprocess.Popen(
+                    [sys.executable, "-m", "ralphloop.fleet.warm"],
+                    env={**os.environ, PARENT_ENV: str(os.getpid()), "RALPH_WARM_AGENTS": self.agents},
+                    stdin=subprocess.PIPE,
+                    stdout=subprocess.DEVNULL,
+                    stderr=subprocess.DEVNULL,
+                    start_new_session=True,
+                )
+            )
+
+    def _hand(self, process: subprocess.Popen[bytes], loop: LoopSpec) -> bool:
+        """The loop given to a warm process; False when that process is gone (a cold one is started instead)."""
+        spec = {"argv": list(loop.argv), "cwd": loop.worktree, "env": dict(loop.env), "log": loop.log}
+        try:
+            assert process.stdin is not None
+            process.stdin.write(json.dumps(spec).encode() + b"\n")
+            process.stdin.close()
+        except OSError:
+            process.wait()
+            return False
+        return True
+
+    def _cold(self, loop: LoopSpec) -> LocalHandle:
         env = {**os.environ, **loop.env, PARENT_ENV: str(os.getpid())}
         with open(loop.log, "ab") as out:
             process = subprocess.Popen(

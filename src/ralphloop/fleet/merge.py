@@ -54,6 +54,10 @@ def merge(fleet: Fleet, story: str) -> str:
     old = gitops.head_of(fleet.root, f"refs/heads/{fleet.target}")
     assert old is not None
     fleet.book.log("merging", story=story, onto=old)
+    if story not in fleet.collected:
+        collect(fleet, story)
+        fleet.book.log("collected", story=story)
+        fleet.collected.add(story)
     fleet.book.set(story, state="merging")
     fleet.book.write()
     gitops.abort_rebase(tree)
@@ -109,6 +113,7 @@ def retry(fleet: Fleet, story: str, why: str) -> str:
         os.makedirs(logs, exist_ok=True)
         atomic_write_bytes(os.path.join(logs, f"merge-attempt-{attempt}.patch"), patch)
     fleet.book.log("retry", story=story, attempt=attempt, why=why, saved=ref)
+    fleet.collected.discard(story)  # its next finish is collected afresh
     gitops.reset_to(tree, tip)
     if attempt >= fleet.max_attempts:
         fleet.failed[story] = f"{why} (attempt {attempt} of {fleet.max_attempts}; saved as {ref})"
