@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import json
 import os
+import threading
 from collections.abc import Iterator
 from typing import Any
 
@@ -22,18 +23,22 @@ class Book:
         self.clock = clock
         self.fleet: dict[str, Any] = {}
         self.loops: dict[str, dict[str, Any]] = {}  # story → its row, in the order they were first seen
+        self.lock = threading.RLock()  # the coordinator's loop and its merge queue's thread both write
 
     def log(self, event: str, **fields: Any) -> None:
         """One step, on disk before its effect."""
         # "mono": the monotonic clock, for the time between steps (bench/parallel.py: the cost of a merge)
         stamp = {"at": iso(self.clock.now()), "mono": round(self.clock.monotonic(), 4)}
         line = json.dumps({**stamp, "event": event, **fields}, ensure_ascii=False)
-        fd = os.open(self.journal_path, os.O_WRONLY | os.O_APPEND | os.O_CREAT | os.O_NOFOLLOW | os.O_CLOEXEC, 0o644)
-        try:
-            os.write(fd, (line + "\n").encode("utf-8", "replace"))
-            os.fsync(fd)
-        finally:
-            os.close(fd)
+        with self.lock:
+            fd = os.open(
+                self.journal_path, os.O_WRONLY | os.O_APPEND | os.O_CREAT | os.O_NOFOLLOW | os.O_CLOEXEC, 0o644
+            )
+            try:
+                os.write(fd, (line + "\n").encode("utf-8", "replace"))
+                os.fsync(fd)
+            finally:
+                os.close(fd)
 
     def history(self) -> Iterator[dict[str, Any]]:
         """The journal's whole lines, oldest first (a torn last line, from a kill mid-write, is skipped)."""
@@ -49,15 +54,18 @@ class Book:
         return iso(self.clock.now())
 
     def loop(self, story: str) -> dict[str, Any]:
-        return self.loops.setdefault(story, LOOP.load({"story": story}))
+        with self.lock:
+            return self.loops.setdefault(story, LOOP.load({"story": story}))
 
     def set(self, story: str, **fields: Any) -> None:
-        self.loop(story).update(fields)
+        with self.lock:
+            self.loop(story).update(fields)
 
     def write(self, **fields: Any) -> None:
         """fleet.json now: the fleet's fields, every loop, the queue."""
-        self.fleet.update(fields)
-        self.fleet["updatedAt"] = iso(self.clock.now())
-        self.fleet["loops"] = [LOOP.dump(row) for row in self.loops.values()]
-        body = FLEET.dump(self.fleet, versioned=True)
-        atomic_write_text(self.summary_path, json.dumps(body, indent=2, ensure_ascii=False) + "\n")
+        with self.lock:
+            self.fleet.update(fields)
+            self.fleet["updatedAt"] = iso(self.clock.now())
+            self.fleet["loops"] = [LOOP.dump(row) for row in self.loops.values()]
+            body = FLEET.dump(self.fleet, versioned=True)
+            atomic_write_text(self.summary_path, json.dumps(body, indent=2, ensure_ascii=False) + "\n")

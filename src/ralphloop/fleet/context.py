@@ -53,7 +53,8 @@ class Fleet:
     limits: Any = None  # the run's process.ProcessLimits (the resolver's timeout)
     budget: Any = None  # the feature's guards/budget.Budget, as its settings give it
     spending: Any = None  # fleet/budget.Spending: the run's budget across its loops (None: no budget)
-    _stories: list[dict[str, object]] | None = None
+    _stories: tuple[int, list[dict[str, object]]] | None = None  # the stories as read at a version of the target
+    _version: int = 0
 
     # ------------------------------------------------------------------ where things are
 
@@ -79,11 +80,17 @@ class Fleet:
     def stories(self) -> list[dict[str, object]]:
         """The stories as the target branch has them (the coordinator's pass marks are committed there). Read
         once per tip: only the coordinator moves the target while it runs (`moved` forgets it)."""
-        if self._stories is None:
-            self._stories = _stories(gitops.blob(self.root, f"refs/heads/{self.target}", self.task_rel))
-        return self._stories
+        version, cached = self._version, self._stories
+        if cached is not None and cached[0] == version:
+            return cached[1]
+        found = _stories(gitops.blob(self.root, f"refs/heads/{self.target}", self.task_rel))
+        if self._version == version:  # not moved meanwhile by the merge queue's thread
+            self._stories = (version, found)
+        return found
 
     def moved(self) -> None:
+        """The target moved: read the stories afresh (called before the merged story leaves the queue)."""
+        self._version += 1
         self._stories = None
 
     def passing(self) -> set[str]:

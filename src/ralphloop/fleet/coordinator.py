@@ -5,13 +5,16 @@ coordinator left (fleet/adopt.py) before it starts anything."""
 
 from __future__ import annotations
 
+import contextlib
 import os
+import select
+import threading
 
 from ralphloop.exitcodes import ExitReason
 from ralphloop.fleet import gitops
 from ralphloop.fleet.adopt import adopt
 from ralphloop.fleet.context import Fleet
-from ralphloop.fleet.launcher import LoopSpec
+from ralphloop.fleet.launcher import LoopSpec, handle_fd
 from ralphloop.fleet.merge import merge
 from ralphloop.state.read import read_json_object
 
@@ -21,13 +24,18 @@ PORT_BASE = 20000
 
 
 def coordinate(fleets: list[Fleet]) -> ExitReason:
-    """Run every feature's fleet to its end, N loops in all: the run's reason (each fleet's own in its fleet.json)."""
+    """Run every feature's fleet to its end, N loops in all: the run's reason (each fleet's own in its fleet.json).
+    The merge queue runs on a thread of its own, so that a long merge (its quality gates) never keeps a finished
+    loop's slot from being filled."""
     for fleet in fleets:
         fleet.book.write(status="running", storiesTotal=len(fleet.stories()), storiesMerged=len(fleet.passing()))
         adopt(fleet)
+    merger = Merger(fleets)
+    merger.start()
     try:
-        reason = _loop(fleets)
+        reason = _loop(fleets, merger)
     finally:
+        merger.finish()
         for fleet in fleets:
             for story in list(fleet.handles):
                 _stop_child(fleet, story)
@@ -44,26 +52,82 @@ def coordinate(fleets: list[Fleet]) -> ExitReason:
     return reason
 
 
-def _loop(fleets: list[Fleet]) -> ExitReason:
+def _loop(fleets: list[Fleet], merger: Merger) -> ExitReason:
     lead = fleets[0]  # the clock and the Ctrl+C token are the run's, shared by every fleet
     while True:
+        merger.check()
         if lead.cancel.is_set():
             return ExitReason.INTERRUPTED
         for fleet in fleets:
-            _poll(fleet)
+            if _poll(fleet):
+                merger.wake.set()
         if lead.spending is not None and (why := lead.spending.over(lead.clock.monotonic())):
             lead.spending.stopped = why
             lead.say(f"■ Budget: {why}: every loop is stopped")
             return ExitReason.BUDGET
-        _start_ready(fleets)  # a slot freed is filled before the queues' merges, which may take a while
-        if _merge_next(fleets):
-            continue  # the next merge, or a story a merge made ready, without waiting a tick
-        if not any(fleet.handles for fleet in fleets):
+        _start_ready(fleets)
+        idle = not merger.busy and not any(fleet.queue for fleet in fleets)
+        if idle and not any(fleet.handles for fleet in fleets) and not any(_ready(fleet) for fleet in fleets):
             outcomes = {_outcome(fleet) for fleet in fleets}
             if outcomes == {ExitReason.COMPLETE}:
                 return ExitReason.COMPLETE
             return ExitReason.RETRIES_EXHAUSTED if ExitReason.RETRIES_EXHAUSTED in outcomes else ExitReason.BLOCKED
-        lead.clock.sleep(TICK_S, lead.cancel.fileno())
+        _wait(fleets, merger)
+
+
+def _wait(fleets: list[Fleet], merger: Merger) -> None:
+    """Until a loop ends (its process's pidfd), a merge is done, Ctrl+C, or a tick."""
+    lead = fleets[0]
+    fds = [lead.cancel.fileno(), merger.done_fd]
+    fds += [fd for fleet in fleets for handle in fleet.handles.values() if (fd := handle_fd(handle)) is not None]
+    with contextlib.suppress(InterruptedError, ValueError, OSError):
+        select.select(fds, [], [], TICK_S)
+    merger.drain()
+
+
+class Merger(threading.Thread):
+    """The merge queue's thread: one story at a time per feature, in order of completion."""
+
+    def __init__(self, fleets: list[Fleet]) -> None:
+        super().__init__(name="ralph-merge-queue", daemon=True)
+        self.fleets = fleets
+        self.wake = threading.Event()
+        self.stopping = threading.Event()
+        self.busy = True  # until it has looked at the queues once
+        self.error: BaseException | None = None
+        self._read, self._write = os.pipe2(os.O_NONBLOCK | os.O_CLOEXEC)
+        self.done_fd = self._read
+
+    def run(self) -> None:
+        try:
+            while not self.stopping.is_set():
+                self.busy = True
+                if _merge_next(self.fleets):
+                    with contextlib.suppress(OSError):
+                        os.write(self._write, b"m")  # the coordinator's loop: a merge may have made stories ready
+                    continue
+                self.busy = False
+                self.wake.wait(TICK_S)
+                self.wake.clear()
+        except BaseException as exc:  # handed to the coordinator's thread, which raises it
+            self.error = exc
+            self.busy = False
+
+    def check(self) -> None:
+        if self.error is not None:
+            raise self.error
+
+    def drain(self) -> None:
+        with contextlib.suppress(OSError):
+            os.read(self._read, 4096)
+
+    def finish(self) -> None:
+        """Stop after the merge under way (its gates are stopped by Ctrl+C's token)."""
+        self.stopping.set()
+        self.wake.set()
+        self.join()
+        os.close(self._read)
+        os.close(self._write)
 
 
 def _merge_next(fleets: list[Fleet]) -> bool:
@@ -75,8 +139,8 @@ def _merge_next(fleets: list[Fleet]) -> bool:
         merged = True
         story = fleet.queue[0]
         outcome = merge(fleet, story)
-        if outcome == "moved":
-            continue  # the target moved under the queue: rebased again on its new tip, next time round
+        if outcome in ("moved", "cancelled"):
+            continue  # moved: rebased again on the target's new tip, next time round; cancelled: adopted next run
         fleet.queue.pop(0)
         if outcome == "merged":
             done, total = len(fleet.passing()), len(fleet.stories())
@@ -91,8 +155,9 @@ def _outcome(fleet: Fleet) -> ExitReason:
     return ExitReason.RETRIES_EXHAUSTED if fleet.failed else ExitReason.BLOCKED
 
 
-def _poll(fleet: Fleet) -> None:
-    """Children that ended: done (queued to merge), or failed (kept for inspection)."""
+def _poll(fleet: Fleet) -> bool:
+    """Children that ended: done (queued to merge), or failed (kept for inspection); whether one was queued."""
+    queued = False
     for story, handle in list(fleet.handles.items()):
         code = handle.poll()
         if code is None:
@@ -104,6 +169,7 @@ def _poll(fleet: Fleet) -> None:
         if code == 0 and fleet.passes_in_worktree(story):
             fleet.book.log("done", story=story, head=gitops.head_of(fleet.worktree(story), "HEAD"))
             fleet.queue.append(story)  # collected in the queue's turn: a freed slot is filled first
+            queued = True
             fleet.book.set(story, state="queued", pid=None, endedAt=fleet.book.now())
             fleet.say(f"✓ {fleet.label(story)} passes in its loop: queued to merge")
         elif fleet.cancel.is_set() or code in (130, -2, -15):
@@ -115,6 +181,7 @@ def _poll(fleet: Fleet) -> None:
             fleet.book.set(story, state="failed", note=why, pid=None, endedAt=fleet.book.now())
             fleet.say(f"✗ {fleet.label(story)}: {why}. Its worktree is kept: {fleet.worktree(story)}")
         _publish(fleet)
+    return queued
 
 
 def _start_ready(fleets: list[Fleet]) -> None:
@@ -131,9 +198,11 @@ def _start_ready(fleets: list[Fleet]) -> None:
 
 
 def _ready(fleet: Fleet) -> list[tuple[str, str]]:
+    # what is busy is read before the stories: the merge queue's thread marks a story merged (the target moved)
+    # before it leaves the queue, so a story is always either busy here or passing in what is read after
+    busy = set(fleet.handles) | set(fleet.queue) | set(fleet.failed)
     stories = fleet.stories()
     passing = {str(story["id"]) for story in stories if story.get("passes") is True}
-    busy = set(fleet.handles) | set(fleet.queue) | set(fleet.failed)
     found = []
     for story in sorted(stories, key=lambda story: _priority(story.get("priority"))):
         sid = str(story["id"])

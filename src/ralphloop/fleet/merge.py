@@ -69,6 +69,8 @@ def merge(fleet: Fleet, story: str) -> str:
         if unresolved is not None:
             return retry(fleet, story, f"{why}, and {unresolved}")
     failing = fleet.gates(fleet.loop_paths(story), story)
+    if fleet.cancel.is_set():  # Ctrl+C stopped the gates: the story stays queued, and the next run adopts it
+        return "cancelled"
     if failing:
         return retry(fleet, story, f"quality gates fail after the rebase: {', '.join(failing)}")
     _mark(fleet, story, old)
