@@ -328,3 +328,54 @@ def test_with_merge_resolve_agent_the_agent_resolves_the_conflict_instead_of_a_r
     prompt = (folder / "loops" / second / "logs" / "merge-resolve-1.prompt.md").read_text()
     assert "- shared.txt" in prompt
     _no_leftovers(project, ralph_env)
+
+
+def _checked_out_feature(project: Path, ralph: RalphRunner, env: dict[str, str], **config: Any) -> None:
+    """The feature on BRANCH, and BRANCH checked out in the user's own worktree (where ralph runs)."""
+    _feature(project, ralph, env, 3, **config)
+    git(project, env, "switch", "-q", "-c", BRANCH)
+
+
+def test_a_feature_branch_checked_out_here_is_never_moved_the_work_lands_on_an_integration_branch(
+    project: Path, ralph: RalphRunner, ralph_env: dict[str, str]
+) -> None:
+    _checked_out_feature(project, ralph, ralph_env)
+    head = git(project, ralph_env, "rev-parse", "HEAD")
+
+    done = ralph("run", "--parallel", "2", "--agent-cmd", agent_cmd("fleet_agent.py"))
+
+    assert done.returncode == 0, done.stdout + done.stderr
+    assert "merged into ralph-integration/feat" in done.stdout
+    assert git(project, ralph_env, "rev-parse", "HEAD") == head  # the user's branch and files untouched
+    assert git(project, ralph_env, "status", "--porcelain") == ""
+    command = done.stdout.strip().splitlines()[-1].partition(": ")[2]
+    assert command == "git merge --ff-only ralph-integration/feat"
+    subprocess.run(["sh", "-c", command], cwd=project, env=ralph_env, check=True, capture_output=True)  # pasted
+    prd = json.loads((project / ".ralph" / "feat" / "prd.json").read_text())
+    assert all(story["passes"] for story in prd["userStories"])
+    assert (project / "work-S-3.txt").exists()
+
+
+def test_with_consent_a_clean_checked_out_feature_branch_is_fast_forwarded_and_a_dirty_one_is_left_alone(
+    project: Path, ralph: RalphRunner, ralph_env: dict[str, str]
+) -> None:
+    _checked_out_feature(project, ralph, ralph_env, merge={"fast_forward_checked_out": True})
+
+    done = ralph("run", "--parallel", "2", "--agent-cmd", agent_cmd("fleet_agent.py"))
+
+    assert done.returncode == 0, done.stdout + done.stderr
+    assert "All 3 stories merged into ralph/feat." in done.stdout
+    assert (project / "work-S-1.txt").read_text() == "done S-1\n"  # the user's worktree moved with its branch
+    assert git(project, ralph_env, "status", "--porcelain") == ""
+
+    # a change of the user's own in that worktree: it is never touched; the rest lands on the integration branch
+    write_prd(project / ".ralph" / "feat", [_story("S-4")], branchName=BRANCH)
+    git(project, ralph_env, "commit", "-qam", "one more story")
+    (project / "notes.txt").write_text("mine\n")
+    git(project, ralph_env, "add", "notes.txt")
+    done = ralph("run", "--parallel", "2", "--agent-cmd", agent_cmd("fleet_agent.py"))
+    assert done.returncode == 0, done.stdout + done.stderr
+    assert "with changes of its own: the work lands on ralph-integration/feat" in done.stdout
+    assert git(project, ralph_env, "status", "--porcelain") == "A  notes.txt\n"
+    assert not (project / "work-S-4.txt").exists()
+    assert git(project, ralph_env, "show", "ralph-integration/feat:work-S-4.txt") == "done S-4\n"

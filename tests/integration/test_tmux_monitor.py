@@ -248,3 +248,23 @@ def test_started_from_a_terminal_it_attaches(project, feature, tmux_env, tmp_pat
         if proc.poll() is None:
             proc.kill()
         os.close(master)
+
+
+def test_a_parallel_run_with_monitor_runs_its_coordinator_beside_the_fleets_monitor(
+    project, ralph, ralph_env, tmux_env, tmp_path
+):
+    """`ralph run --parallel 2 --monitor`: the coordinator in the loop's pane, the monitor following its fleet."""
+    from tests.conftest import write_prd
+    from tests.integration.helpers import git
+
+    assert ralph("init", "feat").returncode == 0
+    write_prd(project / ".ralph" / "feat", 3, branchName="ralph/feat")
+    git(project, ralph_env, "add", "-A")
+    git(project, ralph_env, "commit", "-qm", "the feature")
+
+    done = run_monitor(project, tmux_env, "--parallel", "2", "--agent-cmd", agent_cmd("fleet_agent.py"))
+
+    assert done.returncode == 0, done.stderr
+    loop, monitor = (pane["id"] for pane in panes(tmux_env))
+    assert wait_until(lambda: "All 3 stories merged into ralph/feat." in screen(tmux_env, loop)), screen(tmux_env, loop)
+    assert wait_until(lambda: "3 / 3 stories merged" in screen(tmux_env, monitor)), screen(tmux_env, monitor)

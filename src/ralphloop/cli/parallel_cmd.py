@@ -8,12 +8,14 @@ import contextlib
 import os
 import shlex
 import signal
+import sys
 from typing import Any, cast
 
 from ralphloop import git
 from ralphloop.argv_words import run_flags, without
 from ralphloop.build import RunRequest, build_run
 from ralphloop.cancel import CancelToken
+from ralphloop.cli.monitor_launch import in_tmux
 from ralphloop.errors import RalphError
 from ralphloop.exitcodes import ExitReason
 from ralphloop.fleet import gitops
@@ -45,8 +47,8 @@ def run_parallel(
 ) -> int:
     if args.story or args.resume_from:
         raise RalphError("--parallel runs every ready story of the feature: give it without -s or --resume-from")
-    if args.monitor or args.dry_run:
-        raise RalphError("--parallel has no --monitor or --dry-run yet: watch it with `ralph status` or `ralph serve`")
+    if args.dry_run:
+        raise RalphError("--parallel has no --dry-run: give it without --parallel to see a loop's prompt and command")
     cancel, clock = CancelToken(), SystemClock()
     names = _selected(root, target, features)
     slots: dict[int, str] = {}
@@ -72,6 +74,8 @@ def _coordinate(
 ) -> int:
     built = [_fleet(args, argv, root, target, name, flags, (cancel, clock, launcher), slots) for name in names]
     fleets = [fleet for fleet, _ in built]
+    if args.monitor and in_tmux(argv, fleets[0].paths, sys.stdin.isatty() and sys.stdout.isatty()):
+        return 0  # the run goes on in tmux, beside the monitor of its (first) feature's fleet
     budget = _budget(fleets)
     spending = Spending(budget, clock.monotonic(), fleets=fleets) if budget.any else None
     for fleet in fleets:
@@ -155,7 +159,7 @@ def _fleet(
     if not feature_branch:
         raise RalphError("--parallel needs a branch to merge into: HEAD is detached (git switch -c NAME)")
     _check_committed(root, top, paths)
-    target_branch, landing, bring_in = _target(root, paths, feature_branch, built.settings.git.fast_forward_checked_out)
+    target_branch, landing, home = _target(root, paths, feature_branch, built.settings.git.fast_forward_checked_out)
     os.makedirs(paths.state_dir, exist_ok=True)
     fleet = Fleet(
         root=root,
@@ -176,8 +180,10 @@ def _fleet(
         say=lambda text: print(text, flush=True),
         grace_s=run.policy.limits.kill_grace_s + 5,
         slots=slots,
-        bring_in=bring_in,
+        feature_branch=feature_branch,
+        home=home or root,
     )
+    fleet.bring_in = fleet.bring_in_now()
     fleet.budget = run.policy.budget
     fleet.limits = run.policy.limits
     if built.settings.git.merge_resolve == "agent":
@@ -206,19 +212,20 @@ def _check_committed(root: str, top: str, paths: FeaturePaths) -> None:
 
 
 def _target(root: str, paths: FeaturePaths, branch: str, consent: bool) -> tuple[str, str | None, str | None]:
-    """The branch the queue moves, the worktree to fast-forward (when the user consented) and the command that
-    brings an integration branch in. Never a ref moved under a worktree that has it checked out."""
+    """The branch the queue moves, the worktree to fast-forward (when the user consented) and the worktree that
+    has the feature branch checked out. Never a ref moved under a worktree that has it checked out."""
     if gitops.head_of(root, f"refs/heads/{branch}") is None:
         git.run(root, "branch", branch, "HEAD")  # prd.json's branchName, made as a single run would
     holder = gitops.checked_out(root).get(f"refs/heads/{branch}")
     if holder is None:
         return branch, None, None
     if consent:
-        return branch, holder, None
+        return branch, holder, holder
     integration = gitops.integration_branch(paths.name)
-    if gitops.head_of(root, f"refs/heads/{integration}") is None:
-        git.run(root, "branch", integration, branch)
-    return integration, None, f"git merge --ff-only {integration}"
+    tip = gitops.head_of(root, f"refs/heads/{branch}")
+    assert tip is not None
+    gitops.make_branch(root, integration, tip)
+    return integration, None, holder
 
 
 def _child_words(argv: list[str], target: str | None, paths: FeaturePaths, top: str) -> tuple[str, ...]:
@@ -259,5 +266,6 @@ def _report(fleet: Fleet, reason: ExitReason) -> None:
         print(f"{name}Stopped: {merged}/{total} stories merged into {fleet.target}.")
         for story, why in fleet.failed.items():
             print(f"  {story}: {why}")
-    if fleet.bring_in and merged:
-        print(f"To bring {fleet.paths.selector}'s work into your branch, run in {fleet.root}: {fleet.bring_in}")
+    if fleet.bring_in:
+        where = f"{fleet.feature_branch}, run in {fleet.home}"
+        print(f"To bring {fleet.paths.selector}'s work into {where}: {fleet.bring_in}")

@@ -49,6 +49,8 @@ class Fleet:
     slots: dict[int, str] = field(default_factory=dict)  # slot → the loop in it: one dict for the run's fleets
     several: bool = False  # the run has other features' fleets: its lines name the feature
     bring_in: str | None = None  # the command that brings an integration branch into the feature branch
+    feature_branch: str = ""  # the branch the work is for (the target, unless the queue lands on integration)
+    home: str = ""  # the worktree that has the feature branch checked out, where bring_in is run
     resolver: Any = None  # merge.resolve: agent: the run's Agent, which resolves a conflict once (fleet/resolve.py)
     limits: Any = None  # the run's process.ProcessLimits (the resolver's timeout)
     budget: Any = None  # the feature's guards/budget.Budget, as its settings give it
@@ -74,6 +76,18 @@ class Fleet:
     def kept(self, story: str) -> str:
         """Where a loop's records go when its worktree is removed."""
         return os.path.join(self.paths.state_dir, LOOPS_DIR, loop_folder_name(story))
+
+    def bring_in_now(self) -> str | None:
+        """The command that brings the integration branch's work into the feature branch, as the branches stand:
+        --ff-only while the feature branch has nothing of its own since; None when there is nothing to bring."""
+        if self.target == self.feature_branch:
+            return None
+        mine = gitops.head_of(self.root, f"refs/heads/{self.feature_branch}")
+        tip = gitops.head_of(self.root, f"refs/heads/{self.target}")
+        if tip is None or mine is None or gitops.contains(self.root, tip, mine):
+            return None
+        fast = gitops.contains(self.root, mine, tip)
+        return f"git merge {'--ff-only ' if fast else ''}{self.target}"
 
     # ------------------------------------------------------------------ the task file on the target branch
 

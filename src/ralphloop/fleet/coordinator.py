@@ -41,7 +41,9 @@ def coordinate(fleets: list[Fleet]) -> ExitReason:
                 _stop_child(fleet, story)
     for fleet in fleets:
         own = reason if reason in (ExitReason.INTERRUPTED, ExitReason.BUDGET) else _outcome(fleet)
+        fleet.bring_in = fleet.bring_in_now()
         fleet.book.write(
+            bringIn=fleet.bring_in,
             status=own.status,
             exitReason=own.value,
             storiesMerged=len(fleet.passing()),

@@ -65,6 +65,16 @@ def checked_out(root: str) -> dict[str, str]:
     return found
 
 
+def make_branch(root: str, branch: str, at: str) -> None:
+    """ralph's own integration branch at least at `at`: made there, or brought up to it when it is behind; one that
+    holds work of its own (merged, not yet brought in) is left as it is, and the queue rebases onto it."""
+    held = head_of(root, f"refs/heads/{branch}")
+    if held is None:
+        _run(root, "branch", branch, at)
+    elif held != at and contains(root, held, at):
+        compare_and_swap(root, branch, at, held, "ralph: the integration branch brought up to the feature branch")
+
+
 def add_worktree(root: str, path: str, branch: str, base: str) -> None:
     """A worktree at `path` on a new branch from `base`; one left by a killed run is taken as it is."""
     if os.path.isdir(path) and head_of(path, "HEAD") is not None:

@@ -77,11 +77,11 @@ def merge(fleet: Fleet, story: str) -> str:
     new = gitops.head_of(tree, "HEAD")
     assert new is not None
     fleet.book.log("landing", story=story, old=old, new=new)
-    if fleet.landing_tree is not None:
-        landed = gitops.fast_forward_checked_out(fleet.landing_tree, new)
-        if not landed:
-            return retry(fleet, story, f"{fleet.target} is checked out in {fleet.landing_tree} with changes of its own")
-    elif not gitops.compare_and_swap(fleet.root, fleet.target, new, old, f"ralph: merge {story}"):
+    if fleet.landing_tree is not None and not gitops.fast_forward_checked_out(fleet.landing_tree, new):
+        _to_integration(fleet, old)  # the user's worktree has changes of its own: it is never touched then
+    if fleet.landing_tree is None and not gitops.compare_and_swap(
+        fleet.root, fleet.target, new, old, f"ralph: merge {story}"
+    ):
         fleet.book.log("moved", story=story)
         fleet.moved()
         return "moved"
@@ -89,6 +89,23 @@ def merge(fleet: Fleet, story: str) -> str:
     fleet.book.log("merged", story=story, commit=new)
     finish(fleet, story, new)
     return "merged"
+
+
+def _to_integration(fleet: Fleet, tip: str) -> None:
+    """The rest of the run lands on ralph-integration/FEATURE, made at the target's tip, and says how to bring it
+    in: the feature branch is checked out in a worktree that has changes of its own."""
+    where = fleet.landing_tree
+    integration = gitops.integration_branch(fleet.paths.name)
+    gitops.make_branch(fleet.root, integration, tip)
+    fleet.book.log("integration", branch=integration, at=tip)
+    fleet.say(
+        f"· {fleet.target} is checked out in {where} with changes of its own: the work lands on {integration} "
+        "from now on"
+    )
+    fleet.target, fleet.landing_tree, fleet.home = integration, None, where or fleet.root
+    fleet.moved()
+    fleet.bring_in = fleet.bring_in_now()
+    fleet.book.write(target=integration, bringIn=fleet.bring_in)
 
 
 def finish(fleet: Fleet, story: str, commit: str | None) -> None:
