@@ -97,6 +97,10 @@ def build_prompt(template: str, parts: PromptParts, progress_bytes: int) -> str:
         "{{promise}}": parts.promise or PROMISE,
     }
     values["{{tasks_file}}"] = parts.prd
+    # a loop of `ralph run --parallel` has a slot and a port range of its own (its coordinator's environment); a
+    # single loop is slot 0 with the first range
+    slot, ports = os.environ.get("RALPH_SLOT", "0"), os.environ.get("RALPH_PORT_BASE", "20000")
+    values.update({"{{slot}}": slot, "{{port_base}}": ports})
     body = template
     for placeholder, value in values.items():
         body = body.replace(placeholder, value)
@@ -110,6 +114,15 @@ def build_prompt(template: str, parts: PromptParts, progress_bytes: int) -> str:
         sections = [body.rstrip("\n"), "", "---", "", task_section]
     for note in parts.notes:
         sections += ["", f"Note from ralph: {note}"]
+    if "RALPH_SLOT" in os.environ and "RALPH_PORT_BASE" in os.environ:
+        count = os.environ.get("RALPH_PORT_COUNT", "100")
+        last = int(ports) + int(count) - 1 if ports.isdigit() and count.isdigit() else "?"
+        sections += [
+            "",
+            f"Note from ralph: other loops work beside this one, each in its own worktree. For any server, test "
+            f"database or other port you open, use ports {ports}-{last} ($RALPH_PORT_BASE, $RALPH_PORT_COUNT); "
+            f"this loop's slot is {slot} ($RALPH_SLOT).",
+        ]
     recent, size = recent_progress(parts.progress_file, progress_bytes)
     if recent:
         shown = "the whole file" if size <= progress_bytes else f"the newest entries; the full log is {parts.progress}"

@@ -97,6 +97,11 @@ def test_six_independent_stories_merge_in_two_rounds_each_as_its_own_series_and_
         assert git(project, ralph_env, "log", "-1", "--format=%s", commit).startswith("feat: S-")
     for n in range(1, 7):
         assert (folder / "loops" / f"S-{n}" / "logs" / "iteration-1.log").exists()
+        prompt = (folder / "loops" / f"S-{n}" / "logs" / "iteration-1.prompt.md").read_text()
+        slot = next(line.split()[2] for line in starts if line.startswith(f"S-{n} "))
+        base = 20000 + 100 * int(slot)
+        assert f"use ports {base}-{base + 99} ($RALPH_PORT_BASE, $RALPH_PORT_COUNT)" in prompt
+        assert f"this loop's slot is {slot} ($RALPH_SLOT)" in prompt
     _no_leftovers(project, ralph_env)
     assert git(project, ralph_env, "status", "--porcelain") == ""  # the user's tree was never touched
     fleet = json.loads((folder / "fleet.json").read_text())

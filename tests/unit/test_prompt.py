@@ -158,6 +158,22 @@ def test_placeholders_are_replaced(tmp_path: Path) -> None:
     )
 
 
+def test_a_parallel_loops_slot_and_ports_are_placeholders_and_a_note(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    template = "slot {{slot}}, ports from {{port_base}}"
+    monkeypatch.delenv("RALPH_SLOT", raising=False)
+    monkeypatch.delenv("RALPH_PORT_BASE", raising=False)
+    alone = build_prompt(template, parts(tmp_path), 1024)
+    assert alone.startswith("slot 0, ports from 20000") and "other loops work beside" not in alone
+    monkeypatch.setenv("RALPH_SLOT", "2")
+    monkeypatch.setenv("RALPH_PORT_BASE", "20200")
+    monkeypatch.setenv("RALPH_PORT_COUNT", "100")
+    beside = build_prompt(template, parts(tmp_path), 1024)
+    assert beside.startswith("slot 2, ports from 20200")
+    assert "use ports 20200-20299 ($RALPH_PORT_BASE, $RALPH_PORT_COUNT); this loop's slot is 2" in beside
+
+
 def test_default_template_leaves_no_placeholder(tmp_path: Path) -> None:
     prompt = build_prompt(default_template(), parts(tmp_path), 1024)
     assert "{{" not in prompt
