@@ -4,8 +4,8 @@ step each story had reached:
 
 - a child the last coordinator started that still runs (its pid *and* start time) is stopped first;
 - a story its target branch marks passing was merged: only its worktree and branch are left to remove;
-- a story whose loop had finished (its journal says done, or a merge was under way, or its own copy of the
-  task file marks it) goes back to the merge queue: a rebase cut short is aborted first;
+- a story whose loop had finished (its journal says done, or a merge was under way) goes back to the merge
+  queue: a rebase cut short is aborted first;
 - any other story with a worktree is started again there (the child's own start reconciles the iteration
   its kill cut short).
 """
@@ -49,7 +49,9 @@ def adopt(fleet: Fleet) -> None:
             continue
         if not has_tree:
             continue  # its branch alone: the next start of the story takes it up (add_worktree)
-        if last.get(story) in FINISHED_STEPS or fleet.passes_in_worktree(story):
+        # only a loop that ended 0 with its story passing is finished ("done" in the journal): an agent's own mark
+        # in its copy, its loop killed before it verified it, is a claim its next start settles (recover.py)
+        if last.get(story) in FINISHED_STEPS:
             fleet.book.log("adopted", story=story, step=last.get(story))
             collect(fleet, story)
             fleet.collected.add(story)

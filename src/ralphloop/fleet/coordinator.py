@@ -14,8 +14,9 @@ from ralphloop.exitcodes import ExitReason
 from ralphloop.fleet import gitops
 from ralphloop.fleet.adopt import adopt
 from ralphloop.fleet.context import Fleet
+from ralphloop.fleet.gitops import GitStep
 from ralphloop.fleet.launcher import LoopSpec, handle_fd
-from ralphloop.fleet.merge import merge
+from ralphloop.fleet.merge import merge, retry
 from ralphloop.state.read import read_json_object
 
 TICK_S = 0.2  # how often the children are polled: their own loops do the waiting
@@ -140,7 +141,7 @@ def _merge_next(fleets: list[Fleet]) -> bool:
             continue
         merged = True
         story = fleet.queue[0]
-        outcome = merge(fleet, story)
+        outcome = _merge_one(fleet, story)
         if outcome in ("moved", "cancelled"):
             continue  # moved: rebased again on the target's new tip, next time round; cancelled: adopted next run
         fleet.queue.pop(0)
@@ -149,6 +150,23 @@ def _merge_next(fleets: list[Fleet]) -> bool:
             fleet.say(f"⇢ {fleet.label(story)} merged into {fleet.target} ({done}/{total})")
         _publish(fleet)
     return merged
+
+
+def _merge_one(fleet: Fleet, story: str) -> str:
+    """merge(), with a git step that fails for this story (not the run's): the story retried, its work saved; or,
+    when git cannot even do that, failed and its worktree kept. The other stories go on either way."""
+    try:
+        return merge(fleet, story)
+    except GitStep as exc:
+        fleet.book.log("git failed", story=story, why=str(exc))
+        try:
+            return retry(fleet, story, f"git failed in its merge ({exc})")
+        except GitStep as again:
+            why = f"git failed in its merge ({exc}), then in saving it ({again})"
+            fleet.failed[story] = why
+            fleet.book.set(story, state="failed", note=why, pid=None)
+            fleet.say(f"✗ {fleet.label(story)}: {why}. Its worktree is kept: {fleet.worktree(story)}")
+            return "failed"
 
 
 def _outcome(fleet: Fleet) -> ExitReason:

@@ -148,6 +148,28 @@ def commit_all(worktree: str, rels: list[str], message: str) -> str | None:
         raise GitStep(str(exc)) from None
 
 
+def save_leftovers(root: str, tree: str, ref: str) -> bool:
+    """What the worktree holds beyond HEAD (changes and untracked files, not ignored ones) kept as a commit under
+    `ref`, then the worktree made HEAD exactly: nothing a loop left is lost, and nothing of it is in the way of
+    the rebase. False when there was nothing."""
+    if not _run(tree, "status", "--porcelain"):
+        return False
+    head = _run(tree, "rev-parse", "HEAD")
+    index = os.path.join(_run(tree, "rev-parse", "--absolute-git-dir"), "ralph-leftovers.index")
+    env = {"GIT_INDEX_FILE": index}
+    _git_env(tree, env, "read-tree", head)
+    _git_env(tree, env, "add", "-A")
+    saved = _git_env(
+        tree, env, "commit-tree", _git_env(tree, env, "write-tree"), "-p", head, "-m", "ralph: left in the worktree"
+    )
+    with contextlib.suppress(OSError):
+        os.unlink(index)
+    _run(root, "update-ref", ref, saved)
+    _run(tree, "reset", "-q", "--hard", head)
+    _run(tree, "clean", "-q", "-f", "-d")  # not -x: ignored files (ralph's runtime records among them) stay
+    return True
+
+
 def compare_and_swap(root: str, branch: str, new: str, old: str, why: str) -> bool:
     """Move `branch` from `old` to `new`; False when it no longer is at `old` (something else moved it)."""
     done = git.run(root, "update-ref", "-m", why, f"refs/heads/{branch}", new, old)
@@ -166,9 +188,13 @@ def fast_forward_checked_out(worktree: str, new: str) -> bool:
     return git.run(worktree, "merge", "-q", "--ff-only", new).returncode == 0
 
 
+def attempts_prefix(feature: str, story: str) -> str:
+    return f"refs/ralph/attempts/{loop_folder_name(feature)}/{loop_folder_name(story)}"
+
+
 def save_attempt(root: str, feature: str, story: str, attempt: int, head: str) -> str:
     """A ref that keeps a story's work the queue could not land (a conflict, a gate after the rebase)."""
-    ref = f"refs/ralph/attempts/{loop_folder_name(feature)}/{loop_folder_name(story)}-merge-{attempt}"
+    ref = f"{attempts_prefix(feature, story)}-merge-{attempt}"
     _run(root, "update-ref", ref, head)
     return ref
 

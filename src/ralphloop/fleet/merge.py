@@ -39,10 +39,8 @@ def collect(fleet: Fleet, story: str) -> None:
         atomic_write_bytes(os.path.join(logs, PENDING), now[len(before) :])
     owned = [fleet.task_rel, fleet.progress_rel]
     gitops.restore(tree, owned)
-    if gitops.dirty(tree):  # what the loop left uncommitted is not its work; kept under a ref all the same
-        made = git.run(tree, "stash", "create").stdout.decode().strip()
-        if made:
-            gitops.save_attempt(fleet.root, fleet.paths.name, story, 0, made)
+    # what the loop left uncommitted is not its work, but it is kept under a ref all the same
+    gitops.save_leftovers(fleet.root, tree, f"{gitops.attempts_prefix(fleet.paths.name, story)}-leftovers")
     stripped = gitops.strip_paths(tree, base, owned)
     gitops.reset_to(tree, stripped or "HEAD")
 
