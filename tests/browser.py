@@ -37,3 +37,17 @@ def launched() -> Iterator[Any]:
             yield browser
         finally:
             browser.close()
+
+
+class Watched:
+    """A page whose console errors, page errors, dialogs and requests are kept, for a test to assert on."""
+
+    def __init__(self, context: Any) -> None:
+        self.page = context.new_page()
+        self.errors: list[str] = []
+        self.dialogs: list[str] = []
+        self.requests: list[str] = []
+        self.page.on("console", lambda message: self.errors.append(message.text) if message.type == "error" else None)
+        self.page.on("pageerror", lambda error: self.errors.append(str(error)))
+        self.page.on("dialog", lambda dialog: (self.dialogs.append(dialog.message), dialog.dismiss()))
+        self.page.on("request", lambda request: self.requests.append(request.url))

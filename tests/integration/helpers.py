@@ -8,6 +8,7 @@ import subprocess
 import time
 from collections.abc import Callable
 from pathlib import Path
+from typing import Any
 
 import psutil
 
@@ -136,3 +137,35 @@ def killed_journal(number: int, task_id: str, task_title: str) -> dict[str, obje
         "done_at_start": [],
         "state": {},
     }
+
+
+def parallel_feature(project: Path, env: dict[str, str], stories: Any, **config: Any) -> Path:
+    """A feature `feat` made by the real `ralph init`, its prd.json on branch ralph/feat (not checked out: the merge
+    queue of `ralph run --parallel` moves it itself), `config` added to .ralph/config.yaml, all committed."""
+    from tests.conftest import PYTHON, write_prd
+
+    subprocess.run([PYTHON, "-m", "ralphloop", "init", "feat"], cwd=project, env=env, check=True, capture_output=True)
+    folder = project / ".ralph" / "feat"
+    write_prd(folder, stories, branchName="ralph/feat")
+    if config:
+        import yaml
+
+        with (project / ".ralph" / "config.yaml").open("a", encoding="utf-8") as handle:
+            handle.write("\n" + yaml.safe_dump(config, sort_keys=False))
+    git(project, env, "add", "-A")
+    git(project, env, "commit", "-qm", "the feature")
+    return folder
+
+
+def start_parallel(project: Path, env: dict[str, str], *args: str) -> subprocess.Popen[str]:
+    """`ralph run --parallel ARGS` in the background, its output on a pipe."""
+    from tests.conftest import PYTHON
+
+    return subprocess.Popen(
+        [PYTHON, "-m", "ralphloop", "run", "--parallel", *args],
+        cwd=project,
+        env=env,
+        stdout=subprocess.PIPE,
+        stderr=subprocess.STDOUT,
+        text=True,
+    )

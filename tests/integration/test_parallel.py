@@ -12,24 +12,14 @@ import subprocess
 from pathlib import Path
 from typing import Any
 
-import yaml
-
 from tests.conftest import AGENTS, PYTHON, RalphRunner, agent_cmd, write_prd
-from tests.integration.helpers import git, wait_until
+from tests.integration.helpers import git, parallel_feature, start_parallel, wait_until
 
 BRANCH = "ralph/feat"
 
 
 def _feature(project: Path, ralph: RalphRunner, env: dict[str, str], stories: Any, **config: Any) -> Path:
-    assert ralph("init", "feat").returncode == 0
-    folder = project / ".ralph" / "feat"
-    write_prd(folder, stories, branchName=BRANCH)
-    if config:
-        with (project / ".ralph" / "config.yaml").open("a", encoding="utf-8") as handle:
-            handle.write("\n" + yaml.safe_dump(config, sort_keys=False))
-    git(project, env, "add", "-A")
-    git(project, env, "commit", "-qm", "the feature")
-    return folder
+    return parallel_feature(project, env, stories, **config)
 
 
 def _story(sid: str, *needs: str) -> dict[str, Any]:
@@ -163,13 +153,7 @@ def test_a_killed_coordinator_stops_its_loops_and_the_next_run_merges_every_stor
     folder = _feature(project, ralph, ralph_env, 4)
     ledger = tmp_path / "ledger"
     agent = agent_cmd("fleet_agent.py", "--sleep", "30", "--ledger", str(ledger))
-    coordinator = subprocess.Popen(
-        [PYTHON, "-m", "ralphloop", "run", "--parallel", "2", "--agent-cmd", agent],
-        cwd=project,
-        env=ralph_env,
-        stdout=subprocess.PIPE,
-        stderr=subprocess.STDOUT,
-    )
+    coordinator = start_parallel(project, ralph_env, "2", "--agent-cmd", agent)
     wait_until(lambda: ledger.exists() and len(ledger.read_text().splitlines()) == 2)
     children = [loop["pid"] for loop in json.loads((folder / "fleet.json").read_text())["loops"]]
     agents = [int(line.split()[1]) for line in ledger.read_text().splitlines()]
@@ -228,14 +212,7 @@ def test_the_hourly_call_budget_holds_exactly_across_the_loops(
     folder = _feature(project, ralph, ralph_env, 3)
     ledger = tmp_path / "ledger"
     agent = agent_cmd("fleet_agent.py", "--ledger", str(ledger))
-    coordinator = subprocess.Popen(
-        [PYTHON, "-m", "ralphloop", "run", "--parallel", "3", "-r", "2", "--agent-cmd", agent],
-        cwd=project,
-        env=ralph_env,
-        stdout=subprocess.PIPE,
-        stderr=subprocess.STDOUT,
-        text=True,
-    )
+    coordinator = start_parallel(project, ralph_env, "3", "-r", "2", "--agent-cmd", agent)
     worktrees = project / ".git" / "ralph-worktrees" / "feat"
 
     def waiting() -> list[str]:

@@ -14,7 +14,7 @@ from typing import Any
 
 import pytest
 
-from tests.browser import launched
+from tests.browser import Watched, launched
 from tests.conftest import isolated_env
 from tests.integration import receipt_project
 from tests.integration.receipt_project import SCRIPT_TITLE
@@ -111,14 +111,8 @@ def test_the_html_page_works_offline_in_a_real_browser(made: Made, browser: Any)
 
     context = browser.new_context(offline=True, viewport={"width": 1280, "height": 900})
     try:
-        page = context.new_page()
-        errors: list[str] = []
-        dialogs: list[str] = []
-        requests: list[str] = []
-        page.on("console", lambda message: errors.append(message.text) if message.type == "error" else None)
-        page.on("pageerror", lambda error: errors.append(str(error)))
-        page.on("dialog", lambda dialog: (dialogs.append(dialog.message), dialog.dismiss()))
-        page.on("request", lambda request: requests.append(request.url))
+        watched = Watched(context)
+        page, errors, dialogs, requests = watched.page, watched.errors, watched.dialogs, watched.requests
         page.goto(page_file.as_uri())
         page.wait_for_selector("#chart-timeline .main-svg")
 

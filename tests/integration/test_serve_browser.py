@@ -13,7 +13,7 @@ from typing import Any
 import pytest
 
 from ralphloop.pace import rough
-from tests.browser import launched
+from tests.browser import Watched, launched
 from tests.conftest import isolated_env, write_prd
 from tests.fleet_project import SCRIPT_TITLE, live, make_fleet, read_loops, stream_line, write_fleet
 from tests.serve_process import serving
@@ -39,14 +39,8 @@ def test_the_page_follows_a_live_fleet_without_a_reload(tmp_path: Path, browser:
     with live(folder), serving(project, env) as served:
         context = browser.new_context(viewport={"width": 1280, "height": 900})
         try:
-            page = context.new_page()
-            errors: list[str] = []
-            dialogs: list[str] = []
-            requests: list[str] = []
-            page.on("console", lambda message: errors.append(message.text) if message.type == "error" else None)
-            page.on("pageerror", lambda error: errors.append(str(error)))
-            page.on("dialog", lambda dialog: (dialogs.append(dialog.message), dialog.dismiss()))
-            page.on("request", lambda request: requests.append(request.url))
+            watched = Watched(context)
+            page, errors, dialogs, requests = watched.page, watched.errors, watched.dialogs, watched.requests
             page.goto(served.url)
 
             fleet = page.locator('section[data-feature="feat"]')
@@ -102,34 +96,23 @@ def test_the_page_follows_a_real_parallel_run_live(tmp_path: Path, browser: Any)
 
     from playwright.sync_api import expect
 
-    from tests.conftest import PYTHON, agent_cmd
-    from tests.integration.helpers import git, wait_until
+    from tests.conftest import agent_cmd
+    from tests.integration.helpers import parallel_feature, start_parallel, wait_until
 
     project = tmp_path / "project"
     project.mkdir()
     env = isolated_env(tmp_path / "home", tmp_path / "gitconfig")
     for args in (["init", "-q", "-b", "main"], ["commit", "-q", "--allow-empty", "-m", "initial"]):
         subprocess.run(["git", *args], cwd=project, env=env, check=True)
-    subprocess.run([PYTHON, "-m", "ralphloop", "init", "feat"], cwd=project, env=env, check=True, capture_output=True)
-    write_prd(project / ".ralph" / "feat", 3, branchName="ralph/feat")
-    git(project, env, "add", "-A")
-    git(project, env, "commit", "-qm", "the feature")
+    parallel_feature(project, env, 3)
     ledger = tmp_path / "ledger"
     agent = agent_cmd("fleet_agent.py", "--sleep", "1", "--ledger", str(ledger))
     with serving(project, env) as served:
-        run = subprocess.Popen(
-            [PYTHON, "-m", "ralphloop", "run", "--parallel", "2", "--agent-cmd", agent],
-            cwd=project,
-            env=env,
-            stdout=subprocess.PIPE,
-            stderr=subprocess.STDOUT,
-        )
+        run = start_parallel(project, env, "2", "--agent-cmd", agent)
         context = browser.new_context(viewport={"width": 1280, "height": 900})
         try:
-            page = context.new_page()
-            errors: list[str] = []
-            page.on("console", lambda message: errors.append(message.text) if message.type == "error" else None)
-            page.on("pageerror", lambda error: errors.append(str(error)))
+            watched = Watched(context)
+            page, errors = watched.page, watched.errors
             wait_until(ledger.exists)
             page.goto(served.url)
             fleet = page.locator('section[data-feature="feat"]')

@@ -254,13 +254,9 @@ def test_a_parallel_run_with_monitor_runs_its_coordinator_beside_the_fleets_moni
     project, ralph, ralph_env, tmux_env, tmp_path
 ):
     """`ralph run --parallel 2 --monitor`: the coordinator in the loop's pane, the monitor following its fleet."""
-    from tests.conftest import write_prd
-    from tests.integration.helpers import git
+    from tests.integration.helpers import parallel_feature
 
-    assert ralph("init", "feat").returncode == 0
-    write_prd(project / ".ralph" / "feat", 3, branchName="ralph/feat")
-    git(project, ralph_env, "add", "-A")
-    git(project, ralph_env, "commit", "-qm", "the feature")
+    parallel_feature(project, ralph_env, 3)
 
     done = run_monitor(project, tmux_env, "--parallel", "2", "--agent-cmd", agent_cmd("fleet_agent.py"))
 
