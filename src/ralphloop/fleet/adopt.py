@@ -17,7 +17,8 @@ import os
 from ralphloop import reaper
 from ralphloop.fleet import gitops
 from ralphloop.fleet.context import Fleet
-from ralphloop.fleet.merge import collect, finish
+from ralphloop.fleet.gitops import GitStep
+from ralphloop.fleet.merge import collect, finish, leftovers
 from ralphloop.state.fleet import LOOP
 from ralphloop.state.read import read_json_object
 
@@ -35,33 +36,42 @@ def adopt(fleet: Fleet) -> None:
     passing = fleet.passing()
     for item in fleet.stories():
         story = str(item["id"])
-        tree = fleet.worktree(story)
-        has_tree = os.path.isdir(tree) and gitops.head_of(tree, "HEAD") is not None
-        has_branch = gitops.head_of(fleet.root, f"refs/heads/{fleet.branch(story)}") is not None
-        if not has_tree and not has_branch:
-            continue
-        fleet.book.set(story, title=str(item.get("title") or ""), branch=fleet.branch(story), worktree=tree)
-        if has_tree:
-            gitops.abort_rebase(tree)
-        if story in passing:
-            fleet.say(f"· {fleet.label(story)} was merged by the last run: its worktree removed")
-            finish(fleet, story, gitops.head_of(fleet.root, f"refs/heads/{fleet.target}"))
-            continue
-        if not has_tree:
-            continue  # its branch alone: the next start of the story takes it up (add_worktree)
-        # only a loop that ended 0 with its story passing is finished ("done" in the journal): an agent's own mark
-        # in its copy, its loop killed before it verified it, is a claim its next start settles (recover.py)
-        if last.get(story) in FINISHED_STEPS:
-            fleet.book.log("adopted", story=story, step=last.get(story))
-            collect(fleet, story)
-            fleet.collected.add(story)
-            fleet.queue.append(story)
-            fleet.book.set(story, state="queued")
-            fleet.say(f"· {fleet.label(story)} had finished in the last run: queued to merge")
-        else:
-            fleet.book.log("adopted", story=story, step=last.get(story))
-            fleet.say(f"· {fleet.label(story)} was cut short in the last run: started again in its worktree")
+        try:
+            _adopt_one(fleet, story, str(item.get("title") or ""), last.get(story), story in passing)
+        except GitStep as exc:  # this story's worktree, not the run: kept as it is, for the user to look at
+            why = f"what the last run left could not be taken up ({exc})"
+            fleet.failed[story] = why
+            fleet.book.set(story, state="failed", note=why)
+            fleet.say(f"✗ {fleet.label(story)}: {why}. Its worktree is kept: {fleet.worktree(story)}")
     fleet.book.write(queue=list(fleet.queue))
+
+
+def _adopt_one(fleet: Fleet, story: str, title: str, step: str | None, merged: bool) -> None:
+    tree = fleet.worktree(story)
+    has_tree = os.path.isdir(tree) and gitops.head_of(tree, "HEAD") is not None
+    has_branch = gitops.head_of(fleet.root, f"refs/heads/{fleet.branch(story)}") is not None
+    if not has_tree and not has_branch:
+        return
+    fleet.book.set(story, title=title, branch=fleet.branch(story), worktree=tree)
+    if has_tree:
+        gitops.abort_rebase(tree, leftovers(fleet, story))
+    if merged:
+        fleet.say(f"· {fleet.label(story)} was merged by the last run: its worktree removed")
+        finish(fleet, story, gitops.head_of(fleet.root, f"refs/heads/{fleet.target}"))
+        return
+    if not has_tree:
+        return  # its branch alone: the next start of the story takes it up (add_worktree)
+    fleet.book.log("adopted", story=story, step=step)
+    # only a loop that ended 0 with its story passing is finished ("done" in the journal): an agent's own mark in
+    # its copy, its loop killed before it verified it, is a claim its next start settles (recover.py)
+    if step in FINISHED_STEPS:
+        collect(fleet, story)
+        fleet.collected.add(story)
+        fleet.queue.append(story)
+        fleet.book.set(story, state="queued")
+        fleet.say(f"· {fleet.label(story)} had finished in the last run: queued to merge")
+    else:
+        fleet.say(f"· {fleet.label(story)} was cut short in the last run: started again in its worktree")
 
 
 def _stop_leftovers(fleet: Fleet, previous: dict[str, object]) -> None:

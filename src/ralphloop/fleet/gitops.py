@@ -120,9 +120,23 @@ def rebase(worktree: str, onto: str) -> bool:
     raise GitStep(f"git rebase failed: {git.reason(done)}")
 
 
-def abort_rebase(worktree: str) -> None:
-    if rebase_in_progress(worktree):
-        _run(worktree, "rebase", "--abort")
+def abort_rebase(worktree: str, leftovers: str) -> None:
+    """A rebase a kill cut short, undone: the branch back where it was. When the abort's reset is refused (files
+    in its way that the rebase never had), the rebase is left as it stands, what the worktree holds is kept under
+    the `leftovers` ref, and the branch is checked out again."""
+    if not rebase_in_progress(worktree):
+        return
+    gitdir = _run(worktree, "rev-parse", "--absolute-git-dir")
+    if git.run(worktree, "rebase", "--abort").returncode == 0:
+        return
+    branch = ""
+    for state in ("rebase-merge", "rebase-apply"):
+        with contextlib.suppress(OSError), open(os.path.join(gitdir, state, "head-name"), encoding="utf-8") as handle:
+            branch = handle.read().strip().removeprefix("refs/heads/")
+    _run(worktree, "rebase", "--quit")
+    save_leftovers(worktree, worktree, leftovers)  # refs are the repository's, whichever worktree writes them
+    if branch:
+        _run(worktree, "switch", "-q", "-f", branch)
 
 
 def reset_to(worktree: str, commit: str) -> None:

@@ -40,9 +40,14 @@ def collect(fleet: Fleet, story: str) -> None:
     owned = [fleet.task_rel, fleet.progress_rel]
     gitops.restore(tree, owned)
     # what the loop left uncommitted is not its work, but it is kept under a ref all the same
-    gitops.save_leftovers(fleet.root, tree, f"{gitops.attempts_prefix(fleet.paths.name, story)}-leftovers")
+    gitops.save_leftovers(fleet.root, tree, leftovers(fleet, story))
     stripped = gitops.strip_paths(tree, base, owned)
     gitops.reset_to(tree, stripped or "HEAD")
+
+
+def leftovers(fleet: Fleet, story: str) -> str:
+    """The ref that keeps what a story's loop left beyond its commits."""
+    return f"{gitops.attempts_prefix(fleet.paths.name, story)}-leftovers"
 
 
 def merge(fleet: Fleet, story: str) -> str:
@@ -58,7 +63,7 @@ def merge(fleet: Fleet, story: str) -> str:
         fleet.collected.add(story)
     fleet.book.set(story, state="merging")
     fleet.book.write()
-    gitops.abort_rebase(tree)
+    gitops.abort_rebase(tree, leftovers(fleet, story))
     if not gitops.rebase(tree, old):
         why = f"conflicts with the work merged into {fleet.target} since it began"
         if fleet.resolver is None:
