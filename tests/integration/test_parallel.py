@@ -361,3 +361,20 @@ def test_with_consent_a_clean_checked_out_feature_branch_is_fast_forwarded_and_a
     assert git(project, ralph_env, "status", "--porcelain") == "A  notes.txt\n"
     assert not (project / "work-S-4.txt").exists()
     assert git(project, ralph_env, "show", "ralph-integration/feat:work-S-4.txt") == "done S-4\n"
+
+
+def test_a_project_in_a_folder_of_its_repository_runs_its_loops_there_with_its_own_config(
+    project: Path, ralph_env: dict[str, str]
+) -> None:
+    """The loops run in the project's folder of their worktrees: its config (its gate) applies, its work lands there."""
+    app = project / "app"
+    (app / ".ralph").mkdir(parents=True)
+    parallel_feature(app, ralph_env, 2, quality_checks={"here": "test -f .ralph/feat/prd.json"})
+
+    done = start_parallel(app, ralph_env, "2", "--agent-cmd", agent_cmd("fleet_agent.py"))
+    out, _ = done.communicate(timeout=120)
+
+    assert done.returncode == 0, out
+    assert git(project, ralph_env, "show", f"{BRANCH}:app/work-S-2.txt") == "done S-2\n"
+    prd = json.loads(git(project, ralph_env, "show", f"{BRANCH}:app/.ralph/feat/prd.json"))
+    assert all(story["passes"] for story in prd["userStories"])

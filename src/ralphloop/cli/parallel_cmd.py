@@ -30,6 +30,7 @@ from ralphloop.paths import RALPH_DIR, FeaturePaths, list_features
 from ralphloop.protocols import SystemClock
 from ralphloop.state.store import RunLock
 from ralphloop.tasks.prd_json import PrdSource
+from ralphloop.textsafe import strip_terminal_controls
 from ralphloop.worktree_lock import WorktreeLock
 
 # what each loop is told by its coordinator, never repeated from the user's words
@@ -121,6 +122,11 @@ def _coordinate(
     return reason.exit_code
 
 
+def _say(text: str) -> None:
+    """A line of the run's: story ids, titles and a loop's last words come from files an agent can write."""
+    print(strip_terminal_controls(text), flush=True)
+
+
 def _selected(root: str, target: str | None, features: list[str]) -> list[str | None]:
     """The features to run: FEATURE or each -f; without them, every prd.json feature of the project (None: the
     one the project has, found as a single run finds it)."""
@@ -167,17 +173,18 @@ def _fleet(
         task_rel=os.path.relpath(paths.prd, top),
         progress_rel=os.path.relpath(paths.progress, top),
         feature_rel=os.path.relpath(paths.dir, top),
+        sub=os.path.relpath(root, top),
         target=target_branch,
         landing_tree=landing,
         parallel=args.parallel,
         max_attempts=max(1, run.policy.max_retries),
-        child_words=_child_words(argv, target, paths, top),
+        child_words=_child_words(argv, target, paths, root),
         book=Book(paths, clock),
         launcher=launcher,
         clock=clock,
         cancel=cancel,
         gates=_gates(run, cancel),
-        say=lambda text: print(text, flush=True),
+        say=_say,
         grace_s=run.policy.limits.kill_grace_s + 5,
         slots=slots,
         feature_branch=feature_branch,
@@ -228,10 +235,13 @@ def _target(root: str, paths: FeaturePaths, branch: str, consent: bool) -> tuple
     return integration, None, holder
 
 
-def _child_words(argv: list[str], target: str | None, paths: FeaturePaths, top: str) -> tuple[str, ...]:
+def _child_words(argv: list[str], target: str | None, paths: FeaturePaths, root: str) -> tuple[str, ...]:
+    """A loop's flags: the user's, less the coordinator's own; the feature as found from the project's folder in
+    the loop's worktree, where it runs."""
     words = without(run_flags(argv, target), *_COORDINATOR_FLAGS)
     words = [word for word in words if word not in _COORDINATOR_SWITCHES]
-    return (*words, "--child", "--no-archive", f"--feature={os.path.relpath(paths.dir, top)}")
+    feature = paths.name if paths.is_feature_folder else os.path.relpath(paths.dir, root)
+    return (*words, "--child", "--no-archive", f"--feature={feature}")
 
 
 def _gates(run: Any, cancel: CancelToken) -> Any:
@@ -265,7 +275,7 @@ def _report(fleet: Fleet, reason: ExitReason) -> None:
     else:
         print(f"{name}Stopped: {merged}/{total} stories merged into {fleet.target}.")
         for story, why in fleet.failed.items():
-            print(f"  {story}: {why}")
+            _say(f"  {story}: {why}")
     if fleet.bring_in:
         where = f"{fleet.feature_branch}, run in {fleet.home}"
         print(f"To bring {fleet.paths.selector}'s work into {where}: {fleet.bring_in}")

@@ -22,7 +22,9 @@ from ralphloop.fleet.merge import collect, finish, leftovers
 from ralphloop.state.fleet import LOOP
 from ralphloop.state.read import read_json_object
 
-FINISHED_STEPS = ("done", "merging", "landing", "moved")
+# The journal's steps of a story whose loop had ended 0 with its story passing, up to its merge: queued again. Its
+# pass mark may be off its branch already (collected): restarting its loop would have its agent do it again.
+FINISHED_STEPS = ("done", "collected", "merging", "resolving", "landing", "moved", "requeued", "git failed")
 
 
 def adopt(fleet: Fleet) -> None:
@@ -55,22 +57,24 @@ def _adopt_one(fleet: Fleet, story: str, title: str, step: str | None, merged: b
     fleet.book.set(story, title=title, branch=fleet.branch(story), worktree=tree)
     if has_tree:
         gitops.abort_rebase(tree, leftovers(fleet, story))
+        gitops.abort_merge(tree)
     if merged:
         fleet.say(f"· {fleet.label(story)} was merged by the last run: its worktree removed")
         finish(fleet, story, gitops.head_of(fleet.root, f"refs/heads/{fleet.target}"))
         return
     if not has_tree:
         return  # its branch alone: the next start of the story takes it up (add_worktree)
-    fleet.book.log("adopted", story=story, step=step)
     # only a loop that ended 0 with its story passing is finished ("done" in the journal): an agent's own mark in
     # its copy, its loop killed before it verified it, is a claim its next start settles (recover.py)
     if step in FINISHED_STEPS:
+        fleet.book.log("requeued", story=story, step=step)
         collect(fleet, story)
         fleet.collected.add(story)
         fleet.queue.append(story)
         fleet.book.set(story, state="queued")
         fleet.say(f"· {fleet.label(story)} had finished in the last run: queued to merge")
     else:
+        fleet.book.log("adopted", story=story, step=step)
         fleet.say(f"· {fleet.label(story)} was cut short in the last run: started again in its worktree")
 
 

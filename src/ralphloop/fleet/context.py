@@ -29,6 +29,7 @@ class Fleet:
     task_rel: str  # the task file, from the repository's top (the same in every worktree)
     progress_rel: str
     feature_rel: str
+    sub: str  # the project's folder from the repository's top ("." when the project is the whole repository)
     target: str  # the branch the queue moves
     landing_tree: str | None  # the user's worktree that has `target` checked out (a fast-forward they asked for)
     parallel: int
@@ -69,9 +70,12 @@ class Fleet:
     def branch(self, story: str) -> str:
         return gitops.loop_branch(self.paths.name, story)
 
+    def loop_root(self, story: str) -> str:
+        """The project's folder in the loop's worktree (the project may be a folder of its repository)."""
+        return os.path.normpath(os.path.join(self.worktree(story), self.sub))
+
     def loop_paths(self, story: str) -> FeaturePaths:
-        tree = self.worktree(story)
-        return FeaturePaths(tree, os.path.join(tree, self.feature_rel))
+        return FeaturePaths(self.loop_root(story), os.path.join(self.worktree(story), self.feature_rel))
 
     def kept(self, story: str) -> str:
         """Where a loop's records go when its worktree is removed."""

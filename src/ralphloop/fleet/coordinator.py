@@ -36,10 +36,10 @@ def coordinate(fleets: list[Fleet]) -> ExitReason:
     try:
         reason = _loop(fleets, merger)
     finally:
+        _stop_all(fleets)  # every loop stops at once (each its grace, not one after the other)
+        if reason_is_stop(fleets):
+            fleets[0].cancel.set()  # a merge's gates are stopped too
         merger.finish()
-        for fleet in fleets:
-            for story in list(fleet.handles):
-                _stop_child(fleet, story)
     for fleet in fleets:
         own = reason if reason in (ExitReason.INTERRUPTED, ExitReason.BUDGET) else _outcome(fleet)
         fleet.bring_in = fleet.bring_in_now()
@@ -188,9 +188,9 @@ def _poll(fleet: Fleet) -> bool:
             fleet.spending.end_of(fleet, story, getattr(handle, "pid", None))
         if code == 0 and fleet.passes_in_worktree(story):
             fleet.book.log("done", story=story, head=gitops.head_of(fleet.worktree(story), "HEAD"))
+            fleet.book.set(story, state="queued", pid=None, endedAt=fleet.book.now())  # before the queue has it
             fleet.queue.append(story)  # collected in the queue's turn: a freed slot is filled first
             queued = True
-            fleet.book.set(story, state="queued", pid=None, endedAt=fleet.book.now())
             fleet.say(f"✓ {fleet.label(story)} passes in its loop: queued to merge")
         elif fleet.cancel.is_set() or code in (130, -2, -15):
             fleet.book.set(story, state="stopped", pid=None, endedAt=fleet.book.now())
@@ -237,8 +237,7 @@ def _start(fleet: Fleet, story: str, title: str) -> None:
     slot = min(set(range(fleet.parallel)) - set(fleet.slots))
     fleet.slots[slot] = fleet.label(story)
     tree, branch = fleet.worktree(story), fleet.branch(story)
-    tip = gitops.head_of(fleet.root, f"refs/heads/{fleet.target}")
-    assert tip is not None
+    tip = gitops.tip_of(fleet.root, fleet.target)
     attempt = fleet.attempts.setdefault(story, 1)
     fleet.book.log("starting", story=story, branch=branch, worktree=tree, base=tip, attempt=attempt, slot=slot)
     gitops.add_worktree(fleet.root, tree, branch, tip)
@@ -248,8 +247,8 @@ def _start(fleet: Fleet, story: str, title: str) -> None:
     limits = fleet.spending.child_flags(fleet.clock.monotonic()) if fleet.spending is not None else ()
     spec = LoopSpec(
         story=story,
-        worktree=tree,
-        argv=("run", *fleet.child_words, *limits, "-s", story),
+        worktree=fleet.loop_root(story),
+        argv=("run", *fleet.child_words, *limits, f"--story={story}"),  # an id may start with "-"
         env={"RALPH_SLOT": str(slot), "RALPH_PORT_BASE": str(base), "RALPH_PORT_COUNT": str(PORTS_PER_LOOP)},
         slot=slot,
         log=os.path.join(kept, "terminal.log"),
@@ -278,13 +277,31 @@ def _start(fleet: Fleet, story: str, title: str) -> None:
     fleet.say(f"▶ {fleet.label(story)} started in slot {slot}{again}")
 
 
+def _stop_all(fleets: list[Fleet]) -> None:
+    """Every loop still running told to stop (as on Ctrl+C: it records its iteration), then each waited for."""
+    for fleet in fleets:
+        for handle in fleet.handles.values():
+            terminate = getattr(handle, "terminate", None)
+            if callable(terminate):
+                terminate()
+    for fleet in fleets:
+        for story in list(fleet.handles):
+            _stop_child(fleet, story)
+
+
+def reason_is_stop(fleets: list[Fleet]) -> bool:
+    """Whether the run stopped before its end (its budget, Ctrl+C): a merge under way need not finish its gates."""
+    lead = fleets[0]
+    return lead.cancel.is_set() or (lead.spending is not None and lead.spending.stopped is not None)
+
+
 def _stop_child(fleet: Fleet, story: str) -> None:
     handle = fleet.handles.pop(story)
     _free(fleet, story)
     handle.stop(fleet.grace_s)
+    fleet.book.set(story, state="stopped", pid=None, endedAt=fleet.book.now())
     if fleet.spending is not None:
         fleet.spending.end_of(fleet, story, getattr(handle, "pid", None))
-    fleet.book.set(story, state="stopped", pid=None, endedAt=fleet.book.now())
 
 
 def _free(fleet: Fleet, story: str) -> None:
@@ -302,7 +319,9 @@ def _child_reason(fleet: Fleet, story: str, code: int) -> str:
 
 
 def _publish(fleet: Fleet) -> None:
-    fleet.book.write(queue=list(fleet.queue), storiesMerged=len(fleet.passing()))
+    merged = len(fleet.passing())
+    with fleet.book.lock:  # the queue as it is when written: the other thread writes too
+        fleet.book.write(queue=list(fleet.queue), storiesMerged=merged)
 
 
 def _why(fleet: Fleet) -> str | None:

@@ -48,6 +48,14 @@ def head_of(root: str, ref: str) -> str | None:
     return done.stdout.decode().strip() or None if done.returncode == 0 else None
 
 
+def tip_of(root: str, branch: str) -> str:
+    """The commit `branch` is at; GitStep naming it when it is gone (deleted by hand during the run)."""
+    tip = head_of(root, f"refs/heads/{branch}")
+    if tip is None:
+        raise GitStep(f"branch {branch} is gone: the parallel run merges into it (restore it, then run again)")
+    return tip
+
+
 def blob(root: str, ref: str, rel: str) -> bytes | None:
     done = git.run(root, "show", f"{ref}:{rel}")
     return done.stdout if done.returncode == 0 else None
@@ -79,7 +87,7 @@ def add_worktree(root: str, path: str, branch: str, base: str) -> None:
     """A worktree at `path` on a new branch from `base`; one left by a killed run is taken as it is."""
     if os.path.isdir(path) and head_of(path, "HEAD") is not None:
         return
-    _run(root, "worktree", "prune")  # a folder removed by hand leaves git's record of it behind
+    _forget(root, path)  # a folder removed by hand leaves git's record of it behind
     exists = head_of(root, f"refs/heads/{branch}") is not None
     os.makedirs(os.path.dirname(path), exist_ok=True)
     if exists:
@@ -92,11 +100,29 @@ def remove_worktree(root: str, path: str, branch: str | None) -> None:
     if os.path.isdir(path):
         _run(root, "worktree", "remove", "--force", path)
     else:
-        _run(root, "worktree", "prune")  # a folder removed by hand (or by a kill mid-removal)
+        _forget(root, path)  # a folder removed by hand (or by a kill mid-removal)
     if branch:
         done = git.run(root, "branch", "-q", "-D", branch)
         if done.returncode != 0 and head_of(root, f"refs/heads/{branch}") is not None:
             raise GitStep(f"git branch -D failed: {git.reason(done)}")
+
+
+def _forget(root: str, path: str) -> None:
+    """git's record of ralph's worktree at `path` dropped when its folder is gone: that one only (`git worktree
+    prune` would drop the user's own worktrees whose folders are missing too, say on a disk not mounted now)."""
+    if os.path.realpath(path) in {os.path.realpath(where) for where in _worktrees(root)}:
+        _run(root, "worktree", "remove", "--force", path)
+
+
+def _worktrees(root: str) -> list[str]:
+    listed = _run(root, "worktree", "list", "--porcelain").splitlines()
+    return [line.removeprefix("worktree ") for line in listed if line.startswith("worktree ")]
+
+
+def abort_merge(worktree: str) -> None:
+    """A merge the conflict's resolver left (fleet/resolve.py), cut short by a kill: undone."""
+    if os.path.exists(os.path.join(_run(worktree, "rev-parse", "--absolute-git-dir"), "MERGE_HEAD")):
+        git.run(worktree, "merge", "--abort")
 
 
 def rebase_in_progress(worktree: str) -> bool:

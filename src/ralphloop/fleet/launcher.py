@@ -71,6 +71,12 @@ class LocalHandle:
             self.fd = None
         return code
 
+    def terminate(self) -> None:
+        """SIGTERM to its group, not waited for: the child ralph stops its agent and writes its records."""
+        if self.process.poll() is None:
+            with contextlib.suppress(ProcessLookupError):
+                os.killpg(self.pid, signal.SIGTERM)
+
     def stop(self, grace_s: float) -> None:
         if self.process.poll() is not None:
             return

@@ -54,8 +54,7 @@ def merge(fleet: Fleet, story: str) -> str:
     """Land `story`: "merged", "retry" (started again on the new base, or failed past its attempts) or "moved"
     (the target moved under the queue: try again at once)."""
     tree = fleet.worktree(story)
-    old = gitops.head_of(fleet.root, f"refs/heads/{fleet.target}")
-    assert old is not None
+    old = gitops.tip_of(fleet.root, fleet.target)
     fleet.book.log("merging", story=story, onto=old)
     if story not in fleet.collected:
         collect(fleet, story)
@@ -77,8 +76,7 @@ def merge(fleet: Fleet, story: str) -> str:
     if failing:
         return retry(fleet, story, f"quality gates fail after the rebase: {', '.join(failing)}")
     _mark(fleet, story, old)
-    new = gitops.head_of(tree, "HEAD")
-    assert new is not None
+    new = gitops.tip_of(tree, fleet.branch(story))
     fleet.book.log("landing", story=story, old=old, new=new)
     if fleet.landing_tree is not None and not gitops.fast_forward_checked_out(fleet.landing_tree, new):
         _to_integration(fleet, old)  # the user's worktree has changes of its own: it is never touched then
@@ -125,8 +123,7 @@ def retry(fleet: Fleet, story: str, why: str) -> str:
     tree = fleet.worktree(story)
     attempt = fleet.attempts.get(story, 1)
     head = gitops.head_of(tree, "HEAD")
-    tip = gitops.head_of(fleet.root, f"refs/heads/{fleet.target}")
-    assert tip is not None
+    tip = gitops.tip_of(fleet.root, fleet.target)
     ref = gitops.save_attempt(fleet.root, fleet.paths.name, story, attempt, head) if head else None
     if head:
         base = git.run(tree, "merge-base", head, tip).stdout.decode().strip() or tip

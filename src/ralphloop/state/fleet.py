@@ -156,8 +156,15 @@ def _cost(report: dict[str, Any] | None) -> float | None:
 
 
 def loop_folder_name(story: str) -> str:
-    """A story id as one folder name and branch part (ids are the task file's, `S-1` or `1.10`: never trusted as
-    a path)."""
+    """A story id as one folder name and branch part (ids are the task file's, `S-1` or `1.10`: never trusted as a
+    path or a git option). An id that had to be changed to be one gets a short hash of itself, so that no two ids
+    (`S/1` and `S_1`, `x.lock` and `x`, two long ones alike at first) ever share a worktree, branch or records."""
     cleaned = "".join(char if char.isalnum() or char in "-_." else "_" for char in story)
-    cleaned = cleaned.replace("..", "__").strip(".")  # git refuses ".." in a branch, and a name ending in "."
-    return (cleaned[:100] or "_").removesuffix(".lock") or "_"
+    cleaned = cleaned.replace("..", "__").strip(".").lstrip("-")  # git refuses "..", a leading "-" is an option
+    cleaned = (cleaned[:80] or "_").removesuffix(".lock") or "_"
+    if cleaned == story:
+        return cleaned
+    import hashlib
+
+    # "+", which no id kept as it is holds, so a hashed name is never another id's own
+    return f"{cleaned}+{hashlib.sha1(story.encode('utf-8', 'surrogatepass')).hexdigest()[:8]}"
