@@ -290,8 +290,12 @@ def test_the_runs_max_cost_is_the_whole_fleets(
         spent += sum(json.loads(line).get("cost_usd") or 0.0 for line in metrics.read_text().splitlines())
     # the loops stop once together they reach $1.50: the calls then in flight (one a loop at most) are all it passes
     assert 1.5 <= spent <= 1.5 + 3 * 0.6 + 1e-9
+    # each loop was given what was left of the run's budget as its own limit, and stopped as on Ctrl+C (records kept)
+    for status in (project / ".git" / "ralph-worktrees" / "feat").glob("*/.ralph/feat/status.json"):
+        loop = json.loads(status.read_text())
+        assert 0 < loop["maxCostUsd"] <= 1.5 and loop["exitReason"] == "interrupted", loop.get("exitMessage")
     for terminal in (folder / "loops").glob("*/terminal.log"):
-        assert "$1.50" in terminal.read_text() or "1.5" in terminal.read_text()
+        assert "stopped at once" not in terminal.read_text()  # one SIGTERM each, never a second
 
 
 def test_with_merge_resolve_agent_the_agent_resolves_the_conflict_instead_of_a_retry(

@@ -60,6 +60,7 @@ class LocalHandle:
         self.pid = process.pid
         self.started = started  # the process's start time: a pid reused later is never signalled
         self.fd = _pidfd(process.pid)  # readable once it ends: the coordinator wakes at once (Linux 5.3+)
+        self.terminated = False
 
     def fileno(self) -> int | None:
         return self.fd
@@ -72,17 +73,17 @@ class LocalHandle:
         return code
 
     def terminate(self) -> None:
-        """SIGTERM to its group, not waited for: the child ralph stops its agent and writes its records."""
-        if self.process.poll() is None:
+        """SIGTERM to the child ralph, once, not waited for: it stops its agent and writes its records as on Ctrl+C.
+        Not to its group: the git command it may be running then would die under it, and the loop would end in an
+        error instead of recording its iteration; and a second SIGTERM would be a second Ctrl+C (quit at once)."""
+        if self.process.poll() is None and not self.terminated:
+            self.terminated = True
             with contextlib.suppress(ProcessLookupError):
-                os.killpg(self.pid, signal.SIGTERM)
+                os.kill(self.pid, signal.SIGTERM)
 
     def stop(self, grace_s: float) -> None:
+        self.terminate()
         if self.process.poll() is not None:
-            return
-        try:
-            os.killpg(self.pid, signal.SIGTERM)  # the child ralph stops its agent and writes its records
-        except ProcessLookupError:
             return
         try:
             self.process.wait(timeout=grace_s)
