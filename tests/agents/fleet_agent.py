@@ -3,7 +3,7 @@ copy of prd.json) and commits everything with `git add -A`, as real agents do (p
 Given ralph's conflict prompt (merge.resolve: agent) it resolves the merge instead, keeping both sides.
 
 Options: --shared FILE (also write FILE with a line naming the story: two stories then edit the same line),
---compat (story S-2 also writes compat.txt when S-1's work is in its tree: what a gate that only fails after
+--compat (a story also writes compat.txt when another story's work is in its tree: what a gate that only fails after
 the rebase asks for), --sleep S (work for S seconds first), --ledger FILE (append "ID PID SLOT" per start).
 """
 
@@ -48,9 +48,10 @@ if options.sleep:
 if options.shared:
     with open(options.shared, "w", encoding="utf-8") as handle:
         handle.write(f"written by {task}\n")
-if options.compat and task == "S-2" and os.path.exists("work-S-1.txt"):
+others = sorted(name[5:-4] for name in os.listdir(".") if name.startswith("work-") and name != f"work-{task}.txt")
+if options.compat and others:
     with open("compat.txt", "w", encoding="utf-8") as handle:
-        handle.write("S-2 works with S-1\n")
+        handle.write(f"{task} works with {', '.join(others)}\n")
 finish_story(task, os.environ["RALPH_FEATURE_DIR"])
 subprocess.run(["git", "add", "-A"], check=True)
 subprocess.run(["git", "commit", "-q", "-m", f"feat: {task}"], check=True)

@@ -128,10 +128,11 @@ def test_a_gate_that_fails_only_after_the_rebase_sends_the_story_back(
 
     assert done.returncode == 0, done.stdout + done.stderr
     assert sorted(_passing(project, ralph_env)) == ["S-1", "S-2"]
-    assert _on_branch(project, ralph_env, "compat.txt") == "S-2 works with S-1"
-    # S-2 merged first would never meet the gate's failure; either way the second to land was retried
+    # the second story to land met the gate's failure only after its rebase, and was retried on the new base
     retried = [line for line in done.stdout.splitlines() if "quality gates fail after the rebase: compat" in line]
-    assert retried, done.stdout
+    assert len(retried) == 1, done.stdout
+    second = retried[0][2:5]
+    assert _on_branch(project, ralph_env, "compat.txt") == f"{second} works with {'S-2' if second == 'S-1' else 'S-1'}"
 
 
 def test_a_story_starts_only_once_what_it_depends_on_is_merged(
@@ -381,4 +382,25 @@ def test_a_project_in_a_folder_of_its_repository_runs_its_loops_there_with_its_o
     assert done.returncode == 0, out
     assert git(project, ralph_env, "show", f"{BRANCH}:app/work-S-2.txt") == "done S-2\n"
     prd = json.loads(git(project, ralph_env, "show", f"{BRANCH}:app/.ralph/feat/prd.json"))
+    assert all(story["passes"] for story in prd["userStories"])
+
+
+def test_a_worktree_that_checks_the_branch_out_during_the_run_is_never_moved_under(
+    project: Path, ralph: RalphRunner, ralph_env: dict[str, str], tmp_path: Path
+) -> None:
+    _feature(project, ralph, ralph_env, 2)
+    ledger = tmp_path / "ledger"
+    run = start_parallel(
+        project, ralph_env, "2", "--agent-cmd", agent_cmd("fleet_agent.py", "--sleep", "1", "--ledger", str(ledger))
+    )
+    assert wait_until(ledger.exists)
+    other = tmp_path / "other"
+    git(project, ralph_env, "worktree", "add", "-q", str(other), BRANCH)  # the user's, while the loops work
+    head = git(other, ralph_env, "rev-parse", "HEAD")
+    out, _ = run.communicate(timeout=120)
+
+    assert run.returncode == 0, out
+    assert f"{BRANCH} is checked out in {other}: the work lands on ralph-integration/feat from now on" in out
+    assert git(other, ralph_env, "rev-parse", "HEAD") == head and git(other, ralph_env, "status", "--porcelain") == ""
+    prd = json.loads(git(project, ralph_env, "show", "ralph-integration/feat:.ralph/feat/prd.json"))
     assert all(story["passes"] for story in prd["userStories"])

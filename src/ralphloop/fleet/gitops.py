@@ -83,6 +83,10 @@ def make_branch(root: str, branch: str, at: str) -> None:
         compare_and_swap(root, branch, at, held, "ralph: the integration branch brought up to the feature branch")
 
 
+def same_folder(one: str, other: str) -> bool:
+    return os.path.realpath(one) == os.path.realpath(other)
+
+
 def add_worktree(root: str, path: str, branch: str, base: str) -> None:
     """A worktree at `path` on a new branch from `base`; one left by a killed run is taken as it is."""
     if os.path.isdir(path) and head_of(path, "HEAD") is not None:

@@ -78,32 +78,51 @@ def merge(fleet: Fleet, story: str) -> str:
     _mark(fleet, story, old)
     new = gitops.tip_of(tree, fleet.branch(story))
     fleet.book.log("landing", story=story, old=old, new=new)
-    if fleet.landing_tree is not None and not gitops.fast_forward_checked_out(fleet.landing_tree, new):
-        _to_integration(fleet, old)  # the user's worktree has changes of its own: it is never touched then
-    if fleet.landing_tree is None and not gitops.compare_and_swap(
-        fleet.root, fleet.target, new, old, f"ralph: merge {story}"
-    ):
-        fleet.book.log("moved", story=story)
-        fleet.moved()
-        return "moved"
+    held = _land(fleet, story, old, new)
+    if held is not None:
+        return held
     fleet.moved()
     fleet.book.log("merged", story=story, commit=new)
     finish(fleet, story, new)
     return "merged"
 
 
-def _to_integration(fleet: Fleet, tip: str) -> None:
+def _land(fleet: Fleet, story: str, old: str, new: str) -> str | None:
+    """The target moved to `new`, never under a worktree that has it checked out (asked now: a worktree may have
+    been added, or switched, since the run began); None once done, else the merge's outcome."""
+    holder = gitops.checked_out(fleet.root).get(f"refs/heads/{fleet.target}")
+    if holder is not None and fleet.landing_tree is not None and gitops.same_folder(holder, fleet.landing_tree):
+        if gitops.fast_forward_checked_out(holder, new):  # the user asked for it, and that worktree is clean
+            return None
+        _to_integration(fleet, old, holder, " with changes of its own")  # never touched then
+    elif holder is not None and fleet.target == fleet.feature_branch:
+        _to_integration(fleet, old, holder, "")
+    holder = gitops.checked_out(fleet.root).get(f"refs/heads/{fleet.target}")
+    if holder is not None:
+        why = (
+            f"{fleet.target} is checked out in {holder}: ralph never moves a branch checked out in a worktree "
+            "(switch that worktree to another branch, then run again)"
+        )
+        fleet.failed[story] = why
+        fleet.book.set(story, state="failed", note=why, pid=None)
+        fleet.say(f"✗ {fleet.label(story)}: {why}. Its worktree is kept: {fleet.worktree(story)}")
+        return "failed"
+    if not gitops.compare_and_swap(fleet.root, fleet.target, new, old, f"ralph: merge {story}"):
+        fleet.book.log("moved", story=story)
+        fleet.moved()
+        return "moved"
+    return None
+
+
+def _to_integration(fleet: Fleet, tip: str, holder: str, why: str) -> None:
     """The rest of the run lands on ralph-integration/FEATURE, made at the target's tip, and says how to bring it
-    in: the feature branch is checked out in a worktree that has changes of its own."""
-    where = fleet.landing_tree
+    in: the feature branch is checked out in a worktree (one with changes of its own, or one made since the run
+    began)."""
     integration = gitops.integration_branch(fleet.paths.name)
     gitops.make_branch(fleet.root, integration, tip)
     fleet.book.log("integration", branch=integration, at=tip)
-    fleet.say(
-        f"· {fleet.target} is checked out in {where} with changes of its own: the work lands on {integration} "
-        "from now on"
-    )
-    fleet.target, fleet.landing_tree, fleet.home = integration, None, where or fleet.root
+    fleet.say(f"· {fleet.target} is checked out in {holder}{why}: the work lands on {integration} from now on")
+    fleet.target, fleet.landing_tree, fleet.home = integration, None, holder
     fleet.moved()
     fleet.bring_in = fleet.bring_in_now()
     fleet.book.write(target=integration, bringIn=fleet.bring_in)
