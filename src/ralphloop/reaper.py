@@ -64,13 +64,14 @@ def is_subreaper() -> bool:
         return False
 
 
-def tag_of(pid: int) -> str | None:
-    """The tag in a process's environment; None when it has none or cannot be read (gone, a zombie, not ours)."""
+def tag_of(pid: int, name: str = TAG_VAR) -> str | None:
+    """The tag in a process's environment (or another variable `name`); None when it has none or cannot be read
+    (gone, a zombie, not ours)."""
     if not _PROC:
         import psutil
 
         try:
-            return psutil.Process(pid).environ().get(TAG_VAR)
+            return psutil.Process(pid).environ().get(name)
         except psutil.Error:
             return None
     try:
@@ -78,7 +79,7 @@ def tag_of(pid: int) -> str | None:
             data = handle.read(1 << 20)
     except OSError:
         return None
-    key = TAG_VAR.encode() + b"="
+    key = name.encode() + b"="
     for item in data.split(b"\0"):
         if item.startswith(key):
             return item[len(key) :].decode("utf-8", "replace")
@@ -133,10 +134,10 @@ def survivors(leader: int, tag: str) -> list[int]:
     return found
 
 
-def tagged_anywhere(tag: str) -> list[int]:
-    """Every process on the system (that ralph may read) carrying `tag`: what a killed run left running."""
+def tagged_anywhere(tag: str, name: str = TAG_VAR) -> list[int]:
+    """Every process on the system (that ralph may read) carrying `tag` (in `name`): what a killed run left running."""
     me = os.getpid()
-    return [pid for pid in _all_pids() if pid != me and tag_of(pid) == tag]
+    return [pid for pid in _all_pids() if pid != me and tag_of(pid, name) == tag]
 
 
 def stop(pids: Iterable[int], groups: Iterable[int], grace_s: float) -> list[int]:

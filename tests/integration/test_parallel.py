@@ -114,7 +114,7 @@ def test_two_stories_that_edit_the_same_line_one_merges_the_other_is_retried_on_
     # the attempt that conflicted is saved, with its patch
     saved = git(project, ralph_env, "show", f"refs/ralph/attempts/feat/{second}-merge-1:shared.txt").strip()
     assert saved == f"written by {second}"
-    assert (project / ".ralph" / "feat" / "loops" / second / "logs" / "merge-attempt-1.patch").exists()
+    assert (project / ".ralph" / "feat" / "loops" / second / "logs" / f"{second}-merge-1.patch").exists()
     _no_leftovers(project, ralph_env)
 
 
@@ -337,6 +337,16 @@ def test_a_feature_branch_checked_out_here_is_never_moved_the_work_lands_on_an_i
     assert git(project, ralph_env, "status", "--porcelain") == ""
     command = done.stdout.strip().splitlines()[-1].partition(": ")[2]
     assert command == "git merge --ff-only ralph-integration/feat"
+    # not brought in yet, and the feature branch no longer checked out here: the next run goes on from the
+    # integration branch's merged work, it never does the stories again on the feature branch
+    git(project, ralph_env, "switch", "-q", "main")
+    ledger = project.parent / "ledger"
+    again = ralph("run", "--parallel", "2", "--agent-cmd", agent_cmd("fleet_agent.py", "--ledger", str(ledger)))
+    assert again.returncode == 0, again.stdout + again.stderr
+    assert "All 3 stories merged into ralph-integration/feat." in again.stdout
+    assert not ledger.exists()  # no agent ran
+
+    git(project, ralph_env, "switch", "-q", BRANCH)
     subprocess.run(["sh", "-c", command], cwd=project, env=ralph_env, check=True, capture_output=True)  # pasted
     prd = json.loads((project / ".ralph" / "feat" / "prd.json").read_text())
     assert all(story["passes"] for story in prd["userStories"])
@@ -404,3 +414,23 @@ def test_a_worktree_that_checks_the_branch_out_during_the_run_is_never_moved_und
     assert git(other, ralph_env, "rev-parse", "HEAD") == head and git(other, ralph_env, "status", "--porcelain") == ""
     prd = json.loads(git(project, ralph_env, "show", "ralph-integration/feat:.ralph/feat/prd.json"))
     assert all(story["passes"] for story in prd["userStories"])
+
+
+def test_a_feature_branch_whose_task_file_is_not_the_users_is_refused_with_a_command_that_mends_it(
+    project: Path, ralph: RalphRunner, ralph_env: dict[str, str]
+) -> None:
+    """ralph/feat made before the stories were: the loops would start from a branch with none (a false "complete")."""
+    git(project, ralph_env, "branch", BRANCH)
+    _feature(project, ralph, ralph_env, 2)
+
+    refused = ralph("run", "--parallel", "2", "--agent-cmd", agent_cmd("fleet_agent.py"))
+
+    assert refused.returncode == 1 and "Traceback" not in refused.stderr
+    line = refused.stderr.strip()
+    assert line.count("\n") == 0 and f"not on branch {BRANCH}, where the loops start" in line
+    command = line.rpartition("(")[2].rstrip(")")
+    assert command == f"git switch {BRANCH} && git merge main"
+    subprocess.run(["sh", "-c", command], cwd=project, env=ralph_env, check=True, capture_output=True)  # pasted
+    done = ralph("run", "--parallel", "2", "--agent-cmd", agent_cmd("fleet_agent.py"))
+    assert done.returncode == 0, done.stdout + done.stderr
+    assert "All 2 stories merged into ralph-integration/feat." in done.stdout

@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import argparse
 import contextlib
+import json
 import os
 import shlex
 import signal
@@ -21,7 +22,7 @@ from ralphloop.exitcodes import ExitReason
 from ralphloop.fleet import gitops
 from ralphloop.fleet.book import Book
 from ralphloop.fleet.budget import Spending
-from ralphloop.fleet.context import Fleet
+from ralphloop.fleet.context import FLEET_ENV, Fleet
 from ralphloop.fleet.coordinator import coordinate
 from ralphloop.fleet.launcher import LocalProcessLauncher
 from ralphloop.guards.budget import Budget
@@ -29,7 +30,8 @@ from ralphloop.hooks.runner import HookRunner
 from ralphloop.paths import RALPH_DIR, FeaturePaths, list_features
 from ralphloop.protocols import SystemClock
 from ralphloop.state.store import RunLock
-from ralphloop.tasks.prd_json import PrdSource
+from ralphloop.tasks.prd_json import PrdSource, prd_problems
+from ralphloop.tasks.problems import raise_first
 from ralphloop.textsafe import strip_terminal_controls
 from ralphloop.worktree_lock import WorktreeLock
 
@@ -75,6 +77,8 @@ def _coordinate(
 ) -> int:
     built = [_fleet(args, argv, root, target, name, flags, (cancel, clock, launcher), slots) for name in names]
     fleets = [fleet for fleet, _ in built]
+    # everything this run starts carries its id: what a kill of it leaves running is found by the next run
+    os.environ[FLEET_ENV] = built[0][1]
     if args.monitor and in_tmux(argv, fleets[0].paths, sys.stdin.isatty() and sys.stdout.isatty()):
         return 0  # the run goes on in tmux, beside the monitor of its (first) feature's fleet
     budget = _budget(fleets)
@@ -166,6 +170,7 @@ def _fleet(
         raise RalphError("--parallel needs a branch to merge into: HEAD is detached (git switch -c NAME)")
     _check_committed(root, top, paths)
     target_branch, landing, home = _target(root, paths, feature_branch, built.settings.git.fast_forward_checked_out)
+    _check_target(root, top, paths, target_branch, feature_branch)
     os.makedirs(paths.state_dir, exist_ok=True)
     fleet = Fleet(
         root=root,
@@ -211,11 +216,54 @@ def _check_committed(root: str, top: str, paths: FeaturePaths) -> None:
         with open(path, "rb") as handle:
             here = handle.read(16 << 20)
         if gitops.blob(root, "HEAD", os.path.relpath(path, top)) != here:
-            shown = os.path.relpath(path, root)
+            shown = os.path.relpath(path, os.getcwd())  # the command is pasted where ralph was run
             raise RalphError(
                 f"{shown}: has changes that are not committed; each parallel loop starts from a commit: "
                 f"commit it first (git add {shlex.quote(shown)} && git commit)"
             )
+
+
+def _check_target(root: str, top: str, paths: FeaturePaths, target: str, branch: str) -> None:
+    """The loops start from `target`: its task file must be valid and hold the stories this one holds (their marks
+    aside), or stories would be skipped or a run of none would say it is complete."""
+    rel = os.path.relpath(paths.prd, top)
+    shown = os.path.relpath(paths.prd, os.getcwd())
+    mine = _stories_without_marks(gitops.blob(root, "HEAD", rel))
+    theirs_raw = gitops.blob(root, f"refs/heads/{target}", rel)
+    if theirs_raw is None:
+        raise RalphError(f"{shown}: not on branch {target}, where the loops start: {_bring(root, target, branch)}")
+    raise_first(prd_problems(theirs_raw, f"{shown} on branch {target}"))
+    theirs = _stories_without_marks(theirs_raw)
+    differ = sorted(sid for sid in set(mine) | set(theirs) if mine.get(sid) != theirs.get(sid))
+    if differ:
+        raise RalphError(
+            f"{shown}: the stories on branch {target} differ from yours ({', '.join(differ[:5])}); the loops start "
+            f"from {target}: {_bring(root, target, branch)}"
+        )
+
+
+def _bring(root: str, target: str, branch: str) -> str:
+    """How the user puts the task file they have where the loops start, as a command that works when pasted."""
+    if target != branch:  # the integration branch holds merged work the feature branch lacks
+        return f"bring {target}'s work into {branch} first (git merge {shlex.quote(target)}), then run again"
+    here = git.current_branch(root)
+    if here and here != target:
+        return f"put your change there first (git switch {shlex.quote(target)} && git merge {shlex.quote(here)})"
+    return f"commit your task file on {target} first"
+
+
+def _stories_without_marks(raw: bytes | None) -> dict[str, str]:
+    """Each story's fields but its pass mark, as one canonical string, by id (what the coordinator may change)."""
+    try:
+        stories = json.loads(raw or b"")["userStories"]
+    except (ValueError, KeyError, TypeError, RecursionError):
+        return {}
+    found = {}
+    for story in stories if isinstance(stories, list) else []:
+        if isinstance(story, dict) and isinstance(story.get("id"), str):
+            rest = {key: value for key, value in story.items() if key != "passes"}
+            found[story["id"]] = json.dumps(rest, sort_keys=True)
+    return found
 
 
 def _target(root: str, paths: FeaturePaths, branch: str, consent: bool) -> tuple[str, str | None, str | None]:
@@ -224,13 +272,16 @@ def _target(root: str, paths: FeaturePaths, branch: str, consent: bool) -> tuple
     if gitops.head_of(root, f"refs/heads/{branch}") is None:
         git.run(root, "branch", branch, "HEAD")  # prd.json's branchName, made as a single run would
     holder = gitops.checked_out(root).get(f"refs/heads/{branch}")
+    integration = gitops.integration_branch(paths.name)
+    tip = gitops.tip_of(root, branch)
+    kept = gitops.head_of(root, f"refs/heads/{integration}")
+    if kept is not None and kept != tip and not gitops.contains(root, kept, tip):
+        gitops.make_branch(root, integration, tip)  # holds merged work not brought in yet: the queue goes on from it
+        return integration, None, holder
     if holder is None:
         return branch, None, None
     if consent:
         return branch, holder, holder
-    integration = gitops.integration_branch(paths.name)
-    tip = gitops.head_of(root, f"refs/heads/{branch}")
-    assert tip is not None
     gitops.make_branch(root, integration, tip)
     return integration, None, holder
 

@@ -16,7 +16,7 @@ import os
 
 from ralphloop import reaper
 from ralphloop.fleet import gitops
-from ralphloop.fleet.context import Fleet
+from ralphloop.fleet.context import FLEET_ENV, Fleet
 from ralphloop.fleet.gitops import GitStep
 from ralphloop.fleet.merge import collect, finish, leftovers
 from ralphloop.state.fleet import LOOP
@@ -33,8 +33,13 @@ def adopt(fleet: Fleet) -> None:
     last: dict[str, str] = {}
     for entry in fleet.book.history():
         story = entry.get("story")
-        if isinstance(story, str):
-            last[story] = entry["event"]
+        if entry["event"] == "ended":  # a run that ended gives its failed stories their attempts anew
+            fleet.attempts.clear()
+        if not isinstance(story, str):
+            continue
+        last[story] = entry["event"]
+        if entry["event"] == "retry" and isinstance(entry.get("attempt"), int):
+            fleet.attempts[story] = entry["attempt"] + 1  # a killed run's count goes on
     passing = fleet.passing()
     for item in fleet.stories():
         story = str(item["id"])
@@ -79,8 +84,14 @@ def _adopt_one(fleet: Fleet, story: str, title: str, step: str | None, merged: b
 
 
 def _stop_leftovers(fleet: Fleet, previous: dict[str, object]) -> None:
-    """The children a killed coordinator's fleet.json names, stopped if they still run (the kernel's
-    parent-death signal should have stopped them already: this is the second guard)."""
+    """What a killed coordinator left running, stopped: the children its fleet.json names (the kernel's parent-death
+    signal should have stopped them already: this is the second guard), and every process that carries its run's
+    FLEET_ENV (a merge's quality gate, the conflict's resolver, what they started), which no signal reaches."""
+    run = previous.get("fleetId")
+    if isinstance(run, str) and run and run != os.environ.get(FLEET_ENV):
+        left = reaper.tagged_anywhere(run, FLEET_ENV)
+        if left:
+            reaper.stop(left, [], fleet.grace_s)
     loops = previous.get("loops")
     for item in loops if isinstance(loops, list) else []:
         if not isinstance(item, dict):

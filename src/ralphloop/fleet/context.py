@@ -18,6 +18,8 @@ from ralphloop.paths import RUNTIME_NAMES, FeaturePaths
 from ralphloop.protocols import Clock
 from ralphloop.state.fleet import LOOPS_DIR, loop_folder_name
 
+FLEET_ENV = "RALPH_FLEET_RUN"  # the coordinator's run id, in the environment of everything it starts
+
 # The quality gates over a loop's worktree: the names of those that fail (none configured: none fail).
 Gates = Callable[[FeaturePaths, str], tuple[str, ...]]
 

@@ -208,7 +208,7 @@ def save_leftovers(root: str, tree: str, ref: str) -> bool:
     )
     with contextlib.suppress(OSError):
         os.unlink(index)
-    _run(root, "update-ref", ref, saved)
+    keep(root, ref, saved)
     _run(tree, "reset", "-q", "--hard", head)
     _run(tree, "clean", "-q", "-f", "-d")  # not -x: ignored files (ralph's runtime records among them) stay
     return True
@@ -238,9 +238,17 @@ def attempts_prefix(feature: str, story: str) -> str:
 
 def save_attempt(root: str, feature: str, story: str, attempt: int, head: str) -> str:
     """A ref that keeps a story's work the queue could not land (a conflict, a gate after the rebase)."""
-    ref = f"{attempts_prefix(feature, story)}-merge-{attempt}"
-    _run(root, "update-ref", ref, head)
-    return ref
+    return keep(root, f"{attempts_prefix(feature, story)}-merge-{attempt}", head)
+
+
+def keep(root: str, ref: str, commit: str) -> str:
+    """`commit` kept under `ref`, or under `ref.2`, `ref.3`... when an earlier run's is there: none is overwritten."""
+    name, number = ref, 1
+    while (held := head_of(root, name)) is not None and held != commit:
+        number += 1
+        name = f"{ref}.{number}"
+    _run(root, "update-ref", name, commit)
+    return name
 
 
 def contains(root: str, commit: str, ref: str) -> bool:

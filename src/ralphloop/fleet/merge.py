@@ -149,7 +149,8 @@ def retry(fleet: Fleet, story: str, why: str) -> str:
         patch = git.run(tree, "diff", "--binary", base, head).stdout
         logs = os.path.join(fleet.loop_paths(story).state_dir, "logs")
         os.makedirs(logs, exist_ok=True)
-        atomic_write_bytes(os.path.join(logs, f"merge-attempt-{attempt}.patch"), patch)
+        name = ref.rpartition("/")[2] if ref else f"merge-attempt-{attempt}"
+        atomic_write_bytes(os.path.join(logs, f"{name}.patch"), patch)  # named as its ref: none overwritten
     fleet.book.log("retry", story=story, attempt=attempt, why=why, saved=ref)
     fleet.collected.discard(story)  # its next finish is collected afresh
     gitops.reset_to(tree, tip)
