@@ -76,7 +76,8 @@ def main() -> int:
 
 
 def _note(chaos: str, event: str, task: str, **extra: object) -> None:
-    line = json.dumps({"event": event, "task": task, "pid": os.getpid(), "t": time.time(), **extra}) + "\n"
+    stamps = {"t": time.time(), "mono": time.monotonic()}  # mono: comparable with ralph's fleet.jsonl
+    line = json.dumps({"event": event, "task": task, "pid": os.getpid(), **stamps, **extra}) + "\n"
     fd = os.open(os.path.join(chaos, "runs.jsonl"), os.O_WRONLY | os.O_APPEND | os.O_CREAT, 0o644)
     try:
         os.write(fd, line.encode())  # one write: whole lines even from agents at once

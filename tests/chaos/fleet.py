@@ -8,6 +8,8 @@ new base is part of every trial."""
 
 from __future__ import annotations
 
+import contextlib
+import json
 import random
 import signal
 import time
@@ -44,7 +46,28 @@ def fleet_trial(template: Path, into: Path, index: int, rng: random.Random, find
         kind = c.STALE_LOCK if "already running" in text or "another loop" in text else c.LOST_WORK
         findings.add(kind, f"{case.name}: the last run ended {code}:\n{final.tail()}")
     _check_merged_once(case)
+    _check_never_redone(case)
     return _end(case)
+
+
+def _check_never_redone(case: Case) -> None:
+    """No agent starts a story after its loop had finished it ("done" in fleet.jsonl) unless the merge queue sent
+    it back ("retry") in between: a finished story's work is merged, never done again."""
+    journal = case.feature / "fleet.jsonl"
+    steps = []
+    for line in journal.read_text().splitlines() if journal.exists() else []:
+        with contextlib.suppress(ValueError):
+            entry = json.loads(line)
+            steps.append((entry.get("mono", 0.0), entry.get("event"), entry.get("story")))
+    for event in case.agent_events():
+        if event.get("event") != "start" or not isinstance(event.get("mono"), float):
+            continue
+        story, at = event.get("task"), event["mono"]
+        done = [mono for mono, step, who in steps if who == story and step == "done" and mono < at]
+        sent_back = [mono for mono, step, who in steps if who == story and step == "retry" and mono < at]
+        if done and (not sent_back or max(sent_back) < max(done)):
+            why = f"{case.name}: {story}'s agent started again after its loop had finished it"
+            case.findings.add(c.DONE_TWICE, why)
 
 
 def _check_merged_once(case: Case) -> None:
