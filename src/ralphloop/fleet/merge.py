@@ -90,14 +90,15 @@ def merge(fleet: Fleet, story: str) -> str:
 def _land(fleet: Fleet, story: str, old: str, new: str) -> str | None:
     """The target moved to `new`, never under a worktree that has it checked out (asked now: a worktree may have
     been added, or switched, since the run began); None once done, else the merge's outcome."""
-    holder = gitops.checked_out(fleet.root).get(f"refs/heads/{fleet.target}")
+    holders = gitops.checked_out(fleet.root)
+    holder = holders.get(f"refs/heads/{fleet.target}")
     if holder is not None and fleet.landing_tree is not None and gitops.same_folder(holder, fleet.landing_tree):
         if gitops.fast_forward_checked_out(holder, new):  # the user asked for it, and that worktree is clean
             return None
         _to_integration(fleet, old, holder, " with changes of its own")  # never touched then
     elif holder is not None and fleet.target == fleet.feature_branch:
         _to_integration(fleet, old, holder, "")
-    holder = gitops.checked_out(fleet.root).get(f"refs/heads/{fleet.target}")
+    holder = holders.get(f"refs/heads/{fleet.target}")  # the integration branch, when the work moved there
     if holder is not None:
         why = (
             f"{fleet.target} is checked out in {holder}: ralph never moves a branch checked out in a worktree "
