@@ -10,19 +10,20 @@ import os
 import shlex
 import signal
 import sys
-from typing import Any, cast
+from typing import Any
 
 from ralphloop import git
 from ralphloop.argv_words import run_flags, without
 from ralphloop.build import RunRequest, build_run
 from ralphloop.cancel import CancelToken
 from ralphloop.cli.monitor_launch import in_tmux
+from ralphloop.engine.run import Run
 from ralphloop.errors import RalphError
 from ralphloop.exitcodes import ExitReason
 from ralphloop.fleet import gitops
 from ralphloop.fleet.book import Book
 from ralphloop.fleet.budget import Spending
-from ralphloop.fleet.context import FLEET_ENV, Fleet
+from ralphloop.fleet.context import FLEET_ENV, Fleet, Gates
 from ralphloop.fleet.coordinator import coordinate
 from ralphloop.fleet.launcher import LocalProcessLauncher
 from ralphloop.guards.budget import Budget
@@ -205,7 +206,7 @@ def _fleet(
 
 def _budget(fleets: list[Fleet]) -> Budget:
     """The run's budget: the first feature's settings (the flags are every feature's; a config's may differ)."""
-    return cast(Budget, fleets[0].budget)
+    return fleets[0].budget or Budget()
 
 
 def _check_committed(root: str, top: str, paths: FeaturePaths) -> None:
@@ -295,7 +296,7 @@ def _child_words(argv: list[str], target: str | None, paths: FeaturePaths, root:
     return (*words, "--child", "--no-archive", f"--feature={feature}")
 
 
-def _gates(run: Any, cancel: CancelToken) -> Any:
+def _gates(run: Run, cancel: CancelToken) -> Gates:
     """The run's quality gates over a loop's rebased worktree."""
 
     def check(loop: FeaturePaths, story: str) -> tuple[str, ...]:

@@ -8,7 +8,7 @@ import os
 import shutil
 from collections.abc import Callable
 from dataclasses import dataclass, field
-from typing import Any
+from typing import TYPE_CHECKING
 
 from ralphloop.cancel import CancelToken
 from ralphloop.fleet import gitops
@@ -17,6 +17,12 @@ from ralphloop.fleet.launcher import Launcher, LoopHandle
 from ralphloop.paths import RUNTIME_NAMES, FeaturePaths
 from ralphloop.protocols import Clock
 from ralphloop.state.fleet import LOOPS_DIR, loop_folder_name
+
+if TYPE_CHECKING:
+    from ralphloop.fleet.budget import Spending  # which needs Fleet: named for the types only
+    from ralphloop.guards.budget import Budget
+    from ralphloop.process import ProcessLimits
+    from ralphloop.protocols import Agent
 
 FLEET_ENV = "RALPH_FLEET_RUN"  # the coordinator's run id, in the environment of everything it starts
 
@@ -54,10 +60,10 @@ class Fleet:
     bring_in: str | None = None  # the command that brings an integration branch into the feature branch
     feature_branch: str = ""  # the branch the work is for (the target, unless the queue lands on integration)
     home: str = ""  # the worktree that has the feature branch checked out, where bring_in is run
-    resolver: Any = None  # merge.resolve: agent: the run's Agent, which resolves a conflict once (fleet/resolve.py)
-    limits: Any = None  # the run's process.ProcessLimits (the resolver's timeout)
-    budget: Any = None  # the feature's guards/budget.Budget, as its settings give it
-    spending: Any = None  # fleet/budget.Spending: the run's budget across its loops (None: no budget)
+    resolver: Agent | None = None  # merge.resolve: agent: the run's agent, which resolves a conflict once (resolve.py)
+    limits: ProcessLimits | None = None  # the run's process limits (the resolver's timeout)
+    budget: Budget | None = None  # the feature's budget, as its settings give it
+    spending: Spending | None = None  # the run's budget across its loops (None: no budget)
     _stories: tuple[int, list[dict[str, object]]] | None = None  # the stories as read at a version of the target
     _version: int = 0
 

@@ -37,7 +37,7 @@ def coordinate(fleets: list[Fleet]) -> ExitReason:
         reason = _loop(fleets, merger)
     finally:
         _stop_all(fleets)  # every loop stops at once (each its grace, not one after the other)
-        if reason_is_stop(fleets):
+        if _stopped_early(fleets):
             fleets[0].cancel.set()  # a merge's gates are stopped too
         merger.finish()
     for fleet in fleets:
@@ -49,7 +49,7 @@ def coordinate(fleets: list[Fleet]) -> ExitReason:
             exitReason=own.value,
             storiesMerged=len(fleet.passing()),
             queue=list(fleet.queue),
-            exitMessage=fleet.spending.stopped if own is ExitReason.BUDGET else _why(fleet),
+            exitMessage=fleet.spending.stopped if fleet.spending and own is ExitReason.BUDGET else _why(fleet),
         )
         fleet.book.log("ended", reason=own.value)
     return reason
@@ -289,7 +289,7 @@ def _stop_all(fleets: list[Fleet]) -> None:
             _stop_child(fleet, story)
 
 
-def reason_is_stop(fleets: list[Fleet]) -> bool:
+def _stopped_early(fleets: list[Fleet]) -> bool:
     """Whether the run stopped before its end (its budget, Ctrl+C): a merge under way need not finish its gates."""
     lead = fleets[0]
     return lead.cancel.is_set() or (lead.spending is not None and lead.spending.stopped is not None)

@@ -19,8 +19,8 @@ class GitStep(RalphError):
     """A git step of the fleet failed: what, and git's reason."""
 
 
-def _run(root: str, *args: str) -> str:
-    done = git.run(root, *args)
+def _run(root: str, *args: str, env: dict[str, str] | None = None) -> str:
+    done = git.run(root, *args, env=env)
     if done.returncode != 0:
         raise GitStep(f"git {args[0]} failed: {git.reason(done)}")
     return done.stdout.decode("utf-8", "replace").strip()
@@ -125,7 +125,7 @@ def _worktrees(root: str) -> list[str]:
 
 def abort_merge(worktree: str) -> None:
     """A merge the conflict's resolver left (fleet/resolve.py), cut short by a kill: undone."""
-    if os.path.exists(os.path.join(_run(worktree, "rev-parse", "--absolute-git-dir"), "MERGE_HEAD")):
+    if merge_in_progress(worktree):
         git.run(worktree, "merge", "--abort")
 
 
@@ -201,11 +201,10 @@ def save_leftovers(root: str, tree: str, ref: str) -> bool:
     head = _run(tree, "rev-parse", "HEAD")
     index = os.path.join(_run(tree, "rev-parse", "--absolute-git-dir"), "ralph-leftovers.index")
     env = {"GIT_INDEX_FILE": index}
-    _git_env(tree, env, "read-tree", head)
-    _git_env(tree, env, "add", "-A")
-    saved = _git_env(
-        tree, env, "commit-tree", _git_env(tree, env, "write-tree"), "-p", head, "-m", "ralph: left in the worktree"
-    )
+    _run(tree, "read-tree", head, env=env)
+    _run(tree, "add", "-A", env=env)
+    kept = _run(tree, "write-tree", env=env)
+    saved = _run(tree, "commit-tree", kept, "-p", head, "-m", "ralph: left in the worktree", env=env)
     with contextlib.suppress(OSError):
         os.unlink(index)
     keep(root, ref, saved)
@@ -275,28 +274,21 @@ def strip_paths(tree: str, base: str, rels: list[str]) -> str | None:
     entries = {rel: _run(tree, "ls-tree", base, "--", rel) for rel in rels}
     parent = base
     for commit in _run(tree, "rev-list", "--reverse", f"{base}..HEAD").split():
-        _git_env(tree, env, "read-tree", commit)
+        _run(tree, "read-tree", commit, env=env)
         for rel, entry in entries.items():
             if entry:
                 mode, _, rest = entry.partition(" ")
                 sha = rest.split()[1]
-                _git_env(tree, env, "update-index", "--add", "--cacheinfo", f"{mode},{sha},{rel}")
+                _run(tree, "update-index", "--add", "--cacheinfo", f"{mode},{sha},{rel}", env=env)
             else:
-                _git_env(tree, env, "update-index", "--force-remove", "--", rel)
-        made = _git_env(tree, env, "write-tree")
+                _run(tree, "update-index", "--force-remove", "--", rel, env=env)
+        made = _run(tree, "write-tree", env=env)
         if made == _run(tree, "rev-parse", f"{parent}^{{tree}}"):
             continue
         author = _run(tree, "log", "-1", "--format=%an%x00%ae%x00%aI", commit).split("\0")
         message = _run(tree, "log", "-1", "--format=%B", commit)
         who = {"GIT_AUTHOR_NAME": author[0], "GIT_AUTHOR_EMAIL": author[1], "GIT_AUTHOR_DATE": author[2]}
-        parent = _git_env(tree, who, "commit-tree", made, "-p", parent, "-m", message or "(no message)")
+        parent = _run(tree, "commit-tree", made, "-p", parent, "-m", message or "(no message)", env=who)
     with contextlib.suppress(OSError):
         os.unlink(index)
     return parent
-
-
-def _git_env(root: str, env: dict[str, str], *args: str) -> str:
-    done = git.run(root, *args, env=env)
-    if done.returncode != 0:
-        raise GitStep(f"git {args[0]} failed: {git.reason(done)}")
-    return done.stdout.decode("utf-8", "replace").strip()

@@ -34,7 +34,9 @@ _MARKER = re.compile(rb"^(<<<<<<<|>>>>>>>)( |$)", re.MULTILINE)
 def resolve(fleet: Fleet, story: str, tip: str) -> str | None:
     """Try the agent on the conflict; None when the branch now holds the target's tip with nothing left unmerged,
     else why not (the merge is aborted then: the worktree is as it was)."""
-    agent = fleet.resolver
+    agent, limits = fleet.resolver, fleet.limits
+    if agent is None or limits is None:
+        return "no agent is set to resolve it"
     tree = fleet.worktree(story)
     merged = git.run(tree, "merge", "--no-ff", "--no-edit", "-m", f"{story}: merge {fleet.target}", tip)
     if merged.returncode == 0:
@@ -73,7 +75,7 @@ def resolve(fleet: Fleet, story: str, tip: str) -> str | None:
         agent.command(request),
         cwd=tree,
         log_path=os.path.join(logs, f"merge-resolve-{attempt}.log"),
-        limits=fleet.limits,
+        limits=limits,
         cancel=fleet.cancel,
         on_stdout=parser.feed,
     )
