@@ -136,6 +136,27 @@ def test_an_iteration_began_its_wall_time_before_its_line_and_a_wait_sits_where_
     assert steps[3].counted is False and steps[3].cost_usd is None
 
 
+def test_quick_iterations_in_the_second_a_wait_began_come_before_it() -> None:
+    """Times are whole seconds: three quick iterations (0.0 s of wall time) and the wait after the last all fall
+    in 12:00:05; the wait still sits after them, and before the iteration that ended after it began."""
+    quick = [
+        line(n, "S-1", outcome, at="2026-01-16T12:00:05Z", duration=0.0, wall=0.0)
+        for n, outcome in ((1, "failed"), (2, "failed"), (3, "usage-limit"))
+    ]
+    after = line(4, "S-1", "complete", at="2026-01-16T12:00:06Z", duration=0.0, wall=0.0)
+    wait = Wait("usage limit", datetime(2026, 1, 16, 12, 0, 5, tzinfo=UTC), datetime(2026, 1, 16, 12, 0, 6, tzinfo=UTC))
+
+    steps = timeline([*quick, after], [wait])
+
+    assert [(step.kind, step.iteration) for step in steps] == [
+        ("iteration", 1),
+        ("iteration", 2),
+        ("iteration", 3),
+        ("wait", 0),
+        ("iteration", 4),
+    ]
+
+
 def test_a_wait_cut_short_ends_at_the_next_line_and_bad_lines_are_skipped() -> None:
     found = waits(
         [

@@ -98,7 +98,7 @@ class RunRow:
 class Receipt:
     summary: Summary  # every line: the FINAL SUMMARY, and the receipt's total row
     stories: tuple[StoryRow, ...]  # in the order each task was first worked on
-    timeline: tuple[Step, ...]  # iterations in order, each wait before the first iteration that began after it
+    timeline: tuple[Step, ...]  # iterations in order, each wait before the first iteration that ended after it began
     runs: tuple[RunRow, ...]
 
 
@@ -169,13 +169,15 @@ def waits(events: Iterable[Mapping[str, Any]], now: datetime | None = None) -> l
 
 
 def timeline(lines: Sequence[Mapping[str, Any]], found: Sequence[Wait] = ()) -> tuple[Step, ...]:
-    """The iterations in the file's order, and each wait placed before the first iteration that began at or
-    after its start (one that no iteration followed comes last)."""
+    """The iterations in the file's order, and each wait placed before the first iteration that ended after
+    its start (one that no iteration followed comes last). Ends, not starts: the times are whole seconds, and an
+    iteration that ended in the second the wait began was the one before it, while an iteration's start is only
+    its end less its wall time (a quick one's start can fall in that second too)."""
     steps: list[Step] = []
     pending = sorted(found, key=lambda wait: wait.start)
     for line in lines:
         step = _iteration(line)
-        while pending and step.start is not None and pending[0].start <= step.start:
+        while pending and step.end is not None and pending[0].start < step.end:
             steps.append(_wait(pending.pop(0)))
         steps.append(step)
     steps.extend(_wait(wait) for wait in pending)
