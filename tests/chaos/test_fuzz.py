@@ -9,7 +9,7 @@ from pathlib import Path
 from tests.chaos.classes import Findings
 from tests.chaos.fuzz import run_fuzz
 
-CASES = 40
+CASES = 24
 SEED = 20
 
 

@@ -124,10 +124,18 @@ def test_a_destination_that_exists_is_never_written_over(project, feature, ralph
     assert {path: data for path, data in after.items() if not path.startswith(new[0])} == before
 
 
+def _other_filesystem(project: Path) -> Path:
+    """A new folder on another filesystem than the project's: /dev/shm (a tmpfs) when the project is on a disk,
+    /var/tmp or /tmp when the tests run on a tmpfs (scripts/test.sh puts them there); else the test is skipped."""
+    device = project.stat().st_dev
+    for where in ("/dev/shm", "/var/tmp", "/tmp"):
+        if os.path.isdir(where) and os.access(where, os.W_OK) and os.stat(where).st_dev != device:
+            return Path(tempfile.mkdtemp(dir=where))
+    pytest.skip("no second filesystem (/dev/shm, /var/tmp or /tmp) to archive to")
+
+
 def test_archive_across_filesystems_copies_checks_then_removes(project, feature, ralph):
-    elsewhere = Path(tempfile.mkdtemp(dir="/dev/shm")) if os.path.isdir("/dev/shm") else None
-    if elsewhere is None or elsewhere.stat().st_dev == project.stat().st_dev:
-        pytest.skip("no second filesystem (/dev/shm) to archive to")
+    elsewhere = _other_filesystem(project)
     try:
         (project / ".ralph" / "archive").symlink_to(elsewhere, target_is_directory=True)
         assert ralph("run", "-n", "1", "--agent-cmd", agent_cmd("say.py", "hi")).returncode == 1
@@ -148,9 +156,7 @@ def test_archive_across_filesystems_copies_checks_then_removes(project, feature,
 
 
 def test_archive_killed_while_it_copies_loses_nothing(project, feature, ralph, background):
-    elsewhere = Path(tempfile.mkdtemp(dir="/dev/shm")) if os.path.isdir("/dev/shm") else None
-    if elsewhere is None or elsewhere.stat().st_dev == project.stat().st_dev:
-        pytest.skip("no second filesystem (/dev/shm) to archive to")
+    elsewhere = _other_filesystem(project)
     try:
         (project / ".ralph" / "archive").symlink_to(elsewhere, target_is_directory=True)
         (feature / "big.bin").write_bytes(os.urandom(1024) * 32 * 1024)  # 32 MB: the copy takes a while
