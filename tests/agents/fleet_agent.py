@@ -4,12 +4,15 @@ Given ralph's conflict prompt (merge.resolve: agent) it resolves the merge inste
 
 Options: --shared FILE (also write FILE with a line naming the story: two stories then edit the same line),
 --compat (a story also writes compat.txt when another story's work is in its tree: what a gate that only fails after
-the rebase asks for), --sleep S (work for S seconds first), --ledger FILE (append "ID PID SLOT" per start).
+the rebase asks for), --sleep S (work for S seconds first), --ledger FILE (append "ID PID SLOT" per start),
+--claude-cost C (as a stand-in `claude`: its arguments are Claude Code's, and it ends with a stream-json result
+that reports C dollars and 100 + 400 tokens, for each story and each conflict it resolves).
 """
 
 from __future__ import annotations
 
 import argparse
+import json
 import os
 import subprocess
 import sys
@@ -22,7 +25,18 @@ parser.add_argument("--shared", default="")
 parser.add_argument("--compat", action="store_true")
 parser.add_argument("--sleep", type=float, default=0.0)
 parser.add_argument("--ledger", default="")
-options = parser.parse_args()
+parser.add_argument("--claude-cost", type=float, default=None)
+options, _ = parser.parse_known_args()  # a stand-in `claude` is also given Claude Code's own arguments
+
+
+def say(text: str) -> None:
+    if options.claude_cost is None:
+        print(text)
+        return
+    usage = {"input_tokens": 100, "output_tokens": 400}
+    result = {"type": "result", "subtype": "success", "is_error": False, "num_turns": 1, "result": text}
+    print(json.dumps({**result, "total_cost_usd": options.claude_cost, "usage": usage}))
+
 
 prompt = sys.stdin.read()
 task = os.environ["RALPH_TASK_ID"]
@@ -37,7 +51,7 @@ if prompt.startswith("# Resolve a merge conflict"):  # merge.resolve: agent: kee
             handle.writelines(kept)
         subprocess.run(["git", "add", name], check=True)
     subprocess.run(["git", "commit", "-q", "--no-edit"], check=True)
-    print("resolved")
+    say("resolved")
     sys.exit(0)
 if options.ledger:
     with open(options.ledger, "a", encoding="utf-8") as handle:
@@ -55,4 +69,4 @@ if options.compat and others:
 finish_story(task, os.environ["RALPH_FEATURE_DIR"])
 subprocess.run(["git", "add", "-A"], check=True)
 subprocess.run(["git", "commit", "-q", "-m", f"feat: {task}"], check=True)
-print(f"finished {task}")
+say(f"finished {task}")

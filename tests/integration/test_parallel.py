@@ -283,7 +283,7 @@ def test_the_runs_max_cost_is_the_whole_fleets(
     done = ralph("run", "--parallel", "3", "--agent", "claude", "--max-cost", "1.5", env=env)
 
     assert done.returncode == 1, done.stdout + done.stderr
-    assert "■ Budget: the loops spent $" in done.stdout and "of the run's $1.50 (--max-cost)" in done.stdout
+    assert "■ Budget: the agents spent $" in done.stdout and "of the run's $1.50 (--max-cost)" in done.stdout
     fleet = json.loads((folder / "fleet.json").read_text())
     assert (fleet["status"], fleet["exitReason"]) == ("halted", "budget")
     spent = 0.0
@@ -314,6 +314,44 @@ def test_with_merge_resolve_agent_the_agent_resolves_the_conflict_instead_of_a_r
     second = next(line for line in done.stdout.splitlines() if line.startswith("⚒ "))[2:5]
     prompt = (folder / "loops" / second / "logs" / "merge-resolve-1.prompt.md").read_text()
     assert "- shared.txt" in prompt
+    _no_leftovers(project, ralph_env)
+
+
+def test_the_resolvers_calls_count_in_the_runs_budget(
+    project: Path, ralph: RalphRunner, ralph_env: dict[str, str], tmp_path: Path
+) -> None:
+    """Two stories that conflict, each loop's call $0.25, and the resolver's call $0.25 too (a stand-in `claude`):
+    with `--max-cost 0.7` the run is over its budget once the conflict is resolved ($0.75), so S-3, which needs
+    both, is never started. Counting the loops alone ($0.50), it would have been. A gate that takes its time on
+    the resolver's merge commit is stopped with the run: the story stays queued, and the next run lands it without
+    calling the resolver again (its merge is not flattened by a second rebase)."""
+    stories = [_story("S-1"), _story("S-2"), _story("S-3", "S-1", "S-2")]
+    slow = "if git rev-parse -q --verify HEAD^2 >/dev/null; then sleep 5; fi"  # HEAD is the resolver's merge
+    folder = _feature(project, ralph, ralph_env, stories, merge={"resolve": "agent"}, quality_checks={"slow": slow})
+    bin_dir = tmp_path / "bin"
+    bin_dir.mkdir()
+    claude = bin_dir / "claude"
+    agent = AGENTS / "fleet_agent.py"
+    claude.write_text(f'#!/bin/sh\nexec "{PYTHON}" "{agent}" --shared shared.txt --claude-cost 0.25 "$@"\n')
+    claude.chmod(0o755)
+    env = {"PATH": f"{bin_dir}{os.pathsep}{ralph_env['PATH']}"}
+
+    done = ralph("run", "--parallel", "2", "--agent", "claude", "--max-cost", "0.7", env=env)
+
+    assert done.returncode == 1, done.stdout + done.stderr
+    assert "resolves the conflict in shared.txt" in done.stdout
+    assert "■ Budget: the agents spent $0.75 of the run's $0.70 (--max-cost)" in done.stdout, done.stdout
+    assert "S-3 started" not in done.stdout
+    [resolved] = [entry for entry in _journal(folder) if entry["event"] == "resolved"]
+    assert (resolved["costUsd"], resolved["tokens"]) == (0.25, 500)
+    assert json.loads((folder / "fleet.json").read_text())["queue"] == ["S-2"]
+    assert _passing(project, ralph_env) == ["S-1"]
+
+    again = ralph("run", "--parallel", "2", "--agent", "claude", env=env)
+
+    assert again.returncode == 0, again.stdout + again.stderr
+    assert sorted(_passing(project, ralph_env)) == ["S-1", "S-2", "S-3"]
+    assert [entry["event"] for entry in _journal(folder)].count("resolved") == 1
     _no_leftovers(project, ralph_env)
 
 

@@ -24,7 +24,17 @@ from ralphloop.state.read import read_json_object
 
 # The journal's steps of a story whose loop had ended 0 with its story passing, up to its merge: queued again. Its
 # pass mark may be off its branch already (collected): restarting its loop would have its agent do it again.
-FINISHED_STEPS = ("done", "collected", "merging", "resolving", "landing", "moved", "requeued", "git failed")
+FINISHED_STEPS = (
+    "done",
+    "collected",
+    "merging",
+    "resolving",
+    "resolved",
+    "landing",
+    "moved",
+    "requeued",
+    "git failed",
+)
 
 
 def adopt(fleet: Fleet) -> None:

@@ -1,11 +1,13 @@
 """The run's budget across its loops (docs/parallel.md, "Budgets"): `--max-cost`, `--max-tokens` and
 `--max-runtime` are the whole parallel run's. What the loops spent is added up from their own status.json (a loop
-that ended is counted once, at its end); the run stops every loop once it is over, and each loop it starts is
-given what is left as its own limit, so that no loop can spend past it alone."""
+that ended is counted once, at its end), with what the run's own agent calls spent (`merge.resolve: agent`); the
+run stops every loop once it is over, and each loop it starts is given what is left as its own limit, so that no
+loop can spend past it alone."""
 
 from __future__ import annotations
 
 import math
+import threading
 from dataclasses import dataclass, field
 
 from ralphloop.fleet.context import Fleet
@@ -21,17 +23,25 @@ class Spending:
     ended: dict[str, tuple[float, int]] = field(default_factory=dict)  # fleet/story → what its ended runs spent
     fleets: list[Fleet] = field(default_factory=list)  # every fleet of the run (set once they are all made)
     stopped: str | None = None  # why the run stopped for its budget
+    # the merge queue's thread charges its resolver's calls while the main thread adds up
+    lock: threading.Lock = field(default_factory=threading.Lock, repr=False)
 
     def end_of(self, fleet: Fleet, story: str, pid: int | None) -> None:
         """A loop's run ended: what it spent is counted for good."""
-        cost, tokens = _live(fleet, story, pid)
+        self.charge(fleet, story, *_live(fleet, story, pid))
+
+    def charge(self, fleet: Fleet, story: str, cost: float, tokens: int) -> None:
+        """Spent for good on the story: by its loop's run, or by a call of the run's own for it."""
         key = f"{fleet.paths.name}/{story}"
-        before = self.ended.get(key, (0.0, 0))
-        self.ended[key] = (before[0] + cost, before[1] + tokens)
+        with self.lock:
+            before = self.ended.get(key, (0.0, 0))
+            self.ended[key] = (before[0] + cost, before[1] + tokens)
 
     def spent(self) -> tuple[float, int]:
-        cost = sum(cost for cost, _ in self.ended.values())
-        tokens = sum(tokens for _, tokens in self.ended.values())
+        with self.lock:
+            ended = list(self.ended.values())
+        cost = sum(cost for cost, _ in ended)
+        tokens = sum(tokens for _, tokens in ended)
         for fleet in self.fleets:
             for story, handle in fleet.handles.items():
                 live = _live(fleet, story, getattr(handle, "pid", None))
@@ -43,9 +53,9 @@ class Spending:
         cost, tokens = self.spent()
         budget = self.budget
         if budget.max_cost_usd is not None and cost >= budget.max_cost_usd:
-            return f"the loops spent {money(cost)} of the run's {money(budget.max_cost_usd)} (--max-cost)"
+            return f"the agents spent {money(cost)} of the run's {money(budget.max_cost_usd)} (--max-cost)"
         if budget.max_tokens is not None and tokens >= budget.max_tokens:
-            return f"the loops used {tokens:,} tokens of the run's {budget.max_tokens:,} (--max-tokens)"
+            return f"the agents used {tokens:,} tokens of the run's {budget.max_tokens:,} (--max-tokens)"
         if budget.max_runtime_s is not None and now - self.started >= budget.max_runtime_s:
             return f"the run reached its --max-runtime of {budget.max_runtime_s:.0f}s"
         return None

@@ -63,10 +63,12 @@ def merge(fleet: Fleet, story: str) -> str:
     fleet.book.set(story, state="merging")
     fleet.book.write()
     gitops.abort_rebase(tree, leftovers(fleet, story))
-    if not gitops.rebase(tree, old):
+    # a branch that holds the target's tip already (a conflict resolved before the last run stopped) is not rebased:
+    # that would flatten the resolver's merge and meet the conflict again
+    if not gitops.contains(tree, old, "HEAD") and not gitops.rebase(tree, old):
         why = f"conflicts with the work merged into {fleet.target} since it began"
-        if fleet.resolver is None:
-            return retry(fleet, story, why)
+        if fleet.resolver is None or (fleet.spending is not None and fleet.spending.stopped is not None):
+            return retry(fleet, story, why)  # no resolver, or no budget left for its call
         unresolved = resolve(fleet, story, old)
         if unresolved is not None:
             return retry(fleet, story, f"{why}, and {unresolved}")

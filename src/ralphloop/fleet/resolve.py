@@ -2,10 +2,12 @@
 agent resolves it in the story's worktree. The target's tip is merged into the story's branch (one state the agent
 can finish, rather than a rebase stopped half-way); the agent is told which files conflict and what each side
 meant. Its result counts only if nothing is left unmerged and no conflict marker remains; it then goes through
-the same quality gates as any merge. Anything else: the merge is aborted and the story retried as without it."""
+the same quality gates as any merge. Anything else: the merge is aborted and the story retried as without it.
+What the call spent is journalled and counted in the run's budget, whatever came of it."""
 
 from __future__ import annotations
 
+import math
 import os
 import re
 
@@ -13,7 +15,7 @@ from ralphloop import git
 from ralphloop.fleet import gitops
 from ralphloop.fleet.context import Fleet
 from ralphloop.process import run_agent_process
-from ralphloop.protocols import AgentRequest
+from ralphloop.protocols import AgentRequest, AgentResult
 
 PROMPT = """\
 # Resolve a merge conflict
@@ -79,6 +81,7 @@ def resolve(fleet: Fleet, story: str, tip: str) -> str | None:
         cancel=fleet.cancel,
         on_stdout=parser.feed,
     )
+    _charge(fleet, story, attempt, parser.finish(outcome))
     left = _unmerged(tree) or [name for name in files if _has_markers(os.path.join(tree, name))]
     if outcome.exit_code != 0 or left:
         _abort(tree)
@@ -93,6 +96,17 @@ def resolve(fleet: Fleet, story: str, tip: str) -> str | None:
     if not gitops.contains(tree, tip, "HEAD"):
         return "the agent's result does not hold the merged work"
     return None
+
+
+def _charge(fleet: Fleet, story: str, attempt: int, result: AgentResult) -> None:
+    """The call's cost and tokens (input + output, as --max-tokens counts them) into the journal and the budget;
+    what the agent did not report, or reported as no number, counts as nothing."""
+    given = result.cost_usd
+    cost = given if given is not None and math.isfinite(given) and given > 0 else 0.0
+    tokens = result.usage.total if result.usage is not None else 0
+    fleet.book.log("resolved", story=story, attempt=attempt, costUsd=round(cost, 6), tokens=tokens)
+    if fleet.spending is not None:
+        fleet.spending.charge(fleet, story, cost, tokens)
 
 
 def _unmerged(tree: str) -> list[str]:
