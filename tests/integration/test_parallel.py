@@ -12,6 +12,8 @@ import subprocess
 from pathlib import Path
 from typing import Any
 
+import pytest
+
 from tests.conftest import AGENTS, PYTHON, RalphRunner, agent_cmd, write_prd
 from tests.integration.helpers import git, parallel_feature, start_parallel, wait_until
 
@@ -97,6 +99,15 @@ def test_six_independent_stories_merge_in_two_rounds_each_as_its_own_series_and_
     fleet = json.loads((folder / "fleet.json").read_text())
     assert fleet["status"] == "complete" and fleet["storiesMerged"] == 6
     assert {loop["state"] for loop in fleet["loops"]} == {"merged"}
+    # `ralph report` is the whole feature's: every loop's iteration, from the records kept in loops/
+    report = ralph("report", "--json")
+    assert report.returncode == 0, report.stdout + report.stderr
+    body = json.loads(report.stdout)
+    assert body["summary"]["iterations"] == 6
+    assert sorted(story["id"] for story in body["stories"]) == [f"S-{n}" for n in range(1, 7)]
+    assert len(body["runs"]) == 6  # each loop's run its own
+    text = ralph("report")
+    assert text.returncode == 0 and "Read from: the records of 6 parallel loop(s) in .ralph/feat/loops/" in text.stdout
 
 
 def test_two_stories_that_edit_the_same_line_one_merges_the_other_is_retried_on_the_new_base(
@@ -295,6 +306,10 @@ def test_the_runs_max_cost_is_the_whole_fleets(
     for status in (project / ".git" / "ralph-worktrees" / "feat").glob("*/.ralph/feat/status.json"):
         loop = json.loads(status.read_text())
         assert 0 < loop["maxCostUsd"] <= 1.5 and loop["exitReason"] == "interrupted", loop.get("exitMessage")
+    # `ralph report` counts the stopped loops' calls from their worktrees: the same dollars
+    report = ralph("report", "--json")
+    assert report.returncode == 0, report.stdout + report.stderr
+    assert json.loads(report.stdout)["summary"]["cost_usd"]["total"] == pytest.approx(spent)
     for terminal in (folder / "loops").glob("*/terminal.log"):
         assert "stopped at once" not in terminal.read_text()  # one SIGTERM each, never a second
 

@@ -305,3 +305,17 @@ def test_a_screen_shows_the_last_entries_and_names_the_command_that_shows_them_a
 
     assert lines[1] == "  (the last 2 of 6 entries; ralph report -f feat --json has them all)"
     assert [line.split()[1] for line in lines[3:]] == ["waited", "#5"]
+
+
+def test_a_parallel_runs_loops_interleave_and_each_loop_is_one_run() -> None:
+    interleaved = [
+        line(1, "S-1", "complete", at="2026-01-16T12:00:05Z", run="loop-1"),
+        line(1, "S-2", "failed", at="2026-01-16T12:00:06Z", run="loop-2"),
+        line(2, "S-2", "complete", at="2026-01-16T12:00:09Z", run="loop-2"),
+        line(2, "S-1", "complete", at="2026-01-16T12:00:10Z", run="loop-1"),
+    ]
+    older = [line(n, "S-1", "complete", at="2026-01-16T11:00:00Z", run=None) for n in (1, 2)]
+
+    found = runs([*older, *interleaved])
+
+    assert [(run.run_id, run.totals.iterations) for run in found] == [("", 2), ("loop-1", 2), ("loop-2", 2)]

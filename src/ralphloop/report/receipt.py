@@ -107,7 +107,12 @@ def build(
 ) -> Receipt:
     """The receipt of `lines` (as `read_metrics` returns them) and of the event log's lines `events` (oldest
     first); `now` ends a wait still going on."""
-    return Receipt(summarize(lines), stories(lines), timeline(lines, waits(events, now)), runs(lines))
+    return assemble(lines, waits(events, now))
+
+
+def assemble(lines: Sequence[Mapping[str, Any]], found: Sequence[Wait]) -> Receipt:
+    """The receipt of `lines` with the waits `found` (of one event log or several, as `waits` reads each)."""
+    return Receipt(summarize(lines), stories(lines), timeline(lines, found), runs(lines))
 
 
 def stories(lines: Sequence[Mapping[str, Any]]) -> tuple[StoryRow, ...]:
@@ -127,13 +132,19 @@ def stories(lines: Sequence[Mapping[str, Any]]) -> tuple[StoryRow, ...]:
 
 
 def runs(lines: Sequence[Mapping[str, Any]]) -> tuple[RunRow, ...]:
-    """A row per run, in the file's order (lines of one run are written together)."""
+    """A row per run, in the order of each run's first line (a parallel run's loops interleave theirs); lines
+    without a run id (an older ralph's) are one run while they follow each other."""
     grouped: list[tuple[str, list[Mapping[str, Any]]]] = []
+    by_id: dict[str, list[Mapping[str, Any]]] = {}
     for line in lines:
         run_id = _text(line.get("run_id"))
-        if not grouped or grouped[-1][0] != run_id:
-            grouped.append((run_id, []))
-        grouped[-1][1].append(line)
+        own = by_id.get(run_id) if run_id else (grouped[-1][1] if grouped and not grouped[-1][0] else None)
+        if own is None:
+            own = []
+            grouped.append((run_id, own))
+            if run_id:
+                by_id[run_id] = own
+        own.append(line)
     return tuple(RunRow(run_id, _first_start(own), summarize(own)) for run_id, own in grouped)
 
 

@@ -1,6 +1,8 @@
 """What `ralph report` reads: the metrics file (whole; an error there is the command's error), the event log's
 two generations for the waits (optional: a refused or missing log only leaves the waits out, with a warning),
-the feature's format (its words), and for the page a run's cost budget from the config.
+the feature's format (its words), and for the page a run's cost budget from the config. After a parallel run
+(docs/parallel.md) the same of every loop too: the records kept in `loops/<story>/`, and those still in a loop's
+worktree (running, or failed and kept), so that the report is the whole feature's.
 
 Light at import (json, os): the config and its YAML are imported only by `budget`, which only --html calls.
 """
@@ -15,8 +17,9 @@ from datetime import UTC, datetime
 from ralphloop.errors import RalphError
 from ralphloop.paths import FeaturePaths, display_path
 from ralphloop.records.metrics import METRICS_NAME, read_metrics
-from ralphloop.report.receipt import Receipt, build
-from ralphloop.state.read import read_tail_lines
+from ralphloop.report.receipt import Receipt, Wait, assemble, waits
+from ralphloop.state.fleet import FLEET_FILE, LOOPS_DIR
+from ralphloop.state.read import read_json_object, read_tail_lines
 from ralphloop.tasks.formats import detect_kind, format_of
 
 TYPE_CHECKING = False
@@ -45,23 +48,74 @@ def gather(paths: FeaturePaths) -> Gathered:
     """The receipt of the feature at `paths`; RalphError naming the metrics file when it cannot be read."""
     metrics_file = paths.file(METRICS_NAME)
     shown = display_path(metrics_file, os.getcwd())
-    read = read_metrics(shown)  # errors name the file as the user sees it
-    warnings = [f"{shown}:{number}: skipped {reason}" for number, reason in read.skipped]
-    events, problem = read_events(paths.events)
-    if problem:
-        warnings.append(f"{problem} (the timeline shows no waits)")
+    loops = loop_records(paths)
+    own = not loops or os.path.lexists(metrics_file)  # a feature only ever run in parallel: its loops hold it all
+    sources = [(metrics_file, paths.events), *loops] if own else loops
+    lines: list[dict[str, Any]] = []
+    skipped: list[tuple[int, str]] = []
+    warnings: list[str] = []
+    found: list[Wait] = []
+    now = datetime.now(UTC)
+    read_any = False
+    for metrics, events_file in sources:
+        named = display_path(metrics, os.getcwd())
+        if loops and not os.path.lexists(metrics):
+            continue  # a loop that has not finished an iteration
+        read = read_metrics(named)  # errors name the file as the user sees it
+        read_any = True
+        lines += read.lines
+        here = "" if metrics == metrics_file else f"{named}: "
+        skipped += [(number, here + reason) for number, reason in read.skipped]
+        warnings += [f"{named}:{number}: skipped {reason}" for number, reason in read.skipped]
+        events, problem = read_events(events_file)
+        if problem:
+            warnings.append(f"{problem} (the timeline shows no waits)")
+        found += waits(events, now)
+    if not read_any:
+        read_metrics(shown)  # the error a feature with no records at all gets
+    if loops:  # the loops' lines interleave in time; stable: a file's order stays within a second
+        lines.sort(key=lambda line: stamp if isinstance(stamp := line.get("timestamp"), str) else "")
+        folder = display_path(paths.file(LOOPS_DIR), os.getcwd())
+        theirs = f"the records of {len(loops)} parallel loop(s) in {folder}/"
+        shown = f"{shown} and {theirs}" if own else theirs
     row = format_of(detect_kind(paths.dir))
     return Gathered(
         feature=paths.name,
         metrics_file=metrics_file,
         shown=shown,
-        receipt=build(read.lines, events, datetime.now(UTC)),
-        skipped=read.skipped,
+        receipt=assemble(lines, found),
+        skipped=skipped,
         warnings=warnings,
         done_word="passes" if row.done_words == "stories pass" else "done",
         units=row.units,
-        run_budget=recorded_budget(read.lines),
+        run_budget=recorded_budget(lines),
     )
+
+
+def loop_records(paths: FeaturePaths) -> list[tuple[str, str]]:
+    """(metrics file, event log) of each loop a parallel run of the feature had: its records kept in
+    `loops/<story>/` once its worktree went, or still in the worktree of a loop not merged (fleet.json's
+    `featureDir`: running, or failed and kept). Empty for a feature never run in parallel."""
+    found: list[tuple[str, str]] = []
+    events_name = os.path.basename(paths.events)
+    kept = paths.file(LOOPS_DIR)
+    try:
+        names = sorted(os.listdir(kept))
+    except OSError:
+        names = []
+    for name in names:
+        folder = os.path.join(kept, name)
+        if os.path.isdir(folder) and not os.path.islink(folder):
+            found.append((os.path.join(folder, METRICS_NAME), os.path.join(folder, events_name)))
+    fleet = read_json_object(paths.file(FLEET_FILE)) or {}
+    listed = fleet.get("loops")
+    for loop in listed if isinstance(listed, list) else []:
+        where = loop.get("featureDir") if isinstance(loop, dict) else None
+        if isinstance(where, str) and os.path.isabs(where) and loop.get("state") != "merged":
+            pair = (os.path.join(where, METRICS_NAME), os.path.join(where, events_name))
+            if pair not in found:
+                found.append(pair)
+    return found
 
 
 def recorded_budget(lines: list[dict[str, Any]]) -> tuple[bool, float | None]:
