@@ -361,6 +361,8 @@ def test_the_resolvers_calls_count_in_the_runs_budget(
     assert (resolved["costUsd"], resolved["tokens"]) == (0.25, 500)
     assert json.loads((folder / "fleet.json").read_text())["queue"] == ["S-2"]
     assert _passing(project, ralph_env) == ["S-1"]
+    status = ralph("status", "--json")  # the fleet's spend is what the budget counted
+    assert json.loads(status.stdout)["fleet"]["costUsd"] == pytest.approx(0.75), status.stdout + status.stderr
 
     again = ralph("run", "--parallel", "2", "--agent", "claude", env=env)
 
@@ -368,6 +370,13 @@ def test_the_resolvers_calls_count_in_the_runs_budget(
     assert sorted(_passing(project, ralph_env)) == ["S-1", "S-2", "S-3"]
     assert [entry["event"] for entry in _journal(folder)].count("resolved") == 1
     _no_leftovers(project, ralph_env)
+    # the report adds the resolver's call up with the loops' ($0.25 each: S-1, S-2, the resolver, S-3)
+    report = ralph("report", "--json")
+    assert report.returncode == 0, report.stdout + report.stderr
+    body = json.loads(report.stdout)
+    assert body["summary"]["cost_usd"]["total"] == pytest.approx(1.0)
+    [second] = [story for story in body["stories"] if story["id"] == "S-2"]
+    assert [attempt["outcome"] for attempt in second["attempts"]] == ["complete", "merge-resolve"]
 
 
 def _checked_out_feature(project: Path, ralph: RalphRunner, env: dict[str, str], **config: Any) -> None:

@@ -108,6 +108,7 @@ def _coordinate(
                     bringIn=fleet.bring_in,
                     exitReason=None,
                     exitMessage=None,
+                    resolverCostUsd=None,
                 )
                 print(
                     f"Parallel run of {fleet.paths.selector}: {len(fleet.stories())} stories, merged into "

@@ -7,15 +7,19 @@ What the call spent is journalled and counted in the run's budget, whatever came
 
 from __future__ import annotations
 
+import contextlib
 import math
 import os
 import re
+
+from msgspec import structs
 
 from ralphloop import git
 from ralphloop.fleet import gitops
 from ralphloop.fleet.context import Fleet
 from ralphloop.process import run_agent_process
-from ralphloop.protocols import AgentRequest, AgentResult
+from ralphloop.protocols import AgentRequest, AgentResult, iso
+from ralphloop.records.metrics import METRICS_NAME, RESOLVE_OUTCOME, append_metrics, metrics_line
 
 PROMPT = """\
 # Resolve a merge conflict
@@ -81,8 +85,8 @@ def resolve(fleet: Fleet, story: str, tip: str) -> str | None:
         cancel=fleet.cancel,
         on_stdout=parser.feed,
     )
-    _charge(fleet, story, attempt, parser.finish(outcome))
     left = _unmerged(tree) or [name for name in files if _has_markers(os.path.join(tree, name))]
+    _record(fleet, story, parser.finish(outcome), resolved=outcome.exit_code == 0 and not left)
     if outcome.exit_code != 0 or left:
         _abort(tree)
         why = f"conflict markers left in {', '.join(left)}" if left else f"its agent ended {outcome.exit_code}"
@@ -98,13 +102,34 @@ def resolve(fleet: Fleet, story: str, tip: str) -> str | None:
     return None
 
 
-def _charge(fleet: Fleet, story: str, attempt: int, result: AgentResult) -> None:
-    """The call's cost and tokens (input + output, as --max-tokens counts them) into the journal and the budget;
-    what the agent did not report, or reported as no number, counts as nothing."""
+def _record(fleet: Fleet, story: str, result: AgentResult, *, resolved: bool) -> None:
+    """What the call spent, whatever came of it: a line in the loop's metrics (`merge-resolve`, not counted as
+    an iteration; kept with its records, so `ralph report` adds it up with the rest), the journal, and the
+    run's budget (tokens as --max-tokens counts them: input + output). Not reported, or no number: nothing."""
     given = result.cost_usd
     cost = given if given is not None and math.isfinite(given) and given > 0 else 0.0
     tokens = result.usage.total if result.usage is not None else 0
-    fleet.book.log("resolved", story=story, attempt=attempt, costUsd=round(cost, 6), tokens=tokens)
+    agent = fleet.resolver.name if fleet.resolver is not None else ""
+    line = metrics_line(
+        iteration=0,
+        timestamp=iso(fleet.clock.now()),
+        task_id=story,
+        outcome=RESOLVE_OUTCOME,
+        agent=agent,
+        result=structs.replace(result, cost_usd=cost if given is not None else None),
+        files_changed=0,
+        counted=False,
+        success=resolved,
+        task_title=str(fleet.book.loop(story).get("title") or "") or None,
+        wall_s=result.duration_s,
+        run_id=str(fleet.book.fleet.get("fleetId") or "") or None,
+    )
+    with contextlib.suppress(OSError):  # the records are the worktree's: one that cannot be written loses no work
+        append_metrics(fleet.loop_paths(story).file(METRICS_NAME), line)
+    fleet.book.log("resolved", story=story, resolved=resolved, costUsd=round(cost, 6), tokens=tokens)
+    if given is not None:  # fleet.json's total, which the views add to the loops' (None: no call reported one)
+        with fleet.book.lock:
+            fleet.book.write(resolverCostUsd=float(fleet.book.fleet.get("resolverCostUsd") or 0.0) + cost)
     if fleet.spending is not None:
         fleet.spending.charge(fleet, story, cost, tokens)
 

@@ -37,6 +37,11 @@ _FIELD_KEYS = tuple(METRICS_LINE.fields)
 # ---------------------------------------------------------------- writing
 
 
+# the outcome of a call a parallel run makes to resolve a story's merge conflict (fleet/resolve.py): an agent call
+# of the story's, not an iteration of its loop
+RESOLVE_OUTCOME = "merge-resolve"
+
+
 def is_success(result: AgentResult) -> bool:
     """Seed 004's `success`: the run neither failed, nor was interrupted, nor hit a usage limit."""
     return not result.failed and not result.interrupted and result.usage_limit is None

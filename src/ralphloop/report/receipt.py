@@ -31,6 +31,7 @@ OUTCOMES = {
     "interrupted": ("⚠", "interrupted"),
     "usage-limit": ("⚠", "usage limit"),
     "api-error": ("⚠", "API error"),
+    "merge-resolve": ("⚒", "merge conflict call"),  # records.metrics.RESOLVE_OUTCOME
 }
 TITLE_LIMIT = 200  # a title is a label, not a document
 

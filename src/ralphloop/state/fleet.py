@@ -51,6 +51,7 @@ FLEET = Schema(
         "queue": ("list", []),  # stories waiting to merge, in order of completion
         "storiesTotal": ("int", 0),
         "storiesMerged": ("int", 0),
+        "resolverCostUsd": ("number", None),  # this run's calls resolving a merge conflict (merge.resolve: agent)
     },
 )
 
@@ -109,6 +110,8 @@ def read_fleet(paths: FeaturePaths) -> dict[str, Any] | None:
     fleet["loops"] = loops
     fleet["queue"] = [story for story in fleet["queue"] if isinstance(story, str)]
     costs = [cost for cost in (_cost(loop["report"]) for loop in loops) if cost is not None]
+    resolver = _cost({"costUsd": fleet["resolverCostUsd"]})
+    costs += [resolver] if resolver is not None else []  # what the run's budget counted: the resolver's calls too
     fleet["costUsd"] = sum(costs) if costs else None  # None: no loop's agent reports a cost (never "$0.00")
     return fleet
 
