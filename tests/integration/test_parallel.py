@@ -338,7 +338,7 @@ def test_the_resolvers_calls_count_in_the_runs_budget(
     """Two stories that conflict, each loop's call $0.25, and the resolver's call $0.25 too (a stand-in `claude`):
     with `--max-cost 0.7` the run is over its budget once the conflict is resolved ($0.75), so S-3, which needs
     both, is never started. Counting the loops alone ($0.50), it would have been. A gate that takes its time on
-    the resolver's merge commit is stopped with the run: the story stays queued, and the next run lands it without
+    the resolver's merge commit is stopped with the run: that story stays queued, and the next run lands it without
     calling the resolver again (its merge is not flattened by a second rebase)."""
     stories = [_story("S-1"), _story("S-2"), _story("S-3", "S-1", "S-2")]
     slow = "if git rev-parse -q --verify HEAD^2 >/dev/null; then sleep 5; fi"  # HEAD is the resolver's merge
@@ -359,8 +359,10 @@ def test_the_resolvers_calls_count_in_the_runs_budget(
     assert "S-3 started" not in done.stdout
     [resolved] = [entry for entry in _journal(folder) if entry["event"] == "resolved"]
     assert (resolved["costUsd"], resolved["tokens"]) == (0.25, 500)
-    assert json.loads((folder / "fleet.json").read_text())["queue"] == ["S-2"]
-    assert _passing(project, ralph_env) == ["S-1"]
+    second = next(line for line in done.stdout.splitlines() if line.startswith("⚒ "))[2:5]  # whichever ended last
+    first = {"S-1", "S-2"}.difference({second}).pop()
+    assert json.loads((folder / "fleet.json").read_text())["queue"] == [second]
+    assert _passing(project, ralph_env) == [first]
     status = ralph("status", "--json")  # the fleet's spend is what the budget counted
     assert json.loads(status.stdout)["fleet"]["costUsd"] == pytest.approx(0.75), status.stdout + status.stderr
 
@@ -375,8 +377,8 @@ def test_the_resolvers_calls_count_in_the_runs_budget(
     assert report.returncode == 0, report.stdout + report.stderr
     body = json.loads(report.stdout)
     assert body["summary"]["cost_usd"]["total"] == pytest.approx(1.0)
-    [second] = [story for story in body["stories"] if story["id"] == "S-2"]
-    assert [attempt["outcome"] for attempt in second["attempts"]] == ["complete", "merge-resolve"]
+    [resolved_story] = [story for story in body["stories"] if story["id"] == second]
+    assert [attempt["outcome"] for attempt in resolved_story["attempts"]] == ["complete", "merge-resolve"]
 
 
 def _checked_out_feature(project: Path, ralph: RalphRunner, env: dict[str, str], **config: Any) -> None:

@@ -5,6 +5,7 @@ Every step raises GitStep with git's reason; none ever forces a branch that move
 from __future__ import annotations
 
 import contextlib
+import functools
 import os
 
 from ralphloop import git
@@ -26,6 +27,7 @@ def _run(root: str, *args: str, env: dict[str, str] | None = None) -> str:
     return done.stdout.decode("utf-8", "replace").strip()
 
 
+@functools.cache  # asked for each story's worktree path, dozens of times a merge: one git process each, ~6 ms
 def common_dir(root: str) -> str:
     return os.path.abspath(os.path.join(root, _run(root, "rev-parse", "--git-common-dir")))
 
