@@ -8,9 +8,21 @@ source scripts/setup.sh
 .venv/bin/mypy
 # The suite writes and fsyncs hundreds of thousands of small files (git repositories, ralph's atomic state): on
 # a virtual disk that was half its time, on a tmpfs it costs nothing. /dev/shm when it is a writable tmpfs with
-# room (4 GiB), unless TMPDIR is set.
-shm_free_kb=$(df -Pk /dev/shm 2>/dev/null | awk 'NR == 2 { print $4 }') || shm_free_kb=0
-if [ -z "${TMPDIR:-}" ] && [ -w /dev/shm ] && [ "${shm_free_kb:-0}" -ge $(( 4 * 1024 * 1024 )) ]; then
+# room (4 GiB) where programs may run (the tests' stand-in agents live there; hardened hosts mount it noexec),
+# unless TMPDIR is set.
+shm_ok() {
+    [ -z "${TMPDIR:-}" ] && [ -d /dev/shm ] && [ -w /dev/shm ] || return 1
+    [ "$(stat -f -c %T /dev/shm 2>/dev/null)" = tmpfs ] || return 1
+    local free_kb probe status
+    free_kb=$(df -Pk /dev/shm 2>/dev/null | awk 'NR == 2 { print $4 }') || return 1
+    [ "${free_kb:-0}" -ge $(( 4 * 1024 * 1024 )) ] 2>/dev/null || return 1
+    probe=$(mktemp /dev/shm/ralphloop-exec-probe.XXXXXX) || return 1
+    printf '#!/bin/sh\nexit 0\n' > "$probe" && chmod +x "$probe" && "$probe" 2>/dev/null
+    status=$?
+    rm -f "$probe"
+    return "$status"
+}
+if shm_ok; then
     export TMPDIR=/dev/shm
 fi
 # The test modules (pytest rewrites their asserts) and anything setup.sh did not compile are cached too, even

@@ -108,6 +108,17 @@ def test_six_independent_stories_merge_in_two_rounds_each_as_its_own_series_and_
     assert len(body["runs"]) == 6  # each loop's run its own
     text = ralph("report")
     assert text.returncode == 0 and "Read from: the records of 6 parallel loop(s) in .ralph/feat/loops/" in text.stdout
+    # a fleet.json naming a kept folder again (spelt otherwise) counts it once; one that cannot be read leaves
+    # out only the worktrees' records, with a warning naming it
+    fleet["loops"][0].update(state="failed", worktree=str(project), featureDir=f"{folder / 'loops' / 'S-1'}/.")
+    (folder / "fleet.json").write_text(json.dumps(fleet))
+    named = ralph("report", "--json")
+    assert json.loads(named.stdout)["summary"]["iterations"] == 6, named.stdout + named.stderr
+    (folder / "fleet.json").unlink()
+    os.mkfifo(folder / "fleet.json")
+    piped = ralph("report", "--json")
+    assert piped.returncode == 0 and json.loads(piped.stdout)["summary"]["iterations"] == 6, piped.stderr
+    assert "fleet.json" in piped.stderr and "left out" in piped.stderr
 
 
 def test_two_stories_that_edit_the_same_line_one_merges_the_other_is_retried_on_the_new_base(

@@ -139,11 +139,13 @@ def _merge_next(fleets: list[Fleet]) -> bool:
     for fleet in fleets:
         if not fleet.queue or fleet.cancel.is_set():
             continue
-        merged = True
         story = fleet.queue[0]
         outcome = _merge_one(fleet, story)
-        if outcome in ("moved", "cancelled"):
-            continue  # moved: rebased again on the target's new tip, next time round; cancelled: adopted next run
+        if outcome == "cancelled":
+            continue  # adopted by the next run; nothing moved, so the queue waits a tick rather than trying again
+        merged = True
+        if outcome == "moved":
+            continue  # rebased again on the target's new tip, next time round
         fleet.queue.pop(0)
         if outcome == "merged":
             done, total = len(fleet.passing()), len(fleet.stories())

@@ -67,8 +67,10 @@ def merge(fleet: Fleet, story: str) -> str:
     # that would flatten the resolver's merge and meet the conflict again
     if not gitops.contains(tree, old, "HEAD") and not gitops.rebase(tree, old):
         why = f"conflicts with the work merged into {fleet.target} since it began"
-        if fleet.resolver is None or (fleet.spending is not None and fleet.spending.stopped is not None):
-            return retry(fleet, story, why)  # no resolver, or no budget left for its call
+        if fleet.spending is not None and fleet.spending.stopped is not None:
+            return "cancelled"  # the run is over its budget: queued as it is, the next run resolves it
+        if fleet.resolver is None:
+            return retry(fleet, story, why)
         unresolved = resolve(fleet, story, old)
         if unresolved is not None:
             return retry(fleet, story, f"{why}, and {unresolved}")

@@ -108,7 +108,7 @@ def format_summary(summary: Summary, *, metrics_path: str | None = None) -> str:
             _row(
                 "Not counted:",
                 f"{s.uncounted:,} agent call{'s' if s.uncounted != 1 else ''} "
-                "(usage limit, API retry, wrong model, interrupted)",
+                "(usage limit, API retry, wrong model, interrupted, merge conflict)",
             )
         )
     lines.append(_row("Success Rate:", percent(s.success_rate)))

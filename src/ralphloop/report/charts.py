@@ -9,6 +9,7 @@ plotly draws a label's tags (`<b>`, `<a href>`), and a task's title is the agent
 from __future__ import annotations
 
 import html
+import itertools
 from datetime import datetime
 
 import plotly.graph_objects as go
@@ -68,6 +69,10 @@ def per_iteration(receipt: Receipt, done_word: str) -> go.Figure:
     axis; cache reads, often a hundred times more, as a line hidden until the legend shows it."""
     steps = [step for step in receipt.timeline if step.kind == "iteration"]
     numbers = [step.iteration for step in steps]
+    axis = "iteration"
+    if any(later <= earlier for earlier, later in itertools.pairwise(numbers)):
+        # a parallel run's loops (or runs that began again at 1) number their own: bars would stack on each other
+        numbers, axis = list(range(1, len(steps) + 1)), "agent call, in time order"
     hover = [esc(_iteration_words(step, done_word)) for step in steps]
     figure = go.Figure()
     figure.add_trace(
@@ -106,7 +111,7 @@ def per_iteration(receipt: Receipt, done_word: str) -> go.Figure:
     return _layout(
         figure,
         height=340,
-        xaxis={"title": {"text": "iteration"}, "tickmode": "auto", "rangemode": "tozero"},
+        xaxis={"title": {"text": axis}, "tickmode": "auto", "rangemode": "tozero"},
         yaxis={"title": {"text": "cost (USD)"}, "rangemode": "tozero", "tickprefix": "$"},
         yaxis2={"title": {"text": "tokens"}, "overlaying": "y", "side": "right", "rangemode": "tozero"},
         bargap=0.25,

@@ -16,7 +16,7 @@ from datetime import UTC, datetime
 
 from ralphloop.errors import RalphError
 from ralphloop.paths import FeaturePaths, display_path
-from ralphloop.records.metrics import METRICS_NAME, read_metrics
+from ralphloop.records.metrics import METRICS_NAME, RESOLVE_OUTCOME, read_metrics
 from ralphloop.report.receipt import Receipt, Wait, assemble, waits
 from ralphloop.state.fleet import FLEET_FILE, LOOPS_DIR
 from ralphloop.state.read import read_json_object, read_tail_lines
@@ -48,12 +48,12 @@ def gather(paths: FeaturePaths) -> Gathered:
     """The receipt of the feature at `paths`; RalphError naming the metrics file when it cannot be read."""
     metrics_file = paths.file(METRICS_NAME)
     shown = display_path(metrics_file, os.getcwd())
-    loops = loop_records(paths)
+    loops, left_out = loop_records(paths)
     own = not loops or os.path.lexists(metrics_file)  # a feature only ever run in parallel: its loops hold it all
     sources = [(metrics_file, paths.events), *loops] if own else loops
     lines: list[dict[str, Any]] = []
     skipped: list[tuple[int, str]] = []
-    warnings: list[str] = []
+    warnings: list[str] = [left_out] if left_out else []
     found: list[Wait] = []
     now = datetime.now(UTC)
     read_any = False
@@ -92,12 +92,21 @@ def gather(paths: FeaturePaths) -> Gathered:
     )
 
 
-def loop_records(paths: FeaturePaths) -> list[tuple[str, str]]:
+def loop_records(paths: FeaturePaths) -> tuple[list[tuple[str, str]], str | None]:
     """(metrics file, event log) of each loop a parallel run of the feature had: its records kept in
-    `loops/<story>/` once its worktree went, or still in the worktree of a loop not merged (fleet.json's
-    `featureDir`: running, or failed and kept). Empty for a feature never run in parallel."""
+    `loops/<story>/` once its worktree went, or still in the worktree of a loop not merged (fleet.json: running,
+    or failed and kept), each folder once however it is named. Empty for a feature never run in parallel. With
+    them, why the worktrees' records are left out when fleet.json cannot be read (a warning, not the report's
+    error: the records kept in loops/ are still read)."""
     found: list[tuple[str, str]] = []
-    events_name = os.path.basename(paths.events)
+    seen: set[str] = set()
+
+    def add(where: FeaturePaths) -> None:
+        real = os.path.realpath(where.state_dir)
+        if real not in seen:
+            seen.add(real)
+            found.append((where.file(METRICS_NAME), where.events))
+
     kept = paths.file(LOOPS_DIR)
     try:
         names = sorted(os.listdir(kept))
@@ -106,24 +115,28 @@ def loop_records(paths: FeaturePaths) -> list[tuple[str, str]]:
     for name in names:
         folder = os.path.join(kept, name)
         if os.path.isdir(folder) and not os.path.islink(folder):
-            found.append((os.path.join(folder, METRICS_NAME), os.path.join(folder, events_name)))
-    fleet = read_json_object(paths.file(FLEET_FILE)) or {}
+            add(FeaturePaths(kept, folder))
+    try:
+        fleet = read_json_object(paths.file(FLEET_FILE)) or {}
+    except RalphError as exc:
+        return found, f"{exc} (the records of loops still in their worktrees are left out)"
     listed = fleet.get("loops")
     for loop in listed if isinstance(listed, list) else []:
-        where = loop.get("featureDir") if isinstance(loop, dict) else None
-        if isinstance(where, str) and os.path.isabs(where) and loop.get("state") != "merged":
-            pair = (os.path.join(where, METRICS_NAME), os.path.join(where, events_name))
-            if pair not in found:
-                found.append(pair)
-    return found
+        if not isinstance(loop, dict) or loop.get("state") == "merged":
+            continue  # a merged loop's records were moved to loops/ with its worktree's removal
+        tree, where = loop.get("worktree"), loop.get("featureDir")
+        if isinstance(tree, str) and isinstance(where, str) and os.path.isabs(where) and os.path.isdir(where):
+            add(FeaturePaths(tree, where))  # its state folder: .ralph/ for a feature at the project's root
+    return found, None
 
 
 def recorded_budget(lines: list[dict[str, Any]]) -> tuple[bool, float | None]:
     """The cost budget the latest run had (its metrics lines say it: `--max-cost` included, which no config
     file holds), and whether it is recorded at all (lines of an older ralph are not: the config then says)."""
-    if not lines or "max_cost_usd" not in lines[-1]:
+    own = [line for line in lines if line.get("outcome") != RESOLVE_OUTCOME]  # a parallel run's call, no run's
+    if not own or "max_cost_usd" not in own[-1]:
         return False, None
-    value = lines[-1]["max_cost_usd"]
+    value = own[-1]["max_cost_usd"]
     return True, float(value) if isinstance(value, (int, float)) and not isinstance(value, bool) else None
 
 
