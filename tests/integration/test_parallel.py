@@ -107,7 +107,8 @@ def test_six_independent_stories_merge_in_two_rounds_each_as_its_own_series_and_
     assert sorted(story["id"] for story in body["stories"]) == [f"S-{n}" for n in range(1, 7)]
     assert len(body["runs"]) == 6  # each loop's run its own
     text = ralph("report")
-    assert text.returncode == 0 and "Read from: the records of 6 parallel loop(s) in .ralph/feat/loops/" in text.stdout
+    assert text.returncode == 0, text.stderr
+    assert "Read from: the records of 6 parallel loop(s) (6 in .ralph/feat/loops/)" in text.stdout
     # a fleet.json naming a kept folder again (spelt otherwise) counts it once; one that cannot be read leaves
     # out only the worktrees' records, with a warning naming it
     fleet["loops"][0].update(state="failed", worktree=str(project), featureDir=f"{folder / 'loops' / 'S-1'}/.")
@@ -321,6 +322,8 @@ def test_the_runs_max_cost_is_the_whole_fleets(
     report = ralph("report", "--json")
     assert report.returncode == 0, report.stdout + report.stderr
     assert json.loads(report.stdout)["summary"]["cost_usd"]["total"] == pytest.approx(spent)
+    said = ralph("report").stdout
+    assert "Read from: the records of 3 parallel loop(s) (3 in their worktrees)" in said, said
     for terminal in (folder / "loops").glob("*/terminal.log"):
         assert "stopped at once" not in terminal.read_text()  # one SIGTERM each, never a second
 

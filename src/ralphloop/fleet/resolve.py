@@ -7,7 +7,6 @@ What the call spent is journalled and counted in the run's budget, whatever came
 
 from __future__ import annotations
 
-import contextlib
 import math
 import os
 import re
@@ -15,6 +14,7 @@ import re
 from msgspec import structs
 
 from ralphloop import git
+from ralphloop.errors import RalphError
 from ralphloop.fleet import gitops
 from ralphloop.fleet.context import Fleet
 from ralphloop.process import run_agent_process
@@ -124,8 +124,10 @@ def _record(fleet: Fleet, story: str, result: AgentResult, *, resolved: bool) ->
         wall_s=result.duration_s,
         run_id=str(fleet.book.fleet.get("fleetId") or "") or None,
     )
-    with contextlib.suppress(OSError):  # the records are the worktree's: one that cannot be written loses no work
+    try:
         append_metrics(fleet.loop_paths(story).file(METRICS_NAME), line)
+    except (OSError, RalphError) as exc:  # the worktree's file (its agent's to spoil): the journal still has it
+        fleet.say(f"⚠ {fleet.label(story)}: the resolver's call is not in the loop's records ({exc})")
     fleet.book.log("resolved", story=story, resolved=resolved, costUsd=round(cost, 6), tokens=tokens)
     if given is not None:  # fleet.json's total, which the views add to the loops' (None: no call reported one)
         with fleet.book.lock:

@@ -56,13 +56,13 @@ def gather(paths: FeaturePaths) -> Gathered:
     warnings: list[str] = [left_out] if left_out else []
     found: list[Wait] = []
     now = datetime.now(UTC)
-    read_any = False
+    read_from: list[str] = []
     for metrics, events_file in sources:
         named = display_path(metrics, os.getcwd())
         if loops and not os.path.lexists(metrics):
             continue  # a loop that has not finished an iteration
         read = read_metrics(named)  # errors name the file as the user sees it
-        read_any = True
+        read_from.append(metrics)
         lines += read.lines
         here = "" if metrics == metrics_file else f"{named}: "
         skipped += [(number, here + reason) for number, reason in read.skipped]
@@ -71,13 +71,17 @@ def gather(paths: FeaturePaths) -> Gathered:
         if problem:
             warnings.append(f"{problem} (the timeline shows no waits)")
         found += waits(events, now)
-    if not read_any:
+    if not read_from:
         read_metrics(shown)  # the error a feature with no records at all gets
-    if loops:  # the loops' lines interleave in time; stable: a file's order stays within a second
+    theirs = [metrics for metrics in read_from if metrics != metrics_file]
+    if theirs:  # the loops' lines interleave in time; stable: a file's order stays within a second
         lines.sort(key=lambda line: stamp if isinstance(stamp := line.get("timestamp"), str) else "")
-        folder = display_path(paths.file(LOOPS_DIR), os.getcwd())
-        theirs = f"the records of {len(loops)} parallel loop(s) in {folder}/"
-        shown = f"{shown} and {theirs}" if own else theirs
+        kept = paths.file(LOOPS_DIR)
+        in_kept = sum(1 for metrics in theirs if metrics.startswith(kept + os.sep))
+        places = [f"{in_kept} in {display_path(kept, os.getcwd())}/"] if in_kept else []
+        places += [f"{len(theirs) - in_kept} in their worktrees"] if len(theirs) > in_kept else []
+        said = f"the records of {len(theirs)} parallel loop(s) ({', '.join(places)})"
+        shown = f"{shown} and {said}" if own else said
     row = format_of(detect_kind(paths.dir))
     return Gathered(
         feature=paths.name,
@@ -133,10 +137,11 @@ def loop_records(paths: FeaturePaths) -> tuple[list[tuple[str, str]], str | None
 def recorded_budget(lines: list[dict[str, Any]]) -> tuple[bool, float | None]:
     """The cost budget the latest run had (its metrics lines say it: `--max-cost` included, which no config
     file holds), and whether it is recorded at all (lines of an older ralph are not: the config then says)."""
-    own = [line for line in lines if line.get("outcome") != RESOLVE_OUTCOME]  # a parallel run's call, no run's
-    if not own or "max_cost_usd" not in own[-1]:
+    # the last line of a run: a resolver's call (a parallel run's own) had no budget of its own
+    last = next((line for line in reversed(lines) if line.get("outcome") != RESOLVE_OUTCOME), None)
+    if last is None or "max_cost_usd" not in last:
         return False, None
-    value = own[-1]["max_cost_usd"]
+    value = last["max_cost_usd"]
     return True, float(value) if isinstance(value, (int, float)) and not isinstance(value, bool) else None
 
 
