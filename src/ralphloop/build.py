@@ -25,8 +25,9 @@ from ralphloop.engine.state import LoopState
 from ralphloop.errors import RalphError
 from ralphloop.events import Notice, Slot
 from ralphloop.exitcodes import ExitReason
+from ralphloop.features import resolve_feature
 from ralphloop.hooks.runner import HookRunner
-from ralphloop.paths import FeaturePaths, display_path, ralph_home, resolve_feature
+from ralphloop.paths import FeaturePaths, display_path, ralph_home
 from ralphloop.policy import Policy
 from ralphloop.preflight import run_problems, template_file
 from ralphloop.prompt import load_template

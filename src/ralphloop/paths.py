@@ -7,12 +7,12 @@ pathlib and dataclasses together cost more than the whole status budget.
 from __future__ import annotations
 
 import os
+import re
 import shlex
 
-from ralphloop.errors import RalphError
-from ralphloop.safe_read import check_file
 from ralphloop.tasks import detect as _detect
-from ralphloop.tasks.detect import detect, detect_root, missing_message
+from ralphloop.tasks.detect import detect
+from ralphloop.tasks.places import usual_places
 
 RALPH_DIR = _detect.RALPH_DIR  # every module finds it here
 
@@ -80,7 +80,9 @@ class FeaturePaths:
     The task files, progress.txt and prompt.md live in `dir`. ralph's runtime files (state, status,
     logs, breaker, metrics) live in `state_dir`: the same folder, except when the workspace is the
     project root itself (seed 000's and seed 002's layouts), where they go to `.ralph/` rather than
-    scatter a dozen files over the user's root.
+    scatter a dozen files over the user's root. When `.ralph/` holds another tool's files by ralph's names
+    (frankbria/ralph-claude-code's status.json, .circuit_breaker_state, ...), they go to `.ralph/.ralphloop/`
+    (state/owner.py): decided here, so that every reader finds them.
     """
 
     __slots__ = ("dir", "name", "project_root", "state_dir")
@@ -88,9 +90,13 @@ class FeaturePaths:
     def __init__(self, project_root: str, folder: str) -> None:
         self.project_root = project_root
         self.dir = os.path.abspath(folder)
-        self.name = os.path.basename(self.dir.rstrip(os.sep))
+        self.name = feature_name(self.dir, project_root)
         at_root = os.path.abspath(project_root) == self.dir
         self.state_dir = os.path.join(self.dir, RALPH_DIR) if at_root else self.dir
+        if self.state_dir == os.path.join(os.path.abspath(project_root), RALPH_DIR):
+            from ralphloop.state.owner import state_folder  # the only folder another Ralph tool writes in
+
+            self.state_dir = state_folder(self.state_dir)
 
     def file(self, name: str) -> str:
         """A runtime file of ralph's."""
@@ -100,6 +106,11 @@ class FeaturePaths:
     def is_feature_folder(self) -> bool:
         """A folder of its own under .ralph/ (one `ralph archive` may move away)."""
         return os.path.dirname(self.dir) == os.path.abspath(self.ralph_dir)
+
+    @property
+    def is_archived(self) -> bool:
+        """A feature `ralph archive` (or a completed run) moved into `.ralph/archive/`."""
+        return os.path.dirname(self.dir) == os.path.abspath(self.archive_root)
 
     @property
     def prd(self) -> str:
@@ -196,8 +207,8 @@ class FeaturePaths:
         if self.is_feature_folder:
             value = self.name
         elif self.dir == os.path.abspath(self.project_root):
-            if not list_features(self.project_root):
-                return ""
+            if not list_features(self.project_root) and usual_places(self.project_root) == [self.dir]:
+                return ""  # what a bare command finds
             value = self.dir
         else:
             value = self.display()
@@ -214,6 +225,26 @@ class FeaturePaths:
         if rel.startswith(".."):
             return False
         return rel.split(os.sep, 1)[0] in RUNTIME_NAMES or os.path.basename(rel).startswith(".tmp-")
+
+
+# An archive's folder name: `<stamp>-<feature>`, then `-2`, `-3` ... where that name was taken (archive.py).
+ARCHIVE_NAME = re.compile(r"(?P<stamp>\d{8}-\d{6})-(?P<name>.+?)(?:-(?P<copy>\d+))?")
+
+
+def feature_name(folder: str, project_root: str) -> str:
+    """A workspace's name: its folder's, but an archived feature's own (`.ralph/archive/20260101-120000-auth` is
+    `auth`), where the `-N` of a taken name is dropped only when the name without it is taken too (a feature may
+    be called `v-2`)."""
+    base = os.path.basename(folder.rstrip(os.sep))
+    archive = os.path.join(os.path.abspath(project_root), RALPH_DIR, ARCHIVE_DIR)
+    matched = ARCHIVE_NAME.fullmatch(base)
+    if matched is None or os.path.dirname(folder.rstrip(os.sep)) != archive:
+        return base
+    copy = matched["copy"]
+    if copy is None:
+        return matched["name"]
+    first = os.path.join(archive, f"{matched['stamp']}-{matched['name']}")
+    return matched["name"] if int(copy) >= 2 and os.path.lexists(first) else f"{matched['name']}-{copy}"
 
 
 def feature_flag(value: str) -> str:
@@ -245,53 +276,3 @@ def is_feature_name(selector: str) -> bool:
     """A bare name (`auth`), looked up in .ralph/; `.`, `..` and anything with a slash are folders."""
     name = selector.rstrip(os.sep)
     return bool(name) and os.sep not in name and name not in (".", "..")
-
-
-def resolve_feature(project_root: str, selector: str | None, *, flag: str = "-f") -> FeaturePaths:
-    """The feature named by `selector` (a name in `.ralph/`, or a folder path), or the only one there is.
-
-    With no selector and no feature in `.ralph/`, a project root laid out as seed 000 (fix_plan.md)
-    or seed 002 (specs/epic-N/) is the workspace."""
-    if selector:
-        named = os.path.join(project_root, RALPH_DIR, selector)
-        if is_feature_name(selector) and os.path.isdir(named):
-            return _checked(project_root, named)
-        if os.path.isdir(selector):
-            return _checked(project_root, selector)
-        if os.path.isdir(os.path.join(project_root, selector)):  # as ralph prints it: from the project root
-            return _checked(project_root, os.path.join(project_root, selector))
-        if not is_feature_name(selector):  # a path (seed 004's `ralph run plans/x/`) that is not there
-            shown = selector.rstrip(os.sep) or selector
-            raise RalphError(f"TODO.md not found in {shown} ({flag} {shown}: no such folder)")
-        if _is_root_workspace(project_root, selector):  # the name `ralph status` shows for a root workspace
-            return FeaturePaths(project_root, project_root)
-        known = list_features(project_root)
-        hint = f" (features: {', '.join(known)})" if known else " (create it with: ralph init NAME)"
-        raise RalphError(f"{flag} {selector}: no such feature in {display_path(named, os.getcwd())}{hint}")
-    features = list_features(project_root)
-    if len(features) == 1:
-        return FeaturePaths(project_root, os.path.join(project_root, RALPH_DIR, features[0]))
-    where = display_path(os.path.join(project_root, RALPH_DIR), os.getcwd())
-    if not features:
-        if detect_root(project_root):
-            return FeaturePaths(project_root, project_root)
-        raise RalphError(f"no feature in {where}/: create one with: ralph init NAME")
-    raise RalphError(f"several features in {where}/ ({', '.join(features)}): choose one with {flag} NAME")
-
-
-def _is_root_workspace(project_root: str, name: str) -> bool:
-    """Whether `name` is the project root's own folder name and the root is a workspace (seeds 000, 002)."""
-    root = os.path.abspath(project_root)
-    return name.rstrip(os.sep) == os.path.basename(root) and detect_root(root) is not None
-
-
-def _checked(project_root: str, folder: str) -> FeaturePaths:
-    paths = FeaturePaths(project_root, folder)
-    if detect(paths.dir) is None:
-        for name in _detect.TASK_FILE_NAMES:  # a folder (or a FIFO) by a task file's name: say so
-            path = os.path.join(paths.dir, name)
-            check_file(path, display_path(path, os.getcwd()))
-        if paths.is_feature_folder:
-            raise RalphError(f"{paths.display()}: no prd.json in this folder (create a feature with: ralph init NAME)")
-        raise RalphError(missing_message(paths.display()))
-    return paths

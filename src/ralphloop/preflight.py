@@ -7,13 +7,15 @@ branch.prefix and the feature's name), the prompt template, the circuit breaker'
 settings, the library notification URLs need (apprise), and ralph's own files in the workspace (each absent
 or a regular file of a readable size).
 Config errors are `load_settings`' own, which both commands call. What the machine holds is left to the
-run: git's state (git.preflight), executables on PATH, another run holding the lock.
+run: git's state (git.preflight), executables on PATH, another run holding the lock. One warning both say too:
+another tool's files by ralph's names in `.ralph/` (`others_notice`).
 """
 
 from __future__ import annotations
 
 import os
 import re
+import shlex
 from collections.abc import Callable
 
 from ralphloop import git
@@ -25,6 +27,7 @@ from ralphloop.paths import RUNTIME_NAMES, FeaturePaths, display_path
 from ralphloop.prompt import load_template
 from ralphloop.safe_read import CONFIG_CAP, LOG_CAP, STATE_CAP, TASK_CAP, check_file, check_folder
 from ralphloop.state.circuit import load_breaker
+from ralphloop.state.owner import OWN_FOLDER, other_tool, others_files
 from ralphloop.tasks.fix_plan import find_prompt
 from ralphloop.tasks.prd_json import PrdSource
 from ralphloop.tasks.problems import Problem, from_error
@@ -86,6 +89,11 @@ def runtime_problems(paths: FeaturePaths) -> list[Problem]:
     takes a call slot or writes a byte, rather than hanging or failing half-way."""
     problems: list[Problem] = []
     cwd = os.getcwd()
+    if os.path.basename(paths.state_dir) == OWN_FOLDER:  # another tool's files in .ralph/: ralph's own folder there
+        shown = display_path(paths.state_dir, cwd)
+        problems += _refused(lambda: check_folder(paths.state_dir, shown, "its state"), shown)
+        if problems:
+            return problems  # every file in it would be refused too: the folder is the one thing to fix
     for name in (*RUNTIME_NAMES, "progress.txt"):
         path = os.path.join(paths.dir, name) if name == "progress.txt" else paths.file(name)
         shown = display_path(path, cwd)
@@ -104,6 +112,35 @@ def runtime_problems(paths: FeaturePaths) -> list[Problem]:
     ignore = os.path.join(paths.ralph_dir, ".gitignore")
     problems += _refused(lambda: check_file(ignore, display_path(ignore, cwd), cap=CONFIG_CAP), ignore)
     return problems
+
+
+def others_notice(paths: FeaturePaths) -> str | None:
+    """What `ralph validate` and `ralph run` say when `.ralph/` holds another tool's files by ralph's names
+    (state/owner.py): whose they are, where ralph's state is instead, and how to stop committing them."""
+    ralph_dir = os.path.abspath(paths.ralph_dir)
+    if paths.state_dir != os.path.join(ralph_dir, OWN_FOLDER):
+        return None
+    names = others_files(ralph_dir)
+    if not names:
+        return None
+    cwd = os.getcwd()
+    shown = [display_path(os.path.join(ralph_dir, name), cwd) for name in names]
+    one = len(names) == 1
+    said = (
+        f"{', '.join(shown)} {'is' if one else 'are'} {other_tool(ralph_dir, names)}'s runtime file{'' if one else 's'}"
+        f" (not ralph's): ralph leaves {'it' if one else 'them'} alone and keeps its state in"
+        f" {display_path(paths.state_dir, cwd)}/"
+    )
+    try:
+        listed = git.run(ralph_dir, "ls-files", "-z", "--", *names)
+    except OSError:  # no git on PATH: nothing is committed that ralph could tell
+        return said
+    tracked = {name for name in listed.stdout.decode(errors="replace").split("\0") if name}
+    committed = [path for name, path in zip(names, shown, strict=True) if name in tracked]
+    if listed.returncode != 0 or not committed:
+        return said
+    them = "it" if len(committed) == 1 else "them"
+    return f"{said}; to stop committing {them}: git rm --cached {shlex.join(committed)} and add {them} to .gitignore"
 
 
 def _check_logs(folder: str, shown: str, depth: int = 0) -> None:

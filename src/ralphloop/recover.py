@@ -9,6 +9,7 @@ before anything else happens, so that nothing is lost, nothing is done twice and
    with git.auto_commit, committed; otherwise the attempt is saved (a ref and a patch) and undone.
 3. Its records: written now, as an iteration that was interrupted (it never counts), or replayed from the
    journal where a record file does not have it yet. The journal goes once they are all written.
+4. The temporary files of atomic writes a kill cut short, whose writers are gone, are removed (state/leftovers.py).
 """
 
 from __future__ import annotations
@@ -16,6 +17,7 @@ from __future__ import annotations
 import contextlib
 import os
 import re
+import time
 from collections.abc import Mapping
 from datetime import datetime
 from typing import Any
@@ -33,6 +35,7 @@ from ralphloop.events import Committed, IterationClosed, IterationFinished, Noti
 from ralphloop.protocols import AgentResult, Task, TaskView, link_types
 from ralphloop.records import journal as journal_file
 from ralphloop.records.journal import NO_RECORD, Journal
+from ralphloop.state.leftovers import remove_stale_temps
 
 KILLED = "ralph was killed during this iteration"
 
@@ -44,6 +47,8 @@ def reconcile(run: Run) -> Run:
     number (a second Ctrl+C, SIGKILL) must not give two iterations one number, one log, two records."""
     begun = _last_begun(run)  # before the journal is settled: it may be set aside
     settled = _settle(run)
+    paths = run.paths  # once what the killed run left running is stopped: none of its writers is still at work
+    remove_stale_temps((paths.state_dir, paths.dir, paths.logs), time.time())
     last = max(settled.start.number, begun)
     return settled if last == settled.start.number else replace(settled, start=replace(settled.start, number=last))
 

@@ -139,8 +139,8 @@ def check_file(
         _check_size(info.st_size, cap, name)
 
 
-def check_folder(path: str | os.PathLike[str], label: str | None = None) -> None:
-    """A folder of ralph's own (logs/): absent, or a real folder (not a link, not a file)."""
+def check_folder(path: str | os.PathLike[str], label: str | None = None, what: str = "its logs") -> None:
+    """A folder of ralph's own (logs/, where ralph keeps `what`): absent, or a real folder (not a link, not a file)."""
     name = label or shown_path(path)
     try:
         info = os.lstat(path)
@@ -148,7 +148,7 @@ def check_folder(path: str | os.PathLike[str], label: str | None = None) -> None
         return
     if not stat.S_ISDIR(info.st_mode):
         kind = "a symbolic link" if stat.S_ISLNK(info.st_mode) else "not a folder"
-        raise FileRefused(f"{name}: {kind} where ralph keeps its logs; remove it")
+        raise FileRefused(f"{name}: {kind} where ralph keeps {what}; remove it")
 
 
 def decode_text(raw: bytes, label: str) -> str:

@@ -59,15 +59,18 @@ class Workspace:
         """Remove the lock files that git commands killed half-way left (each removal said through `warn`);
         returns, in words, those left because a git process may hold them ("" when none)."""
         layout = self.layout
+        # the private index and its undo copy: only ralph's own git, naming them in GIT_INDEX_FILE, makes their locks
+        private = {index + ".lock": index for index in (self.index_file, self.index_file + ".undo")}
         files = [os.path.join(layout.git_dir, name) for name in ("index.lock", "HEAD.lock")]
-        files += [self.index_file + ".lock", self.index_file + ".undo.lock", layout.user_index + ".lock"]
+        files += [*private, layout.user_index + ".lock"]
         files += [os.path.join(layout.common_dir, ref + ".lock") for ref in {branch, gitcache.head_ref(layout)} if ref]
         files.append(os.path.join(layout.common_dir, "packed-refs.lock"))
-        found = gitlocks.clear_stale(sorted(set(files)), (self.top, layout.git_dir, layout.common_dir))
+        found = gitlocks.clear_stale(sorted(set(files)), (self.top, layout.git_dir, layout.common_dir), private)
         for lock in found.removed:
+            gone = "uses ralph's private index" if lock in private else "runs in this repository"
             self.warn(
                 f"removed the stale git lock {self._shown(lock)}: a git command was killed while it held it "
-                "(no git process runs in this repository)"
+                f"(no git process {gone})"
             )
         if not found.held:
             return ""

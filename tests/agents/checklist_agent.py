@@ -1,5 +1,5 @@
-"""Works a Markdown checklist (TODO.md, fix_plan.md): ticks the first open `- [ ]` box above any
-Optional/Future section, writes work-N.txt for it, and says COMPLETE when no open box is left there.
+"""Works a Markdown checklist (TODO.md, fix_plan.md): ticks the first open `- [ ]` box (or `| [ ] |` table cell)
+above any Optional/Future section, writes work-N.txt for it, and says COMPLETE when no open box is left there.
 
 argv[1]: the checklist's path, relative to $RALPH_FEATURE_DIR. Also records each iteration's
 RALPH_TASK_ID and the prompt's first line in seen.jsonl in the project (for the tests to read).
@@ -16,7 +16,7 @@ prompt = sys.stdin.read()
 path = os.path.join(os.environ["RALPH_FEATURE_DIR"], sys.argv[1])
 with open(path, encoding="utf-8", newline="") as handle:
     lines = handle.read().splitlines(keepends=True)
-open_box = re.compile(r"^(\s*[-*+] )\[ \]( .*)$", re.DOTALL)
+open_box = re.compile(r"^(\s*[-*+] |\s*\|(?:[^\n]*?\|)?\s*)\[ \](\s.*)$", re.DOTALL)
 optional = re.compile(r"^#+ .*(optional|future|nice to have)", re.IGNORECASE)
 ticked = None
 for index, line in enumerate(lines):

@@ -4,6 +4,10 @@ against the loopback fake of the OpenAI Responses API (tests/e2e/fake_openai.py)
 Codex reads its provider from `$CODEX_HOME/config.toml` in a private HOME; the fake answers with scripted tool
 calls, so the real CLI really edits the repository, and ralph reads the real `exec --json` lines it prints and
 the session file it writes. Nothing here mocks ralph or the CLI.
+
+Which bubblewrap Codex's sandbox runs is the test's choice, not the machine's (tests/e2e/codex_bwrap.py): the
+packaged one where it can create namespaces (else the run goes without Codex's sandbox, `--permissions all`), or a
+stand-in that fails as bwrap does on a machine without user namespaces.
 """
 
 from __future__ import annotations
@@ -12,12 +16,23 @@ import json
 import shlex
 import subprocess
 import time
+from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
 import pytest
 
 from tests.conftest import RalphRunner, read_json
+from tests.e2e.codex_bwrap import (
+    NAMESPACE_DENIED,
+    bundled_bwrap,
+    bwrap_folder,
+    namespaces_work,
+    use_broken,
+    use_bundled,
+    with_folder_first,
+)
+from tests.e2e.codex_cli import CODEX_VERSION
 from tests.e2e.conftest import codex_env
 from tests.e2e.fake_openai import (
     FAKE_API_KEY,
@@ -36,6 +51,23 @@ pytestmark = pytest.mark.timeout(900)  # the first test may pay for the npm inst
 @pytest.fixture
 def env(tmp_path: Path, openai_api: FakeOpenAI, ralph_env: dict[str, str]) -> dict[str, str]:
     return codex_env(tmp_path / "codex-home", openai_api, ralph_env, MODEL)
+
+
+@pytest.fixture
+def bwrap_dir() -> Iterator[Path]:
+    """A folder for the `bwrap` Codex will use, first on its PATH (outside the folders its sandbox can write)."""
+    with bwrap_folder(CODEX_VERSION) as folder:
+        yield folder
+
+
+def sandboxed(env: dict[str, str], bwrap_dir: Path) -> tuple[dict[str, str], tuple[str, ...]]:
+    """The environment and ralph flags of a run whose commands can run: in Codex's sandbox with the bwrap of its
+    package, as on a machine without bwrap, when that can create namespaces here; else without the sandbox."""
+    bundled = bundled_bwrap(CODEX_VERSION)
+    if bundled is not None and namespaces_work(bundled):
+        use_bundled(bwrap_dir, bundled)
+        return with_folder_first(env, bwrap_dir), ()
+    return env, ("--permissions", "all")
 
 
 def use_codex(project: Path, codex_bin: str) -> None:
@@ -68,14 +100,21 @@ def run(ralph: RalphRunner, env: dict[str, str], *args: str) -> subprocess.Compl
 
 
 def test_a_tool_call_edits_the_repository_and_the_completion_is_recorded_with_its_usage(
-    project: Path, feature: Path, ralph: RalphRunner, env: dict[str, str], openai_api: FakeOpenAI, codex_bin: str
+    project: Path,
+    feature: Path,
+    ralph: RalphRunner,
+    env: dict[str, str],
+    openai_api: FakeOpenAI,
+    codex_bin: str,
+    bwrap_dir: Path,
 ) -> None:
     use_codex(project, codex_bin)
     openai_api.add_turns(
         shell(finish_all_stories(), Usage(input_tokens=3000, cached_tokens=2000, output_tokens=40)),
         Message("All stories pass. <promise>COMPLETE</promise>", Usage(4000, 3500, 60, reasoning_tokens=20)),
     )
-    done = run(ralph, env)
+    env, flags = sandboxed(env, bwrap_dir)
+    done = run(ralph, env, *flags)
     assert done.returncode == 0, done.stdout + done.stderr
 
     # The real CLI ran the command in the project: the file is there, the stories pass.
@@ -115,3 +154,31 @@ def test_the_usage_limit_exits_2_with_the_reset_codex_was_sent(
     assert limit["resetsAt"] == time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime(reset))
     assert "usage limit" in limit["message"]
     assert [line["outcome"] for line in metrics(feature)] == ["usage-limit"]
+
+
+def test_a_sandbox_that_cannot_create_namespaces_stops_the_loop_with_bwraps_reason(
+    project: Path,
+    feature: Path,
+    ralph: RalphRunner,
+    env: dict[str, str],
+    openai_api: FakeOpenAI,
+    codex_bin: str,
+    bwrap_dir: Path,
+) -> None:
+    """Issue 31: Codex finishes the turn as if all went well and prints no item for the refused command; ralph
+    finds bwrap's line in the session file and stops rather than spend call after call on "no progress"."""
+    use_codex(project, codex_bin)
+    openai_api.add_turns(shell(finish_all_stories()), Message("All stories pass. <promise>COMPLETE</promise>"))
+    use_broken(bwrap_dir)
+    done = run(ralph, with_folder_first(env, bwrap_dir), "-n", "3")
+    assert done.returncode == 1, done.stdout + done.stderr
+
+    told = f"codex's sandbox could not run its commands: {NAMESPACE_DENIED}"
+    assert told in done.stdout
+    assert len(openai_api.main_requests) == 2 and openai_api.pending == 0  # one call: no retry, no second iteration
+    assert "Permission denied" in json.dumps(openai_api.main_requests[1].body["input"][-1])  # what the model saw
+    assert not (project / "work.txt").exists()
+    assert not any(story["passes"] for story in read_json(feature / "prd.json")["userStories"])
+    status = read_json(feature / "status.json")
+    assert (status["status"], status["exitReason"]) == ("failed", "agent_error")
+    assert status["exitMessage"].startswith(told) and "--permissions all" in status["exitMessage"]

@@ -3,6 +3,7 @@ once so that every runtime file exists; and what "every file as it was" means wh
 
 from __future__ import annotations
 
+import json
 import os
 import shutil
 import stat
@@ -52,10 +53,13 @@ def make_template(base: Path) -> Path:
     _real_tasks(base / "project" / ".ralph")
     _git(base, "add", "-A")
     _git(base, "commit", "-q", "-m", "features")
+    # feat's agent records a `ralph signal` (a loop must be running for one to be taken)
+    (base / "plan.json").write_text(json.dumps({"*": {"signals": [["learn", "a lesson"]], "say": "hello\n"}}))
     for name in FEATURES:
-        done = cold_ralph(base, "run", "-f", name, "-n", "1", "--agent-cmd", SAY, "--log-file", str(base / "run.log"))
+        agent = agent_cmd("plan_agent.py", str(base / "plan.json")) if name == "feat" else SAY
+        done = cold_ralph(base, "run", "-f", name, "-n", "1", "--agent-cmd", agent, "--log-file", str(base / "run.log"))
         assert done.returncode == 1 and "Summary:" in done.stdout, done.stdout + done.stderr
-    assert cold_ralph(base, "signal", "learn", "a lesson", "-f", "feat").returncode == 0
+    assert (base / "project" / ".ralph" / "feat" / "signals.jsonl").is_file()
     assert cold_ralph(base, "reset-circuit", "-f", "feat").returncode == 0
     _git(base, "add", "-A")
     _git(base, "commit", "-q", "-m", "after the first runs")

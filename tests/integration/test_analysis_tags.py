@@ -195,3 +195,18 @@ def test_questions_only_iteration_is_counted_and_told(
     assert read_json(feature / "status.json")["questionLoops"] == 0
     assert "asked questions" not in entries(feature)[2]
     assert (project / "schema.sql").is_file()
+
+
+def test_awaiting_the_users_input_is_a_question_the_next_prompt_answers(
+    feature: Path, ralph: RalphRunner, tmp_path: Path
+) -> None:
+    waits = plan_agent(
+        tmp_path, {"*": {"say": "I wrote both options down.\nAwaiting your input on the design decision.\n"}}
+    )
+
+    done = ralph("run", "-n", "2", "--agent-cmd", waits)
+
+    assert done.returncode == 1, done.stdout + done.stderr
+    assert "Awaiting your input on the design decision." in read_json(feature / ".response_analysis")["questions"]
+    prompt = (feature / "logs" / "iteration-2.prompt.md").read_text()
+    assert "Note from ralph: you asked questions last iteration, but nobody answers them during the loop" in prompt

@@ -9,6 +9,7 @@ open it too. The agents exit 0 unless a test is about failures, so that task ret
 from __future__ import annotations
 
 import json
+import os
 import subprocess
 from pathlib import Path
 from typing import Any
@@ -17,7 +18,16 @@ import pytest
 
 from tests.conftest import RalphRunner, agent_cmd, read_json
 from tests.integration.conftest import Background
-from tests.integration.helpers import entry_fields, git, progress_entries, read_pid, set_config, wait_dead
+from tests.integration.helpers import (
+    assert_one_line_error,
+    entry_fields,
+    git,
+    progress_entries,
+    read_pid,
+    set_config,
+    wait_dead,
+)
+from tests.integration.hostile_project import tree
 
 STAGNANT = {"*": {"say": "Looked at the code; nothing to change yet."}}
 GUIDANCE = "ralph reset-circuit -f feat"
@@ -375,3 +385,28 @@ def test_a_timed_out_iteration_is_a_failed_attempt_even_after_real_work(
     assert (state["consecutive_failures"], state["consecutive_no_progress"]) == (2, 0)
     assert not (project / "partial.txt").exists()
     assert not read_json(feature / "prd.json")["userStories"][0]["passes"]
+
+
+NOT_A_FILE = {
+    "folder": lambda path: path.mkdir(),
+    "fifo": os.mkfifo,
+    "link": lambda path: path.symlink_to("/dev/zero"),
+}
+
+
+@pytest.mark.parametrize("kind", sorted(NOT_A_FILE))
+@pytest.mark.parametrize("name", [".circuit_breaker_state", ".circuit_breaker_history", ".lock"])
+def test_reset_circuit_refuses_what_is_not_a_file_in_place_of_one_it_writes(
+    project: Path, feature: Path, ralph: RalphRunner, name: str, kind: str
+) -> None:
+    """A damaged breaker is what a reset is for; a folder, a FIFO or a link where it writes is not its to replace
+    (it ended in "internal error: IsADirectoryError", and replaced the FIFO)."""
+    NOT_A_FILE[kind](feature / name)
+    before = tree(project)  # never opens a FIFO or a link
+
+    done = ralph("reset-circuit", "-f", "feat", timeout=30)
+
+    line = assert_one_line_error(done, f".ralph/feat/{name}")
+    assert line.startswith("ralph: error: ") and "internal error" not in line, line
+    assert done.stdout == ""
+    assert tree(project) == before

@@ -29,11 +29,12 @@ from ralphloop.config import load_settings
 from ralphloop.engine.loop import LoopOutcome, run_loop
 from ralphloop.events import CircuitChanged, IterationStarted, Notice, Waiting
 from ralphloop.exitcodes import ExitReason
+from ralphloop.features import resolve_feature
 from ralphloop.gitignore import ensure_gitignore
 from ralphloop.guards.breaker import BreakerConfig
 from ralphloop.guards.budget import Budget
 from ralphloop.numbers import local_time
-from ralphloop.paths import RALPH_DIR, FeaturePaths, resolve_feature
+from ralphloop.paths import RALPH_DIR, FeaturePaths
 from ralphloop.process import ProcessLimits
 from ralphloop.protocols import Agent, FakeClock, iso
 from ralphloop.state.calls import CallLedger, ledger_path

@@ -71,6 +71,20 @@ def test_the_usage_limit_stops_the_run_with_its_reset(
     assert len(replay.calls()) == 1
 
 
+def test_openais_usage_limit_relayed_stops_the_run_with_its_reset(
+    project: Path, feature: Path, ralph: RalphRunner, tmp_path: Path
+) -> None:
+    replay = Replay(tmp_path, ["usage_limit_plus_json"])  # the reset only in the body and the x-codex-* headers
+    replay.configure(project)
+    done = run(ralph)
+    assert done.returncode == 2, done.stdout + done.stderr
+    status = read_json(feature / "status.json")
+    assert status["exitReason"] == "usage_limit"
+    limit = status["usageLimit"]
+    assert (limit["vendor"], limit["kind"], limit["resetsAt"]) == ("opencode", "five_hour", "2026-11-21T01:15:15Z")
+    assert "unknown time" not in status["guidance"]
+
+
 def test_a_bad_model_stops_at_once(project: Path, feature: Path, ralph: RalphRunner, tmp_path: Path) -> None:
     replay = Replay(tmp_path, ["mock_bad_model_json"])
     replay.configure(project)

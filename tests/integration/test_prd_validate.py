@@ -84,7 +84,7 @@ def test_validate_lists_every_problem_with_its_place(project: Path, ralph: Ralph
     folder = project / ".ralph" / "mixed"
     folder.mkdir(parents=True)
     stories = [
-        {"id": "A", "title": "a", "priority": "high", "passes": False},
+        {"id": "A", "title": "a", "priority": "urgent", "passes": False},
         {"id": "A", "title": "b", "priority": 2, "passes": "no"},
     ]
     (folder / "prd.json").write_text(json.dumps({"userStories": stories}))
@@ -93,8 +93,8 @@ def test_validate_lists_every_problem_with_its_place(project: Path, ralph: Ralph
     done = ralph("validate", "-f", "mixed")
     assert done.returncode == 1
     out = done.stdout
-    assert "userStories[0].priority: expected an integer" in out
-    assert "userStories[1].passes: expected true or false" in out
+    assert 'userStories[0].priority: "urgent" is not a whole number, P0..P4, or one of critical' in out
+    assert 'userStories[1].passes: expected true or false (found "no")' in out
     assert "userStories[1].id 'A' is used twice" in out
     assert "TODO.md" in out and "no tasks" in out
     assert "4 problems in .ralph/mixed" in out

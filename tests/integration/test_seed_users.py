@@ -94,6 +94,22 @@ def test_a_bare_r_is_ambiguous_in_a_story_spec_project(project: Path, ralph: Ral
     assert snapshot(project) == before
 
 
+def test_a_refused_seed_spelling_makes_nothing_not_even_in_git(
+    project: Path, ralph: RalphRunner, ralph_env: dict[str, str]
+):
+    """The refusal comes before the run opens the workspace (which makes .git/ralph/, the private index's folder)."""
+    story_root(project, ralph_env)
+    before = snapshot(project, skip=())
+
+    rate = ralph("run", "-r", "9", "--agent-cmd", "true")
+    timeout = ralph("run", "-t", "120", "--agent-cmd", "true")
+
+    assert_one_line_error(rate, "-r 9: ambiguous in a story-spec project")
+    assert_one_line_error(timeout, "-t 120: ambiguous in a story-spec project")
+    assert not (project / ".git" / "ralph").exists()
+    assert snapshot(project, skip=()) == before
+
+
 def test_d_and_l_are_the_seeds_short_forms(project: Path, ralph: RalphRunner, ralph_env: dict[str, str]):
     story_root(project, ralph_env)
     log = project.parent / "ralph.log"

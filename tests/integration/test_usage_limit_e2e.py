@@ -28,6 +28,7 @@ FIXTURES = Path(__file__).parent.parent / "fixtures"
 IN_AN_HOUR = int((datetime.now(UTC) + timedelta(hours=1)).timestamp())
 EPOCH_TEXT = f"Claude AI usage limit reached|{IN_AN_HOUR}"
 FIVE_HOUR_TEXT = "You've hit your 5-hour limit · resets 8pm (America/New_York)"
+EXTRA_USAGE_TEXT = "You’re out of extra usage · resets 9pm (Europe/Berlin)"  # frankbria/ralph-claude-code#100
 
 
 def steps(tmp_path: Path, plan: dict[str, Any]) -> str:
@@ -69,7 +70,9 @@ def assert_stopped_at_the_limit(
     return status_value
 
 
-@pytest.mark.parametrize("text", [EPOCH_TEXT, FIVE_HOUR_TEXT], ids=["epoch", "five-hour"])
+@pytest.mark.parametrize(
+    "text", [EPOCH_TEXT, FIVE_HOUR_TEXT, EXTRA_USAGE_TEXT], ids=["epoch", "five-hour", "extra-usage"]
+)
 def test_exit_policy_stops_with_code_2_and_counts_nothing(
     project: Path, feature: Path, ralph: RalphRunner, ralph_env: dict[str, str], tmp_path: Path, text: str
 ) -> None:
@@ -85,10 +88,11 @@ def test_exit_policy_stops_with_code_2_and_counts_nothing(
         assert resets == datetime.fromtimestamp(IN_AN_HOUR, UTC)
         assert status["usageLimit"]["message"] == "Claude AI usage limit reached"
     else:
-        assert status["usageLimit"]["kind"] == "five_hour"
-        assert status["usageLimit"]["message"] == FIVE_HOUR_TEXT
-        in_new_york = resets.astimezone(ZoneInfo("America/New_York"))
-        assert (in_new_york.hour, in_new_york.minute) == (20, 0)
+        kind, zone = ("five_hour", "America/New_York") if text == FIVE_HOUR_TEXT else ("extra_usage", "Europe/Berlin")
+        assert status["usageLimit"]["kind"] == kind
+        assert status["usageLimit"]["message"] == text
+        there = resets.astimezone(ZoneInfo(zone))
+        assert (there.hour, there.minute) == ((20, 0) if text == FIVE_HOUR_TEXT else (21, 0))
         assert before - timedelta(minutes=5) <= resets <= before + timedelta(days=1)
     # Not a failed attempt: the retry count is the first failure's, and only that one has a [FAIL] line.
     assert status["retryCount"] == 1

@@ -229,3 +229,26 @@ def test_reset_circuit_runs_over_a_damaged_breaker_file(project: Path, ralph: Ra
     done = ralph("run", "feat", "-n", "1", "--reset-circuit", "--agent-cmd", agent_cmd("record_env.py", str(calls)))
 
     assert calls.exists(), done.stderr  # a damaged file is what --reset-circuit is for
+
+
+def test_a_hook_id_holding_dot_dot_slash_is_no_problem_to_either(
+    project: Path, ralph: RalphRunner, tmp_path: Path
+) -> None:
+    # issue 31, item 6: both take it (the id only names the hook's log, made safe as a file name); neither may
+    # refuse what the other takes
+    assert ralph("init", "g", "--format", "goal").returncode == 0
+    sprint = project / ".ralph" / "g" / "SPRINT.yaml"
+    text = sprint.read_text().replace("Describe what g should achieve, and how to tell that it has.", "Parse CSV.")
+    sprint.write_text(
+        text + "per-iteration-hooks:\n  - id: ../../escape\n    command: echo hooked\n    parallel: false\n"
+    )
+    calls = tmp_path / "agent-calls.jsonl"
+
+    checked = ralph("validate", "-f", "g")
+    done = ralph("run", "-f", "g", "-n", "1", "--agent-cmd", agent_cmd("record_env.py", str(calls)))
+
+    assert checked.returncode == 0 and checked.stdout.startswith("ok: "), checked.stdout
+    assert calls.exists(), done.stdout + done.stderr  # the run started its agent
+    assert "per-iteration hook ../../escape (iteration 1): passed" in done.stdout, done.stdout
+    assert (project / ".ralph" / "g" / "logs" / "hooks" / "..-..-escape-1.log").read_text().startswith("hooked")
+    assert not (project / ".ralph" / "escape-1.log").exists() and not (project / "escape-1.log").exists()

@@ -129,6 +129,21 @@ def test_a_negated_phrase_still_matches_which_is_why_phrases_never_decide() -> N
         ("Let me know whether to proceed.", ["Let me know whether to proceed."]),
         ("Why does this fail? I fixed it.", []),  # a rhetorical question, not addressed to the user
         ("No questions here.", []),
+        # a wait for the user's word is an ask too, with or without a question mark
+        ("Awaiting your input on the design decision.", ["Awaiting your input on the design decision."]),
+        ("Schema drafted. I am awaiting your decision.", ["awaiting your decision."]),
+        ("awaiting your confirmation before I drop the table", ["awaiting your confirmation before I drop the table"]),
+        ("Stopping here, awaiting your approval!", ["awaiting your approval!"]),
+        ("Waiting for your input.", ["Waiting for your input."]),
+        ("Two drafts are ready, waiting for your feedback.", ["waiting for your feedback."]),
+        ("I’ll wait on your go-ahead to migrate.", ["wait on your go-ahead to migrate."]),
+        ("Let me know which option to take.", ["Let me know which option to take."]),
+        # status text: a wait for a tool, a build or somebody's review is not an ask
+        ("Waiting for tests to finish.", []),
+        ("Pushed; awaiting CI.", []),
+        ("The PR is awaiting review from the CI bot.", []),
+        ("Waiting for your tests to finish before the next step.", []),
+        ("The dialog waits for input.", []),
     ],
 )
 def test_questions_to_the_user(text: str, questions: list[str]) -> None:

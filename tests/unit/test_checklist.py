@@ -296,3 +296,52 @@ def test_an_empty_heading_resets_its_level() -> None:
     items = parse_checklist("# Plan\n## Optional\n##\n- [ ] a\n")
     assert items[0].headings == ("Plan", "")
     assert items[0].heading == ""
+
+
+# ---------------------------------------------------------------- checkboxes in a table
+
+
+def test_a_table_row_with_a_checkbox_cell_is_a_task() -> None:
+    markdown = (
+        "## Story 1-1\n"
+        "\n"
+        "| # | Task | Status |\n"
+        "|---|------|:------:|\n"
+        "| 1.1 | Run `/bmad-bmm-create-story` | [ ] |\n"
+        "| 1.2 | Review it | [x] |\n"
+        "| 1.3 | no box here | todo |\n"
+        "\n"
+        "| [X] | first column |\n"
+    )
+    assert parse_checklist(markdown) == [
+        Item(5, False, "1.1 | Run `/bmad-bmm-create-story`", "Story 1-1", ("Story 1-1",), 0, in_table=True),
+        Item(6, True, "1.2 | Review it", "Story 1-1", ("Story 1-1",), 0, in_table=True),
+    ]  # the last line has no header and delimiter above it: not a table
+
+
+@pytest.mark.parametrize(
+    "table",
+    [
+        "| Sign | Meaning |\n|------|------|\n| `[ ]` | to do |\n| `[x]` | done |\n",  # a legend: boxes in code
+        "| Task | Status |\n|------|------|\n| [ ] |  |\n",  # a box without text
+        "| Task | [ ] |\n| x | y |\n",  # no delimiter row: not a table
+        "| a | b |\n|---|---|---|\n| task | [ ] |\n",  # the delimiter's cells do not match the header's
+        "```\n| a | b |\n|---|---|\n| task | [ ] |\n```\n",  # in a fence
+    ],
+)
+def test_tables_without_a_task(table: str) -> None:
+    assert parse_checklist(table) == []
+
+
+def test_a_row_with_two_boxes_is_done_when_both_are_ticked_and_a_blank_line_ends_the_table() -> None:
+    markdown = "| Task | Dev | Review |\n|---|---|---|\n| A | [x] | [ ] |\n| B | [x] | [X] |\n\n- [ ] after\n"
+    assert [(item.text, item.checked, item.in_table) for item in parse_checklist(markdown)] == [
+        ("A", False, True),
+        ("B", True, True),
+        ("after", False, False),
+    ]
+
+
+def test_an_escaped_pipe_stays_in_its_cell() -> None:
+    markdown = "Task | Done\n--- | ---\n`a \\| b` | [ ]\n"
+    assert texts(markdown) == ["`a \\| b`"]

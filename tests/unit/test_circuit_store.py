@@ -136,7 +136,7 @@ def test_history_starts_with_the_first_append(tmp_path: Path) -> None:
     assert not path.exists()  # nothing to add, nothing written
     append_history(str(path), [transition(1)])
     data = json.loads(path.read_text(encoding="utf-8"))
-    assert data == {"schema_version": SCHEMA_VERSION, "transitions": [transition(1).to_json()]}
+    assert data == {"schema_version": SCHEMA_VERSION, "writer": "ralphloop", "transitions": [transition(1).to_json()]}
     assert read_history(str(path)) == [transition(1).to_json()]
 
 
@@ -205,4 +205,4 @@ def test_appending_to_a_damaged_history_starts_it_again(tmp_path: Path) -> None:
     path.write_bytes(b"{half a file")
     append_history(str(path), [transition(5)])
     data = json.loads(path.read_text(encoding="utf-8"))
-    assert data == {"schema_version": SCHEMA_VERSION, "transitions": [transition(5).to_json()]}
+    assert data == {"schema_version": SCHEMA_VERSION, "writer": "ralphloop", "transitions": [transition(5).to_json()]}

@@ -16,11 +16,11 @@ from ralphloop.tasks.fix_plan import (
     find_fix_plan,
     find_prompt,
     fix_plan_problems,
-    ignored_section,
     new_fix_plan,
     new_prompt_md,
 )
 from ralphloop.tasks.problems import Problem
+from ralphloop.tasks.sections import optional_section as ignored_section
 
 SHOWN = "fix_plan.md"
 
@@ -113,7 +113,7 @@ def test_optional_headings(heading: str) -> None:
 
 @pytest.mark.parametrize(
     "heading",
-    ["High Priority", "Future Work", "Optional tasks we must do", "Optionality", "Not optional", "Nice", ""],
+    ["High Priority", "Optional tasks we must do", "Optionality", "Not optional", "Nice", ""],
 )
 def test_headings_that_count(heading: str) -> None:
     assert not ignored_section(heading)
@@ -199,15 +199,34 @@ def test_not_utf8_names_the_file(tmp_path: Path) -> None:
     assert load_error(plan(tmp_path, b"\xff\xfe- [ ] a\n")) == "fix_plan.md:1: not UTF-8 text"
 
 
-@pytest.mark.parametrize("text", ["", "# Fix plan\n\nNothing yet.\n", "- [link](https://example.com)\n"])
-def test_no_checkbox_is_an_error(tmp_path: Path, text: str) -> None:
-    assert load_error(plan(tmp_path, text)) == "fix_plan.md: no tasks (write them as '- [ ] task' lines)"
+@pytest.mark.parametrize(
+    ("text", "said"),
+    [
+        ("", "fix_plan.md:1: no tasks: the file is empty; write each task as a `- [ ] task` line"),
+        (
+            "# Fix plan\n\nNothing yet.\n",
+            "fix_plan.md:1: no tasks: no checkbox (`- [ ] task`) here, only 1 heading in 2 lines, the first "
+            "`# Fix plan`; write each task as a `- [ ] task` line",
+        ),
+        (
+            "Links:\n- [link](https://example.com)\n",
+            "fix_plan.md:2: no tasks: no checkbox (`- [ ] task`) here, only 1 list item of notes in 2 lines, the "
+            "first `- [link](https://example.com)`; write each task as a `- [ ] task` line",
+        ),
+    ],
+)
+def test_no_checkbox_is_an_error_naming_what_is_there_instead(tmp_path: Path, text: str, said: str) -> None:
+    assert load_error(plan(tmp_path, text)) == said
 
 
 def test_only_optional_items_is_an_error_that_says_why(tmp_path: Path) -> None:
     source = plan(tmp_path, "## Optional\n- [ ] a\n## Future\n- [x] b\n")
     assert fix_plan_problems(source.file, SHOWN) == [
-        Problem(SHOWN, "no tasks outside Optional, Future and Nice to Have sections (write them as '- [ ] task' lines)")
+        Problem(
+            SHOWN,
+            "no tasks outside Optional, Future, Nice to Have and other optional sections "
+            "(write them as '- [ ] task' lines)",
+        )
     ]
 
 

@@ -3,6 +3,7 @@ process working in the repository may hold is left, with that process named."""
 
 from __future__ import annotations
 
+import os
 import subprocess
 from collections.abc import Iterator
 from pathlib import Path
@@ -67,3 +68,34 @@ def test_a_git_process_in_another_repository_holds_nothing_here(
         found = clear_stale([str(lock)], [str(repo), str(repo / ".git")])
         assert found.removed == (str(lock),)
     assert not lock.exists()
+
+
+def test_a_private_index_lock_goes_while_other_git_processes_work_in_the_repository(
+    repo: Path, ralph_env: dict[str, str]
+) -> None:
+    index = repo / ".git" / "ralph" / "feat.index"
+    index.parent.mkdir()
+    private, shared = Path(f"{index}.lock"), repo / ".git" / "index.lock"
+    private.write_text("")
+    shared.write_text("")
+    for holder in git_waiting_in(repo, ralph_env):  # no GIT_INDEX_FILE: it cannot have made the private lock
+        found = clear_stale([str(private), str(shared)], [str(repo), str(repo / ".git")], {str(private): str(index)})
+        assert found.removed == (str(private),) and found.held == (str(shared),) and found.holder == holder.pid
+    assert not private.exists() and shared.exists()
+
+
+def test_a_private_index_lock_stays_while_a_git_naming_that_index_runs_anywhere(
+    repo: Path, ralph_env: dict[str, str], tmp_path: Path
+) -> None:
+    index = repo / ".git" / "ralph" / "feat.index"
+    index.parent.mkdir()
+    private = Path(f"{index}.lock")
+    private.write_text("")
+    elsewhere = tmp_path / "elsewhere"
+    elsewhere.mkdir()
+    subprocess.run(["git", "init", "-q"], cwd=elsewhere, env=ralph_env, check=True)
+    named = os.path.relpath(index, elsewhere)  # as the process's own folder resolves it
+    for holder in git_waiting_in(elsewhere, {**ralph_env, "GIT_INDEX_FILE": named}):
+        found = clear_stale([str(private)], [str(repo), str(repo / ".git")], {str(private): str(index)})
+        assert found.held == (str(private),) and found.holder == holder.pid and found.removed == ()
+    assert private.exists()

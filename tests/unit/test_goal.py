@@ -317,3 +317,31 @@ def test_half_a_character_is_written_as_a_replacement_character() -> None:
 
     text = dump_progress(goal(goal="emoji \ud83d half"))
     assert yaml.load(text, Loader=getattr(yaml, "CSafeLoader", yaml.SafeLoader))["goal"] == "emoji \ufffd half"
+
+
+@pytest.mark.parametrize(
+    ("sprint", "message"),
+    [
+        (
+            "name: x\ngoal: Ship it.\n",
+            "s/SPRINT.yaml: no `workflow:` key: ralph runs a SPRINT.yaml only with `workflow: ralph`: write that line",
+        ),
+        (
+            "name: x\nworkflow:\ngoal: Ship it.\n",
+            "s/SPRINT.yaml:2: `workflow:` is empty: ralph runs a SPRINT.yaml only with `workflow: ralph`",
+        ),
+        ("workflow: [ralph]\ngoal: g\n", "s/SPRINT.yaml:1: workflow: expected ralph, not a list"),
+        (
+            "workflow: ralph\n\ngoals:\n  - one\n  - two\n",
+            "s/SPRINT.yaml: goal: expected the goal as text (this one has `goals:` at line 3, a list, where ralph "
+            "reads `goal:`); write it as `goal: |` and the text below it",
+        ),
+        ("workflow: ralph\ngoal:\n  - one\n", "s/SPRINT.yaml:2: goal: expected the goal as text (this one is a list)"),
+        ("'workflow': standard\nsteps: [{prompt: a}, {prompt: b}]\n", "(the 2 steps under `steps:` at line 2 are"),
+    ],
+)
+def test_a_sprint_ralph_does_not_run_is_told_by_its_near_miss(tmp_path: Path, sprint: str, message: str) -> None:
+    write(tmp_path / "s", "SPRINT.yaml", sprint)
+    with pytest.raises(RalphError) as caught:
+        GoalSource(str(tmp_path / "s"), "s", str(tmp_path)).load()
+    assert message in str(caught.value)

@@ -3,9 +3,12 @@ headers, and the log lines themselves (real lines of opencode 1.18.33, and what 
 
 from __future__ import annotations
 
+import json
 from datetime import UTC, datetime, timedelta
 
 import pytest
+from hypothesis import given
+from hypothesis import strategies as st
 
 from ralphloop.agents.opencode import log_lines
 from ralphloop.agents.opencode.errors import from_event, from_text
@@ -139,6 +142,97 @@ def test_a_usage_limit_needs_a_429_that_says_so() -> None:
     assert usage_limit(403, "Usage limit reached.", body, {}, AT) is None
     rejected = usage_limit(429, "Error", "", {"anthropic-ratelimit-unified-status": "rejected"}, AT)
     assert rejected is not None and rejected.resets_at is None  # a limit without a reset: the fallback wait
+
+
+# OpenAI's usage limit as the Responses API states it (tests/fixtures/opencode/usage_limit_plus_json): the body's
+# `resets_at` and `resets_in_seconds`, and a window per `x-codex-*` header set, only the used-up one the limit's.
+OPENAI_BODY = (
+    '{"error": {"type": "usage_limit_reached", "message": "The usage limit has been reached", '
+    '"plan_type": "plus", "resets_at": 1795223715, "resets_in_seconds": 7200}}'
+)
+CODEX_WINDOWS = {
+    "x-codex-primary-reset-at": "1795223715",
+    "x-codex-primary-used-percent": "100",
+    "x-codex-primary-window-minutes": "300",
+    "x-codex-secondary-reset-at": "1795475715",
+    "x-codex-secondary-used-percent": "40",
+    "x-codex-secondary-window-minutes": "10080",
+}
+PRIMARY_RESET = datetime(2026, 11, 21, 1, 15, 15, tzinfo=UTC)  # 1795223715
+RELAYED = "The usage limit has been reached"
+OPENAI_AT = datetime(2026, 11, 20, 23, 15, 15, tzinfo=UTC)
+OPENAI_DATE = "Fri, 20 Nov 2026 23:15:15 GMT"  # the capture's `date`: the instant its resets are read against
+
+
+@pytest.mark.parametrize(
+    ("body", "headers", "reset", "kind"),
+    [
+        (OPENAI_BODY, CODEX_WINDOWS, PRIMARY_RESET, "five_hour"),  # the capture: all of them agree
+        (OPENAI_BODY, {}, PRIMARY_RESET, ""),  # the body alone
+        ('{"error": {"type": "usage_limit_reached", "resets_in_seconds": 7200}}', {}, PRIMARY_RESET, ""),
+        ('{"error": {"type": "usage_limit_reached"}}', CODEX_WINDOWS, PRIMARY_RESET, "five_hour"),  # headers alone
+        (
+            '{"error": {"type": "usage_limit_reached"}}',
+            {**CODEX_WINDOWS, "x-codex-secondary-used-percent": "100"},
+            datetime(2026, 11, 23, 23, 15, 15, tzinfo=UTC),  # both windows spent: the later reset lifts the limit
+            "weekly",
+        ),
+    ],
+)
+def test_openais_usage_limit_gives_its_reset_from_the_body_or_the_window_headers(
+    body: str, headers: dict[str, str], reset: datetime, kind: str
+) -> None:
+    limit = usage_limit(429, RELAYED, body, {"date": OPENAI_DATE, **headers}, OPENAI_AT)
+    assert limit is not None and (limit.message, limit.resets_at, limit.kind) == (RELAYED, reset, kind)
+
+
+@pytest.mark.parametrize(
+    "body",
+    [
+        '{"error": {"type": "usage_limit_reached", "resets_at": 1500000000}}',  # long past
+        '{"error": {"type": "usage_limit_reached", "resets_at": "soon", "resets_in_seconds": -5}}',
+        '{"error": {"type": "usage_limit_reached", "resets_at": true, "resets_in_seconds": 1e308}}',
+        '{"error": "usage_limit_reached"}',
+        '["usage_limit_reached"]',
+        '{"error": {"resets_at": 1795223715',  # cut off
+    ],
+)
+def test_no_reset_from_an_absurd_or_broken_body(body: str) -> None:
+    limit = usage_limit(429, RELAYED, body, {"date": OPENAI_DATE}, OPENAI_AT)
+    assert limit is not None and limit.resets_at is None
+
+
+def test_a_window_not_used_up_is_not_the_limits_reset() -> None:
+    headers = {**CODEX_WINDOWS, "x-codex-primary-used-percent": "99"}
+    body = '{"error": {"type": "usage_limit_reached"}}'
+    limit = usage_limit(429, RELAYED, body, {"date": OPENAI_DATE, **headers}, OPENAI_AT)
+    assert limit is not None and limit.resets_at is None
+
+
+_VALUES = st.one_of(
+    st.text(max_size=30),
+    st.integers().map(str),
+    st.floats().map(str),
+    st.sampled_from(["1e308", "nan", "-inf", "²", "١٠٠", "100", "300", "1795223715"]),
+)
+
+
+@given(
+    st.one_of(
+        st.text(max_size=200),
+        st.recursive(
+            st.none() | st.booleans() | st.floats() | st.integers() | st.text(),
+            lambda inner: (
+                st.lists(inner) | st.dictionaries(st.sampled_from(["error", "resets_at", "resets_in_seconds"]), inner)
+            ),
+        ).map(json.dumps),
+    ),
+    st.dictionaries(st.sampled_from([*sorted(CODEX_WINDOWS), "date", "retry-after"]), _VALUES),
+)
+def test_usage_limit_never_raises(body: str, headers: dict[str, str]) -> None:
+    limit = usage_limit(429, RELAYED, body, headers, OPENAI_AT)
+    assert limit is not None
+    assert limit.resets_at is None or limit.resets_at.tzinfo is not None
 
 
 def test_a_relayed_cli_sentence_is_a_usage_limit_with_its_reset() -> None:

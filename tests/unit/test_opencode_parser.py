@@ -141,6 +141,15 @@ def test_a_usage_limit_gives_its_reset_from_the_headers() -> None:
     assert limit.message == "You have reached your usage limit for this billing period."
 
 
+def test_openais_usage_limit_relayed_gives_its_reset_from_the_body_and_headers() -> None:
+    result = parse("usage_limit_plus_json")  # the corpus capture: the openai provider, a plus plan's 5-hour window
+    assert result.failed and result.error_kind is ErrorKind.USAGE_LIMIT
+    limit = result.usage_limit
+    assert limit is not None
+    assert limit.resets_at == datetime(2026, 11, 21, 1, 15, 15, tzinfo=UTC)  # resets_at / x-codex-primary-reset-at
+    assert (limit.kind, limit.message) == ("five_hour", "The usage limit has been reached")
+
+
 def test_a_run_stopped_while_opencode_waited_says_what_it_waited_for() -> None:
     # A 429 with `retry-after: 7200`: opencode waits two hours in silence; the idle timeout ends it.
     result = parse("mock_usage_limit_waiting_json", idle_limit_s=600.0)

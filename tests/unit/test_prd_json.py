@@ -10,7 +10,8 @@ import pytest
 
 from ralphloop.errors import RalphError
 from ralphloop.protocols import Task
-from ralphloop.tasks.prd_json import PrdSource, PrdStory, new_prd, parse_prd, pick_next
+from ralphloop.tasks.prd_json import PrdSource, PrdStory, new_prd, parse_prd, pick_next, prd_problems
+from ralphloop.tasks.priority_words import PRIORITY_FORMS
 
 LABEL = ".ralph/feat/prd.json"
 
@@ -35,8 +36,7 @@ def error_of(data: bytes) -> str:
 def test_invalid_json_names_line_and_column() -> None:
     data = b'{\n  "userStories": [\n    {"id": "a",,}\n  ]\n}\n'
     message = error_of(data)
-    assert message.startswith(f"{LABEL}: invalid JSON")
-    assert "line 3, column 16" in message
+    assert message.startswith(f"{LABEL}:3: invalid JSON at column 16: ")
 
 
 def test_not_utf8_is_an_error_naming_the_file() -> None:
@@ -48,23 +48,20 @@ def test_not_utf8_is_an_error_naming_the_file() -> None:
 def test_wrong_type_names_the_path() -> None:
     data = raw({"userStories": [story("A"), story("B", passes="no")]})
     message = error_of(data)
-    assert message.startswith(f"{LABEL}: ")
-    assert "userStories[1].passes" in message
-    assert "bool" in message
+    assert message == f'{LABEL}:13: userStories[1].passes: expected true or false (found "no")'
 
 
 def test_wrong_type_of_priority_names_the_path() -> None:
-    data = raw({"userStories": [story("A", priority="high")]})
-    assert "userStories[0].priority" in error_of(data)
+    data = raw({"userStories": [story("A", priority="urgent")]})
+    message = error_of(data)
+    assert message == f'{LABEL}:6: userStories[0].priority: "urgent" is not {PRIORITY_FORMS}'
 
 
 def test_missing_required_field_is_named() -> None:
     broken = story("A")
     del broken["title"]
     message = error_of(raw({"userStories": [story("Z"), broken]}))
-    assert "userStories[1]" in message
-    assert "title" in message
-    assert "missing" in message
+    assert message == f'{LABEL}:9: userStories[1]: no "title" (add "title")'
 
 
 def test_missing_user_stories_is_named() -> None:
@@ -90,11 +87,15 @@ def test_blank_id_is_refused() -> None:
     assert "userStories[1].id is empty" in message
 
 
-@pytest.mark.parametrize("body", [[story("A")], "text", 3, None])
-def test_top_level_must_be_an_object(body: Any) -> None:
+@pytest.mark.parametrize(("body", "found"), [("text", "text"), (3, "a number"), (None, "null")])
+def test_top_level_must_be_an_object(body: Any, found: str) -> None:
     message = error_of(raw(body))
-    assert message.startswith(f"{LABEL}: ")
-    assert "expected object" in message
+    assert message == f'{LABEL}:1: expected a JSON object with a "userStories" array at the top level (found {found})'
+
+
+def test_a_top_level_array_of_stories_is_read() -> None:
+    prd = parse_prd(raw([story("A"), story("B", passes=True)]), LABEL)
+    assert [(s.id, s.passes) for s in prd.user_stories] == [("A", False), ("B", True)]
 
 
 # ---------------------------------------------------------------- what loads
@@ -184,7 +185,10 @@ def test_load_invalid_file_names_its_display_path(tmp_path: Path) -> None:
     path.write_text("{")
     with pytest.raises(RalphError) as caught:
         PrdSource(str(path), display=LABEL).load()
-    assert str(caught.value).startswith(f"{LABEL}: invalid JSON")
+    # with the command that lists every problem of the file (ralph validate), as every task source says it
+    assert (
+        str(caught.value) == f"{LABEL}:1: invalid JSON at column 2: Expecting property name enclosed in double quotes"
+    )
 
 
 def test_load_gives_tasks_in_work_order_and_the_next_one(tmp_path: Path) -> None:
@@ -234,3 +238,45 @@ def test_describe_without_criteria_has_no_criteria_heading() -> None:
     text = PrdSource("prd.json").describe(Task(id="A", title="T", done=False))
     assert "Acceptance criteria" not in text
     assert "A - T" in text
+
+
+# ---------------------------------------------------------------- run and validate: one source of problems
+
+
+@pytest.mark.parametrize(
+    "body",
+    [
+        {"tasks": [story("A")]},
+        {"userStories": [story("A"), {"id": "B", "title": "b", "status": "done"}, story("A")]},
+        {"userStories": [story("A", dependsOn=["Z"])]},
+        {"userStories": [story("A", dependsOn=["B"]), story("B", dependsOn=["A"])]},
+        {"userStories": [{"id": "A", "title": "a", "prority": 2, "passes": False}]},
+    ],
+)
+def test_the_run_tells_the_first_problem_validate_lists_in_its_words(tmp_path: Path, body: Any) -> None:
+    path = tmp_path / "feat" / "prd.json"
+    path.parent.mkdir()
+    path.write_bytes(raw(body))
+    listed = prd_problems(path.read_bytes(), LABEL)
+    with pytest.raises(RalphError) as caught:
+        PrdSource(str(path), display=LABEL).load()
+    more = len(listed) - 1
+    tail = f" (and {more} more problem{'s' if more > 1 else ''}; all of them: ralph validate -f .ralph/feat)"
+    assert listed and str(caught.value) == str(listed[0]) + (tail if more else "")
+
+
+def test_describe_says_where_the_file_keeps_the_story_and_its_priority_as_written(tmp_path: Path) -> None:
+    path = tmp_path / "prd.json"
+    path.write_bytes(raw({"stories": [story("A", priority="HIGH"), {"id": "B", "title": "b", "passes": False}]}))
+    source = PrdSource(str(path), display=LABEL)
+    view = source.load()
+    first, second = view.tasks
+    assert source.describe(first).splitlines()[2] == (
+        f'Priority HIGH. When it is done and its checks pass, set `"passes": true` for A in {LABEL} '
+        '(its "stories" array).'
+    )
+    # no priority written: none is told (the file's order is the story's place)
+    assert source.describe(second).splitlines()[2].startswith('When it is done and its checks pass, set `"passes"')
+    path.write_bytes(raw([story("A")]))
+    source.load()
+    assert source.describe(first).splitlines()[2].endswith(f"for A in {LABEL} (the array it holds).")

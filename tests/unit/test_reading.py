@@ -101,6 +101,18 @@ def test_next_prompt_tells_the_agent_what_still_fails() -> None:
     assert not any("nobody answers" in note for note in notes)  # it claimed completion: not question-only
 
 
+def test_next_prompt_after_awaiting_the_users_input() -> None:
+    waiting = analyze("I drafted two schemas in the progress log. Awaiting your input on the design decision.")
+    reading = read_iteration(waiting, S2, VIEW, [])
+    assert reading.question_only
+    notes = next_prompt_notes(waiting, reading, None, 3)
+    assert any("nobody answers them during the loop" in note for note in notes)
+    status = analyze("Pushed the branch; awaiting CI. Waiting for tests to finish.")
+    assert not any(
+        "nobody answers" in note for note in next_prompt_notes(status, read_iteration(status, S2, VIEW, []), None, 3)
+    )
+
+
 def test_next_prompt_after_questions_and_blocked() -> None:
     asking = analyze("Which database do you prefer?")
     notes = next_prompt_notes(asking, read_iteration(asking, S2, VIEW, []), None, 3)

@@ -154,6 +154,25 @@ def test_a_hostile_status_json_makes_the_feature_unreadable_not_the_page(tmp_pat
     assert (good["name"], good["status"], good["errors"]) == ("good", "not started", [])
 
 
+def test_after_the_end_the_newest_archived_feature_is_shown_and_said_archived(tmp_path: Path) -> None:
+    project = tmp_path / "project"
+    archive = project / ".ralph" / "archive"
+    write_prd(archive / "20261201-090000-auth", 1)
+    write_prd(archive / "20261202-090000-auth", 1)
+    write_prd(archive / "20261203-090000-billing", 1)
+    [newest] = shown(project)["features"]
+    assert (newest["name"], newest["dir"], newest["archived"]) == (
+        "billing",
+        ".ralph/archive/20261203-090000-billing",
+        True,
+    )
+    [named] = shown(project, "auth")["features"]
+    assert (named["name"], named["dir"]) == ("auth", ".ralph/archive/20261202-090000-auth")
+    write_prd(project / ".ralph" / "auth", 1)  # active again: the active one is shown, not the archive
+    [active] = shown(project)["features"]
+    assert (active["dir"], active["archived"]) == (".ralph/auth", False)
+
+
 def test_features_named_or_none(tmp_path: Path) -> None:
     project = tmp_path / "project"
     (project / ".ralph").mkdir(parents=True)

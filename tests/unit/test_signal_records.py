@@ -136,6 +136,7 @@ def test_response_analysis_holds_every_field(tmp_path: Path) -> None:
     data = json.loads(path.read_text())
     assert data == {
         "schema_version": 1,
+        "writer": "ralphloop",  # its name is frankbria's too (state/owner.py)
         "iteration": 3,
         "analyzed_at": "2026-01-01T00:00:00Z",
         "confidence": 100,

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import re
 from pathlib import Path
 
 import pytest
@@ -109,11 +110,11 @@ def test_a_todo_that_is_a_folder_cannot_be_read(tmp_path: Path) -> None:
 
 
 @pytest.mark.parametrize(
-    "text", ["", "\ufeff", "# Plan\n\nJust prose.\n- a plain bullet\n", "- [ ]\n- [2026-01-01] done\n"]
+    "text", ["", "\ufeff", "# Plan\n\nJust prose.\n- a plain bullet\n", "- [ ]\n\nA note.\n- [2026-01-01] done\n"]
 )
 def test_no_checkbox_is_an_error_naming_the_file(tmp_path: Path, text: str) -> None:
     message = load_error(plan(tmp_path, text))
-    assert message == "plans/x/TODO.md: no tasks (write them as '- [ ] task' lines)"
+    assert re.fullmatch(r"plans/x/TODO\.md:\d+: no tasks: .*; write each task as a `- \[ \] task` line", message)
 
 
 def test_validate_sees_every_problem_and_run_the_first(tmp_path: Path) -> None:
@@ -121,7 +122,12 @@ def test_validate_sees_every_problem_and_run_the_first(tmp_path: Path) -> None:
     problems = todo_problems(source.folder, SHOWN)
     assert problems == [
         Problem("plans/x/TODO.md", "code fence ``` opened here is never closed, so no task below it counts", 3),
-        Problem("plans/x/TODO.md", "no tasks (write them as '- [ ] task' lines)"),
+        Problem(
+            "plans/x/TODO.md",
+            "no tasks: no checkbox (`- [ ] task`) here, only 1 heading in 3 lines, the first `# Plan`; write each "
+            "task as a `- [ ] task` line",
+            1,
+        ),
     ]
     message = load_error(source)
     assert message.startswith("plans/x/TODO.md:3: code fence ``` opened here is never closed")

@@ -21,9 +21,11 @@ from hypothesis import given
 from hypothesis import strategies as st
 
 from ralphloop.agents.claude.limit_events import from_claude_event
+from ralphloop.agents.claude.parser import StreamJsonParser
 from ralphloop.agents.limit_text import from_text
 from ralphloop.guards.reset_time import parse_reset
 from ralphloop.guards.usage import LimitWarning, UsageLimit
+from ralphloop.protocols import ErrorKind, ProcessOutcome
 
 FIXTURES = Path(__file__).resolve().parent.parent / "fixtures" / "usage"
 NEW_YORK = ZoneInfo("America/New_York")
@@ -231,7 +233,7 @@ def test_rate_limits_and_billing_errors_are_not_usage_limits(name: str) -> None:
 
 
 def test_fixtures_are_all_used() -> None:
-    used = {case[0] for case in CORPUS_LIMITS} | set(NOT_LIMITS) | {"README.md", ANTHROPICS}
+    used = {case[0] for case in CORPUS_LIMITS} | set(NOT_LIMITS) | {"README.md", ANTHROPICS} | set(EXTRA_USAGE)
     assert {path.name for path in FIXTURES.iterdir()} == used
 
 
@@ -451,6 +453,40 @@ def test_warning_utilization() -> None:
         assert warning(utilization=bad) is None
 
 
+# Claude's "You're out of extra usage · resets 9pm (Europe/Berlin)" (frankbria/ralph-claude-code#100): the plan's
+# window and the extra usage bought on top of it are both spent, so it is a usage limit like "You've hit your limit".
+EXTRA_USAGE = ("claude197_stream_extra_usage.jsonl", "claude_json_extra_usage.json")
+EXTRA_SENTENCE = "You're out of extra usage · resets 9pm (Europe/Berlin)"
+NINE_PM_BERLIN = at(2026, 11, 21, 20, 0)  # NOW is midnight in Berlin; 9pm CET is 20:00 UTC
+
+
+def test_out_of_extra_usage_in_a_stream_without_a_rate_limit_event() -> None:
+    found = [event["type"] for event in events(EXTRA_USAGE[0])]
+    assert found == ["system", "assistant", "result"]  # no rate_limit_event: only the sentence says it
+    limit = UsageLimit("claude", EXTRA_SENTENCE, NINE_PM_BERLIN, "extra_usage", "api_error")
+    assert [from_claude_event(event, NOW, UTC) for event in events(EXTRA_USAGE[0])] == [None, limit, limit]
+    assert from_claude_event(events(EXTRA_USAGE[0])[-1], NOW, UTC) == limit  # the result event alone says it too
+
+
+def test_out_of_extra_usage_in_the_stream_parser() -> None:
+    parser = StreamJsonParser(started_at=NOW)
+    parser.feed(read(EXTRA_USAGE[0]).encode("utf-8"))
+    result = parser.finish(ProcessOutcome(exit_code=1, duration_s=0.1))
+    assert result.error_kind is ErrorKind.USAGE_LIMIT
+    assert result.usage_limit is not None
+    assert (result.usage_limit.message, result.usage_limit.resets_at) == (EXTRA_SENTENCE, NINE_PM_BERLIN)
+
+
+def test_out_of_extra_usage_in_json_output_without_a_zone() -> None:
+    event = json.loads(read(EXTRA_USAGE[1]))  # curly apostrophe, no zone: the agent's zone
+    assert from_claude_event(event, NOW, BERLIN) == UsageLimit(
+        "claude", "You’re out of extra usage · resets 9pm", NINE_PM_BERLIN, "extra_usage", "api_error"
+    )
+    assert from_text(read(EXTRA_USAGE[1]), NOW, UTC) == UsageLimit(
+        "claude", "You’re out of extra usage · resets 9pm", at(2026, 11, 21, 21, 0), "extra_usage", "text"
+    )
+
+
 def test_api_error_without_a_sentence_still_counts() -> None:
     result = {"type": "result", "is_error": True, "api_error": "usage_limit_reached", "result": "\n  Out of juice \n"}
     assert from_claude_event(result, NOW, UTC) == UsageLimit("claude", "Out of juice", None, "", "api_error")
@@ -651,6 +687,39 @@ def test_malformed_events_are_none(event: Any) -> None:
             UTC,
             UsageLimit("claude", "You've hit your 5-hour limit · resets 99pm", None, "five_hour", "text"),
         ),
+        # Claude's extra usage spent too: either apostrophe, a date, a minute, a zone or none, or no reset at all
+        (
+            "You're out of extra usage · resets 9pm (Europe/Berlin)",
+            NOW,
+            UTC,
+            UsageLimit("claude", EXTRA_SENTENCE, NINE_PM_BERLIN, "extra_usage", "text"),
+        ),
+        (
+            "  ⎿  You’re out of extra usage · resets 9pm",
+            NOW,
+            NEW_YORK,
+            UsageLimit(
+                "claude", "You’re out of extra usage · resets 9pm", at(2026, 11, 21, 2, 0), "extra_usage", "text"
+            ),
+        ),
+        (
+            "Error: You're out of extra usage ∙ resets May 2, 2027, 8:40pm (Asia/Jerusalem)",
+            NOW,
+            UTC,
+            UsageLimit(
+                "claude",
+                "You're out of extra usage ∙ resets May 2, 2027, 8:40pm (Asia/Jerusalem)",
+                at(2027, 5, 2, 17, 40),
+                "extra_usage",
+                "text",
+            ),
+        ),
+        (
+            "You're out of extra usage",
+            NOW,
+            UTC,
+            UsageLimit("claude", "You're out of extra usage", None, "extra_usage", "text"),
+        ),
         # Gemini
         (
             "Error when talking to Gemini API Full report available at: /tmp/x.json TerminalQuotaError: "
@@ -757,6 +826,9 @@ def test_message_is_one_line_of_at_most_300_characters() -> None:
         "Quota exceeded. Check your plan and billing details.",
         "The usage limit has been reached",
         "When you hit your limit, Claude says so.",
+        "If you're out of extra usage · resets 9pm is printed, ralph waits.",
+        "The CLI prints: You're out of extra usage · resets 9pm (Europe/Berlin)",
+        "You're out of extra usage on this plan, so I used the cheaper model",
         "",
     ],
 )

@@ -16,6 +16,7 @@ from typing import Any
 from ralphloop.agents.script import ScriptError, as_list, validate_script
 from ralphloop.errors import RalphError
 from ralphloop.state.store import append_text, atomic_write_text
+from ralphloop.tasks.prd_reading import story_items
 from ralphloop.yaml_file import read_yaml_mapping
 
 
@@ -79,13 +80,14 @@ def _ensure_parent(path: str) -> None:
 
 
 def _mark_passing(prd_path: str, ids: list[str]) -> None:
-    with open(prd_path, encoding="utf-8") as handle:
-        prd = json.load(handle)
-    known = {story.get("id") for story in prd.get("userStories", [])}
+    with open(prd_path, "rb") as handle:
+        prd = json.loads(handle.read())  # UTF-8, or UTF-16/32 with a byte-order mark, as ralph reads it
+    stories = [story for story in story_items(prd) if isinstance(story, dict)]  # wherever the file keeps them
+    known = {story.get("id") for story in stories}
     missing = [story_id for story_id in ids if story_id not in known]
     if missing:
         raise ValueError(f"{prd_path}: no story {', '.join(missing)}")
-    for story in prd["userStories"]:
+    for story in stories:
         if story.get("id") in ids:
             story["passes"] = True
     atomic_write_text(prd_path, json.dumps(prd, indent=2, ensure_ascii=False) + "\n")

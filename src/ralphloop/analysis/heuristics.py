@@ -59,8 +59,12 @@ _QUESTION = re.compile(
     r"confirm|let me know|would it)\b[^.!?\n]{0,300}\?)",
     re.IGNORECASE | re.MULTILINE,
 )
+# An ask without a question mark, and a wait for the user's word ("Awaiting your input on the design.").
+# Only a wait for *your* decision-like word: "Waiting for tests to finish" and "awaiting CI" are status.
 _ASK = re.compile(
-    r"\b(?:let me know (?:if|whether|which|how)|please (?:confirm|advise|clarify|let me know))\b[^.!?\n]{0,300}[.!?]?",
+    r"\b(?:let me know (?:if|whether|which|how)|please (?:confirm|advise|clarify|let me know)|"
+    r"(?:await(?:ing|s)?|wait(?:ing)? (?:for|on)) your (?:input|decision|confirmation|approval|feedback|answer|"
+    r"response|reply|guidance|go-ahead|direction|instructions|call|choice|preference)s?)\b[^.!?\n]{0,300}[.!?]?",
     re.IGNORECASE,
 )
 _TESTING = re.compile(

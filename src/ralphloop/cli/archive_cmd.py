@@ -8,13 +8,14 @@ import os
 
 from ralphloop.archive import archive_feature
 from ralphloop.errors import RalphError
-from ralphloop.paths import display_path, find_project_root, resolve_feature
+from ralphloop.features import resolve_feature
+from ralphloop.paths import display_path, find_project_root
 from ralphloop.protocols import SystemClock
 from ralphloop.state.store import RunLock
 
 
 def command(args: argparse.Namespace, argv: list[str]) -> int:
-    paths = resolve_feature(find_project_root(), args.feature)
+    paths = resolve_feature(find_project_root(), args.feature, command=("archive",))
     if not paths.is_feature_folder:  # a plan folder or the project root is the user's own: never removed
         raise RalphError(
             f"{paths.display()}: ralph archive moves feature folders in .ralph/ only; this folder is yours to keep"

@@ -12,6 +12,7 @@ import re
 import shlex
 
 from ralphloop.errors import RalphError
+from ralphloop.features import resolve_feature
 from ralphloop.paths import (
     ARCHIVE_DIR,
     RALPH_DIR,
@@ -19,7 +20,6 @@ from ralphloop.paths import (
     display_path,
     feature_flag,
     find_project_root,
-    resolve_feature,
 )
 from ralphloop.safe_read import open_regular
 from ralphloop.state.read import read_json_object
@@ -44,7 +44,7 @@ def feature(selector: str | None, command: tuple[str, ...] = ("logs",)) -> Featu
     COMMAND` that reads it there."""
     root = find_project_root()
     try:
-        return resolve_feature(root, selector)
+        return resolve_feature(root, selector, command=command, archived=True)
     except RalphError as exc:
         hint = archive_hint(root, selector, command)
         if not hint:

@@ -119,6 +119,12 @@ def build_parser() -> argparse.ArgumentParser:
 
     validate = commands.add_parser("validate", help="check a feature's task files and config; list every problem")
     validate.add_argument("-f", "--feature", help="feature name or folder (default: the only one)")
+    validate.add_argument(
+        "--fix",
+        action="store_true",
+        help="first turn the plain bullets of a fix plan or TODO.md into checkboxes (shows the diff, asks on a "
+        "terminal, keeps the original as NAME.orig)",
+    )
     validate.set_defaults(handler="validate")
 
     helper = commands.add_parser("help", help="show help for a command")
@@ -215,6 +221,8 @@ def main(argv: Sequence[str] | None = None) -> int:
         from ralphloop.textsafe import strip_terminal_controls  # a path or a value may hold escapes
 
         print(f"ralph: error: {strip_terminal_controls(str(exc))}", file=sys.stderr)
+        for choice in exc.choices:
+            print(f"  {strip_terminal_controls(choice)}", file=sys.stderr)
         return 1
     except KeyboardInterrupt:
         print("ralph: interrupted", file=sys.stderr)

@@ -5,9 +5,10 @@ from __future__ import annotations
 import os
 import sys
 
+from ralphloop.features import resolve_feature
 from ralphloop.monitor.live import Watch, follow
 from ralphloop.monitor.snapshot import ended_fleet, ended_run
-from ralphloop.paths import find_project_root, resolve_feature
+from ralphloop.paths import find_project_root
 
 TYPE_CHECKING = False
 if TYPE_CHECKING:
@@ -15,7 +16,7 @@ if TYPE_CHECKING:
 
 
 def command(args: argparse.Namespace, argv: list[str]) -> int:
-    paths = resolve_feature(find_project_root(), args.feature)
+    paths = resolve_feature(find_project_root(), args.feature, command=("monitor",), archived=True)
     # --wait: a run that has already ended is not shown; the monitor waits for the next one.
     # --skip-run (from `ralph run --monitor`): the run that had ended when the loop was launched.
     skip = args.skip_run or (ended_run(paths) if args.wait else None)

@@ -32,6 +32,7 @@ from ralphloop.paths import RALPH_DIR, FeaturePaths, list_features
 from ralphloop.protocols import SystemClock
 from ralphloop.state.store import RunLock
 from ralphloop.tasks.prd_json import PrdSource, prd_problems
+from ralphloop.tasks.prd_reading import story_items
 from ralphloop.tasks.problems import raise_first
 from ralphloop.textsafe import strip_terminal_controls
 from ralphloop.worktree_lock import WorktreeLock
@@ -257,11 +258,11 @@ def _bring(root: str, target: str, branch: str) -> str:
 def _stories_without_marks(raw: bytes | None) -> dict[str, str]:
     """Each story's fields but its pass mark, as one canonical string, by id (what the coordinator may change)."""
     try:
-        stories = json.loads(raw or b"")["userStories"]
-    except (ValueError, KeyError, TypeError, RecursionError):
+        stories = story_items(json.loads(raw or b""))
+    except (ValueError, RecursionError):
         return {}
     found = {}
-    for story in stories if isinstance(stories, list) else []:
+    for story in stories:
         if isinstance(story, dict) and isinstance(story.get("id"), str):
             rest = {key: value for key, value in story.items() if key != "passes"}
             found[story["id"]] = json.dumps(rest, sort_keys=True)

@@ -16,7 +16,8 @@ import os
 import sys
 
 from ralphloop.errors import RalphError
-from ralphloop.paths import find_project_root, resolve_feature
+from ralphloop.features import resolve_feature
+from ralphloop.paths import find_project_root
 from ralphloop.records.metrics import SCHEMA_VERSION
 from ralphloop.records.metrics_text import format_summary
 from ralphloop.report.receipt import to_json
@@ -38,7 +39,7 @@ def command(args: argparse.Namespace, argv: list[str]) -> int:
     if html_file is not None:
         check_target(html_file)
     root = find_project_root()
-    paths = resolve_feature(root, args.feature)
+    paths = resolve_feature(root, args.feature, command=("report",), archived=True)
     got = gather(paths)
     for warning in got.warnings:
         print(f"ralph: warning: {strip_terminal_controls(warning)}", file=sys.stderr)
@@ -67,6 +68,7 @@ def command(args: argparse.Namespace, argv: list[str]) -> int:
                     " ".join(filter(None, ["ralph report", paths.flag, "--json"])),
                 ),
                 f"ℹ  Read from: {got.shown}",
+                *([f"ℹ  {paths.name} is archived: {paths.display()}"] if paths.is_archived else []),
             ]
         )
         print(strip_terminal_controls(text))

@@ -6,9 +6,11 @@ import argparse
 import os
 
 from ralphloop.errors import RalphError
+from ralphloop.features import resolve_feature
 from ralphloop.guards.breaker import Breaker
-from ralphloop.paths import display_path, find_project_root, resolve_feature
+from ralphloop.paths import display_path, find_project_root
 from ralphloop.protocols import SystemClock
+from ralphloop.safe_read import check_file
 from ralphloop.state.circuit import append_history, load_breaker, save_breaker
 from ralphloop.state.runstate import RunState
 from ralphloop.state.store import RunLock
@@ -16,8 +18,12 @@ from ralphloop.textsafe import strip_terminal_controls
 
 
 def command(args: argparse.Namespace, argv: list[str]) -> int:
-    paths = resolve_feature(find_project_root(), args.feature)
+    paths = resolve_feature(find_project_root(), args.feature, command=("reset-circuit",))
     label = display_path(paths.circuit_state, os.getcwd())
+    # A damaged breaker is what a reset is for, but a folder, a FIFO or a link in the place of a file it writes
+    # is not ralph's to replace: refused, naming it, before anything is written.
+    for path in (paths.circuit_state, paths.circuit_history):
+        check_file(path, display_path(path, os.getcwd()), follow=False)
     # A running loop keeps its breaker in memory and would write over the reset: refuse while one runs.
     os.makedirs(paths.state_dir, exist_ok=True)  # .ralph/ of a root workspace before its first run
     with RunLock(paths.lock, f"ralph run for {paths.name}"):

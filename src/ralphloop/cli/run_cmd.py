@@ -21,18 +21,14 @@ from ralphloop.cli.interrupts import Interrupts
 from ralphloop.cli.logfile import StampedLines
 from ralphloop.cli.monitor_launch import in_tmux, someone_to_ask
 from ralphloop.cli.render import TerminalRenderer
-from ralphloop.cli.seed_flags import (
-    bare_timeout_in_story_specs,
-    rate_in_story_specs,
-    story_shaped_rate,
-    timeout_problem,
-)
+from ralphloop.cli.seed_flags import story_shaped_rate, story_spec_refusal, timeout_problem
 from ralphloop.cli.terminal import TerminalGuard
 from ralphloop.engine.loop import run_loop
 from ralphloop.engine.phases import prompt_for
 from ralphloop.errors import RalphError
 from ralphloop.events import Notice
 from ralphloop.exitcodes import ExitReason
+from ralphloop.features import resolve_feature
 from ralphloop.fleet.launcher import child_kept_out, die_with_parent
 from ralphloop.gitignore import ensure_gitignore
 from ralphloop.notify.events import Seen
@@ -45,11 +41,13 @@ from ralphloop.paths import (
     display_path,
     find_project_root,
 )
+from ralphloop.preflight import others_notice
 from ralphloop.protocols import Agent, EventSink, SystemClock
 from ralphloop.reaper import become_subreaper
 from ralphloop.recover import reconcile
 from ralphloop.safe_read import check_file, nonblocking
 from ralphloop.state.store import RunLock
+from ralphloop.tasks.detect import detect
 from ralphloop.worktree_lock import WorktreeLock
 
 
@@ -63,6 +61,7 @@ def command(args: argparse.Namespace, argv: list[str]) -> int:
     root = find_project_root()
     if args.parallel and args.parallel > 1:
         return _parallel(args, argv, root, target, iterations, features)
+    _story_spec_spellings(args, root, target)  # before build_run: it makes the private index's folder in .git
     terminal = sys.stdin.isatty() and sys.stdout.isatty()
     request = RunRequest(
         target=target,
@@ -88,7 +87,6 @@ def command(args: argparse.Namespace, argv: list[str]) -> int:
         cancel=cancel,
         ask=lambda question, timeout: _ask_over_spinner(renderer, question, timeout, cancel.fileno()),
     )
-    _story_spec_spellings(args, built.kind)
     for message in built.warnings:
         print(f"ralph: warning: {message}", file=sys.stderr)
     if args.dry_run:
@@ -112,7 +110,8 @@ def command(args: argparse.Namespace, argv: list[str]) -> int:
             TerminalGuard() as screen,
             RunLock(run.paths.lock, f"ralph run for {run.paths.name}"),
         ):
-            for warning in built.git_warnings:  # on the run's screen, once it is sure to start
+            others = others_notice(run.paths)  # another tool's files by ralph's names in .ralph/, left alone
+            for warning in (*built.git_warnings, *([others] if others else [])):  # once it is sure to start
                 run.emit(Notice("warning", warning))
             if run.workspace is not None:  # before the run's first git command: a stale lock would fail it
                 run.workspace.clear_locks()
@@ -170,11 +169,13 @@ def _on_branch(args: argparse.Namespace, built: Built, run: Any) -> None:
         _switch(run.paths, built.branch, run.emit)
 
 
-def _story_spec_spellings(args: argparse.Namespace, kind: str) -> None:
-    if kind == "stories":  # seed 002's users type -t SECS and -r STORY
-        problem = args.timeout is not None and bare_timeout_in_story_specs(args.timeout, _spelled(args, "timeout"))
-        if problem or _spelled(args, "rate_limit") == "-r":
-            raise RalphError(problem or rate_in_story_specs(args.rate_limit))
+def _story_spec_spellings(args: argparse.Namespace, root: str, target: str | None) -> None:
+    """Seed 002's -t SECS and -r STORY refused in a story-spec workspace, before anything is made."""
+    problem = story_spec_refusal(args.timeout, _spelled(args, "timeout"), args.rate_limit, _spelled(args, "rate_limit"))
+    if problem:  # the workspace is looked up only then
+        paths = resolve_feature(root, target or args.feature, flag="FEATURE" if target else "-f")
+        if detect(paths.dir) == "stories":
+            raise RalphError(problem)
 
 
 def _check_flags(args: argparse.Namespace, target: str | None, iterations: str | None) -> None:

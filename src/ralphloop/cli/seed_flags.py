@@ -61,3 +61,10 @@ def rate_in_story_specs(value: str) -> str:
         f"-r {text}: ambiguous in a story-spec project (seed 002's ralph.sh reads -r as a story to resume from); "
         f"write --rate-limit {text} for {text} agent calls per hour, or --resume-from ID to skip to a story"
     )
+
+
+def story_spec_refusal(timeout: str | None, timeout_flag: str, rate: str | None, rate_flag: str) -> str | None:
+    """Why these -t and -r values are refused in a story-spec workspace (seed 002's -t SECS and -r STORY), with the
+    fix; None when they are not. Pure: the caller looks at the workspace only when there is a reason."""
+    problem = bare_timeout_in_story_specs(timeout, timeout_flag) if timeout is not None else None
+    return problem or (rate_in_story_specs(rate) if rate is not None and rate_flag == "-r" else None)

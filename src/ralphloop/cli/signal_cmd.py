@@ -1,7 +1,8 @@
 """`ralph signal KIND ...`: an agent tells the loop what happened, with no prose parsing.
 
 Run inside an iteration, it finds the feature through $RALPH_FEATURE_DIR and the iteration
-through $RALPH_ITERATION (both set for every agent); `-f` names a feature by hand.
+through $RALPH_ITERATION (both set for every agent); `-f` names a feature by hand. With no loop
+running for the feature, nothing would ever read the record: it is refused, and nothing written.
 """
 
 from __future__ import annotations
@@ -11,10 +12,12 @@ import os
 
 from ralphloop.analysis.signals import SignalRecord
 from ralphloop.errors import RalphError
-from ralphloop.paths import FeaturePaths, display_path, find_project_root, resolve_feature
+from ralphloop.features import resolve_feature
+from ralphloop.paths import FeaturePaths, display_path, find_project_root
 from ralphloop.protocols import SystemClock, iso
 from ralphloop.records.signal_log import append_signal, clean
 from ralphloop.safe_read import check_file
+from ralphloop.state.read import lock_holder_alive
 from ralphloop.tasks.detect import detect
 
 USAGE = {
@@ -31,6 +34,7 @@ def command(args: argparse.Namespace, argv: list[str]) -> int:
     paths = _feature(args.feature)
     shown = display_path(paths.signals, os.getcwd())
     check_file(paths.signals, shown, follow=False)  # a FIFO or a link in its place: said, not waited on
+    _refuse_outside_a_loop(paths, shown)
     try:
         append_signal(paths.signals, record, iso(SystemClock().now()))
     except OSError as exc:
@@ -39,6 +43,16 @@ def command(args: argparse.Namespace, argv: list[str]) -> int:
     subject = " ".join(part for part in (record.kind, record.id, record.text) if part)
     print(f"ralph: recorded '{subject}' for {where} in {display_path(paths.signals, os.getcwd())}")
     return 0
+
+
+def _refuse_outside_a_loop(paths: FeaturePaths, shown: str) -> None:
+    """A loop reads only the records appended while its agent runs: with no run holding the feature's lock
+    (the flock a live `ralph run` holds: a kill frees it), a record would never count, so none is written."""
+    if lock_holder_alive(paths.lock) is None:
+        raise RalphError(
+            f"{shown}: not recorded: no loop is running for {paths.selector}; ralph signal works only inside an "
+            "iteration of `ralph run`, where the agent gets $RALPH_FEATURE_DIR and $RALPH_ITERATION"
+        )
 
 
 def build_record(kind: str, words: list[str], iteration: int | None) -> SignalRecord:

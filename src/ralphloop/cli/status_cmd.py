@@ -10,6 +10,7 @@ import os
 import sys
 from datetime import UTC, datetime
 
+from ralphloop.features import resolve_feature
 from ralphloop.fleet_words import fleet_lines
 from ralphloop.numbers import iteration_words, tokens_words
 from ralphloop.pace import (
@@ -25,7 +26,7 @@ from ralphloop.pace import (
     seconds_between,
     token_budget_words,
 )
-from ralphloop.paths import FeaturePaths, find_project_root, resolve_feature
+from ralphloop.paths import FeaturePaths, display_path, find_project_root
 from ralphloop.state.fleet import read_fleet_noted
 from ralphloop.state.report import gather
 from ralphloop.tasks.formats import format_of
@@ -38,7 +39,7 @@ if TYPE_CHECKING:
 
 
 def command(args: argparse.Namespace, argv: list[str]) -> int:
-    paths = resolve_feature(find_project_root(), args.feature)
+    paths = resolve_feature(find_project_root(), args.feature, command=("status",), archived=True)
     report = gather(paths)
     fleet, fleet_note = read_fleet_noted(paths)
     if args.json:
@@ -100,6 +101,13 @@ def _width() -> int | None:
     return columns if columns > 0 else None
 
 
+def _where(report: dict[str, Any]) -> str:
+    """The feature's folder, and that it is archived when it is (nothing active is left to show)."""
+    if report.get("archived"):
+        return f"archived in {display_path(report['featureDir'], os.getcwd())}"
+    return str(report["featureDir"])
+
+
 def render(report: dict[str, Any], now: datetime, flag: str = "") -> str:
     """The report as lines for a person, times in the local zone; every value may come from the agent (it can
     write the state files), so the whole text is cleaned of escape sequences and control characters, not field
@@ -113,7 +121,7 @@ def _lines(report: dict[str, Any], now: datetime, flag: str) -> list[str]:
     run = f"running (PID {report['pid']})" if report["alive"] else "not running"
     limit = report["maxIterations"]
     lines = [
-        f"Feature:    {report['feature']}  ({report['featureDir']})",
+        f"Feature:    {report['feature']}  ({_where(report)})",
         f"Run:        {run}",
         f"Status:     {report['status']}" + _why(report),
         "Iteration:  "

@@ -8,8 +8,9 @@ import os
 
 from ralphloop.config import load_settings
 from ralphloop.errors import RalphError
-from ralphloop.paths import FeaturePaths, display_path, find_project_root, resolve_feature
-from ralphloop.preflight import run_problems
+from ralphloop.features import resolve_feature
+from ralphloop.paths import FeaturePaths, display_path, find_project_root
+from ralphloop.preflight import others_notice, run_problems
 from ralphloop.safe_read import TASK_CAP, read_file
 from ralphloop.tasks.detect import detect, fix_plan_file, has_story_specs, is_goal_workspace, present
 from ralphloop.tasks.fix_plan import fix_plan_problems
@@ -24,7 +25,11 @@ from ralphloop.textsafe import strip_terminal_controls
 
 def command(args: argparse.Namespace, argv: list[str]) -> int:
     root = find_project_root()
-    paths = resolve_feature(root, args.feature)
+    paths = resolve_feature(root, args.feature, command=("validate",))
+    if args.fix:
+        from ralphloop.cli.validate_fix import fix_checklists  # checkboxes for a plan in bullets, asked first
+
+        fix_checklists(paths)
     warnings: list[str] = []
     problems: list[Problem] = []
     settings = None
@@ -41,6 +46,8 @@ def command(args: argparse.Namespace, argv: list[str]) -> int:
         # What `ralph run` would refuse besides the files' own problems. Its source check is left out when
         # the file check found problems in the file it reads: its first one would be told twice.
         problems += run_problems(paths, settings, kind, source=not dict(found).get(_FILE_OF[kind]))
+    notice = others_notice(paths)  # another tool's files by ralph's names in .ralph/: left alone, not a problem
+    warnings += [notice] if notice else []
     # a problem quotes the files (an id, a title), which may hold escape sequences: none reaches the screen
     for warning in warnings:
         print(strip_terminal_controls(f"warning: {warning}"))

@@ -3,7 +3,6 @@ queue moves, the loops running and queued, and the coordinator's records (fleet/
 
 from __future__ import annotations
 
-import json
 import os
 import shutil
 from collections.abc import Callable
@@ -17,6 +16,7 @@ from ralphloop.fleet.launcher import Launcher, LoopHandle
 from ralphloop.paths import RUNTIME_NAMES, FeaturePaths
 from ralphloop.protocols import Clock
 from ralphloop.state.fleet import LOOPS_DIR, loop_folder_name
+from ralphloop.tasks.prd_reading import STORIES, read_prd
 
 if TYPE_CHECKING:
     from ralphloop.fleet.budget import Spending  # which needs Fleet: named for the types only
@@ -152,12 +152,10 @@ def _passes(raw: bytes | None, story: str) -> bool:
 
 
 def _stories(raw: bytes | None) -> list[dict[str, object]]:
-    try:
-        data = json.loads(raw or b"")
-        stories = data["userStories"]
-    except (ValueError, KeyError, TypeError, RecursionError):
-        return []
-    return [story for story in stories if isinstance(story, dict) and isinstance(story.get("id"), str)]
+    """The stories as a run reads them (in ralph's shape: `passes`, a numeric priority, dependsOn); [] when it
+    cannot."""
+    prd = read_prd(raw or b"").prd
+    return list(prd[STORIES]) if prd else []
 
 
 def _move(source: str, dest: str) -> None:

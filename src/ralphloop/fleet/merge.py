@@ -15,6 +15,7 @@ from ralphloop.fleet import gitops
 from ralphloop.fleet.context import Fleet
 from ralphloop.fleet.resolve import resolve
 from ralphloop.state.store import atomic_write_bytes
+from ralphloop.tasks.prd_reading import story_items
 
 PENDING = "progress-pending.txt"  # in the loop's logs/: its progress entries, until they are committed
 
@@ -182,7 +183,7 @@ def _mark(fleet: Fleet, story: str, onto: str) -> None:
     path = os.path.join(tree, fleet.task_rel)
     with open(path, "rb") as handle:
         data = json.loads(handle.read(16 << 20))
-    for item in data.get("userStories", []):
+    for item in story_items(data):  # where the file keeps them (userStories, stories, ...)
         if isinstance(item, dict) and item.get("id") == story:
             item["passes"] = True
     atomic_write_bytes(path, (json.dumps(data, indent=2, ensure_ascii=False) + "\n").encode())

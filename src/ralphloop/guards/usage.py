@@ -34,7 +34,9 @@ class UsageLimit:
     vendor: str  # "claude" | "codex" | "gemini" | "unknown"
     message: str  # one clean line for users (the CLI's own sentence, <= 300 chars)
     resets_at: datetime | None  # timezone-aware UTC; None when the vendor gave no reset time
-    kind: str = ""  # five_hour | seven_day | seven_day_opus | session | weekly | opus | sonnet | daily | ""
+    kind: str = (
+        ""  # five_hour | seven_day | seven_day_opus | session | weekly | opus | sonnet | daily | extra_usage | ""
+    )
     source: str = ""  # "rate_limit_event" | "api_error" | "text"
 
     def record(self, policy: str, at: str) -> dict[str, str | None]:

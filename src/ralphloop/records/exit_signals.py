@@ -61,12 +61,13 @@ class ExitSignals(Struct):
                 "question_loops": self.question_loops,
                 "refused_claims": self.refused_claims,
             },
+            marked=True,
         )
 
 
 def write_response_analysis(path: str, iteration: int, at: str, analysis: dict[str, Any], **loop: Any) -> None:
     """The last analysis: every field of `ralph analyze --json`, plus what the loop concluded from it."""
-    atomic_write_json(path, {"iteration": iteration, "analyzed_at": at, **analysis, "loop": loop})
+    atomic_write_json(path, {"iteration": iteration, "analyzed_at": at, **analysis, "loop": loop}, marked=True)
 
 
 class SignalRecords:

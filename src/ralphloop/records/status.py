@@ -151,7 +151,7 @@ class LiveStatus(Struct):
         )
 
     def write(self, now: datetime) -> None:
-        atomic_write_json(self.path, self.to_json(now), version=STATUS.version)
+        atomic_write_json(self.path, self.to_json(now), version=STATUS.version, marked=True)
 
 
 class StatusFile:
@@ -294,4 +294,4 @@ def stopped_at_once(path: str, now: datetime, message: str) -> None:
     reason = ExitReason.INTERRUPTED
     fields.update(status=reason.status, exitReason=reason.value, exitMessage=message, lastUpdated=iso(now))
     fields.update(inIteration=False, activity=None, waiting=None)
-    atomic_write_json(path, STATUS.dump(fields), version=STATUS.version)
+    atomic_write_json(path, STATUS.dump(fields), version=STATUS.version, marked=True)

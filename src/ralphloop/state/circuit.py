@@ -32,7 +32,7 @@ def load_breaker(path: str, label: str, reset: str = "ralph reset-circuit") -> B
 
 
 def save_breaker(path: str, breaker: Breaker, iteration: int) -> None:
-    atomic_write_json(path, breaker.to_json(iteration), version=BREAKER.version)
+    atomic_write_json(path, breaker.to_json(iteration), version=BREAKER.version, marked=True)
 
 
 def read_history(path: str) -> list[dict[str, Any]]:
@@ -52,7 +52,7 @@ def append_history(path: str, transitions: Iterable[Transition]) -> None:
     if not new:
         return
     kept = (read_history(path) + new)[-HISTORY_KEEP:]
-    atomic_write_json(path, {"transitions": kept})
+    atomic_write_json(path, {"transitions": kept}, marked=True)
 
 
 class BreakerFile:

@@ -1,18 +1,20 @@
 """The status report: where a feature's loop stands, read from its files alone (`ralph status --json`,
-and what the monitor shows). Kept light on purpose (json, os, fcntl): it is what scripts and prompts poll.
+and what the monitor shows). Kept light on purpose (json, os, fcntl; prd.json read by tasks/prd_reading): it is
+what scripts and prompts poll.
 """
 
 from __future__ import annotations
 
-import json
 import os
 
 from ralphloop.errors import RalphError
-from ralphloop.paths import FeaturePaths
+from ralphloop.paths import FeaturePaths, display_path
 from ralphloop.safe_read import TASK_CAP, read_file
 from ralphloop.state.read import lock_holder_alive, read_json_object
 from ralphloop.state.schemas import BREAKER, STATE, STATUS
 from ralphloop.tasks.detect import detect
+from ralphloop.tasks.prd_reading import STORIES, read_prd
+from ralphloop.tasks.problem_words import first_of, placed, validate_in
 
 TYPE_CHECKING = False
 if TYPE_CHECKING:
@@ -20,16 +22,18 @@ if TYPE_CHECKING:
 
 
 def story_counts(paths: FeaturePaths) -> tuple[int, int]:
-    """Stories passing and in total, from prd.json itself (the truth, even if edited by hand)."""
-    shown = f"{paths.display()}/prd.json"
+    """Stories passing and in total, from prd.json itself (the truth, even if edited by hand), read as `ralph run`
+    reads it: a file it would refuse is refused in its words (the first problem `ralph validate` lists)."""
+    shown = display_path(paths.prd, os.getcwd())  # as run and validate name it
     raw = read_file(paths.prd, shown, cap=TASK_CAP)
     if raw is None:
         raise RalphError(f"{shown}: file not found")
-    try:
-        stories = json.loads(raw)["userStories"]
-        return sum(1 for story in stories if story.get("passes") is True), len(stories)
-    except (ValueError, KeyError, TypeError, AttributeError, RecursionError) as exc:
-        raise RalphError(f"{shown}: not a valid prd.json ({type(exc).__name__})") from None
+    reading = read_prd(raw)
+    if reading.prd is None:
+        first = placed(shown, reading.flaws[0].line, reading.flaws[0].message)
+        raise RalphError(first_of(first, len(reading.flaws), validate_in(os.path.dirname(shown) or ".")))
+    stories = reading.prd[STORIES]
+    return sum(1 for story in stories if story["passes"]), len(stories)
 
 
 def task_counts(paths: FeaturePaths, kind: str | None, status: dict[str, Any]) -> tuple[int, int]:
@@ -77,6 +81,7 @@ def gather(paths: FeaturePaths, *, strict: bool = True) -> dict[str, Any]:
     return {
         "feature": paths.name,
         "featureDir": paths.dir,
+        "archived": paths.is_archived,  # a completed (or `ralph archive`d) feature, read in .ralph/archive/
         "format": kind,
         "alive": alive,
         "pid": holder or status.get("pid") if alive else None,

@@ -71,7 +71,7 @@ class RunState(Struct):
         return state
 
     def save(self, path: str) -> None:
-        atomic_write_json(path, self.to_json(), version=STATE.version)
+        atomic_write_json(path, self.to_json(), version=STATE.version, marked=True)
 
     def to_json(self) -> dict[str, Any]:
         """Seed 002's schema first ({completed_stories, current_story, retry_count}), then ralph's own fields."""

@@ -16,6 +16,11 @@ if TYPE_CHECKING:
 
 REQUIRED = object()  # a field without a default: a line without it is not a line of this file
 
+# ralph's mark on its runtime files, after `schema_version`: another tool (frankbria/ralph-claude-code) keeps files
+# of the same names in `.ralph/` (state/owner.py tells them apart)
+MARK_KEY = "writer"
+MARK = "ralphloop"
+
 # kind → the Python types of its JSON values (bool is not an int here, though Python says it is)
 _KINDS: dict[str, tuple[type, ...]] = {
     "int": (int,),

@@ -22,15 +22,19 @@ from typing import Any
 from ralphloop.errors import RalphError
 from ralphloop.redact import redact_text
 from ralphloop.state.read import read_lock_holder
+from ralphloop.state.schemas import MARK, MARK_KEY
 
 SCHEMA_VERSION = 1
+# An atomic write's temporary file: this, the writer's PID and "-", then mkstemp's 8 characters (the PID tells
+# a later run whether its writer is gone: state/leftovers.py).
+TEMP_PREFIX = ".tmp-"
 
 
 def atomic_write_bytes(path: str | os.PathLike[str], data: bytes) -> None:
     """Replace `path` with `data` so that readers never see a partial file."""
     target = os.fspath(path)
     folder = os.path.dirname(target) or "."
-    fd, tmp = tempfile.mkstemp(prefix=".tmp-", dir=folder)
+    fd, tmp = tempfile.mkstemp(prefix=f"{TEMP_PREFIX}{os.getpid()}-", dir=folder)
     try:
         os.fchmod(fd, _mode_for(target))
         with os.fdopen(fd, "wb") as handle:
@@ -65,10 +69,14 @@ def atomic_write_text(path: str | os.PathLike[str], text: str) -> None:
     atomic_write_bytes(path, text.encode("utf-8"))
 
 
-def atomic_write_json(path: str | os.PathLike[str], value: dict[str, Any], version: int = SCHEMA_VERSION) -> None:
+def atomic_write_json(
+    path: str | os.PathLike[str], value: dict[str, Any], version: int = SCHEMA_VERSION, *, marked: bool = False
+) -> None:
     """Atomically replace `path` with `value` as indented JSON (with its schema_version first), secrets masked:
-    ralph's state files hold the agent's words (its last message, reasons, learnings)."""
-    body = {"schema_version": version, **value}
+    ralph's state files hold the agent's words (its last message, reasons, learnings). `marked`: a runtime file
+    whose name another tool uses too carries ralph's mark after the version (state/owner.py)."""
+    mark = {MARK_KEY: MARK} if marked else {}
+    body = {"schema_version": version, **mark, **value}
     atomic_write_text(path, redact_text(json.dumps(body, indent=2, ensure_ascii=False)) + "\n")
 
 
@@ -141,8 +149,15 @@ class RunLock:
         self._fd: int | None = None
 
     def acquire(self) -> None:
-        """Take the lock or raise RalphError naming the PID that holds it."""
-        fd = os.open(self.path, os.O_RDWR | os.O_CREAT, 0o644)
+        """Take the lock or raise RalphError naming the PID that holds it (FileRefused naming the file when a
+        folder, a FIFO or a link is in its place: never followed, never waited on)."""
+        from ralphloop.safe_read import check_file
+
+        check_file(self.path, follow=False)
+        try:
+            fd = os.open(self.path, os.O_RDWR | os.O_CREAT | os.O_NOFOLLOW | os.O_NONBLOCK | os.O_CLOEXEC, 0o644)
+        except OSError as exc:  # put there since the check
+            raise RalphError(f"{self.path}: cannot open the lock: {exc.strerror or exc}") from None
         for attempt in range(_PROBE_RETRIES + 1):
             try:
                 fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)

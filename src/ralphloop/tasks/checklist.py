@@ -6,6 +6,9 @@ each box. Indented code blocks are not recognised: an indented `- [ ]` is a nest
 what it almost always is in a task list; for the same reason fences count at any indentation (a fence
 inside a list item is indented). A fence or comment left open hides the rest of the file, as it does
 when the file is rendered: `scan_checklist` reports it, so that a task file cannot look done by accident.
+
+A table row with a checkbox cell is a task too (checklist_table.py). The scanner also keeps what a plan written
+without checkboxes is made of, its plain list items and its headings, for tasks/bullets.py to name the near miss.
 """
 
 from __future__ import annotations
@@ -14,6 +17,8 @@ import re
 
 from msgspec import Struct
 
+from ralphloop.tasks.checklist_table import is_row, row_task, starts_table
+
 # Only these three: editors and tools agree on them, while Python's splitlines() also breaks at
 # \v, \f, \x1c-\x1e, \x85 and U+2028/9, which would shift line numbers away from the user's editor.
 _LINE_BREAK = re.compile(r"\r\n|\r|\n")
@@ -21,7 +26,7 @@ _MARKER = r"(?:[-*+]|\d{1,9}[.)])"  # a bullet, or an ordered item's number
 # GitHub's task list rule: one space, x or X in the brackets, then whitespace or the end of the line;
 # so `- [2026-01-29] Fixed`, `- [link](url)` and `- [-]` are plain list items.
 _CHECKBOX = re.compile(rf"(?P<indent>[ \t]*){_MARKER}[ \t]+\[(?P<mark>[ xX])\](?:[ \t]+(?P<text>.*))?")
-_LIST_ITEM = re.compile(rf"[ \t]*{_MARKER}(?:[ \t]|$)")
+_LIST_ITEM = re.compile(rf"[ \t]*(?P<marker>{_MARKER})(?:[ \t]|$)")
 _ATX = re.compile(r" {0,3}(?P<hashes>#{1,6})(?:[ \t]+(?P<text>.*))?")
 _ATX_CLOSE = re.compile(r"(?:^|[ \t]+)#+[ \t]*$")
 _SETEXT = re.compile(r" {0,3}(?P<bar>=+|-+)[ \t]*")
@@ -40,6 +45,23 @@ class Item(Struct, frozen=True):
     heading: str  # the nearest heading above it; "" when none
     headings: tuple[str, ...]  # the whole heading path, outermost first
     indent: int  # leading columns, tabs counted to the next multiple of 4
+    in_table: bool = False  # a table row: the agent ticks the box in its cell
+
+
+class Bullet(Struct, frozen=True):
+    """A list item without a checkbox at the top level of its list: what a plan without checkboxes is made of."""
+
+    line: int
+    numbered: bool  # `1.` or `1)` rather than `-`, `*` or `+`
+    headings: tuple[str, ...]  # the heading path above it
+    opens_section: bool  # its list comes straight after a heading, a rule or the file's start, not after prose
+
+
+class Heading(Struct, frozen=True):
+    """A heading and its line."""
+
+    line: int
+    title: str
 
 
 class OpenBlock(Struct, frozen=True):
@@ -54,6 +76,8 @@ class Checklist(Struct, frozen=True):
 
     items: tuple[Item, ...]
     unclosed: OpenBlock | None
+    bullets: tuple[Bullet, ...] = ()
+    heading_lines: tuple[Heading, ...] = ()
 
 
 class _Fence(Struct, frozen=True):
@@ -70,33 +94,88 @@ def parse_checklist(text: str) -> list[Item]:
 def scan_checklist(text: str) -> Checklist:
     """The checkboxes of `text`, and the code fence or comment it leaves open."""
     lines, unclosed = _visible_lines(_LINE_BREAK.split(text.removeprefix("\ufeff")))
-    items: list[Item] = []
-    headings: list[tuple[int, str]] = []  # (level, text), outermost first
-    paragraph: list[str] = []  # an open top-level paragraph: a setext underline makes it a heading
-    in_list = False  # after a list item, plain lines continue it until a blank line
+    scan = _Scan()
     for number, visible in enumerate(lines, start=1):
+        scan.line(number, visible)
+    return Checklist(tuple(scan.items), unclosed, tuple(scan.bullets), tuple(scan.heading_lines))
+
+
+class _Scan:
+    """The block structure read so far, one visible line at a time."""
+
+    def __init__(self) -> None:
+        self.items: list[Item] = []
+        self.bullets: list[Bullet] = []
+        self.heading_lines: list[Heading] = []
+        self.headings: list[tuple[int, str]] = []  # (level, text), outermost first
+        self.paragraph: list[str] = []  # an open top-level paragraph: a setext underline makes it a heading
+        self.paragraph_line = 0
+        self.in_list = False  # after a list item, plain lines continue it until a blank line
+        self.list_base: int | None = None  # the indent of the open list's top level; None when no list is open
+        self.list_opens_section = False
+        self.opener = True  # the next block opens its section: the file's start, or after a heading or a rule
+        self.in_table = False
+
+    def line(self, number: int, visible: str | None) -> None:
+        if self.in_table and visible is not None and visible.strip() and is_row(visible):
+            self._row(number, visible)
+            return
+        self.in_table = False
         if visible is None or not visible.strip():  # code and HTML end paragraphs as a blank line does
-            paragraph, in_list = [], False
+            self.paragraph, self.in_list = [], False
         elif _BLOCK_QUOTE.match(visible):
             # A quoted box is an example or a citation, not a task (the list regexes never match after `>`);
             # nor is a quote heading text: `> x` then `---` is a quote and a rule.
-            paragraph, in_list = [], False
+            self._break(opener=False)
         elif heading := _atx(visible):
-            _enter(headings, *heading)
-            paragraph, in_list = [], False
-        elif paragraph and (underline := _SETEXT.fullmatch(visible)):
-            _enter(headings, 1 if underline.group("bar")[0] == "=" else 2, " ".join(p.strip() for p in paragraph))
-            paragraph = []
+            self._heading(number, *heading)
+        elif self.paragraph and (underline := _SETEXT.fullmatch(visible)):
+            title = " ".join(p.strip() for p in self.paragraph)
+            self._heading(self.paragraph_line, 1 if underline.group("bar")[0] == "=" else 2, title)
         elif _THEMATIC_BREAK.fullmatch(visible):
             # Without an open paragraph `---` is a rule, not a heading underline.
-            paragraph, in_list = [], False
-        elif _LIST_ITEM.match(visible):
-            paragraph, in_list = [], True
-            if item := _item(visible, number, headings):
-                items.append(item)
-        elif not in_list and (paragraph or _indent(visible) < 4):
-            paragraph.append(visible)
-    return Checklist(tuple(items), unclosed)
+            self._break(opener=True)
+        elif marker := _LIST_ITEM.match(visible):
+            self._list_item(number, visible, marker.group("marker"))
+        elif self.paragraph and starts_table(self.paragraph[-1], visible):
+            self._break(opener=False)
+            self.in_table = True
+        elif not self.in_list and (self.paragraph or _indent(visible) < 4):
+            if self.list_base is not None and _indent(visible) <= self.list_base:
+                self.list_base = None  # prose after a blank line, no deeper than the list: the list is over
+            if not self.paragraph:
+                self.paragraph_line = number
+            self.paragraph.append(visible)
+            self.opener = False
+
+    def _break(self, *, opener: bool) -> None:
+        self.paragraph, self.in_list, self.list_base, self.opener = [], False, None, opener
+
+    def _heading(self, number: int, level: int, title: str) -> None:
+        _enter(self.headings, level, title)
+        self.heading_lines.append(Heading(number, title))
+        self._break(opener=True)
+
+    def _list_item(self, number: int, visible: str, marker: str) -> None:
+        indent = _indent(visible)
+        if self.list_base is None:
+            self.list_base, self.list_opens_section = indent, self.opener
+        self.list_base = min(self.list_base, indent)
+        self.paragraph, self.in_list, self.opener = [], True, False
+        if item := _item(visible, number, self.headings):
+            self.items.append(item)
+        elif indent == self.list_base and not _CHECKBOX.fullmatch(visible):  # a sub-item is its item's note
+            path = tuple(title for _, title in self.headings)
+            self.bullets.append(Bullet(number, marker[-1] in ".)", path, self.list_opens_section))
+
+    def _row(self, number: int, visible: str) -> None:
+        task = row_task(visible)
+        if task is None:
+            return
+        path = tuple(title for _, title in self.headings)
+        done, text = task
+        heading = path[-1] if path else ""
+        self.items.append(Item(number, done, text, heading, path, indent=0, in_table=True))
 
 
 def _visible_lines(lines: list[str]) -> tuple[list[str | None], OpenBlock | None]:

@@ -1,31 +1,29 @@
 """seed 000's fix plan (frankbria/ralph-claude-code): PROMPT.md + fix_plan.md (or @fix_plan.md), in the
 workspace or its .ralph/ subfolder; a prioritised checklist the agent works top down, ticking items.
 
-The plan is complete when every box is ticked except those under a heading (at any depth) named
-Optional, Future, Future Enhancements or Nice to Have: those are ideas the loop must not wait for,
-so they are not tasks at all. Ids are positions among the counted boxes (F1, F2, ...), as in TODO.md.
+The plan is complete when every box is ticked except those under an optional heading (at any depth):
+Optional, Future, Nice to Have, Someday, Stretch goals or Deferred, alone or as a part of the heading
+("LOW — Nice to have", "Phase 5 Future Enhancements": tasks/sections.py). Those are ideas the loop must not
+wait for, so they are not tasks at all. Ids are positions among the counted boxes (F1, F2, ...), as in TODO.md.
 """
 
 from __future__ import annotations
 
-import functools
 import os
-import re
 
 from ralphloop.errors import RalphError
 from ralphloop.paths import FeaturePaths, display_path
 from ralphloop.protocols import Task, TaskView
 from ralphloop.tasks.base import SourceBase
+from ralphloop.tasks.bullets import near_miss, prose_miss
 from ralphloop.tasks.checklist import Item, scan_checklist
 from ralphloop.tasks.detect import RALPH_DIR, fix_plan_file, missing_message
 from ralphloop.tasks.order import pick_next
 from ralphloop.tasks.problems import Problem, raise_first, validate_in
-from ralphloop.tasks.todo_md import block_problems, checklist_tasks, later_section, read_markdown
+from ralphloop.tasks.sections import optional_section
+from ralphloop.tasks.todo_md import block_problems, checklist_tasks, later_section, read_markdown, table_rows, tick
 
 PROMPT_NAME = "PROMPT.md"
-IGNORED_SECTIONS = frozenset({"optional", "future", "future enhancements", "nice to have"})
-_REMARK = re.compile(r"\([^()]*\)[\W_]*$")  # "Future Enhancements (later) 🔮": the remark and what follows it
-_NOT_WORD = re.compile(r"[\W_]+")  # emoji, punctuation, markup and hyphens ("Nice-to-Have")
 
 
 def find_fix_plan(folder: str) -> str | None:
@@ -46,21 +44,14 @@ def find_prompt(folder: str) -> str | None:
     return None
 
 
-@functools.lru_cache(maxsize=1024)  # called for every item, with the few headings a plan has
-def ignored_section(heading: str) -> bool:
-    """Whether items under `heading` are optional ("## 🔮 Future Enhancements (later)" is)."""
-    # "## (Optional)" is all remark: then the remark is the name
-    name = _words(_REMARK.sub("", heading)) or _words(heading)
-    return name in IGNORED_SECTIONS
-
-
-def _words(text: str) -> str:
-    return _NOT_WORD.sub(" ", text).strip().casefold()
+def required(headings: tuple[str, ...]) -> bool:
+    """Whether items under the heading path `headings` are tasks: under no optional heading."""
+    return not any(optional_section(heading) for heading in headings)
 
 
 def counts(item: Item) -> bool:
     """Whether the item is a task: it is under no optional heading."""
-    return not any(ignored_section(heading) for heading in item.headings)
+    return required(item.headings)
 
 
 def fix_plan_problems(path: str, display: str) -> list[Problem]:
@@ -76,9 +67,24 @@ def _check(path: str, display: str) -> tuple[list[Item], list[Problem]]:
     problems = block_problems(checklist, display)
     items = [item for item in checklist.items if counts(item)]
     if not items:
-        where = " outside Optional, Future and Nice to Have sections" if checklist.items else ""
-        problems.append(Problem(display, f"no tasks{where} (write them as '- [ ] task' lines)"))
+        fix = f"{validate_in(_workspace_of(display))} --fix"
+        if missed := near_miss(text, checklist, required, fix):
+            problems.append(Problem(display, missed[1], missed[0]))
+        elif checklist.items:
+            where = " outside Optional, Future, Nice to Have and other optional sections"
+            problems.append(Problem(display, f"no tasks{where} (write them as '- [ ] task' lines)"))
+        else:
+            line, message = prose_miss(text, checklist)
+            problems.append(Problem(display, message, line))
     return items, problems
+
+
+def _workspace_of(plan: str) -> str:
+    """The folder whose workspace a plan is (`.ralph/fix_plan.md` is the project root's, seed 000's layout)."""
+    folder = os.path.dirname(plan)
+    if os.path.basename(folder) == RALPH_DIR:
+        folder = os.path.dirname(folder)
+    return folder or "."
 
 
 class FixPlanSource(SourceBase):
@@ -91,11 +97,13 @@ class FixPlanSource(SourceBase):
         self.file = path
         self.path = display
         self._tasks: tuple[Task, ...] = ()  # as last loaded: describe() lists the open items after the current one
+        self._in_table: frozenset[str] = frozenset()  # the ids of items that are table rows
 
     def load(self) -> TaskView:
         items, problems = _check(self.file, self.path)
         raise_first(problems, validate_in(os.path.dirname(self.path) or "."))
         self._tasks = checklist_tasks(items, "F")
+        self._in_table = table_rows(items, "F")
         return TaskView(tasks=self._tasks, next_task=pick_next(self._tasks))
 
     def describe(self, task: Task) -> str:
@@ -103,7 +111,7 @@ class FixPlanSource(SourceBase):
             f"## Current task: {task.title}",
             "",
             f"Item {task.id}, line {task.line} of {self.path}. Work on this item only.",
-            f"When it is done and verified, tick it (`- [ ]` becomes `- [x]`) in {self.path}.",
+            f"When it is done and verified, {tick(task, self._in_table)} in {self.path}.",
             "When every item (except those in Optional, Future and Nice to Have sections) is checked, "
             "end your reply with `<promise>COMPLETE</promise>`.",
         ]

@@ -30,6 +30,7 @@ from ralphloop.state.store import atomic_write_text
 from ralphloop.tasks.base import SourceBase
 from ralphloop.tasks.detect import present
 from ralphloop.tasks.goal_file import dump_data, parse_progress, progress_data, stat_key
+from ralphloop.tasks.goal_refusal import sprint_refusal
 from ralphloop.tasks.goal_sprint import sprint_settings
 from ralphloop.tasks.goal_steps import (
     EXECUTING,
@@ -106,12 +107,9 @@ class GoalSource(SourceBase):
             if present(self.sprint_file):
                 raise RalphError(f"{shown}: empty (write `workflow: ralph` and a `goal`)")
             return None
-        workflow = data.get("workflow")
-        if workflow != "ralph":
-            raise RalphError(
-                f"{shown}: workflow: expected ralph, got {one_line(str(workflow), 40)!r} "
-                "(ralph runs goal workflows only)"
-            )
+        refusal = sprint_refusal(data, self.sprint_file, shown)
+        if refusal:
+            raise RalphError(refusal)
         return sprint_settings(data, shown, self.project_root, os.path.basename(os.path.abspath(self.folder)))
 
     def _read_progress(self, sprint: GoalProgress | None) -> GoalProgress | None:

@@ -1,10 +1,13 @@
-"""Which task comes next, and the dependency checks every source shares (pure)."""
+"""Which task comes next, and the dependency checks every source shares (pure). Light (Task only for its
+type): `ralph status` checks prd.json's dependsOn through it."""
 
 from __future__ import annotations
 
-from collections.abc import Collection, Iterable, Sequence
+from collections.abc import Collection, Iterable, Mapping, Sequence
 
-from ralphloop.protocols import Task
+TYPE_CHECKING = False
+if TYPE_CHECKING:
+    from ralphloop.protocols import Task
 
 
 def ready(task: Task, done: Collection[str]) -> bool:
@@ -24,7 +27,12 @@ def pick_next(tasks: Sequence[Task], done: Collection[str] | None = None) -> Tas
 
 def dependency_cycle(tasks: Iterable[Task]) -> list[str] | None:
     """One dependency cycle as a path of ids (first id repeated at the end), or None."""
-    graph = {task.id: list(task.depends_on) for task in tasks}
+    return cycle_in({task.id: list(task.depends_on) for task in tasks})
+
+
+def cycle_in(graph: Mapping[str, Sequence[str]]) -> list[str] | None:
+    """One cycle of `graph` (each id's dependencies; those it does not hold are left out) as a path of ids, the
+    first repeated at the end; None when there is none."""
     state: dict[str, int] = {}  # 1 = on the current path, 2 = finished
     for start in graph:
         if state.get(start):

@@ -4,21 +4,21 @@ from __future__ import annotations
 
 import json
 import os
-import re
 
 import msgspec
 
 from ralphloop.errors import RalphError
 from ralphloop.paths import FeaturePaths, display_path
 from ralphloop.protocols import Task, TaskView
-from ralphloop.safe_read import TASK_CAP, maybe_not_text, not_text, read_file
+from ralphloop.safe_read import TASK_CAP, read_file
 from ralphloop.tasks.base import SourceBase
-from ralphloop.tasks.order import dependency_cycle, unknown_dependencies
-from ralphloop.tasks.problems import Problem
+from ralphloop.tasks.prd_reading import STORIES, PrdReading, read_prd
+from ralphloop.tasks.problems import Problem, raise_first, validate_in
 
 
 class PrdStory(msgspec.Struct, rename="camel"):
-    """One user story; unknown fields are kept on disk and ignored here."""
+    """One user story, as prd_reading.read_prd puts it (a priority as a number: 1 = highest); unknown fields are
+    kept on disk and ignored here."""
 
     id: str
     title: str
@@ -41,57 +41,27 @@ class Prd(msgspec.Struct, rename="camel"):
     created_at: str = ""
 
 
-_MSGSPEC_PATH = re.compile(r" - at `\$(?P<path>[^`]*)`$")
+def parse_prd(raw: bytes, label: str, validate: str | None = None) -> Prd:
+    """prd.json's bytes read as ralph reads them (tasks/prd_reading.py); RalphError with the first problem `ralph
+    validate` lists, at `label` and its line (and `validate`, the command that lists them all, when given)."""
+    return read_checked(raw, label, validate)[0]
 
 
-def parse_prd(raw: bytes, label: str) -> Prd:
-    """Validate prd.json bytes; errors name `label` and the offending place."""
-    try:
-        data = json.loads(raw)
-    except UnicodeDecodeError:
-        raise RalphError(f"{label}: not UTF-8 text") from None
-    except json.JSONDecodeError as exc:
-        raise RalphError(f"{label}: invalid JSON at line {exc.lineno}, column {exc.colno}: {exc.msg}") from None
-    except RecursionError:
-        raise RalphError(f"{label}: invalid JSON: nested too deeply") from None
-    except ValueError as exc:  # a number of 4,300+ digits
-        raise RalphError(f"{label}: invalid JSON: {exc}") from None
-    problem = not_text(data) if maybe_not_text(raw) else None
-    if problem:  # an id, a title or a branch goes into arguments, variables and commits: NUL cannot
-        raise RalphError(f"{label}: {problem}")
-    try:
-        prd = msgspec.convert(data, Prd)
-    except msgspec.ValidationError as exc:
-        raise RalphError(f"{label}: {_schema_message(str(exc))}") from None
-    if not prd.user_stories:
-        raise RalphError(f"{label}: userStories is empty (add at least one story)")
-    seen: set[str] = set()
-    for index, story in enumerate(prd.user_stories):
-        if not story.id.strip():
-            raise RalphError(f"{label}: userStories[{index}].id is empty")
-        if story.id in seen:
-            raise RalphError(f"{label}: userStories[{index}].id {story.id!r} is used twice")
-        seen.add(story.id)
-    tasks = [to_task(story) for story in prd.user_stories]
-    unknown = unknown_dependencies(tasks)
-    if unknown:
-        task, dep = unknown[0]
-        raise RalphError(f"{label}: story {task.id} dependsOn {dep!r}, which is no story's id")
-    cycle = dependency_cycle(tasks)
-    if cycle:
-        raise RalphError(f"{label}: dependsOn goes round in a circle: {' → '.join(cycle)}")
-    return prd
+def read_checked(raw: bytes, label: str, validate: str | None = None) -> tuple[Prd, PrdReading]:
+    """The file as a Prd, and the reading it came from (where its stories are, their priorities as written)."""
+    reading = read_prd(raw)
+    raise_first(problems_of(reading, label), validate)
+    assert reading.prd is not None  # no flaw: read
+    return msgspec.convert(reading.prd, Prd), reading
 
 
-def _schema_message(text: str) -> str:
-    match = _MSGSPEC_PATH.search(text)
-    where = ""
-    if match:
-        where = match.group("path").lstrip(".") or "top level"
-        text = text[: match.start()]
-    text = text.replace("`", "")
-    text = text[0].lower() + text[1:] if text else text
-    return f"{where}: {text}" if where else text
+def prd_problems(raw: bytes, label: str) -> list[Problem]:
+    """Every problem of a prd.json, each at `label` and its line (what `ralph validate` lists)."""
+    return problems_of(read_prd(raw), label)
+
+
+def problems_of(reading: PrdReading, label: str) -> list[Problem]:
+    return [Problem(label, flaw.message, flaw.line) for flaw in reading.flaws]
 
 
 def pick_next(stories: list[PrdStory]) -> PrdStory | None:
@@ -124,6 +94,7 @@ class PrdSource(SourceBase):
     def __init__(self, path: str, display: str | None = None) -> None:
         self.path = path
         self.display = display or path
+        self._reading: PrdReading | None = None  # the last read: how the file writes what describe() repeats
 
     def load(self) -> TaskView:
         prd = self.read()
@@ -139,17 +110,23 @@ class PrdSource(SourceBase):
         raw = read_file(self.path, self.display, cap=TASK_CAP)
         if raw is None:
             raise RalphError(f"{self.display}: file not found")
-        return parse_prd(raw, self.display)
+        prd, self._reading = read_checked(raw, self.display, validate_in(os.path.dirname(self.display) or "."))
+        return prd
 
     def mark_done(self, task: Task, when: str) -> list[str]:
         return []
 
     def describe(self, task: Task) -> str:
+        reading = self._reading
+        written = reading.priorities.get(task.id, "") if reading else str(task.priority)
+        key = reading.key if reading else STORIES
+        # the file's own words: its priority label, the array its stories are in (the agent edits it as it is)
+        where = "" if key == STORIES else f' (its "{key}" array)' if key else " (the array it holds)"
         lines = [
             f"## Current story: {task.id} - {task.title}",
             "",
-            f'Priority {task.priority}. When it is done and its checks pass, set `"passes": true` for '
-            f"{task.id} in {self.display}.",
+            f"{f'Priority {written}. ' if written else ''}When it is done and its checks pass, set "
+            f'`"passes": true` for {task.id} in {self.display}{where}.',
         ]
         if task.description:
             lines += ["", task.description]
@@ -184,93 +161,6 @@ def new_prd(feature: str, created_at: str) -> dict[str, object]:
             }
         ],
     }
-
-
-# ---------------------------------------------------------------- every problem at once (ralph validate)
-
-_STORY_FIELDS: tuple[tuple[str, type | tuple[type, ...], bool], ...] = (
-    ("id", str, True),
-    ("title", str, True),
-    ("priority", int, True),
-    ("passes", bool, True),
-    ("acceptanceCriteria", list, False),
-    ("description", str, False),
-    ("notes", str, False),
-    ("dependsOn", list, False),
-)
-
-
-def prd_problems(raw: bytes, label: str) -> list[Problem]:
-    """Every problem of a prd.json, each with its place (a JSON path; a line for syntax errors)."""
-    try:
-        data = json.loads(raw)
-    except UnicodeDecodeError:
-        return [Problem(label, "not UTF-8 text")]
-    except json.JSONDecodeError as exc:
-        return [Problem(label, f"invalid JSON at column {exc.colno}: {exc.msg}", exc.lineno)]
-    except RecursionError:
-        return [Problem(label, "invalid JSON: nested too deeply")]
-    except ValueError as exc:  # a number of 4,300+ digits
-        return [Problem(label, f"invalid JSON: {exc}")]
-    problem = not_text(data) if maybe_not_text(raw) else None
-    if problem:
-        return [Problem(label, problem)]
-    if not isinstance(data, dict):
-        return [Problem(label, "expected a JSON object with userStories at the top level")]
-    stories = data.get("userStories")
-    if not isinstance(stories, list):
-        return [Problem(label, "userStories: " + ("missing" if stories is None else "expected an array"))]
-    if not stories:
-        return [Problem(label, "userStories is empty (add at least one story)")]
-    problems = [
-        Problem(label, f"{key}: expected a string")
-        for key in _TOP_TEXT
-        if key in data and not isinstance(data[key], str)
-    ]
-    seen: dict[str, int] = {}
-    for index, story in enumerate(stories):
-        where = f"userStories[{index}]"
-        if not isinstance(story, dict):
-            problems.append(Problem(label, f"{where}: expected an object"))
-            continue
-        for key, kind, required in _STORY_FIELDS:
-            value = story.get(key)
-            if value is None:
-                if required:
-                    problems.append(Problem(label, f"{where}: object missing required field {key}"))
-                continue
-            wrong = (isinstance(value, bool) and kind is int) or not isinstance(value, kind)
-            if wrong:
-                problems.append(Problem(label, f"{where}.{key}: expected {_TYPE_NAMES[kind]}"))
-        criteria = story.get("acceptanceCriteria")
-        if isinstance(criteria, list) and not all(isinstance(item, str) for item in criteria):
-            problems.append(Problem(label, f"{where}.acceptanceCriteria: expected an array of strings"))
-        needs = story.get("dependsOn")
-        if isinstance(needs, list) and not all(isinstance(item, str) for item in needs):
-            problems.append(Problem(label, f"{where}.dependsOn: expected an array of story ids"))
-        sid = story.get("id")
-        if isinstance(sid, str):
-            if not sid.strip():
-                problems.append(Problem(label, f"{where}.id is empty"))
-            elif sid in seen:
-                problems.append(Problem(label, f"{where}.id {sid!r} is used twice (also userStories[{seen[sid]}])"))
-            else:
-                seen[sid] = index
-    if not problems:  # what only the whole file shows: a dependsOn on no story, or a circle of them
-        try:
-            parse_prd(raw, label)
-        except RalphError as exc:
-            problems.append(Problem(label, str(exc).removeprefix(f"{label}: ")))
-    return problems
-
-
-_TOP_TEXT = ("feature", "branchName", "description", "createdAt")
-_TYPE_NAMES: dict[type | tuple[type, ...], str] = {
-    str: "a string",
-    int: "an integer",
-    bool: "true or false",
-    list: "an array",
-}
 
 
 def open_source(

@@ -8,7 +8,9 @@ from collections.abc import Sequence
 from msgspec import Struct
 
 from ralphloop.errors import RalphError
-from ralphloop.paths import feature_flag
+from ralphloop.tasks.problem_words import first_of, placed, validate_in
+
+__all__ = ["Problem", "from_error", "raise_first", "validate_in"]
 
 
 class Problem(Struct, frozen=True):
@@ -19,24 +21,14 @@ class Problem(Struct, frozen=True):
     line: int = 0
 
     def __str__(self) -> str:
-        where = f"{self.path}:{self.line}" if self.line else self.path
-        return f"{where}: {self.message}"
+        return placed(self.path, self.line, self.message)
 
 
 def raise_first(problems: Sequence[Problem], validate: str | None = None) -> None:
     """Raise the first problem as a RalphError (saying how many more there are, and `validate`, the command that
     lists them all, when given); nothing when empty."""
-    if not problems:
-        return
-    more = len(problems) - 1
-    count = f"and {more} more problem{'s' if more > 1 else ''}"
-    tail = f" ({count}; all of them: {validate})" if more and validate else f" ({count})" if more else ""
-    raise RalphError(f"{problems[0]}{tail}")
-
-
-def validate_in(folder: str) -> str:
-    """The `ralph validate` of the workspace in `folder` (as shown from the current folder)."""
-    return f"ralph validate {feature_flag(folder)}"
+    if problems:
+        raise RalphError(first_of(str(problems[0]), len(problems), validate))
 
 
 def from_error(error: RalphError, fallback: str) -> Problem:

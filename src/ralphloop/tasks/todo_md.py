@@ -22,12 +22,12 @@ from ralphloop.paths import FeaturePaths, display_path
 from ralphloop.protocols import Task, TaskView
 from ralphloop.safe_read import TASK_CAP, read_file
 from ralphloop.tasks.base import SourceBase
+from ralphloop.tasks.bullets import near_miss, prose_miss
 from ralphloop.tasks.checklist import Checklist, Item, scan_checklist
 from ralphloop.tasks.order import pick_next
 from ralphloop.tasks.problems import Problem, from_error, raise_first, validate_in
 
 TODO_NAME = "TODO.md"
-NO_TASKS = "no tasks (write them as '- [ ] task' lines)"
 LATER_SHOWN = 5  # open tasks listed after the current one: enough to see where it leads, not a second list
 
 
@@ -48,8 +48,14 @@ def _check(folder: str, display: str) -> tuple[tuple[Item, ...], list[Problem]]:
     checklist = scan_checklist(text)
     problems = block_problems(checklist, shown)
     if not checklist.items:
-        problems.append(Problem(shown, NO_TASKS))
+        missed = near_miss(text, checklist, _every_section, f"{validate_in(display or '.')} --fix")
+        line, message = missed or prose_miss(text, checklist)
+        problems.append(Problem(shown, message, line))
     return checklist.items, problems
+
+
+def _every_section(headings: tuple[str, ...]) -> bool:
+    return True  # a TODO.md has no optional sections: every box is a task
 
 
 def _folder_shown(display: str) -> str:
@@ -68,11 +74,13 @@ class TodoSource(SourceBase):
         self.display = _folder_shown(display)
         self.path = posixpath.join(self.display, TODO_NAME)
         self._tasks: tuple[Task, ...] = ()  # as last loaded: describe() lists the open tasks after the current one
+        self._in_table: frozenset[str] = frozenset()  # the ids of tasks that are table rows
 
     def load(self) -> TaskView:
         items, problems = _check(self.folder, self.display)
         raise_first(problems, validate_in(self.display or "."))
         self._tasks = checklist_tasks(items, "T")
+        self._in_table = table_rows(items, "T")
         return TaskView(tasks=self._tasks, next_task=pick_next(self._tasks))
 
     def describe(self, task: Task) -> str:
@@ -81,7 +89,7 @@ class TodoSource(SourceBase):
             f"## Current task: {task.title}",
             "",
             f"Task {task.id}, line {task.line} of {self.path}. Work on this task only.",
-            f"When it is done and verified, tick its box (`- [ ]` becomes `- [x]`) in {self.path}, "
+            f"When it is done and verified, {tick(task, self._in_table)} in {self.path}, "
             f"and append what you did and learned to {progress}.",
             f"When no unchecked box is left in {self.path}, end your reply with `<promise>COMPLETE</promise>`.",
         ]
@@ -140,6 +148,18 @@ def checklist_tasks(items: Iterable[Item], prefix: str) -> tuple[Task, ...]:
         Task(id=f"{prefix}{number}", title=item.text, done=item.checked, line=item.line)
         for number, item in enumerate(items, start=1)
     )
+
+
+def table_rows(items: Sequence[Item], prefix: str) -> frozenset[str]:
+    """The ids checklist_tasks gives the items that are table rows."""
+    return frozenset(f"{prefix}{number}" for number, item in enumerate(items, start=1) if item.in_table)
+
+
+def tick(task: Task, in_table: frozenset[str]) -> str:
+    """How the agent ticks `task`'s box: in its list item, or in its table row's cell."""
+    if task.id in in_table:
+        return f"tick its box in the table row on line {task.line} (the cell `[ ]` becomes `[x]`)"
+    return "tick its box (`- [ ]` becomes `- [x]`)"
 
 
 def later_section(tasks: Sequence[Task], current: Task, title: str) -> list[str]:

@@ -14,9 +14,10 @@ from dataclasses import dataclass
 from datetime import datetime
 
 from ralphloop.errors import RalphError
+from ralphloop.features import resolve_feature
 from ralphloop.log_tail import log_tail, own_log
 from ralphloop.numbers import iteration_words, money
-from ralphloop.paths import RALPH_DIR, FeaturePaths, list_features, resolve_feature
+from ralphloop.paths import RALPH_DIR, FeaturePaths, list_features
 from ralphloop.redact import redact_value
 from ralphloop.safe_read import shown_path
 from ralphloop.state.fleet import fleet_paths, loop_feature_paths, read_fleet
@@ -45,7 +46,8 @@ class Features:
         if names:
             return [FeaturePaths(self.root, os.path.join(self.root, RALPH_DIR, name)) for name in names]
         try:
-            return [resolve_feature(self.root, None)]  # a workspace at the project root (seeds 000 and 002)
+            # the one task file at the usual places, or the newest archived feature once nothing is active
+            return [resolve_feature(self.root, None, command=("serve",), archived=True)]
         except RalphError:
             return []
 
@@ -53,10 +55,13 @@ class Features:
 def features(root: str, selectors: list[str]) -> Features:
     """The features to show; a one-line error for a `-f` that names none, or a project without any."""
     if selectors:
-        return Features(root, tuple(resolve_feature(root, selector) for selector in selectors))
+        named = (resolve_feature(root, selector, command=("serve",), archived=True) for selector in selectors)
+        return Features(root, tuple(named))
     found = Features(root)
     if not found.paths():
-        resolve_feature(root, None)  # raises the error `ralph status` gives ("no feature in .ralph/ ...")
+        resolve_feature(
+            root, None, command=("serve",), archived=True
+        )  # raises the error `ralph status` gives ("no feature in .ralph/ ...")
     return found
 
 
@@ -73,6 +78,7 @@ def _feature(paths: FeaturePaths, watched: list[str]) -> dict[str, Any]:
     summary, _, lock = fleet_paths(paths)
     watched += [summary, lock, *_own_files(paths)]
     view: dict[str, Any] = {"name": paths.name, "dir": paths.display(), "errors": [], "fleet": None, "loops": []}
+    view["archived"] = paths.is_archived  # shown once nothing is active: the page says where it was moved
     try:
         fleet = read_fleet(paths)
     except RalphError as exc:  # a FIFO, a link, a huge file where fleet.json belongs: said, not followed

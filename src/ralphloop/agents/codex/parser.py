@@ -3,8 +3,10 @@ text), the token counts of `turn.completed`, the CLI's error messages, and the i
 
 A failure is a `turn.failed`, a non-zero exit, or a run that ends without finishing its turn. Its kind comes from
 the CLI's last error message (errors.py), after a usage-limit sentence is looked for in it (agents/limit_text.py;
-Codex prints the reset in its local time, and ralph runs it with TZ=UTC). The stream names no model and no cost:
-the model is the session file's (session_file.py) or the one ralph asked for; the cost comes from prices.py.
+Codex prints the reset in its local time, and ralph runs it with TZ=UTC). A turn none of whose commands its sandbox
+could start (bwrap without namespaces: sandbox.py) fails too, though Codex finishes it as if all went well.
+The stream names no model and no cost: the model is the session file's (session_file.py) or the one ralph asked
+for; the cost comes from prices.py.
 Free of the backend's settings, so `ralph analyze` reads a saved log without loading the run's configuration.
 """
 
@@ -19,6 +21,7 @@ from ralphloop.agents.codex import session_file
 from ralphloop.agents.codex.activity import item_activity
 from ralphloop.agents.codex.errors import classify
 from ralphloop.agents.codex.prices import cost_usd
+from ralphloop.agents.codex.sandbox import bwrap_failure, refused
 from ralphloop.agents.fields import whole
 from ralphloop.agents.json_lines import JsonLinesParser
 from ralphloop.agents.limit_text import from_text
@@ -46,6 +49,8 @@ class CodexJsonParser(JsonLinesParser):
         self.turns = 0
         self.failure = ""  # turn.failed's message, else the last error event that is not a retry
         self.retrying = ""  # the last "Reconnecting..." message: what a run that never ended was waiting for
+        self.sandbox_failure = ""  # bwrap's error, when the sandbox could not start a command
+        self.commands_ran = False  # a command ran (whatever its exit): the sandbox works
         self._doing: dict[str, str] = {}  # item id → its activity, while it runs
 
     def activity(self) -> str | None:
@@ -79,15 +84,26 @@ class CodexJsonParser(JsonLinesParser):
             self._doing.pop(ident, None)
             if item.get("type") == "agent_message" and isinstance(item.get("text"), str):
                 self.final_text = item["text"]
-            code = item.get("exit_code")
-            if item.get("type") == "command_execution" and isinstance(code, int) and code != 0:
-                output = item.get("aggregated_output")
-                self._tool_error(output if isinstance(output, str) else f"exit {code}")
+            if item.get("type") == "command_execution":
+                self._command(item)
             return
         doing = item_activity(item)
         if doing is not None:
             self._doing.pop(ident, None)
             self._doing[ident] = doing
+
+    def _command(self, item: dict[str, Any]) -> None:
+        code = item.get("exit_code")
+        output = item.get("aggregated_output")
+        said = output if isinstance(output, str) else ""
+        failed = isinstance(code, int) and code != 0
+        why = bwrap_failure(said) if failed else None
+        if why is None:
+            self.commands_ran = self.commands_ran or isinstance(code, int)
+        elif not self.sandbox_failure:
+            self.sandbox_failure = why
+        if failed:
+            self._tool_error(said or f"exit {code}")
 
     def finish(self, outcome: ProcessOutcome) -> AgentResult:
         self._rest()
@@ -113,6 +129,10 @@ class CodexJsonParser(JsonLinesParser):
                 found = classify(said)
                 if found is not None:
                     kind, error = found
+        sandbox = self._sandbox_refused(facts)
+        if kind is None and sandbox and not ralph_stopped(outcome):
+            # Codex ends such a turn as if all went well: without this the loop sees only "no progress".
+            kind, error = refused(sandbox)
         model = facts.model or self._asked_model
         return outcome_result(
             outcome,
@@ -129,6 +149,12 @@ class CodexJsonParser(JsonLinesParser):
             session_id=self.thread_id or None,
             error_kind=kind,
         )
+
+    def _sandbox_refused(self, facts: session_file.SessionFacts) -> str:
+        """bwrap's error when the sandbox could start none of the commands (of the stream, or of the session file,
+        which also keeps those the stream leaves out); "" when some command ran or none failed so."""
+        why = self.sandbox_failure or facts.sandbox_failure
+        return "" if self.commands_ran or facts.commands_ran else why
 
     def _session(self) -> session_file.SessionFacts:
         if self._home is None or not self.thread_id:

@@ -1,6 +1,7 @@
 """What Codex's own session file (`$CODEX_HOME/sessions/YYYY/MM/DD/rollout-…-<thread id>.jsonl`) adds to its
-stream: the model it used (`turn_context.payload.model`) and the account's `rate_limits` (`primary`/`secondary`
-windows with `used_percent` and `resets_at` in unix seconds), which the `--json` stream does not carry.
+stream: the model it used (`turn_context.payload.model`), the account's `rate_limits` (`primary`/`secondary`
+windows with `used_percent` and `resets_at` in unix seconds), and the shell tool's results (`function_call_output`):
+a command its sandbox could not start may have no item in the `--json` stream (sandbox.py).
 
 Read once, after the process ended, and only the file of the run's own thread; a missing, odd or huge file gives
 nothing. The reset of a window at 100% is exact, where the CLI's sentence is cut to the minute.
@@ -16,6 +17,7 @@ from datetime import UTC, datetime, timedelta
 from pathlib import Path
 from typing import Any
 
+from ralphloop.agents.codex.sandbox import bwrap_failure, tool_output
 from ralphloop.guards.reset_time import epoch_instant
 from ralphloop.safe_read import FileRefused, read_tail
 
@@ -30,6 +32,8 @@ class SessionFacts:
     model: str | None = None
     resets_at: datetime | None = None  # the reset of a window that is used up
     kind: str = ""  # that window: five_hour, weekly, or ""
+    sandbox_failure: str = ""  # bwrap's error, when the sandbox could not start a command
+    commands_ran: bool = False  # a command ran (whatever its exit): the sandbox works
 
 
 def codex_home(env: Mapping[str, str]) -> Path:
@@ -66,8 +70,9 @@ def read(path: Path) -> SessionFacts:
     data = found[0]
     model: str | None = None
     limits: Any = None
+    commands = _Commands()
     for raw in data.split(b"\n"):
-        if b'"turn_context"' not in raw and b'"rate_limits"' not in raw:
+        if b'"turn_context"' not in raw and b'"rate_limits"' not in raw and b'"function_call_output"' not in raw:
             continue
         try:
             event = json.loads(raw)
@@ -80,8 +85,29 @@ def read(path: Path) -> SessionFacts:
             model = payload["model"]
         if isinstance(payload.get("rate_limits"), dict):
             limits = payload["rate_limits"]
+        if payload.get("type") == "function_call_output" and isinstance(payload.get("output"), str):
+            commands.saw(payload["output"])
     resets_at, kind = _used_up(limits)
-    return SessionFacts(model, resets_at, kind)
+    return SessionFacts(model, resets_at, kind, commands.failure, commands.ran)
+
+
+class _Commands:
+    """The shell tool's results in order: the first sandbox failure, and whether any command ran."""
+
+    def __init__(self) -> None:
+        self.failure = ""
+        self.ran = False
+
+    def saw(self, result: str) -> None:
+        found = tool_output(result)
+        if found is None:
+            return
+        code, printed = found
+        why = bwrap_failure(printed) if code else None
+        if why is None:
+            self.ran = True
+        elif not self.failure:
+            self.failure = why
 
 
 def _used_up(limits: Any) -> tuple[datetime | None, str]:

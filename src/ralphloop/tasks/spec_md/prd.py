@@ -6,6 +6,7 @@ import json
 import os
 from typing import Any
 
+from ralphloop.tasks.prd_reading import story_items
 from ralphloop.tasks.problems import raise_first, validate_in
 from ralphloop.tasks.spec_md.parse import Spec, parse_spec
 
@@ -66,7 +67,7 @@ def merge_passes(new: dict[str, Any], old: dict[str, Any] | None) -> dict[str, A
 
 def _stories_by_id(prd: object) -> dict[str, dict[str, Any]]:
     """The stories of a previously written prd.json by id (the first of a repeated id wins)."""
-    stories = prd.get("userStories") if isinstance(prd, dict) else None
+    stories = story_items(prd)  # a prd.json written by hand may keep them under "stories", say
     found: dict[str, dict[str, Any]] = {}
     for story in stories if isinstance(stories, list) else []:
         if isinstance(story, dict) and isinstance(story.get("id"), str):

@@ -3,15 +3,12 @@ problems, at the line of the field."""
 
 from __future__ import annotations
 
-import re
-
 from ralphloop.tasks.frontmatter import Field
+from ralphloop.tasks.priority_words import PRIORITY_FORMS, priority_number
 from ralphloop.tasks.problems import Problem
 from ralphloop.tasks.stories.files import STORY_ID
 
 STATUSES = ("pending", "ready", "in-progress", "in_progress", "review", "blocked", "done")
-PRIORITY_WORDS = {"critical": 0, "high": 1, "medium": 2, "low": 3}
-_PRIORITY_LEVEL = re.compile(r"[Pp](?P<level>[0-4])")
 
 
 def status(field: Field | None, shown: str) -> tuple[str, list[Problem]]:
@@ -25,20 +22,13 @@ def status(field: Field | None, shown: str) -> tuple[str, list[Problem]]:
 
 
 def priority(field: Field | None, shown: str) -> tuple[int, list[Problem]]:
-    """`priority:` as a number: whole numbers as they are, P0..P4 and the PRIORITY_WORDS by level."""
+    """`priority:` as a number (priority_words.priority_number); 0 when absent."""
     if field is None or field.value is None:
         return 0, []
-    if isinstance(field.value, str):
-        text = field.value.strip()
-        if text.isascii() and text.isdigit():
-            return int(text), []
-        if level := _PRIORITY_LEVEL.fullmatch(text):
-            return int(level.group("level")), []
-        if text.lower() in PRIORITY_WORDS:
-            return PRIORITY_WORDS[text.lower()], []
-    words = ", ".join(PRIORITY_WORDS)
-    message = f"priority: {_show(field.value)} is not a whole number, P0..P4, or one of {words}"
-    return 0, [Problem(shown, message, field.line)]
+    number = priority_number(field.value) if isinstance(field.value, str) else None
+    if number is not None:
+        return number, []
+    return 0, [Problem(shown, f"priority: {_show(field.value)} is not {PRIORITY_FORMS}", field.line)]
 
 
 def estimation(field: Field | None, shown: str) -> tuple[str | None, list[Problem]]:
