@@ -25,7 +25,7 @@ from ralphloop.paths import (
 from ralphloop.safe_read import check_file
 from ralphloop.tasks import detect as _detect
 from ralphloop.tasks.detect import detect, detect_root, missing_message
-from ralphloop.tasks.places import usual_places
+from ralphloop.tasks.places import places_words, usual_places
 
 # The files a user may name in place of their folder (`ralph run scripts/ralph/prd.json`).
 _TASK_FILES = (*_detect.TASK_FILE_NAMES, "spec.md", "PROMPT.md", "progress.txt")
@@ -73,9 +73,9 @@ def _named(project_root: str, selector: str, flag: str, archived: bool) -> Featu
         return _checked(project_root, named)
     for path in (selector, os.path.join(project_root, selector)):  # as typed, or as ralph prints it (from the root)
         if os.path.isdir(path):
-            return _checked(project_root, path)
+            return _checked(project_root, _workspace_folder(project_root, path))
         if os.path.lexists(path) and os.path.basename(path) in _TASK_FILES:
-            return _checked(project_root, _folder_of(project_root, path))
+            return _checked(project_root, _workspace_folder(project_root, os.path.dirname(os.path.abspath(path))))
     shown = selector.rstrip(os.sep) or selector
     if os.path.lexists(selector) and not os.path.isdir(selector):
         raise RalphError(
@@ -92,17 +92,23 @@ def _named(project_root: str, selector: str, flag: str, archived: bool) -> Featu
         found = newest_archived(project_root, selector)
         if found is not None:
             return found
+    gone = newest_archived(project_root, selector)
+    if gone is not None:  # a command that works on an active feature: say where it went, and the way back
+        raise RalphError(
+            f"{flag} {selector}: archived in {gone.display()} (ralph status -f {selector} reads it there; "
+            f"ralph init {selector} starts it afresh)"
+        )
     known = list_features(project_root)
     hint = f" (features: {', '.join(known)})" if known else " (create it with: ralph init NAME)"
     raise RalphError(f"{flag} {selector}: no such feature in {display_path(named, os.getcwd())}{hint}")
 
 
-def _folder_of(project_root: str, path: str) -> str:
-    """The workspace a task file named by itself belongs to: its folder, or the project root for a fix plan in
-    `.ralph/` (seed 000 keeps its plan there and works the root)."""
-    folder = os.path.dirname(os.path.abspath(path))
+def _workspace_folder(project_root: str, folder: str) -> str:
+    """The workspace a folder (or the folder of a task file named by itself) is: itself, but the project root for
+    `.ralph/` when it holds only a fix plan (seed 000 keeps its plan and PROMPT.md there and works the root)."""
     root = os.path.abspath(project_root)
-    if folder == os.path.join(root, RALPH_DIR) and _detect.fix_plan_file(root) == os.path.abspath(path):
+    folder = os.path.abspath(folder)
+    if folder == os.path.join(root, RALPH_DIR) and detect(folder) == "fix-plan":
         return root
     return folder
 
@@ -144,8 +150,8 @@ def _task_file_shown(paths: FeaturePaths) -> str:
 def _nothing_found(project_root: str, command: tuple[str, ...]) -> str:
     where = display_path(os.path.join(project_root, RALPH_DIR), os.getcwd())
     message = (
-        f"no feature in {where}/ and no task file at the usual places (prd.json, scripts/ralph/prd.json, "
-        f"fix_plan.md, @fix_plan.md, plans/*/TODO.md, specs/epic-N/, SPRINT.yaml): create one with: ralph init NAME"
+        f"no feature in {where}/ and no task file where other Ralph tools keep theirs ({places_words()}): "
+        "create one with: ralph init NAME"
     )
     newest = newest_archived(project_root)
     if newest is not None:  # a completed run archived it: the reading commands show it there

@@ -1,11 +1,14 @@
-"""`.ralph/.gitignore`: ralph's runtime files kept out of commits, made by `ralph init` and checked by every
-`ralph run` (which must not import `ralph init`'s templates and task formats for it)."""
+"""ralph's runtime files kept out of commits: `.ralph/.gitignore` (made by `ralph init`, checked by every `ralph run`,
+which must not import `ralph init`'s templates and task formats for it), and `.git/info/exclude` for the runtime
+files of a workspace outside `.ralph/`."""
 
 from __future__ import annotations
 
 import os
+from collections.abc import Sequence
 
-from ralphloop.paths import GITIGNORE_TEXT
+from ralphloop import git
+from ralphloop.paths import GITIGNORE_TEXT, RALPH_DIR, RUNTIME_NAMES, FeaturePaths
 from ralphloop.safe_read import CONFIG_CAP, read_file
 from ralphloop.state.owner import OWN_FOLDER
 from ralphloop.state.store import atomic_write_text
@@ -29,3 +32,33 @@ def ensure_gitignore(ralph_dir: str) -> bool:
     prefix = "" if present.endswith("\n") or not present else "\n"
     atomic_write_text(path, present + prefix + "\n".join(missing) + "\n")
     return True
+
+
+def keep_out_of_git(paths: FeaturePaths, log_file: str | None = None, agent_patterns: Sequence[str] | str = ()) -> None:
+    """Runtime files never reach a commit, a capture or an undo: .ralph/.gitignore covers those in
+    .ralph/; elsewhere (a plan folder, scripts/ralph, --log-file) their paths go to .git/info/exclude, and so do the
+    patterns of the files the agent CLI keeps in the repository (`agent.runtime_files`, e.g. aider's caches). Called
+    by a single run and by a parallel run's coordinator (its fleet.json, loops/ and locks) before either writes one."""
+    ralph_dir = os.path.join(paths.project_root, RALPH_DIR)
+    if isinstance(agent_patterns, str):  # a plugin's single pattern
+        agent_patterns = (agent_patterns,)
+    patterns = []
+    if os.path.commonpath([paths.state_dir, ralph_dir]) == ralph_dir:
+        ensure_gitignore(ralph_dir)
+    else:
+        patterns += [os.path.join(paths.state_dir, name) for name in RUNTIME_NAMES]
+    if log_file:
+        patterns.append(os.path.abspath(log_file))
+    top = git.toplevel(paths.project_root)
+    if top is None or not (patterns or agent_patterns):
+        return
+    # .git/info/exclude patterns are read against the repository's top, not the project root
+    inside = [os.path.relpath(path, top) for path in patterns]
+    literal = ["/" + _glob_escape(rel) for rel in inside if not rel.startswith("..")]
+    rules = [rule for rule in agent_patterns if isinstance(rule, str) and rule.strip() and "\n" not in rule]
+    git.exclude_paths(top, [*literal, *rules])
+
+
+def _glob_escape(path: str) -> str:
+    """A path as a literal gitignore pattern (a plan folder may be called `[draft]`)."""
+    return "".join("\\" + char if char in "*?[\\" else char for char in path)

@@ -232,10 +232,12 @@ ARCHIVE_NAME = re.compile(r"(?P<stamp>\d{8}-\d{6})-(?P<name>.+?)(?:-(?P<copy>\d+
 
 
 def feature_name(folder: str, project_root: str) -> str:
-    """A workspace's name: its folder's, but an archived feature's own (`.ralph/archive/20260101-120000-auth` is
-    `auth`), where the `-N` of a taken name is dropped only when the name without it is taken too (a feature may
-    be called `v-2`)."""
+    """A workspace's name: its folder's, but the project's for `.ralph/` itself, and an archived feature's own
+    (`.ralph/archive/20260101-120000-auth` is `auth`), where the `-N` of a taken name is dropped only when the name
+    without it is taken too (a feature may be called `v-2`)."""
     base = os.path.basename(folder.rstrip(os.sep))
+    if os.path.abspath(folder) == os.path.join(os.path.abspath(project_root), RALPH_DIR):
+        return os.path.basename(os.path.abspath(project_root))  # `.ralph/prd.json`: the project's own list
     archive = os.path.join(os.path.abspath(project_root), RALPH_DIR, ARCHIVE_DIR)
     matched = ARCHIVE_NAME.fullmatch(base)
     if matched is None or os.path.dirname(folder.rstrip(os.sep)) != archive:

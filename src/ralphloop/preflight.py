@@ -27,7 +27,7 @@ from ralphloop.paths import RUNTIME_NAMES, FeaturePaths, display_path
 from ralphloop.prompt import load_template
 from ralphloop.safe_read import CONFIG_CAP, LOG_CAP, STATE_CAP, TASK_CAP, check_file, check_folder
 from ralphloop.state.circuit import load_breaker
-from ralphloop.state.owner import OWN_FOLDER, other_tool, others_files
+from ralphloop.state.owner import OWN_FOLDER, check_state_folder, other_tool, others_files
 from ralphloop.tasks.fix_plan import find_prompt
 from ralphloop.tasks.prd_json import PrdSource
 from ralphloop.tasks.problems import Problem, from_error
@@ -89,11 +89,10 @@ def runtime_problems(paths: FeaturePaths) -> list[Problem]:
     takes a call slot or writes a byte, rather than hanging or failing half-way."""
     problems: list[Problem] = []
     cwd = os.getcwd()
-    if os.path.basename(paths.state_dir) == OWN_FOLDER:  # another tool's files in .ralph/: ralph's own folder there
-        shown = display_path(paths.state_dir, cwd)
-        problems += _refused(lambda: check_folder(paths.state_dir, shown, "its state"), shown)
-        if problems:
-            return problems  # every file in it would be refused too: the folder is the one thing to fix
+    shown = display_path(paths.state_dir, cwd)
+    problems += _refused(lambda: check_state_folder(paths.state_dir, shown), shown)
+    if problems:
+        return problems  # every file in it would be refused too: the folder is the one thing to fix
     for name in (*RUNTIME_NAMES, "progress.txt"):
         path = os.path.join(paths.dir, name) if name == "progress.txt" else paths.file(name)
         shown = display_path(path, cwd)

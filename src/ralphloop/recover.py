@@ -48,7 +48,11 @@ def reconcile(run: Run) -> Run:
     begun = _last_begun(run)  # before the journal is settled: it may be set aside
     settled = _settle(run)
     paths = run.paths  # once what the killed run left running is stopped: none of its writers is still at work
-    remove_stale_temps((paths.state_dir, paths.dir, paths.logs), time.time())
+    # ralph's own folders whole; the workspace's folder (the project's root for seeds 000-002, where ralph rewrites
+    # PROGRESS.yaml and progress.txt) only for names with ralph's mark: a `.tmp-xxxxxxxx` there may be the user's
+    now = time.time()
+    remove_stale_temps((paths.state_dir, paths.logs), now)
+    remove_stale_temps((paths.dir,), now, marked_only=True)
     last = max(settled.start.number, begun)
     return settled if last == settled.start.number else replace(settled, start=replace(settled.start, number=last))
 

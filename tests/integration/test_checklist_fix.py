@@ -162,6 +162,63 @@ def test_a_real_table_plan_is_accepted(project: Path, ralph: RalphRunner, ralph_
     assert "## Current task: 1.1 | Run `/bmad-bmm-create-story` for story 1-1" in dry.stdout, dry.stderr
 
 
+LEGEND = "| Box | Meaning |\n|---|---|\n| [ ] | not started |\n| [x] | done |\n"
+
+
+@pytest.mark.parametrize(
+    "plan",
+    [
+        f"# Plan\n\n## Legend\n\n{LEGEND}\n## Tasks\n\n- [x] Add login\n- [x] Add logout\n",
+        "# Plan\n\n## Tasks\n\n- [x] Add login\n- [x] Add logout\n\n## Key\n\n- [ ] not started\n- [x] done\n",
+        f"# Plan\n\nHow to mark a task:\n\n{LEGEND}\n## Tasks\n\n- [x] Add login\n- [x] Add logout\n",
+    ],
+)
+def test_a_legend_never_holds_a_finished_plan_back(
+    project: Path, ralph: RalphRunner, ralph_env: dict[str, str], plan: str
+) -> None:
+    (project / "fix_plan.md").write_text(plan)
+    git(project, ralph_env, "add", "-A")
+    git(project, ralph_env, "commit", "-q", "-m", "plan")
+    dry = ralph("run", "--dry-run", CHECK, agent_cmd("checklist_agent.py", "fix_plan.md"))
+    assert dry.returncode == 0 and "Nothing to do: every task in fix_plan.md is done." in dry.stdout, dry.stdout
+    (project / "fix_plan.md").write_text(plan.replace("- [x] Add logout", "- [ ] Add logout"))
+    dry = ralph("run", "--dry-run", CHECK, agent_cmd("checklist_agent.py", "fix_plan.md"))
+    assert "## Current task: Add logout\n" in dry.stdout, dry.stdout + dry.stderr
+
+
+@pytest.mark.parametrize("name", ["fix_plan.md", "TODO.md"])
+def test_the_fix_writes_no_file_through_a_link(
+    project: Path, ralph: RalphRunner, ralph_env: dict[str, str], tmp_path: Path, name: str
+) -> None:
+    outside = tmp_path / "elsewhere" / "outside.md"
+    outside.parent.mkdir()
+    shutil.copyfile(LIBRE, outside)
+    (project / name).symlink_to(outside)
+    before, elsewhere = snapshot(project), snapshot(outside.parent)
+    fixed = ralph("validate", "-f", ".", "--fix")  # no terminal: the flag would be the consent
+    assert_one_line_error(
+        fixed,
+        f"{name}: a symbolic link (to {outside}): ralph writes no file through a link; "
+        f"put a copy of the file in its place to have it fixed: nothing written",
+    )
+    assert fixed.stdout == ""  # no diff of a change that is not made
+    assert snapshot(project) == before and snapshot(outside.parent) == elsewhere
+    assert (project / name).is_symlink() and outside.read_bytes() == LIBRE.read_bytes()
+
+
+def test_the_original_is_never_saved_through_a_link(
+    project: Path, ralph: RalphRunner, ralph_env: dict[str, str], tmp_path: Path
+) -> None:
+    commit_sample(project, ralph_env, LIBRE.parent, "fix_plan.md")
+    bait = tmp_path / "elsewhere" / "copy.md"  # a link where the copy would go, to a file not there yet
+    bait.parent.mkdir()
+    (project / "fix_plan.md.orig").symlink_to(bait)
+    fixed = ralph("validate", "--fix")
+    assert fixed.returncode == 0 and "the original is saved as fix_plan.md.orig.2" in fixed.stdout, fixed.stdout
+    assert not bait.exists() and (project / "fix_plan.md.orig").is_symlink()
+    assert (project / "fix_plan.md.orig.2").read_bytes() == LIBRE.read_bytes()
+
+
 EXPECTED = "workflow: expected ralph, not"
 SPRINTS = {
     "bughunt": (".claude/sprints/2026-01-20_bughunt-m42-sprint", f":10: {EXPECTED} 'bughunt-full'"),

@@ -22,6 +22,14 @@ def _stories(folder: Path) -> Path:
     return write_prd(folder, 2, branchName="feature/stories", feature="stories")
 
 
+def _pasted(argv: list[str], cwd: Path, env: dict[str, str]) -> subprocess.CompletedProcess[str]:
+    """A printed `ralph ...` command run as pasted (this Python's ralph)."""
+    assert argv[0] == "ralph", argv
+    return subprocess.run(
+        [PYTHON, "-m", "ralphloop", *argv[1:]], cwd=cwd, env=env, capture_output=True, text=True, check=False
+    )
+
+
 def _commit(project: Path, ralph_env: dict[str, str]) -> None:
     for args in (["add", "-A"], ["commit", "-q", "-m", "files"]):
         subprocess.run(["git", *args], cwd=project, env=ralph_env, check=True)
@@ -50,6 +58,27 @@ def test_a_bare_command_takes_the_one_task_file_at_the_usual_places(project, ral
     assert snapshot(project) == before  # a read changes nothing
 
 
+def test_a_usual_place_reached_through_a_link_is_not_this_projects(project, ralph, ralph_env, tmp_path):
+    elsewhere = tmp_path / "elsewhere"
+    _stories(elsewhere / "ralph")
+    (project / "scripts").symlink_to(elsewhere)  # scripts/ralph/prd.json is another folder's
+
+    done = ralph("status")
+
+    assert done.returncode == 1 and "no task file where other Ralph tools keep theirs" in done.stderr
+
+
+def test_a_prd_in_dot_ralph_is_named_after_the_project(project, ralph, ralph_env):
+    _stories(project / ".ralph")
+    _commit(project, ralph_env)
+
+    status = ralph("status")
+    dry = ralph("run", "--dry-run", "--agent-cmd", "true")
+
+    assert status.stdout.splitlines()[0] == f"Feature:    project  ({project / '.ralph'})"
+    assert dry.returncode == 0, dry.stderr
+
+
 def test_the_fix_plan_in_dot_ralph_is_the_roots(project, ralph, ralph_env):
     (project / ".ralph").mkdir()
     (project / ".ralph" / "fix_plan.md").write_text("# Fix plan\n\n- [ ] one\n")
@@ -58,6 +87,8 @@ def test_the_fix_plan_in_dot_ralph_is_the_roots(project, ralph, ralph_env):
 
     bare = ralph("status")
     named = ralph("status", "-f", ".ralph/fix_plan.md")  # the file named itself
+    for other in (".ralph/PROMPT.md", ".ralph"):  # its prompt beside it, or its folder: the root's plan too
+        assert ralph("status", "-f", other).stdout.splitlines()[0] == bare.stdout.splitlines()[0], other
 
     assert bare.returncode == 0 and named.returncode == 0, bare.stderr + named.stderr
     assert bare.stdout.splitlines()[0] == named.stdout.splitlines()[0]
@@ -97,14 +128,7 @@ def test_several_task_files_are_listed_with_a_command_that_works_pasted(project,
         for line in pasted:
             argv = shlex.split(line)
             assert argv[: 1 + len(words[:1])] == ["ralph", *words[:1]], line
-            again = subprocess.run(
-                [PYTHON, "-m", "ralphloop", *argv[1:], *words[1:]],
-                cwd=project / "scripts",  # pasted anywhere in the project
-                env=ralph_env,
-                capture_output=True,
-                text=True,
-                check=False,
-            )
+            again = _pasted([*argv, *words[1:]], project / "scripts", ralph_env)  # anywhere in the project
             assert again.returncode == 0, (line, again.stderr)
 
 
@@ -116,17 +140,10 @@ def test_a_root_todo_is_worked_only_when_named_and_the_error_says_how(project, r
 
     assert done.returncode == 1
     (line,) = done.stderr.strip().splitlines()
-    assert "no task file at the usual places" in line
+    assert "no task file where other Ralph tools keep theirs (.ralph/, scripts/ralph/" in line
     command = line.rsplit(": ", 1)[1]
     assert command.startswith("ralph run -f ")
-    pasted = subprocess.run(
-        [PYTHON, "-m", "ralphloop", *shlex.split(command)[1:], "--dry-run"],
-        cwd=project,
-        env=ralph_env,
-        capture_output=True,
-        text=True,
-        check=False,
-    )
+    pasted = _pasted([*shlex.split(command), "--dry-run"], project, ralph_env)
     assert pasted.returncode == 0, pasted.stderr
     status = ralph("status", "-f", ".")
     for suggested in re.findall(r"ralph \w[\w-]*(?: [^\s,;)]+)*", status.stdout):
@@ -167,3 +184,8 @@ def test_after_the_end_every_reading_command_shows_the_archived_feature(project,
         assert done.returncode == 0 and shown in done.stdout, (words, done.stdout, done.stderr)
     run = ralph("run", "--dry-run")
     assert run.returncode == 1 and f"the last one, auth, is archived in {shown}" in run.stderr
+    named = ralph("validate", "-f", "auth")  # a command for an active feature: where it went, and the way back
+    assert named.stderr == (
+        f"ralph: error: -f auth: archived in {shown} (ralph status -f auth reads it there; ralph init auth starts "
+        "it afresh)\n"
+    )

@@ -43,3 +43,26 @@ def test_fix_plan_under_dot_ralph(project: Path, ralph: RalphRunner, ralph_env: 
     assert done.returncode == 0, done.stdout + done.stderr
     assert (project / ".ralph" / "fix_plan.md").read_text() == "## Tasks\n- [x] one thing\n"
     assert "USER-PROMPT-MARKER" in (project / ".ralph" / "logs" / "iteration-1.prompt.md").read_text()
+
+
+# every optional marker ralph reads (docs/tasks.md), named wherever a prompt states the completion rule
+MARKERS = ("Optional", "Future", "Nice to Have", "Someday", "Stretch", "Deferred", "Wishlist")
+
+
+def test_every_prompt_names_every_section_ralph_counts_as_optional(
+    project: Path, ralph: RalphRunner, ralph_env: dict[str, str]
+) -> None:
+    plan = "## Tasks\n- [ ] Add login\n\n## Someday\n- [ ] Dark mode\n\n## LOW — Deferred to Phase 2\n- [ ] Emoji\n"
+    (project / "fix_plan.md").write_text(plan)
+    git(project, ralph_env, "add", "-A")
+    git(project, ralph_env, "commit", "-q", "-m", "plan")
+    dry = ralph("run", "--dry-run", "--agent-cmd", agent_cmd("checklist_agent.py", "fix_plan.md"))
+    assert dry.returncode == 0, dry.stdout + dry.stderr
+    prompt = " ".join(dry.stdout.split())  # the built-in fix-plan prompt and the current task's section
+    template, _, section = prompt.partition("## Current task: Add login")
+    assert "counts as optional" in template and "Nice to Have" not in template  # said generally: the task names them
+    assert "counts as optional" in section and all(marker in section for marker in MARKERS), section
+    created = ralph("init", "--format", "fix-plan", "demo")
+    assert created.returncode == 0, created.stdout + created.stderr
+    written = " ".join((project / ".ralph" / "demo" / "PROMPT.md").read_text().split())
+    assert "counts as optional" in written and all(marker in written for marker in MARKERS), written

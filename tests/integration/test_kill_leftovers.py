@@ -22,7 +22,7 @@ from pathlib import Path
 
 import pytest
 
-from tests.conftest import PYTHON, RalphRunner, agent_cmd
+from tests.conftest import PYTHON, RalphRunner, agent_cmd, write_prd
 from tests.integration.helpers import git
 
 # ralph's atomic writer, stopped by a signal it sends itself where it would fsync: between the write and the rename
@@ -116,6 +116,38 @@ def test_only_ralphs_own_temporary_files_go_and_an_old_one_whatever_its_pid(
     assert fresh_older.exists()  # its writer may be at work: no PID says otherwise
     assert all(path.read_text() == "the user's" for path in theirs)
     assert folder.is_dir() and link.is_symlink()
+
+
+def test_a_workspace_at_the_root_never_sweeps_the_users_own_files_there(
+    project: Path, ralph: RalphRunner, ralph_env: dict[str, str]
+) -> None:
+    """A prd.json at the project root: its folder is the user's whole project, so ralph sweeps its own folders (.ralph/
+    and its logs/) and, at the root, only names with its mark: an old `.tmp-abcd1234` of the user's looks like an older
+    ralph's."""
+    write_prd(project, 3)
+    dead = subprocess.Popen([PYTHON, "-c", "pass"])  # its PID: a writer's that is gone
+    dead.wait()
+    theirs = [project / ".tmp-abcd1234", project / f".tmp-{dead.pid}-abcdefgh"]
+    for path in theirs:
+        path.write_text("the user's")
+        os.utime(path, (OLD, OLD))
+    git(project, ralph_env, "add", "-A")
+    git(project, ralph_env, "commit", "-qm", "a plan at the root, and the user's files")
+    (project / ".ralph").mkdir()
+    in_state = killed_writer(project / ".ralph" / "state.json", ralph_env)
+    killed = subprocess.run(
+        [PYTHON, "-c", WRITER, str(project / "progress.txt"), "SIGKILL"], check=False, env=ralph_env
+    )
+    assert killed.returncode == -signal.SIGKILL
+    (at_root,) = set(project.glob(".tmp-ralph-*"))  # ralph's own, marked: a root goal's PROGRESS.yaml, progress.txt
+
+    done = ralph("run", ".", "-n", "1", "--agent-cmd", agent_cmd("say.py", "working"))
+
+    assert done.returncode == 1 and "max_iterations" in done.stdout, done.stdout + done.stderr
+    assert not in_state.exists()  # ralph's own folder is still swept
+    assert not at_root.exists()  # and its own marked files at the root
+    assert all(path.read_text() == "the user's" for path in theirs)
+    assert git(project, ralph_env, "status", "--porcelain", "--", *(path.name for path in theirs)) == ""
 
 
 # ---------------------------------------------------------------- the private index's lock

@@ -7,11 +7,15 @@ repository."""
 from __future__ import annotations
 
 import json
+import os
 import shutil
+import stat
 from pathlib import Path
 
+import pytest
+
 from tests.conftest import RalphRunner, agent_cmd, read_json
-from tests.integration.helpers import git
+from tests.integration.helpers import assert_one_line_error, git
 
 WILD = Path(__file__).resolve().parents[1] / "fixtures" / "wild" / "fixplan" / "NoobyNull__vigilant-octo-train"
 PREVIOUS = Path(__file__).resolve().parents[1] / "fixtures" / "previous" / "feat"
@@ -106,3 +110,51 @@ def test_an_older_ralphs_files_without_the_mark_are_still_ralphs(project: Path, 
     assert read_json(ralph_dir / "status.json")["writer"] == "ralphloop"  # rewritten by ralph, now marked
     assert stopped.returncode == 1 and "circuit_open" in stopped.stdout, stopped.stdout
     assert not (ralph_dir / ".ralphloop").exists()
+
+
+def _kinds(root: Path) -> dict[str, object]:
+    """Every entry under `root` (never through a link, never reading a FIFO): a file's bytes, else its kind."""
+    found: dict[str, object] = {}
+    for folder, dirs, files in os.walk(root):
+        for name in dirs + files:
+            path = Path(folder) / name
+            mode = path.lstat().st_mode
+            kind = "link" if stat.S_ISLNK(mode) else "folder" if stat.S_ISDIR(mode) else "fifo"
+            found[str(path.relative_to(root))] = path.read_bytes() if stat.S_ISREG(mode) else kind
+    return found
+
+
+@pytest.mark.parametrize("spoilt", ["fifo", "link outside"])
+def test_every_command_that_writes_in_ralphs_own_folder_refuses_one_that_is_not_a_real_folder(
+    project: Path, ralph: RalphRunner, ralph_env: dict[str, str], tmp_path: Path, spoilt: str
+) -> None:
+    """A root fix plan beside frankbria's status.json: ralph's state goes to .ralph/.ralphloop/. A FIFO there ended
+    reset-circuit in an internal error; a link to a folder outside had it write the breaker's files and its lock
+    there. Each command that writes in that folder refuses it in one line, and nothing is written anywhere."""
+    for name in ("fix_plan.md", "PROMPT.md"):
+        shutil.copyfile(WILD / ".ralph" / name, project / name)
+    (project / ".ralph").mkdir()
+    shutil.copyfile(WILD / ".ralph" / "status.json", project / ".ralph" / "status.json")
+    git(project, ralph_env, "add", "-A")
+    git(project, ralph_env, "commit", "-q", "-m", "a root plan, and frankbria's status.json")
+    outside = tmp_path / "outside"
+    outside.mkdir()
+    own = project / ".ralph" / ".ralphloop"
+    if spoilt == "fifo":
+        os.mkfifo(own)
+    else:
+        own.symlink_to(outside)
+    before = _kinds(project)
+
+    for words in (
+        ("reset-circuit",),
+        ("signal", "learn", "a lesson"),
+        ("run", "-n", "1", "--agent-cmd", AGENT),
+        ("run", "--reset-circuit", "-n", "1", "--agent-cmd", AGENT),
+    ):
+        done = ralph(*words, timeout=30)
+        kind = "not a folder" if spoilt == "fifo" else "a symbolic link"
+        assert_one_line_error(done, f".ralph/.ralphloop: {kind} where ralph keeps its state; remove it")
+
+    assert _kinds(project) == before
+    assert list(outside.iterdir()) == []

@@ -345,3 +345,41 @@ def test_a_row_with_two_boxes_is_done_when_both_are_ticked_and_a_blank_line_ends
 def test_an_escaped_pipe_stays_in_its_cell() -> None:
     markdown = "Task | Done\n--- | ---\n`a \\| b` | [ ]\n"
     assert texts(markdown) == ["`a \\| b`"]
+
+
+# ---------------------------------------------------------------- a legend is not a task
+
+
+@pytest.mark.parametrize(
+    "legend",
+    [
+        # under a Legend heading, whatever the rows say (a table or a list)
+        "## Legend\n\n| Box | Meaning |\n|---|---|\n| [ ] | not started |\n| [x] | done |\n",
+        "## Status legend\n\n| Box | Meaning | Note |\n|---|---|---|\n| [ ] | Not started | nobody took it |\n",
+        "### Key\n\n- [ ] not started\n- [x] done\n",
+        # anywhere, a row whose only words say a status
+        "## Tasks\n\n| Mark | Meaning |\n|---|---|\n| [ ] | = Not started |\n| [x] | **Done** ✅ |\n",
+        "| State | |\n|---|---|\n| [ ] | To do / in progress |\n| [X] | Complete (verified) |\n| [ ] | Blocked |\n",
+        "| [ ] | N/A |\n|---|---|\n| [ ] | won't do |\n| [ ] | On hold |\n",
+    ],
+)
+def test_a_legend_is_no_task(legend: str) -> None:
+    assert parse_checklist(legend + "\n## Work\n\n- [x] Add login\n") == [
+        Item(line=legend.count("\n") + 4, checked=True, text="Add login", heading="Work", headings=("Work",), indent=0)
+    ]
+
+
+def test_a_row_with_words_besides_a_status_is_a_task_and_a_heading_under_the_legend_is_work() -> None:
+    markdown = (
+        "| Task | Status | Done |\n|---|---|---|\n| Deploy | blocked | [ ] |\n| Review | | [ ] |\n| Draft | [ ] | |\n"
+        "\n## Legend\n\n### Phase 1\n\n- [ ] Add login\n\n| Step | Done |\n|---|---|\n| Ship it | [ ] |\n"
+    )
+    assert texts(markdown) == ["Deploy | blocked", "Review", "Draft", "Add login", "Ship it"]
+
+
+@pytest.mark.parametrize("heading", ["Map legend", "Legend of Zelda port", "Key Principles", "API key rotation"])
+def test_a_heading_that_only_holds_the_word_is_work(heading: str) -> None:
+    assert texts(f"## {heading}\n\n- [ ] Add it\n\n| Step | Done |\n|---|---|\n| Ship it | [ ] |\n") == [
+        "Add it",
+        "Ship it",
+    ]

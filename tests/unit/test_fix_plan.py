@@ -259,7 +259,7 @@ def test_describe_names_the_item_the_file_and_the_completion_rule(tmp_path: Path
     assert section.startswith("## Current task: Fix the flaky test\n")
     assert "F2, line 3 of fix_plan.md" in section
     assert "`- [x]`" in section
-    assert "except those in Optional, Future and Nice to Have sections" in section
+    assert "except those in the sections ralph counts as optional (under a heading, or a part of one" in section
     assert "<promise>COMPLETE</promise>" in section
     assert section.endswith("Later items (do not start them now):\n- Next")
 

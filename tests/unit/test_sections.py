@@ -4,7 +4,13 @@ from __future__ import annotations
 
 import pytest
 
-from ralphloop.tasks.sections import notes_section, optional_section
+from ralphloop.tasks.sections import (
+    OPTIONAL_MARKERS,
+    OPTIONAL_SECTIONS,
+    legend_section,
+    notes_section,
+    optional_section,
+)
 
 
 @pytest.mark.parametrize(
@@ -82,3 +88,17 @@ def test_headings_of_notes(heading: str) -> None:
 )
 def test_work_headings_are_not_notes(heading: str) -> None:
     assert not notes_section(heading)
+
+
+@pytest.mark.parametrize("heading", ["Legend", "Status Legend", "📋 Legend:", "Key", "Status key", "Checkbox legend"])
+def test_legend_headings(heading: str) -> None:
+    assert legend_section(heading) and notes_section(heading)
+
+
+@pytest.mark.parametrize("heading", ["Map legend", "Legend of Zelda port", "Key Principles", "API key rotation", ""])
+def test_headings_that_hold_the_word_are_no_legend(heading: str) -> None:
+    assert not legend_section(heading)
+
+
+def test_the_prompts_words_name_every_optional_marker_ralph_reads() -> None:
+    assert all(optional_section(marker) and marker in OPTIONAL_SECTIONS for marker in OPTIONAL_MARKERS)

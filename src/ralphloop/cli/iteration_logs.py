@@ -12,10 +12,8 @@ import re
 import shlex
 
 from ralphloop.errors import RalphError
-from ralphloop.features import resolve_feature
+from ralphloop.features import newest_archived, resolve_feature
 from ralphloop.paths import (
-    ARCHIVE_DIR,
-    RALPH_DIR,
     FeaturePaths,
     display_path,
     feature_flag,
@@ -40,36 +38,19 @@ def is_iteration(word: str) -> bool:
 
 
 def feature(selector: str | None, command: tuple[str, ...] = ("logs",)) -> FeaturePaths:
-    """The feature `-f` names (the only one without it); when the name was archived, the error names the `ralph
-    COMMAND` that reads it there."""
-    root = find_project_root()
-    try:
-        return resolve_feature(root, selector, command=command, archived=True)
-    except RalphError as exc:
-        hint = archive_hint(root, selector, command)
-        if not hint:
-            raise
-        raise RalphError(f"{exc}; {hint}") from None
+    """The feature `-f` names (the only one without it), archived ones too: with nothing active, the newest."""
+    return resolve_feature(find_project_root(), selector, command=command, archived=True)
 
 
-def archive_hint(root: str, name: str | None, command: tuple[str, ...] = ("logs",)) -> str:
+def archive_hint(root: str, name: str, command: tuple[str, ...] = ("logs",)) -> str:
     """ "auth was archived, its logs are in .ralph/archive/20260101-120000-auth/logs/: ralph logs -f
-    .ralph/archive/20260101-120000-auth" for the newest archive of `name` (of any feature without a name), or ""."""
-    base = os.path.join(root, RALPH_DIR, ARCHIVE_DIR)
-    wanted = re.escape(name.rstrip(os.sep)) if name else r"[\w.-]+?"
-    pattern = re.compile(rf"\d{{8}}-\d{{6}}-(?P<name>{wanted})(?:-\d+)?")
-    try:
-        found = [entry for entry in os.listdir(base) if pattern.fullmatch(entry)]
-    except OSError:
+    .ralph/archive/20260101-120000-auth" for the newest archive of `name`, or "" when it has none."""
+    archived = newest_archived(root, name)
+    if archived is None:
         return ""
-    if not found:
-        return ""
-    newest = max(found)  # the names start with their time
-    matched = pattern.fullmatch(newest)
-    folder = display_path(os.path.join(base, newest), root)
-    who = matched["name"] if matched else newest
+    folder = display_path(archived.dir, root)
     return (
-        f"{who} was archived, its logs are in {folder}/logs/: {shlex.join(['ralph', *command])} {feature_flag(folder)}"
+        f"{name} was archived, its logs are in {folder}/logs/: {shlex.join(['ralph', *command])} {feature_flag(folder)}"
     )
 
 

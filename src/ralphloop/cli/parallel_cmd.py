@@ -26,6 +26,7 @@ from ralphloop.fleet.budget import Spending
 from ralphloop.fleet.context import FLEET_ENV, Fleet, Gates
 from ralphloop.fleet.coordinator import coordinate
 from ralphloop.fleet.launcher import LocalProcessLauncher
+from ralphloop.gitignore import keep_out_of_git
 from ralphloop.guards.budget import Budget
 from ralphloop.hooks.runner import HookRunner
 from ralphloop.paths import RALPH_DIR, FeaturePaths, list_features
@@ -175,6 +176,8 @@ def _fleet(
     target_branch, landing, home = _target(root, paths, feature_branch, built.settings.git.fast_forward_checked_out)
     _check_target(root, top, paths, target_branch, feature_branch)
     os.makedirs(paths.state_dir, exist_ok=True)
+    # fleet.json, fleet.jsonl, loops/ and the locks, as a single run's files: out of the user's next `git add -A`
+    keep_out_of_git(paths, agent_patterns=getattr(run.agent, "runtime_files", ()))
     fleet = Fleet(
         root=root,
         paths=paths,

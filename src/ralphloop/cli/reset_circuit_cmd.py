@@ -7,11 +7,13 @@ import os
 
 from ralphloop.errors import RalphError
 from ralphloop.features import resolve_feature
+from ralphloop.gitignore import keep_out_of_git
 from ralphloop.guards.breaker import Breaker
 from ralphloop.paths import display_path, find_project_root
 from ralphloop.protocols import SystemClock
 from ralphloop.safe_read import check_file
 from ralphloop.state.circuit import append_history, load_breaker, save_breaker
+from ralphloop.state.owner import check_state_folder
 from ralphloop.state.runstate import RunState
 from ralphloop.state.store import RunLock
 from ralphloop.textsafe import strip_terminal_controls
@@ -20,12 +22,14 @@ from ralphloop.textsafe import strip_terminal_controls
 def command(args: argparse.Namespace, argv: list[str]) -> int:
     paths = resolve_feature(find_project_root(), args.feature, command=("reset-circuit",))
     label = display_path(paths.circuit_state, os.getcwd())
-    # A damaged breaker is what a reset is for, but a folder, a FIFO or a link in the place of a file it writes
-    # is not ralph's to replace: refused, naming it, before anything is written.
+    # A damaged breaker is what a reset is for, but a folder, a FIFO or a link in the place of the folder or a file
+    # it writes is not ralph's to replace: refused, naming it, before anything is written.
+    check_state_folder(paths.state_dir, display_path(paths.state_dir, os.getcwd()))
     for path in (paths.circuit_state, paths.circuit_history):
         check_file(path, display_path(path, os.getcwd()), follow=False)
     # A running loop keeps its breaker in memory and would write over the reset: refuse while one runs.
     os.makedirs(paths.state_dir, exist_ok=True)  # .ralph/ of a root workspace before its first run
+    keep_out_of_git(paths)  # the breaker's files and the lock, never the user's next commit
     with RunLock(paths.lock, f"ralph run for {paths.name}"):
         try:
             breaker = load_breaker(paths.circuit_state, label)

@@ -7,7 +7,6 @@ import os
 import select
 import shlex
 import sys
-from collections.abc import Sequence
 from typing import Any, TextIO, cast
 
 from msgspec.structs import replace
@@ -30,17 +29,11 @@ from ralphloop.events import Notice
 from ralphloop.exitcodes import ExitReason
 from ralphloop.features import resolve_feature
 from ralphloop.fleet.launcher import child_kept_out, die_with_parent
-from ralphloop.gitignore import ensure_gitignore
+from ralphloop.gitignore import keep_out_of_git
 from ralphloop.notify.events import Seen
 from ralphloop.notify.settings import describe
 from ralphloop.notify.sink import Notifier
-from ralphloop.paths import (
-    RALPH_DIR,
-    RUNTIME_NAMES,
-    FeaturePaths,
-    display_path,
-    find_project_root,
-)
+from ralphloop.paths import FeaturePaths, display_path, find_project_root
 from ralphloop.preflight import others_notice
 from ralphloop.protocols import Agent, EventSink, SystemClock
 from ralphloop.reaper import become_subreaper
@@ -97,7 +90,7 @@ def command(args: argparse.Namespace, argv: list[str]) -> int:
     log_file = _open_log_file(args.log_file)
     interrupts = Interrupts(cancel, run.paths.status)
     os.makedirs(run.paths.state_dir, exist_ok=True)  # .ralph/ for a workspace at the project root
-    _keep_runtime_files_out_of_git(run.paths, args.log_file, getattr(run.agent, "runtime_files", ()))
+    keep_out_of_git(run.paths, args.log_file, getattr(run.agent, "runtime_files", ()))
     if log_file:
         sinks.append(TerminalRenderer(out=cast(TextIO, log_file)))
     # sends on its own thread; the run's end (close, below) once the feature folder is where it stays
@@ -365,34 +358,3 @@ def _dry_run(built: Built) -> int:
     print(f"# Prompt ({len(prompt.encode())} bytes):")
     print(prompt, end="")
     return 0
-
-
-def _keep_runtime_files_out_of_git(
-    paths: FeaturePaths, log_file: str | None, agent_patterns: Sequence[str] = ()
-) -> None:
-    """Runtime files never reach a commit, a capture or an undo: .ralph/.gitignore covers those in
-    .ralph/; elsewhere (a plan folder, --log-file) their paths go to .git/info/exclude, and so do the
-    patterns of the files the agent CLI keeps in the repository (`agent.runtime_files`, e.g. aider's caches)."""
-    ralph_dir = os.path.join(paths.project_root, RALPH_DIR)
-    if isinstance(agent_patterns, str):  # a plugin's single pattern
-        agent_patterns = (agent_patterns,)
-    patterns = []
-    if os.path.commonpath([paths.state_dir, ralph_dir]) == ralph_dir:
-        ensure_gitignore(ralph_dir)
-    else:
-        patterns += [os.path.join(paths.state_dir, name) for name in RUNTIME_NAMES]
-    if log_file:
-        patterns.append(os.path.abspath(log_file))
-    top = git.toplevel(paths.project_root)
-    if top is None or not (patterns or agent_patterns):
-        return
-    # .git/info/exclude patterns are read against the repository's top, not the project root
-    inside = [os.path.relpath(path, top) for path in patterns]
-    literal = ["/" + _glob_escape(rel) for rel in inside if not rel.startswith("..")]
-    rules = [rule for rule in agent_patterns if isinstance(rule, str) and rule.strip() and "\n" not in rule]
-    git.exclude_paths(top, [*literal, *rules])
-
-
-def _glob_escape(path: str) -> str:
-    """A path as a literal gitignore pattern (a plan folder may be called `[draft]`)."""
-    return "".join("\\" + char if char in "*?[\\" else char for char in path)

@@ -17,6 +17,7 @@ from ralphloop.paths import FeaturePaths, display_path, find_project_root
 from ralphloop.protocols import SystemClock, iso
 from ralphloop.records.signal_log import append_signal, clean
 from ralphloop.safe_read import check_file
+from ralphloop.state.owner import check_state_folder
 from ralphloop.state.read import lock_holder_alive
 from ralphloop.tasks.detect import detect
 
@@ -33,6 +34,7 @@ def command(args: argparse.Namespace, argv: list[str]) -> int:
     record = build_record(args.kind, [clean(word) for word in args.words], _iteration())
     paths = _feature(args.feature)
     shown = display_path(paths.signals, os.getcwd())
+    check_state_folder(paths.state_dir, display_path(paths.state_dir, os.getcwd()))
     check_file(paths.signals, shown, follow=False)  # a FIFO or a link in its place: said, not waited on
     _refuse_outside_a_loop(paths, shown)
     try:

@@ -5,7 +5,8 @@ Which bullets are tasks is tasks/bullets.py's to say (the top level of a list th
 sub-items, code or a "Completed" record). The change is shown first as a unified diff. On a terminal ralph then
 asks; without one the flag is the consent, and the diff printed is the record of what was written. The original
 is saved beside the file before anything is written (NAME.orig, or NAME.orig.2, ... when that is taken), and the
-file is replaced in one step, so it is never half-written. A declined or cancelled fix writes nothing.
+file is replaced in one step, so it is never half-written. A declined or cancelled fix writes nothing, and neither
+does a fix of a file that is a symbolic link: its target may be outside the project, or another project's.
 """
 
 from __future__ import annotations
@@ -55,6 +56,11 @@ def _fix(path: str, shown: str, counted: Required, ask: bool) -> None:
     fix = checkbox_fix(text, counted)
     if fix is None:
         return
+    if os.path.islink(path):  # the file it points to may be anyone's, anywhere: ralph writes only what it finds here
+        raise RalphError(
+            f"{shown}: a symbolic link (to {os.readlink(path)}): ralph writes no file through a link; "
+            "put a copy of the file in its place to have it fixed: nothing written"
+        )
     copy = _free_copy_name(path)
     shown_copy = display_path(copy, os.getcwd())
     for line in _diff(text, fix.text, shown):
@@ -66,7 +72,7 @@ def _fix(path: str, shown: str, counted: Required, ask: bool) -> None:
     if _read(path, shown) != raw:  # edited since it was read (an editor, an agent): that edit must not be lost
         raise RalphError(f"{shown}: changed while ralph was fixing it: nothing written (run the fix again)")
     _save_copy(copy, raw or b"", shown_copy, os.stat(path).st_mode & 0o777)
-    atomic_write_bytes(os.path.realpath(path), fix.text.encode("utf-8"))
+    atomic_write_bytes(path, fix.text.encode("utf-8"))  # a link put there meanwhile is replaced, its target left
     print(strip_terminal_controls(f"{shown}: {count} turned into checkboxes; the original is saved as {shown_copy}"))
 
 

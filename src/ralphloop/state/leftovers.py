@@ -1,9 +1,12 @@
-"""The temporary files a killed writer left: `store.atomic_write_bytes` writes `.tmp-<pid>-<8 random>` beside
+"""The temporary files a killed writer left: `store.atomic_write_bytes` writes `.tmp-ralph-<pid>-<8 random>` beside
 its file and renames it over the file; a SIGKILL between the two leaves it, and nothing else ever removes it.
 
-A run removes those of its feature's folders once it holds the feature's lock (recover.py). The lock keeps
-every other run out, but not `ralph prd`, `ralph report --html` or `ralph init`, which write atomically into
-those folders too; so a temporary file is removed only when its writer is known to be gone:
+A run removes those of its workspace once it holds the feature's lock (recover.py): in ralph's own folders (its
+state folder and logs/) any of ralph's names, an older ralph's unmarked `.tmp-<pid>-` too; in the workspace's own
+folder, which for a workspace at the project root holds the user's files (a `.tmp-abcd1234` of theirs looks like an
+older ralph's), only names with ralph's mark (a root goal's PROGRESS.yaml, progress.txt put back after an undo). The
+lock keeps every other run out, but not `ralph prd`, `ralph report --html` or `ralph init`, which write atomically
+into those folders too; so a temporary file is removed only when its writer is known to be gone:
 
 - its name is ralph's own (the prefix, the writer's PID, mkstemp's eight characters): nothing else is touched;
 - it is a regular file (never a link, a folder or a FIFO someone put there);
@@ -20,20 +23,25 @@ import re
 import stat
 from collections.abc import Iterable
 
-from ralphloop.state.store import TEMP_PREFIX
+from ralphloop.state.store import TEMP_MARK, TEMP_PREFIX
 
 STALE_AFTER_S = 600.0
-_NAME = re.compile(re.escape(TEMP_PREFIX) + r"(?:(\d{1,10})-)?[a-z0-9_]{8}")
+# ralph's, marked (`.tmp-ralph-<pid>-`), or an earlier ralph's (`.tmp-<pid>-`, `.tmp-`): group 1 the mark
+_NAME = re.compile(re.escape(TEMP_PREFIX) + f"({re.escape(TEMP_MARK)})?" + r"(?:(\d{1,10})-)?[a-z0-9_]{8}")
 
 
-def remove_stale_temps(folders: Iterable[str], now: float) -> list[str]:
+def remove_stale_temps(folders: Iterable[str], now: float, *, marked_only: bool = False) -> list[str]:
     """Remove the temporary files of ralph's own that no live writer holds in `folders` (`now`: epoch
-    seconds); returns their paths."""
+    seconds); returns their paths. `marked_only`: only names with ralph's mark, for a folder that holds the
+    user's files too (the project's root), where `.tmp-xxxxxxxx` may be theirs."""
     removed: list[str] = []
-    for folder in dict.fromkeys(folders):  # a root workspace's folders may be one
+    for folder in dict.fromkeys(folders):  # a folder named twice is swept once
         for name in _names(folder):
             path = os.path.join(folder, name)
-            if _stale(path, _NAME.fullmatch(name), now):
+            match = _NAME.fullmatch(name)
+            if match is not None and marked_only and not match.group(1):
+                continue
+            if _stale(path, match, now):
                 try:
                     os.unlink(path)
                 except OSError:  # gone meanwhile, or not ours to remove: left as it is
@@ -60,7 +68,7 @@ def _stale(path: str, match: re.Match[str] | None, now: float) -> bool:
         return False
     if now - info.st_mtime >= STALE_AFTER_S:
         return True
-    pid = match.group(1)
+    pid = match.group(2)
     return pid is not None and not _alive(int(pid))
 
 

@@ -17,6 +17,7 @@ import json
 import os
 import stat
 
+from ralphloop.safe_read import check_folder
 from ralphloop.state.schemas import MARK, MARK_KEY, STATUS
 
 OWN_FOLDER = ".ralphloop"  # in .ralph/: a dot name, never taken for a feature (paths.list_features)
@@ -67,6 +68,14 @@ def state_folder(ralph_dir: str) -> str:
     except OSError:
         made = False
     return own if made or others_files(ralph_dir) else ralph_dir
+
+
+def check_state_folder(state_dir: str, label: str) -> None:
+    """Refuse (FileRefused, naming `label`) ralph's own `.ralph/.ralphloop/` when it is anything but absent or a real
+    folder: a FIFO or a file would end a write in a traceback, a link would put ralph's files outside the project.
+    Every command that writes in the state folder (run, reset-circuit, signal) asks this before writing a byte."""
+    if os.path.basename(state_dir) == OWN_FOLDER:  # any other state folder is the workspace's, the user's to place
+        check_folder(state_dir, label, "its state")
 
 
 def other_tool(folder: str, names: list[str]) -> str:

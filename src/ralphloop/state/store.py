@@ -25,16 +25,18 @@ from ralphloop.state.read import read_lock_holder
 from ralphloop.state.schemas import MARK, MARK_KEY
 
 SCHEMA_VERSION = 1
-# An atomic write's temporary file: this, the writer's PID and "-", then mkstemp's 8 characters (the PID tells
-# a later run whether its writer is gone: state/leftovers.py).
+# An atomic write's temporary file: this, "ralph-", the writer's PID and "-", then mkstemp's 8 characters (the PID
+# tells a later run whether its writer is gone, "ralph-" that the file is ralph's where the user's files are too:
+# state/leftovers.py). The prefix alone is what .gitignore and FeaturePaths.is_runtime match.
 TEMP_PREFIX = ".tmp-"
+TEMP_MARK = "ralph-"
 
 
 def atomic_write_bytes(path: str | os.PathLike[str], data: bytes) -> None:
     """Replace `path` with `data` so that readers never see a partial file."""
     target = os.fspath(path)
     folder = os.path.dirname(target) or "."
-    fd, tmp = tempfile.mkstemp(prefix=f"{TEMP_PREFIX}{os.getpid()}-", dir=folder)
+    fd, tmp = tempfile.mkstemp(prefix=f"{TEMP_PREFIX}{TEMP_MARK}{os.getpid()}-", dir=folder)
     try:
         os.fchmod(fd, _mode_for(target))
         with os.fdopen(fd, "wb") as handle:

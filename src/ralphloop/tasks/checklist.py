@@ -7,8 +7,9 @@ what it almost always is in a task list; for the same reason fences count at any
 inside a list item is indented). A fence or comment left open hides the rest of the file, as it does
 when the file is rendered: `scan_checklist` reports it, so that a task file cannot look done by accident.
 
-A table row with a checkbox cell is a task too (checklist_table.py). The scanner also keeps what a plan written
-without checkboxes is made of, its plain list items and its headings, for tasks/bullets.py to name the near miss.
+A table row with a checkbox cell is a task too (checklist_table.py); no box right under a legend's heading is one.
+The scanner also keeps what a plan written without checkboxes is made of, its plain list items and its headings, for
+tasks/bullets.py to name the near miss.
 """
 
 from __future__ import annotations
@@ -18,6 +19,7 @@ import re
 from msgspec import Struct
 
 from ralphloop.tasks.checklist_table import is_row, row_task, starts_table
+from ralphloop.tasks.sections import legend_section
 
 # Only these three: editors and tools agree on them, while Python's splitlines() also breaks at
 # \v, \f, \x1c-\x1e, \x85 and U+2028/9, which would shift line numbers away from the user's editor.
@@ -170,11 +172,11 @@ class _Scan:
 
     def _row(self, number: int, visible: str) -> None:
         task = row_task(visible)
-        if task is None:
-            return
         path = tuple(title for _, title in self.headings)
-        done, text = task
         heading = path[-1] if path else ""
+        if task is None or legend_section(heading):
+            return
+        done, text = task
         self.items.append(Item(number, done, text, heading, path, indent=0, in_table=True))
 
 
@@ -212,6 +214,8 @@ def _item(visible: str, number: int, headings: list[tuple[int, str]]) -> Item | 
     if not match or not (text := (match.group("text") or "").strip()):
         return None
     path = tuple(title for _, title in headings)
+    if path and legend_section(path[-1]):
+        return None  # a legend's example: only the nearest heading says so ("## Legend", then "### Phase 1" is work)
     return Item(
         line=number,
         checked=match.group("mark") != " ",

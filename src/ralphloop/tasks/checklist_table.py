@@ -3,12 +3,15 @@ cells, done when its box is ticked (the agent edits that cell). Real plans write
 (tests/fixtures/wild/TESTS.md).
 
 GitHub's table rule: a header row, then a delimiter row with as many cells (`|---|:--:|`), then body rows until a
-blank line. A cell is a box only when it holds nothing else: `` `[ ]` `` in backticks is a legend's example.
+blank line. A cell is a box only when it holds nothing else: `` `[ ]` `` in backticks is a legend's example, and so
+is a row whose only words are a status (`| [ ] | not started |`), wherever its table is.
 """
 
 from __future__ import annotations
 
 import re
+
+from ralphloop.tasks.status_words import only_a_status
 
 _DELIMITER_CELL = re.compile(r"[ \t]*:?-+:?[ \t]*")
 _CELL_BREAK = re.compile(r"(?<!\\)\|")  # a pipe, unless escaped (GitHub splits at one even inside a code span)
@@ -40,13 +43,13 @@ def starts_table(header: str, delimiter: str) -> bool:
 
 
 def row_task(line: str) -> tuple[bool, str] | None:
-    """(done, text) of a body row with a checkbox cell; None for a row without one, or without text."""
+    """(done, text) of a body row with a checkbox cell; None for a row without one, without text, or a legend's."""
     row = cells(line)
     boxes = [match for cell in row if (match := _BOX.fullmatch(cell))]
     if not boxes:
         return None
     text = CELL_JOIN.join(cell for cell in row if cell and not _BOX.fullmatch(cell))
-    if not text:
+    if not text or only_a_status(text):
         return None
     # A row with two boxes ("dev | review") is done when both are ticked.
     return all(box.group("mark") != " " for box in boxes), text

@@ -2,9 +2,9 @@
 workspace or its .ralph/ subfolder; a prioritised checklist the agent works top down, ticking items.
 
 The plan is complete when every box is ticked except those under an optional heading (at any depth):
-Optional, Future, Nice to Have, Someday, Stretch goals or Deferred, alone or as a part of the heading
-("LOW — Nice to have", "Phase 5 Future Enhancements": tasks/sections.py). Those are ideas the loop must not
-wait for, so they are not tasks at all. Ids are positions among the counted boxes (F1, F2, ...), as in TODO.md.
+Optional, Future, Nice to Have, ... alone or as a part of the heading ("LOW — Nice to have", "Phase 5 Future
+Enhancements"). tasks/sections.py says which, and in what words every prompt names them. Those are ideas the loop
+must not wait for, so they are not tasks at all. Ids are positions among the counted boxes (F1, F2, ...), as in TODO.md.
 """
 
 from __future__ import annotations
@@ -20,7 +20,7 @@ from ralphloop.tasks.checklist import Item, scan_checklist
 from ralphloop.tasks.detect import RALPH_DIR, fix_plan_file, missing_message
 from ralphloop.tasks.order import pick_next
 from ralphloop.tasks.problems import Problem, raise_first, validate_in
-from ralphloop.tasks.sections import optional_section
+from ralphloop.tasks.sections import OPTIONAL_SECTIONS, optional_section
 from ralphloop.tasks.todo_md import block_problems, checklist_tasks, later_section, read_markdown, table_rows, tick
 
 PROMPT_NAME = "PROMPT.md"
@@ -112,7 +112,7 @@ class FixPlanSource(SourceBase):
             "",
             f"Item {task.id}, line {task.line} of {self.path}. Work on this item only.",
             f"When it is done and verified, {tick(task, self._in_table)} in {self.path}.",
-            "When every item (except those in Optional, Future and Nice to Have sections) is checked, "
+            f"When every item is checked, except those in {OPTIONAL_SECTIONS}, "
             "end your reply with `<promise>COMPLETE</promise>`.",
         ]
         return "\n".join(lines + later_section(self._tasks, task, "Later items"))
@@ -165,8 +165,8 @@ what you learn must be written down to survive.
    - tick the item (`- [ ]` becomes `- [x]`) in `{plan_file}`,
    - add any work you found as new unchecked items in the right section,
    - append what you did and learned to `progress.txt`.
-5. If, and only if, every item outside the Optional, Future and Nice to Have sections is
-   checked, end your reply with `<promise>COMPLETE</promise>`.
+5. If, and only if, every item is checked, except those in {OPTIONAL_SECTIONS},
+   end your reply with `<promise>COMPLETE</promise>`.
 
 ## Telling ralph what happened
 

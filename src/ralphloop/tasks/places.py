@@ -61,4 +61,15 @@ def _expand(root: str, pattern: str) -> list[str]:
                 if name.startswith(prefix) and (prefix.startswith(".") or not name.startswith("."))
             ]
         folders = following
-    return [folder for folder in folders if os.path.isdir(folder) and not os.path.islink(folder)]
+    real_root = os.path.realpath(root)
+    return [  # no folder on the way a link: `scripts -> /elsewhere` is not this project's
+        folder
+        for folder in folders
+        if os.path.isdir(folder)
+        and os.path.realpath(folder) == os.path.normpath(os.path.join(real_root, os.path.relpath(folder, root)))
+    ]
+
+
+def places_words() -> str:
+    """The usual places, as an error lists them."""
+    return ", ".join("the project's root" if pattern == "." else f"{pattern}/" for pattern, _ in PLACES)

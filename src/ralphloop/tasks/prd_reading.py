@@ -23,6 +23,7 @@ from ralphloop.tasks.json_places import value_lines
 from ralphloop.tasks.order import cycle_in
 from ralphloop.tasks.prd_words import close_match, found_words, kind_of, other_tool, quoted, shown
 from ralphloop.tasks.priority_words import PRIORITY_FORMS, priority_number
+from ralphloop.tasks.status_words import STATUS_DONE, STATUS_OPEN
 
 TYPE_CHECKING = False
 if TYPE_CHECKING:
@@ -46,17 +47,10 @@ _FIELDS: dict[str, tuple[type, str, bool]] = {
 _ALIASES = {"dependencies": "dependsOn", "acceptance": "acceptanceCriteria"}
 _NOT_GUESSED = ("notes",)  # free text: a field that only looks like it ("note") is left alone, as any other
 # what other tools mark a story done with, where it has no `passes`: a true/false under one of these names, or a
-# `status` / `state` word whose meaning is plain ("completed", "todo"); any other word is refused, naming it
+# `status` / `state` word whose meaning is plain ("completed", "todo": tasks/status_words.py); any other word is
+# refused, naming it
 _DONE_WORDS = ("status", "state", "done", "complete", "completed", "passed", "finished", "verified")
 _DONE_FLAGS = ("done", "complete", "completed", "passed", "passes", "finished", "verified")
-_STATUS_DONE = frozenset(
-    {"done", "complete", "completed", "passed", "passing", "pass", "finished", "shipped", "merged", "closed"}
-    | {"resolved", "verified", "implemented"}
-)
-_STATUS_OPEN = frozenset(
-    {"todo", "to do", "pending", "open", "not started", "planned", "backlog", "ready", "in progress", "wip"}
-    | {"started", "blocked", "failed", "failing", "review", "in review", "draft", "new", "not done", "incomplete"}
-)
 _BOMS = (  # UTF-32's before UTF-16's: UTF-32 LE's mark starts as UTF-16 LE's does
     (codecs.BOM_UTF32_LE, "utf-32"),
     (codecs.BOM_UTF32_BE, "utf-32"),
@@ -352,8 +346,8 @@ def _done_by_other_words(item: dict[str, Any]) -> bool | None:
     for key, value in item.items():
         if key.lower() in ("status", "state") and isinstance(value, str):
             word = " ".join(_SEPARATED_WORDS.split(value.strip().lower()))
-            if word in _STATUS_DONE or word in _STATUS_OPEN:
-                return word in _STATUS_DONE
+            if word in STATUS_DONE or word in STATUS_OPEN:
+                return word in STATUS_DONE
     return None
 
 
