@@ -28,7 +28,6 @@ from ralphloop.prompt import load_template
 from ralphloop.safe_read import CONFIG_CAP, LOG_CAP, STATE_CAP, TASK_CAP, check_file, check_folder
 from ralphloop.state.circuit import load_breaker
 from ralphloop.state.owner import OWN_FOLDER, check_state_folder, other_tool, others_files
-from ralphloop.tasks.fix_plan import find_prompt
 from ralphloop.tasks.prd_json import PrdSource
 from ralphloop.tasks.problems import Problem, from_error
 from ralphloop.tasks.sources import source_problems
@@ -167,6 +166,8 @@ def template_file(prompt_flag: str | None, paths: FeaturePaths, kind: str) -> tu
         return prompt_flag, f"-p/--prompt {prompt_flag}"
     candidates = [paths.prompt]
     if kind == "fix-plan":
+        from ralphloop.tasks.fix_plan import find_prompt  # with the checklist reader: only a fix plan's run needs it
+
         candidates.append(find_prompt(paths.dir) or "")  # PROMPT.md, beside the fix plan first
     for path in candidates:
         if path and os.path.lexists(path):  # a FIFO is refused by name by the reader, not passed over

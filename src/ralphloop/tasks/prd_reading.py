@@ -15,6 +15,7 @@ every shape read here.
 from __future__ import annotations
 
 import codecs
+import functools
 import json
 import re
 
@@ -302,14 +303,15 @@ class _Reader:
     def dependencies(self, items: list[Any], base: tuple[str, ...], stories: list[dict[str, Any]]) -> None:
         """A dependency on no story (and the id it most looks like), then one circle of them."""
         known = [story["id"] for story in stories]
+        ids = set(known)  # looked up once for every dependency: a list would make this quadratic
         aliased = [story for item, story in zip(items, stories, strict=True) if _alias_of_depends(item)]
-        if not any(dep in known for story in aliased for dep in story["dependsOn"]):
+        if not any(dep in ids for story in aliased for dep in story["dependsOn"]):
             for story in aliased:  # `dependencies` that name no story anywhere are not theirs (packages, say)
                 story["dependsOn"] = []
         for index, story in enumerate(stories):
             key = _field_keys(items[index]).get("dependsOn", "")
             for dep in story["dependsOn"]:
-                if dep not in known:
+                if dep not in ids:
                     close = close_match(dep, known, cutoff=0.6)
                     hint = f" (did you mean {close!r}?)" if close else ""
                     message = f"story {story['id']}'s {key} names {dep!r}, which is no story's id{hint}"
@@ -328,7 +330,11 @@ def _field_keys(item: dict[str, Any]) -> dict[str, str]:
     """The key each field of ralph's is written under in a story: its own name first, then its snake_case or
     kebab-case spelling, then an alias."""
     keys = {key: key for key in item if key in _FIELDS}
+    if len(keys) == len(item):  # snarktank's own spelling throughout: the usual case, and a cheap one
+        return keys
     for key, value in item.items():
+        if key in _FIELDS:
+            continue
         field = _ALIASES.get(key) or _camel(key)
         if key in _ALIASES and not (isinstance(value, list) and all(isinstance(each, str) for each in value)):
             continue  # an alias that holds no ids is some other thing of the same name
@@ -368,8 +374,9 @@ def _holds_stories(value: object) -> bool:
     )
 
 
+@functools.lru_cache(maxsize=256)  # a file's stories share their few keys
 def _camel(key: str) -> str:
-    return _SEPARATED.sub(lambda match: match.group(1).upper(), key)
+    return _SEPARATED.sub(lambda match: match.group(1).upper(), key) if "_" in key or "-" in key else key
 
 
 def _where(base: tuple[str, ...], index: int) -> str:

@@ -15,7 +15,9 @@ PRD_SHAPE = '{"userStories": [{"id": ..., "title": ..., "passes": false}, ...]}'
 
 def close_match(word: str, candidates: list[str], *, cutoff: float) -> str | None:
     """The candidate most like `word` (case aside), if any is alike enough."""
-    import difflib  # only when a key is missing: ralph status reads a valid file without it
+    if not candidates:
+        return None  # the usual case (every key read): `ralph status` never imports difflib for it
+    import difflib  # only when a key is missing and an unread one may be it
 
     lowered = {candidate.lower(): candidate for candidate in reversed(candidates)}
     found = difflib.get_close_matches(word.lower(), list(lowered), n=1, cutoff=cutoff)

@@ -5,6 +5,7 @@ prd.json's plain `status` (tasks/prd_reading.py) and by a checklist's legend (ta
 
 from __future__ import annotations
 
+import functools
 import re
 
 STATUS_DONE = frozenset(
@@ -23,14 +24,21 @@ _STATUS_ASIDE = frozenset(
 )
 # Statuses that are also a task's name: a row `| Review | [ ] |` is the step "Review", never a legend's.
 _ALSO_A_TASK = frozenset({"review", "draft", "new", "pass"})
-_LEGEND_WORDS = sorted((STATUS_DONE | STATUS_OPEN | _STATUS_ASIDE) - _ALSO_A_TASK, key=len, reverse=True)
-_WORD = "|".join(re.escape(word) for word in _LEGEND_WORDS)
-# "= Not started", "To do / in progress", "**Done** ✅", "Complete (verified)": statuses, with what joins them
-_ONLY_STATUS = re.compile(rf"(?:(?:means|is)\s)?(?:{_WORD})(?:\s(?:or\s|and\s)?(?:{_WORD}))*")
 _NOT_WORD = re.compile(r"[\W_]+")
+
+
+@functools.cache
+def _only_status() -> re.Pattern[str]:
+    """ "= Not started", "To do / in progress", "**Done** ✅", "Complete (verified)": statuses, with what joins them.
+    Compiled when a table is first read (~2 ms): `ralph status` reads prd.json through this module without one."""
+    words = "|".join(
+        re.escape(word)
+        for word in sorted((STATUS_DONE | STATUS_OPEN | _STATUS_ASIDE) - _ALSO_A_TASK, key=len, reverse=True)
+    )
+    return re.compile(rf"(?:(?:means|is)\s)?(?:{words})(?:\s(?:or\s|and\s)?(?:{words}))*")
 
 
 def only_a_status(text: str) -> bool:
     """Whether `text` says nothing but a status ("not started", "= Done ✅"): a legend's line, not a task."""
     words = _NOT_WORD.sub(" ", text).strip().casefold()
-    return bool(words) and _ONLY_STATUS.fullmatch(words) is not None
+    return bool(words) and _only_status().fullmatch(words) is not None
