@@ -1,8 +1,9 @@
 """An agent that notes when it started and ended, so ralph's own time is what lies between two agents.
 
-`stamp_agent STAMPS [EXIT [FILE|- [goal]]]` reads the prompt, appends a line to `FILE` (a path in the
+`stamp_agent STAMPS [EXIT [FILE|- [goal|pass]]]` reads the prompt, appends a line to `FILE` (a path in the
 project) when given, with `goal` answers as a goal-mode agent (completes the step the prompt names, adds
-one), appends "<start> <end>" (CLOCK_MONOTONIC seconds, the clock of Python's time.monotonic) to STAMPS
+one), with `pass` marks the first open story of $RALPH_FEATURE_DIR/prd.json passing, appends
+"<start> <end>" (CLOCK_MONOTONIC seconds, the clock of Python's time.monotonic) to STAMPS
 and exits with EXIT. It is compiled from C so that its own start-up (well under a millisecond)
 hardly counts; without a C compiler a Python one stands in, and its interpreter start-up (~15 ms) then
 counts as ralph's.
@@ -38,6 +39,31 @@ static char *next_step(char *prompt) {
     return NULL;
 }
 
+/* Marks the first story of $RALPH_FEATURE_DIR/prd.json that does not pass as passing, as an agent that
+   finished it would ("passes": false becomes "passes": true). */
+static void pass_a_story(void) {
+    const char *folder = getenv("RALPH_FEATURE_DIR");
+    char path[4096];
+    if (!folder || snprintf(path, sizeof path, "%s/prd.json", folder) >= (int)sizeof path) return;
+    FILE *in = fopen(path, "rb");
+    if (!in) return;
+    char *text = malloc(1 << 22);
+    size_t size = fread(text, 1, (1 << 22) - 1, in);
+    fclose(in);
+    text[size] = '\0';
+    char *open = strstr(text, "\"passes\": false");
+    if (open) {
+        FILE *out = fopen(path, "wb");
+        if (out) {
+            fwrite(text, 1, (size_t)(open - text), out);
+            fputs("\"passes\": true", out);
+            fputs(open + strlen("\"passes\": false"), out);
+            fclose(out);
+        }
+    }
+    free(text);
+}
+
 int main(int argc, char **argv) {
     struct timespec start, end;
     clock_gettime(CLOCK_MONOTONIC, &start);
@@ -53,6 +79,7 @@ int main(int argc, char **argv) {
         FILE *touched = fopen(argv[3], "a");
         if (touched) { fputs("attempt\n", touched); fclose(touched); }
     }
+    if (argc > 4 && strcmp(argv[4], "pass") == 0) pass_a_story();
     if (argc > 4 && strcmp(argv[4], "goal") == 0) {
         char *step = next_step(prompt);
         const char *iteration = getenv("RALPH_ITERATION");
@@ -77,6 +104,12 @@ prompt = sys.stdin.read()
 if len(sys.argv) > 3 and sys.argv[3] != "-":
     with open(sys.argv[3], "a") as touched:
         touched.write("attempt\n")
+if len(sys.argv) > 4 and sys.argv[4] == "pass":
+    prd = os.path.join(os.environ["RALPH_FEATURE_DIR"], "prd.json")
+    with open(prd) as handle:
+        text = handle.read()
+    with open(prd, "w") as handle:
+        handle.write(text.replace('"passes": false', '"passes": true', 1))
 if len(sys.argv) > 4 and sys.argv[4] == "goal":
     found = re.search(r"^Work on (step-\d+)", prompt, re.M)
     result = {"status": "continue", "completedStepIds": [found.group(1)] if found else [],
@@ -95,9 +128,13 @@ class StampAgent:
     argv: tuple[str, ...]
     compiled: bool
 
-    def command(self, stamps: str, exit_code: int = 0, touch: str | None = None, goal: bool = False) -> str:
-        """The `--agent-cmd` value that records into `stamps`; with `goal`, it answers as a goal agent."""
-        words = [*self.argv, stamps, str(exit_code), touch or "-", *(["goal"] if goal else [])]
+    def command(
+        self, stamps: str, exit_code: int = 0, touch: str | None = None, goal: bool = False, passes: bool = False
+    ) -> str:
+        """The `--agent-cmd` value that records into `stamps`; with `goal`, it answers as a goal agent; with
+        `passes`, it marks the first open story of the feature's prd.json passing (a story done)."""
+        role = ["goal"] if goal else ["pass"] if passes else []
+        words = [*self.argv, stamps, str(exit_code), touch or "-", *role]
         return " ".join(words)
 
 

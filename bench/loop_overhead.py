@@ -3,11 +3,13 @@ agent's), side by side for a baseline git ref and the working tree, through the 
 
 Targets (issue 19): median <= 15 ms in a small repository, <= 60 ms with 20,000 tracked files.
 
-Modes (all three by default, or `--mode NAME`):
+Modes (small, 20k and undo by default, or `--mode NAME`, repeatable):
 - small: a project of a few files; an instant agent that changes nothing;
 - 20k:   the same with 20,000 tracked files (200 folders);
 - undo:  a small project whose agent appends to a file and exits 1: each failed attempt is saved
-         (a git ref and a patch) and undone before the retry.
+         (a git ref and a patch) and undone before the retry;
+- pass, pass-commit, pass-20k: what users pay (not run by default): the agent edits a tracked file and marks
+         a story of prd.json passing every iteration, with git.auto_commit off, on, and in 20,000 files.
 
 Each version runs in its own project (made by its own `ralph init`), with a config that lets an agent
 that never progresses (or always fails) go on; the runs alternate between the versions, so a busy
@@ -15,8 +17,8 @@ machine slows both alike. The agent is a small C program that notes its start an
 Wall times suffer on a busy machine; the CPU column (ralph and the git processes it starts, per iteration:
 a run's CPU time less that of a one-iteration run, over the iterations) hardly does.
 
-    .venv/bin/python bench/loop_overhead.py [--mode small|20k|undo] [--iterations N] [--rounds N]
-                                            [--baseline REF] [--only-current]
+    .venv/bin/python bench/loop_overhead.py [--mode small|20k|undo|pass|pass-commit|pass-20k]
+                                            [--iterations N] [--rounds N] [--baseline REF] [--only-current]
 """
 
 from __future__ import annotations
@@ -43,7 +45,12 @@ class Mode:
     exit_code: int
     touch: str | None
     target: str
+    passes: bool = False  # the agent marks a story passing each time (a story done: progress, a counted success)
+    commit: bool = False  # git.auto_commit: each accepted iteration committed
 
+
+# A tracked file of make_project's (files >= 1) that the realistic agent edits, as a real one edits the code.
+_SOURCE = "src/pkg0000/mod00000.py"
 
 MODES = {
     "small": Mode("small", "a small project, an instant agent that changes nothing", 0, 0, None, "median <= 15 ms"),
@@ -51,6 +58,14 @@ MODES = {
         "20k", "20,000 tracked files, an instant agent that changes nothing", 20_000, 0, None, "median <= 60 ms"
     ),
     "undo": Mode("undo", "a failing agent whose attempt is saved and undone each time", 0, 1, "attempt.txt", "-"),
+    # what users pay: an agent that edits a tracked file and finishes a story every iteration
+    "pass": Mode("pass", "an agent that edits a tracked file and passes a story", 1, 0, _SOURCE, "-", passes=True),
+    "pass-commit": Mode(
+        "pass-commit", "the same, with git.auto_commit on", 1, 0, _SOURCE, "-", passes=True, commit=True
+    ),
+    "pass-20k": Mode(
+        "pass-20k", "the same agent (no commits), 20,000 tracked files", 20_000, 0, _SOURCE, "-", passes=True
+    ),
 }
 
 
@@ -65,7 +80,7 @@ class Run:
 def ralph_run(version: Version, root: str, env: dict[str, str], agent: StampAgent, mode: Mode, calls: int) -> Run:
     """One `ralph run` of `calls` agent calls in `root`."""
     stamps = os.path.join(tempfile.mkdtemp(prefix="ralph-bench-stamps-"), "stamps.txt")
-    command = agent.command(stamps, mode.exit_code, mode.touch)
+    command = agent.command(stamps, mode.exit_code, mode.touch, passes=mode.passes)
     before = resource.getrusage(resource.RUSAGE_CHILDREN)
     subprocess.run(
         [*version.ralph(), "run", "-n", str(calls), "--no-archive", "--agent-cmd", command],
@@ -95,7 +110,11 @@ def measure(
     """Each version's per-iteration times over `rounds` alternating runs."""
     projects = {
         version.label: make_project(
-            files=mode.files, ralph=version.ralph(), env=version.env(ENV), config=PATIENT_CONFIG
+            rounds * (iterations + 2) + 1 if mode.passes else 3,  # a story for every call, and one left open
+            files=mode.files,
+            ralph=version.ralph(),
+            env=version.env(ENV),
+            config=PATIENT_CONFIG + ("git:\n  auto_commit: true\n" if mode.commit else ""),
         )
         for version in found
     }

@@ -45,15 +45,12 @@ def archive_feature(paths: FeaturePaths, now: datetime) -> str:
 
 
 def newest_archive(paths: FeaturePaths) -> str | None:
-    """The folder this feature was last archived to (`<stamp>-<name>[-N]`, the newest moved there), for a reader
-    that followed the feature before a completed run moved it (`ralph monitor`); None when there is none."""
-    name = re.compile(rf"\d{{8}}-\d{{6}}-{re.escape(paths.name)}(-\d+)?")
-    try:
-        found = [os.path.join(paths.archive_root, entry) for entry in os.listdir(paths.archive_root)]
-    except OSError:
-        return None
-    folders = [path for path in found if name.fullmatch(os.path.basename(path)) and _real_folder(path)]
-    return max(folders, key=lambda path: os.lstat(path).st_ctime_ns, default=None)  # a rename sets the ctime
+    """The folder this feature was last archived to, for a reader that followed the feature before a completed run
+    moved it (`ralph monitor`); None when there is none."""
+    from ralphloop.tasks.resolve import newest_archived  # the one reading of the archive's names
+
+    found = newest_archived(paths.project_root, paths.name)
+    return found.dir if found is not None else None
 
 
 def _real_folder(path: str) -> bool:

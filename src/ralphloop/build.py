@@ -25,7 +25,6 @@ from ralphloop.engine.state import LoopState
 from ralphloop.errors import RalphError
 from ralphloop.events import Notice, Slot
 from ralphloop.exitcodes import ExitReason
-from ralphloop.features import resolve_feature
 from ralphloop.hooks.runner import HookRunner
 from ralphloop.paths import FeaturePaths, display_path, ralph_home
 from ralphloop.policy import Policy
@@ -44,6 +43,7 @@ from ralphloop.state.runstate import RunState, StateFile
 from ralphloop.tasks.detect import task_files
 from ralphloop.tasks.formats import FORMATS
 from ralphloop.tasks.problems import raise_first
+from ralphloop.tasks.resolve import resolve_feature
 from ralphloop.tasks.sources import EXAMPLE_WORDS, open_source, source_kind
 from ralphloop.workspace import Workspace
 

@@ -29,7 +29,6 @@ from ralphloop.config import load_settings
 from ralphloop.engine.loop import LoopOutcome, run_loop
 from ralphloop.events import CircuitChanged, IterationStarted, Notice, Waiting
 from ralphloop.exitcodes import ExitReason
-from ralphloop.features import resolve_feature
 from ralphloop.gitignore import ensure_gitignore
 from ralphloop.guards.breaker import BreakerConfig
 from ralphloop.guards.budget import Budget
@@ -38,6 +37,7 @@ from ralphloop.paths import RALPH_DIR, FeaturePaths
 from ralphloop.process import ProcessLimits
 from ralphloop.protocols import Agent, FakeClock, iso
 from ralphloop.state.calls import CallLedger, ledger_path
+from ralphloop.tasks.resolve import resolve_feature
 from tests.conftest import AGENTS, PYTHON, agent_cmd, read_json, write_prd
 from tests.integration.helpers import entry_fields, progress_entries
 

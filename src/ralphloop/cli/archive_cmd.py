@@ -8,10 +8,10 @@ import os
 
 from ralphloop.archive import archive_feature
 from ralphloop.errors import RalphError
-from ralphloop.features import resolve_feature
 from ralphloop.paths import display_path, find_project_root
 from ralphloop.protocols import SystemClock
 from ralphloop.state.store import RunLock
+from ralphloop.tasks.resolve import resolve_feature
 
 
 def command(args: argparse.Namespace, argv: list[str]) -> int:

@@ -12,7 +12,6 @@ import re
 import shlex
 
 from ralphloop.errors import RalphError
-from ralphloop.features import newest_archived, resolve_feature
 from ralphloop.paths import (
     FeaturePaths,
     display_path,
@@ -21,6 +20,7 @@ from ralphloop.paths import (
 )
 from ralphloop.safe_read import open_regular
 from ralphloop.state.read import read_json_object
+from ralphloop.tasks.resolve import newest_archived, resolve_feature
 
 TYPE_CHECKING = False  # typing costs ~9 ms of import: `ralph logs` must stay fast
 if TYPE_CHECKING:

@@ -5,10 +5,10 @@ from __future__ import annotations
 import os
 import sys
 
-from ralphloop.features import resolve_feature
 from ralphloop.monitor.live import Watch, follow
 from ralphloop.monitor.snapshot import ended_fleet, ended_run
 from ralphloop.paths import find_project_root
+from ralphloop.tasks.resolve import resolve_feature
 
 TYPE_CHECKING = False
 if TYPE_CHECKING:

@@ -16,13 +16,13 @@ import os
 import sys
 
 from ralphloop.errors import RalphError
-from ralphloop.features import resolve_feature
 from ralphloop.paths import find_project_root
 from ralphloop.records.metrics import SCHEMA_VERSION
 from ralphloop.records.metrics_text import format_summary
 from ralphloop.report.receipt import to_json
 from ralphloop.report.sources import Gathered, gather
 from ralphloop.report.text import receipt_text
+from ralphloop.tasks.resolve import resolve_feature
 from ralphloop.textsafe import json_for_terminal, strip_terminal_controls
 
 TYPE_CHECKING = False

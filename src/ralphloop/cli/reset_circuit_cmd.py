@@ -6,7 +6,6 @@ import argparse
 import os
 
 from ralphloop.errors import RalphError
-from ralphloop.features import resolve_feature
 from ralphloop.gitignore import keep_out_of_git
 from ralphloop.guards.breaker import Breaker
 from ralphloop.paths import display_path, find_project_root
@@ -16,6 +15,7 @@ from ralphloop.state.circuit import append_history, load_breaker, save_breaker
 from ralphloop.state.owner import check_state_folder
 from ralphloop.state.runstate import RunState
 from ralphloop.state.store import RunLock
+from ralphloop.tasks.resolve import resolve_feature
 from ralphloop.textsafe import strip_terminal_controls
 
 

@@ -27,7 +27,6 @@ from ralphloop.engine.phases import prompt_for
 from ralphloop.errors import RalphError
 from ralphloop.events import Notice
 from ralphloop.exitcodes import ExitReason
-from ralphloop.features import resolve_feature
 from ralphloop.fleet.launcher import child_kept_out, die_with_parent
 from ralphloop.gitignore import keep_out_of_git
 from ralphloop.notify.events import Seen
@@ -41,6 +40,7 @@ from ralphloop.recover import reconcile
 from ralphloop.safe_read import check_file, nonblocking
 from ralphloop.state.store import RunLock
 from ralphloop.tasks.detect import detect
+from ralphloop.tasks.resolve import resolve_feature
 from ralphloop.worktree_lock import WorktreeLock
 
 

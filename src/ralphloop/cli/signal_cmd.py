@@ -12,7 +12,6 @@ import os
 
 from ralphloop.analysis.signals import SignalRecord
 from ralphloop.errors import RalphError
-from ralphloop.features import resolve_feature
 from ralphloop.paths import FeaturePaths, display_path, find_project_root
 from ralphloop.protocols import SystemClock, iso
 from ralphloop.records.signal_log import append_signal, clean
@@ -20,6 +19,7 @@ from ralphloop.safe_read import check_file
 from ralphloop.state.owner import check_state_folder
 from ralphloop.state.read import lock_holder_alive
 from ralphloop.tasks.detect import detect
+from ralphloop.tasks.resolve import resolve_feature
 
 USAGE = {
     "complete": "ralph signal complete [NOTE]",

@@ -10,7 +10,6 @@ import os
 import sys
 from datetime import UTC, datetime
 
-from ralphloop.features import resolve_feature
 from ralphloop.fleet_words import fleet_lines
 from ralphloop.numbers import iteration_words, tokens_words
 from ralphloop.pace import (
@@ -30,6 +29,7 @@ from ralphloop.paths import FeaturePaths, display_path, find_project_root
 from ralphloop.state.fleet import read_fleet_noted
 from ralphloop.state.report import gather
 from ralphloop.tasks.formats import format_of
+from ralphloop.tasks.resolve import resolve_feature
 from ralphloop.textsafe import json_for_terminal, strip_terminal_controls
 
 TYPE_CHECKING = False

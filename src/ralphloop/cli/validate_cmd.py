@@ -8,7 +8,6 @@ import os
 
 from ralphloop.config import load_settings
 from ralphloop.errors import RalphError
-from ralphloop.features import resolve_feature
 from ralphloop.paths import FeaturePaths, display_path, find_project_root
 from ralphloop.preflight import others_notice, run_problems
 from ralphloop.safe_read import TASK_CAP, read_file
@@ -17,6 +16,7 @@ from ralphloop.tasks.fix_plan import fix_plan_problems
 from ralphloop.tasks.goal import goal_problems
 from ralphloop.tasks.prd_json import prd_problems
 from ralphloop.tasks.problems import Problem, from_error
+from ralphloop.tasks.resolve import resolve_feature
 from ralphloop.tasks.spec_md.parse import spec_problems
 from ralphloop.tasks.stories.scan import story_problems
 from ralphloop.tasks.todo_md import todo_problems

@@ -24,6 +24,7 @@ from ralphloop.state.store import atomic_write_bytes
 from ralphloop.tasks.bullets import Required, checkbox_fix
 from ralphloop.tasks.detect import fix_plan_file, present
 from ralphloop.tasks.fix_plan import required
+from ralphloop.tasks.todo_md import every_section
 from ralphloop.textsafe import strip_terminal_controls
 
 COPY_SUFFIX = ".orig"
@@ -41,7 +42,7 @@ def fix_checklists(paths: FeaturePaths) -> None:
 def _checklists(paths: FeaturePaths) -> Iterator[tuple[str, Required]]:
     todo = os.path.join(paths.dir, "TODO.md")
     if present(todo):
-        yield todo, lambda headings: True  # every box of a TODO.md is a task
+        yield todo, every_section
     plan = fix_plan_file(paths.dir)
     if plan:
         yield plan, required

@@ -24,7 +24,7 @@ from ralphloop.tasks.json_places import value_lines
 from ralphloop.tasks.order import cycle_in
 from ralphloop.tasks.prd_words import close_match, found_words, kind_of, other_tool, quoted, shown
 from ralphloop.tasks.priority_words import PRIORITY_FORMS, priority_number
-from ralphloop.tasks.status_words import STATUS_DONE, STATUS_OPEN
+from ralphloop.tasks.status_words import done_by_words
 
 TYPE_CHECKING = False
 if TYPE_CHECKING:
@@ -47,11 +47,9 @@ _FIELDS: dict[str, tuple[type, str, bool]] = {
 # what a story's field is also called (besides its snake_case); read only when it holds an array of strings
 _ALIASES = {"dependencies": "dependsOn", "acceptance": "acceptanceCriteria"}
 _NOT_GUESSED = ("notes",)  # free text: a field that only looks like it ("note") is left alone, as any other
-# what other tools mark a story done with, where it has no `passes`: a true/false under one of these names, or a
-# `status` / `state` word whose meaning is plain ("completed", "todo": tasks/status_words.py); any other word is
-# refused, naming it
+# what other tools mark a story done with, named when a story has no `passes` and its word is not plain (a plain
+# one, "completed" or "todo", or a true/false under such a name, is read: status_words.done_by_words)
 _DONE_WORDS = ("status", "state", "done", "complete", "completed", "passed", "finished", "verified")
-_DONE_FLAGS = ("done", "complete", "completed", "passed", "passes", "finished", "verified")
 _BOMS = (  # UTF-32's before UTF-16's: UTF-32 LE's mark starts as UTF-16 LE's does
     (codecs.BOM_UTF32_LE, "utf-32"),
     (codecs.BOM_UTF32_BE, "utf-32"),
@@ -61,7 +59,6 @@ _BOMS = (  # UTF-32's before UTF-16's: UTF-32 LE's mark starts as UTF-16 LE's do
 )
 _WIDE = (codecs.BOM_UTF16_LE, codecs.BOM_UTF16_BE, codecs.BOM_UTF32_BE)  # UTF-32 LE's starts as UTF-16 LE's
 _SEPARATED = re.compile(r"[_-]+([A-Za-z0-9])")
-_SEPARATED_WORDS = re.compile(r"[\s_-]+")
 
 
 class Flaw:
@@ -227,12 +224,15 @@ class _Reader:
         if not isinstance(item, dict):
             self.flaw(f"{where}: expected an object (found {kind_of(item)})", *base, index)
             return None, ""
+        if _plain(item):  # snarktank's own fields only, each of its kind: nothing to rename, guess or refuse
+            written = item.get("priority")
+            return {**_defaults(index), **item}, "" if written is None else str(written)
         before = len(self.flaws)
         keys = _field_keys(item)
         story: dict[str, Any] = {}
         for field, (kind, words, required) in _FIELDS.items():
             key = keys.get(field)
-            if key is None and field == "passes" and (done := _done_by_other_words(item)) is not None:
+            if key is None and field == "passes" and (done := done_by_words(item)) is not None:
                 story[field] = done  # until the agent sets "passes" (read first once there)
                 continue
             if key is None:
@@ -255,12 +255,7 @@ class _Reader:
             self.flaws[before:] = sorted(self.flaws[before:], key=lambda flaw: flaw.line)  # as the file has them
             return None, ""
         written = item.get(keys.get("priority", ""))
-        story.setdefault("priority", index + 1)  # none written: the file's order
-        for field in ("acceptanceCriteria", "dependsOn"):
-            story.setdefault(field, [])
-        for field in ("description", "notes"):
-            story.setdefault(field, "")
-        return story, "" if written is None else str(written)
+        return {**_defaults(index), **story}, "" if written is None else str(written)
 
     def priority(self, value: object, where: str, key: str, path: tuple[str | int, ...]) -> int:
         if isinstance(value, int) and not isinstance(value, bool):
@@ -343,18 +338,26 @@ def _field_keys(item: dict[str, Any]) -> dict[str, str]:
     return keys
 
 
-def _done_by_other_words(item: dict[str, Any]) -> bool | None:
-    """Whether a story without `passes` is done, as another tool wrote it: `"completed": true`, `"status":
-    "todo"`; None when it says nothing ralph can read plainly."""
+def _defaults(index: int) -> dict[str, Any]:
+    """What a story that leaves them out has (fresh lists: a story is the caller's to change); its priority is its
+    place in the file."""
+    return {"priority": index + 1, "acceptanceCriteria": [], "dependsOn": [], "description": "", "notes": ""}
+
+
+def _plain(item: dict[str, Any]) -> bool:
+    """Whether a story is written as snarktank's schema has it: every required field, no other key, each value of
+    its field's kind (the usual case, read without the field-by-field look that names a problem)."""
     for key, value in item.items():
-        if key.lower() in _DONE_FLAGS and isinstance(value, bool):
-            return value
-    for key, value in item.items():
-        if key.lower() in ("status", "state") and isinstance(value, str):
-            word = " ".join(_SEPARATED_WORDS.split(value.strip().lower()))
-            if word in STATUS_DONE or word in STATUS_OPEN:
-                return word in STATUS_DONE
-    return None
+        spec = _FIELDS.get(key)
+        if spec is None:
+            return False
+        kind = spec[0]
+        if kind is list:
+            if type(value) is not list or not all(type(entry) is str for entry in value):
+                return False
+        elif type(value) is not kind:  # `type`, not isinstance: true is no priority
+            return False
+    return all(key in item for key, (_, _, required) in _FIELDS.items() if required)
 
 
 def _alias_of_depends(item: dict[str, Any]) -> bool:

@@ -8,6 +8,10 @@ from __future__ import annotations
 import functools
 import re
 
+TYPE_CHECKING = False
+if TYPE_CHECKING:
+    from typing import Any
+
 STATUS_DONE = frozenset(
     {"done", "complete", "completed", "passed", "passing", "pass", "finished", "shipped", "merged", "closed"}
     | {"resolved", "verified", "implemented"}
@@ -25,6 +29,9 @@ _STATUS_ASIDE = frozenset(
 # Statuses that are also a task's name: a row `| Review | [ ] |` is the step "Review", never a legend's.
 _ALSO_A_TASK = frozenset({"review", "draft", "new", "pass"})
 _NOT_WORD = re.compile(r"[\W_]+")
+_SEPARATORS = re.compile(r"[\s_-]+")
+# a story's true/false that says it is done, under another tool's name for `passes`
+_DONE_FLAGS = ("done", "complete", "completed", "passed", "passes", "finished", "verified")
 
 
 @functools.cache
@@ -42,3 +49,17 @@ def only_a_status(text: str) -> bool:
     """Whether `text` says nothing but a status ("not started", "= Done ✅"): a legend's line, not a task."""
     words = _NOT_WORD.sub(" ", text).strip().casefold()
     return bool(words) and _only_status().fullmatch(words) is not None
+
+
+def done_by_words(item: dict[str, Any]) -> bool | None:
+    """Whether a story without `passes` is done, as another tool wrote it: `"completed": true`, `"status":
+    "todo"`; None when it says nothing plain (a status word neither done nor open: "Phase 2", "skipped")."""
+    for key, value in item.items():
+        if key.lower() in _DONE_FLAGS and isinstance(value, bool):
+            return value
+    for key, value in item.items():
+        if key.lower() in ("status", "state") and isinstance(value, str):
+            word = " ".join(_SEPARATORS.split(value.strip().lower()))
+            if word in STATUS_DONE or word in STATUS_OPEN:
+                return word in STATUS_DONE
+    return None

@@ -48,14 +48,15 @@ def _check(folder: str, display: str) -> tuple[tuple[Item, ...], list[Problem]]:
     checklist = scan_checklist(text)
     problems = block_problems(checklist, shown)
     if not checklist.items:
-        missed = near_miss(text, checklist, _every_section, f"{validate_in(display or '.')} --fix")
+        missed = near_miss(text, checklist, every_section, f"{validate_in(display or '.')} --fix")
         line, message = missed or prose_miss(text, checklist)
         problems.append(Problem(shown, message, line))
     return checklist.items, problems
 
 
-def _every_section(headings: tuple[str, ...]) -> bool:
-    return True  # a TODO.md has no optional sections: every box is a task
+def every_section(headings: tuple[str, ...]) -> bool:
+    """A TODO.md has no optional sections: every box is a task (bullets.Required)."""
+    return True
 
 
 def _folder_shown(display: str) -> str:

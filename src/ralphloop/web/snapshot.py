@@ -14,7 +14,6 @@ from dataclasses import dataclass
 from datetime import datetime
 
 from ralphloop.errors import RalphError
-from ralphloop.features import resolve_feature
 from ralphloop.log_tail import log_tail, own_log
 from ralphloop.numbers import iteration_words, money
 from ralphloop.paths import RALPH_DIR, FeaturePaths, list_features
@@ -22,6 +21,7 @@ from ralphloop.redact import redact_value
 from ralphloop.safe_read import shown_path
 from ralphloop.state.fleet import fleet_paths, loop_feature_paths, read_fleet
 from ralphloop.state.report import gather
+from ralphloop.tasks.resolve import resolve_feature
 from ralphloop.textsafe import strip_terminal_controls
 
 TYPE_CHECKING = False

@@ -2,7 +2,8 @@
 the only one there is — a feature in `.ralph/`, else the one task file at the usual places (tasks/places.py) —
 and, for a command that only reads, the newest archived feature when nothing is active.
 
-Light (os, re, shlex): `ralph status` starts here.
+Light (os, re, shlex): `ralph status` starts here. In tasks/ beside detect.py and places.py, whose finders it
+chooses among.
 """
 
 from __future__ import annotations
@@ -88,11 +89,9 @@ def _named(project_root: str, selector: str, flag: str, archived: bool) -> Featu
         raise RalphError(f"TODO.md not found in {shown} ({flag} {shown}: no such folder)")
     if _is_root_workspace(project_root, selector):  # the name `ralph status` shows for a root workspace
         return FeaturePaths(project_root, project_root)
-    if archived:
-        found = newest_archived(project_root, selector)
-        if found is not None:
-            return found
     gone = newest_archived(project_root, selector)
+    if gone is not None and archived:
+        return gone
     if gone is not None:  # a command that works on an active feature: say where it went, and the way back
         raise RalphError(
             f"{flag} {selector}: archived in {gone.display()} (ralph status -f {selector} reads it there; "
@@ -137,14 +136,10 @@ def _choices(found: list[FeaturePaths], command: tuple[str, ...]) -> tuple[str, 
 
 
 def _task_file_shown(paths: FeaturePaths) -> str:
-    kind = detect(paths.dir)
-    if kind == "fix-plan":
-        plan = _detect.fix_plan_file(paths.dir)
-        return display_path(plan, paths.project_root) if plan else paths.display()
-    if kind == "stories":
-        return display_path(os.path.join(paths.dir, "specs"), paths.project_root) + "/"
-    name = {"prd": "prd.json", "todo": "TODO.md", "goal": "SPRINT.yaml"}.get(kind or "", "")
-    return display_path(os.path.join(paths.dir, name), paths.project_root)
+    """The task file the workspace is worked by, from the project root (`scripts/ralph/prd.json`, `specs/`)."""
+    first = (_detect.task_files(paths.dir) or [""])[0]  # in the order the formats win, as detect() picks
+    shown = display_path(os.path.join(paths.dir, first), paths.project_root)
+    return shown + "/" if first.endswith("/") else shown
 
 
 def _nothing_found(project_root: str, command: tuple[str, ...]) -> str:
