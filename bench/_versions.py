@@ -37,8 +37,8 @@ class Version:
 
     def ralph(self) -> list[str]:
         """The command that starts this version's `ralph`, as the installed console script does."""
-        # ralphloop.launch since issue 20; cli.main's entry before (a baseline may be either)
-        start = "try:\n from ralphloop.launch import entry\nexcept ImportError:\n"
+        # ralphloop.cli.launch since issue 20; cli.main's entry before (a baseline may be either)
+        start = "try:\n from ralphloop.cli.launch import entry\nexcept ImportError:\n"
         return [sys.executable, "-c", start + " from ralphloop.cli.main import entry\nentry()"]
 
 

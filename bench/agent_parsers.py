@@ -20,12 +20,12 @@ import time
 from datetime import UTC, datetime, timedelta
 from pathlib import Path
 
-from ralphloop.agents.catalog import CATALOG
+from ralphloop.agents.agent_limits import LIMITS_FILE, LimitBook, Limited
 from ralphloop.agents.registry import load, make_agent
-from ralphloop.config import load_settings
-from ralphloop.paths import FeaturePaths
-from ralphloop.protocols import FakeClock, ProcessOutcome
-from ralphloop.state.agent_limits import LIMITS_FILE, LimitBook, Limited
+from ralphloop.config.settings import load_settings
+from ralphloop.core.protocols import FakeClock, ProcessOutcome
+from ralphloop.plugins.agents import CATALOG
+from ralphloop.project.paths import FeaturePaths
 
 FIXTURES = Path(__file__).resolve().parent.parent / "tests" / "fixtures"
 CAPTURES = {

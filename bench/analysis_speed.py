@@ -18,7 +18,7 @@ from collections.abc import Callable
 from ralphloop.agents.claude.parser import StreamJsonParser
 from ralphloop.agents.text import TextOutputParser
 from ralphloop.analysis.signals import analyze
-from ralphloop.protocols import AgentRequest, ProcessOutcome
+from ralphloop.core.protocols import AgentRequest, ProcessOutcome
 
 SIZE = 10 * 1024 * 1024
 RUNS = 5

@@ -31,7 +31,7 @@ from typing import Any
 from _project import make_project
 from ralphloop.agents.claude.parser import StreamJsonParser
 from ralphloop.agents.json_lines import MAX_LINE_BYTES
-from ralphloop.protocols import AgentResult, ProcessOutcome
+from ralphloop.core.protocols import AgentResult, ProcessOutcome
 
 MB = 1_000_000
 MIB = 1024 * 1024

@@ -30,10 +30,10 @@ import psutil
 from rich.console import Console
 
 from _project import make_project, run_loop
+from ralphloop.files.store import atomic_write_json
 from ralphloop.monitor.snapshot import read_snapshot
 from ralphloop.monitor.views import dashboard
-from ralphloop.paths import FeaturePaths
-from ralphloop.state.store import atomic_write_json
+from ralphloop.project.paths import FeaturePaths
 
 IDLE_S = 5.0
 

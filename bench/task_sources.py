@@ -38,8 +38,8 @@ import time
 from collections.abc import Callable
 
 from _project import ENV, ralph_executable
-from ralphloop.protocols import TaskSource, TaskView
-from ralphloop.tasks.detect import detect
+from ralphloop.core.protocols import TaskSource, TaskView
+from ralphloop.plugins.formats import detect
 from ralphloop.tasks.fix_plan import FixPlanSource
 from ralphloop.tasks.prd_json import PrdSource
 from ralphloop.tasks.stories.source import StorySource

@@ -5,9 +5,9 @@ from __future__ import annotations
 from datetime import UTC, datetime
 from typing import Any
 
-from ralphloop.events import IterationFinished, IterationStarted, LoopEnded, RunStarted, Slot, Tally
-from ralphloop.exitcodes import ExitReason
-from ralphloop.protocols import AgentResult
+from ralphloop.core.events import IterationFinished, IterationStarted, LoopEnded, RunStarted, Slot, Tally
+from ralphloop.core.exitcodes import ExitReason
+from ralphloop.core.protocols import AgentResult
 
 WHEN = datetime(2026, 11, 21, 2, 0, 0, tzinfo=UTC)
 

@@ -12,11 +12,11 @@ HEAVY = (
     "yaml",
     "psutil",
     "ralphloop.engine",
-    "ralphloop.events",
-    "ralphloop.protocols",
-    "ralphloop.config",
-    "ralphloop.process",
-    "ralphloop.build",
+    "ralphloop.core.events",
+    "ralphloop.core.protocols",
+    "ralphloop.config.settings",
+    "ralphloop.processes.local",
+    "ralphloop.start.build",
     "plotly",  # the charts of `ralph report --html` (an optional extra)
     "starlette",  # `ralph serve`'s web stack (an optional extra)
     "uvicorn",

@@ -18,9 +18,9 @@ HEAVY = (
     "typer",
     "dataclasses",
     "ralphloop.engine",
-    "ralphloop.config",
-    "ralphloop.protocols",
-    "ralphloop.process",
+    "ralphloop.config.settings",
+    "ralphloop.core.protocols",
+    "ralphloop.processes.local",
     "importlib.metadata",  # agent plugins: read only when a run names a backend that is not built in
     "plotly",  # the charts of `ralph report --html` (an optional extra)
     "starlette",  # `ralph serve`'s web stack (an optional extra)

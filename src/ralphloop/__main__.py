@@ -1,5 +1,5 @@
 """`python -m ralphloop` is `ralph`."""
 
-from ralphloop.launch import entry
+from ralphloop.cli.launch import entry
 
 entry()

@@ -33,8 +33,8 @@ from typing import Any, NamedTuple
 
 import yaml
 
-from ralphloop.config import _FIELDS  # every setting: its YAML path, converter and default
-from ralphloop.hooks.spec import LIFECYCLE_EVENTS
+from ralphloop.config.settings import _FIELDS  # every setting: its YAML path, converter and default
+from ralphloop.core.hook_spec import LIFECYCLE_EVENTS
 from tests.chaos.classes import CHANGED_ON_REJECT, CORRUPT_STATE, HANG, TRACEBACK, Findings, check_screen
 from tests.integration.hostile_project import FEATURES, SAY, copy_case, env_of, make_template, tree
 from tests.integration.test_hostile_files import TARGETS, TIMEOUT

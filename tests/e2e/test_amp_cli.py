@@ -19,8 +19,8 @@ from pathlib import Path
 import pytest
 
 from ralphloop.agents.amp.backend import AmpAgent
-from ralphloop.config import load_settings
-from ralphloop.protocols import AgentCommand, AgentRequest
+from ralphloop.config.settings import load_settings
+from ralphloop.core.protocols import AgentCommand, AgentRequest
 from tests.conftest import RalphRunner, read_json
 from tests.e2e.amp_cli import AMP_VERSION, amp_executable
 

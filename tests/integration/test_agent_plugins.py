@@ -13,7 +13,7 @@ from pathlib import Path
 
 import pytest
 
-from ralphloop.agents.catalog import BUILT_IN
+from ralphloop.plugins.agents import BUILT_IN
 from tests.conftest import AGENTS, PYTHON, RalphRunner, read_json, write_prd
 
 # A backend as a third party would write it: only ralph's public seams (AgentCommand, agent_env, the text parser).
@@ -35,7 +35,7 @@ class EchoAgent:
 
     def command(self, request):
         from ralphloop.agents.text import agent_env
-        from ralphloop.protocols import AgentCommand
+        from ralphloop.core.protocols import AgentCommand
 
         return AgentCommand(argv=(sys.executable, __file__), env=agent_env(request), stdin=request.prompt.encode())
 
@@ -136,7 +136,7 @@ class Greeter:
 
     def command(self, request):
         from ralphloop.agents.text import agent_env
-        from ralphloop.protocols import AgentCommand
+        from ralphloop.core.protocols import AgentCommand
 
         return AgentCommand(argv=(sys.executable, "-c", f"print({self.said!r})"), env=agent_env(request), stdin=b"")
 

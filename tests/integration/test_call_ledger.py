@@ -11,9 +11,9 @@ from pathlib import Path
 
 import pytest
 
-from ralphloop.errors import RalphError
+from ralphloop.core.errors import RalphError
+from ralphloop.files.store import SCHEMA_VERSION
 from ralphloop.state.calls import CallLedger, ledger_path
-from ralphloop.state.store import SCHEMA_VERSION
 from tests.conftest import PYTHON
 
 T0 = datetime(2026, 1, 1, 9, 0, tzinfo=UTC)

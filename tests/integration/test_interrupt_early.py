@@ -29,7 +29,7 @@ runpy.run_module("ralphloop", run_name="__main__")
     ("module", "args"),
     [
         ("ralphloop.cli.main", ["status"]),  # the first module the command loads
-        ("ralphloop.build", ["run", "-n", "1"]),  # a command's own modules, loaded once its arguments are read
+        ("ralphloop.start.build", ["run", "-n", "1"]),  # a command's own modules, loaded once its arguments are read
         ("ralphloop.cli.status_cmd", ["status"]),
     ],
 )

@@ -1,7 +1,7 @@
 """What a kill leaves beside ralph's files is cleared by the next `ralph run` (issue 31, items 1 and 2), and
 nothing a live process still uses is touched:
 
-- an atomic write's temporary file (`.tmp-<pid>-xxxxxxxx`, state/store.py) whose writer was killed between the
+- an atomic write's temporary file (`.tmp-<pid>-xxxxxxxx`, files/store.py) whose writer was killed between the
   write and the rename: removed once its writer is gone (or it is ten minutes old); a writer still at work keeps
   its file, and a file that is not ralph's is never removed;
 - the private index's lock (`.git/ralph/<feature>.index.lock`) a killed git left: removed though another git
@@ -28,7 +28,7 @@ from tests.integration.helpers import git
 # ralph's atomic writer, stopped by a signal it sends itself where it would fsync: between the write and the rename
 WRITER = (
     "import os, signal, sys\n"
-    "from ralphloop.state.store import atomic_write_text\n"
+    "from ralphloop.files.store import atomic_write_text\n"
     "os.fsync = lambda fd: os.kill(os.getpid(), getattr(signal, sys.argv[2]))\n"
     "atomic_write_text(sys.argv[1], 'written\\n')\n"
 )

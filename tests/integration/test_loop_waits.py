@@ -23,21 +23,21 @@ from msgspec.structs import replace
 
 from ralphloop.agents.claude.backend import ClaudeAgent
 from ralphloop.agents.command import CommandAgent
-from ralphloop.build import RunRequest, build_run
-from ralphloop.cancel import CancelToken
-from ralphloop.config import load_settings
+from ralphloop.config.settings import load_settings
+from ralphloop.core.cancel import CancelToken
+from ralphloop.core.events import CircuitChanged, IterationStarted, Notice, Waiting
+from ralphloop.core.exitcodes import ExitReason
+from ralphloop.core.protocols import Agent, FakeClock, iso
+from ralphloop.core.runner import ProcessLimits
 from ralphloop.engine.loop import LoopOutcome, run_loop
-from ralphloop.events import CircuitChanged, IterationStarted, Notice, Waiting
-from ralphloop.exitcodes import ExitReason
-from ralphloop.gitignore import ensure_gitignore
 from ralphloop.guards.breaker import BreakerConfig
 from ralphloop.guards.budget import Budget
-from ralphloop.numbers import local_time
-from ralphloop.paths import RALPH_DIR, FeaturePaths
-from ralphloop.process import ProcessLimits
-from ralphloop.protocols import Agent, FakeClock, iso
+from ralphloop.project.paths import RALPH_DIR, FeaturePaths
+from ralphloop.project.resolve import resolve_feature
+from ralphloop.start.build import RunRequest, build_run
 from ralphloop.state.calls import CallLedger, ledger_path
-from ralphloop.tasks.resolve import resolve_feature
+from ralphloop.words.figures import local_time
+from ralphloop.workspace.gitignore import ensure_gitignore
 from tests.conftest import AGENTS, PYTHON, agent_cmd, read_json, write_prd
 from tests.integration.helpers import entry_fields, progress_entries
 

@@ -221,10 +221,10 @@ HEAVY = (
     "msgspec",
     "psutil",
     "ralphloop.engine",
-    "ralphloop.config",
-    "ralphloop.protocols",
-    "ralphloop.process",
-    "ralphloop.state.store",
+    "ralphloop.config.settings",
+    "ralphloop.core.protocols",
+    "ralphloop.processes.local",
+    "ralphloop.files.store",
 )
 
 PROBE = (
@@ -289,7 +289,7 @@ def test_html_without_plotly_names_the_extra(project, feature, ralph_env):
     probe = (
         "import sys\n"
         "sys.modules['plotly'] = None  # as if the optional extra were not installed\n"
-        "from ralphloop.launch import entry\n"
+        "from ralphloop.cli.launch import entry\n"
         "sys.argv = ['ralph', 'report', '--html', 'report.html']\n"
         "entry()\n"
     )

@@ -141,7 +141,7 @@ def test_without_the_web_extra_it_names_it(project: tuple[Path, dict[str, str]])
     probe = (
         "import sys\n"
         "sys.modules['starlette'] = None  # as if the optional extra were not installed\n"
-        "from ralphloop.launch import entry\n"
+        "from ralphloop.cli.launch import entry\n"
         "sys.argv = ['ralph', 'serve']\n"
         "entry()\n"
     )

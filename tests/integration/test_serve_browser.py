@@ -12,7 +12,7 @@ from typing import Any
 
 import pytest
 
-from ralphloop.pace import rough
+from ralphloop.words.pace import rough
 from tests.browser import Watched, launched
 from tests.conftest import isolated_env, write_prd
 from tests.fleet_project import SCRIPT_TITLE, live, make_fleet, read_loops, stream_line, write_fleet

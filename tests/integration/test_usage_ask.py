@@ -19,7 +19,7 @@ from pathlib import Path
 
 import pytest
 
-from ralphloop.numbers import local_time
+from ralphloop.words.figures import local_time
 from tests.conftest import PYTHON, agent_cmd, read_json
 from tests.integration.conftest import Background
 from tests.integration.helpers import assert_one_line_error, set_config, snapshot, wait_until

@@ -19,7 +19,7 @@ from zoneinfo import ZoneInfo
 
 import pytest
 
-from ralphloop.numbers import local_time
+from ralphloop.words.figures import local_time
 from tests.conftest import AGENTS, PYTHON, RalphRunner, agent_cmd, read_json
 from tests.integration.conftest import Background
 from tests.integration.helpers import entry_fields, git, progress_entries, set_config, wait_until

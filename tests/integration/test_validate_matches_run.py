@@ -1,4 +1,4 @@
-"""`ralph validate` and `ralph run` share one check (preflight.py), so they cannot disagree: every input
+"""`ralph validate` and `ralph run` share one check (start/preflight.py), so they cannot disagree: every input
 `ralph run` refuses, `ralph validate` reports (naming the file, and the line when there is one), and `ralph
 run` refuses it before the first agent call: one line naming the file, exit 1, no agent started, no
 iteration log or progress entry, every file left exactly as it was. And what the run accepts, validate

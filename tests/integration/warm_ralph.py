@@ -4,7 +4,7 @@ own work and not ~150 ms of imports. Everything else is as `python -m ralphloop`
 and session, the given folder and environment, stdin from /dev/null, stdout and stderr to files, the exit
 code from `main`; a command that has not ended within the timeout is killed and reported as hung.
 
-One import-time value differs from a cold start: git.py's copy of the environment, taken when the server
+One import-time value differs from a cold start: workspace/git.py's copy of the environment, taken when the server
 imported ralph. The server is started with the tests' environment, which differs between cases only in
 paths git never reads (RALPH_HOME) or never finds (GIT_CONFIG_GLOBAL, a file no case creates).
 """

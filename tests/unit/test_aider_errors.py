@@ -8,7 +8,7 @@ import pytest
 
 from ralphloop.agents.aider.account import account, key_variable
 from ralphloop.agents.aider.errors import classify
-from ralphloop.protocols import ErrorKind
+from ralphloop.core.protocols import ErrorKind
 
 RATE = "The API provider has rate limited you. Try again later or check your quotas."
 DOWN = "The API provider's servers are down or overloaded."

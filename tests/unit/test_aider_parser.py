@@ -11,7 +11,7 @@ import pytest
 from ralphloop.agents.aider.activity import readable_lines, sniff_text
 from ralphloop.agents.aider.parser import AiderTextParser
 from ralphloop.agents.text import KEEP_BYTES
-from ralphloop.protocols import AgentResult, ErrorKind, ProcessOutcome, TokenUsage
+from ralphloop.core.protocols import AgentResult, ErrorKind, ProcessOutcome, TokenUsage
 
 FIXTURES = Path(__file__).parent.parent / "fixtures" / "aider"
 NOW = datetime(2026, 11, 20, 23, 4, tzinfo=UTC)

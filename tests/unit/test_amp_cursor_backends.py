@@ -10,9 +10,9 @@ import pytest
 from ralphloop.agents.accounts import account_of
 from ralphloop.agents.amp.backend import AmpAgent
 from ralphloop.agents.cursor.backend import CursorAgent
-from ralphloop.config import Settings, load_settings
-from ralphloop.errors import RalphError
-from ralphloop.protocols import AgentRequest
+from ralphloop.config.settings import Settings, load_settings
+from ralphloop.core.errors import RalphError
+from ralphloop.core.protocols import AgentRequest
 
 PROMPT = "# Iteration 1\nThe secret plan: " + "x" * 2000 + "\n"
 

@@ -8,7 +8,7 @@ from datetime import UTC, datetime
 import pytest
 
 from ralphloop.agents.amp.errors import approvals_refused, classify, free_tier_limit, stderr_error
-from ralphloop.protocols import ErrorKind
+from ralphloop.core.protocols import ErrorKind
 
 
 @pytest.mark.parametrize(

@@ -11,7 +11,7 @@ import pytest
 
 from ralphloop.agents.amp.activity import readable_lines
 from ralphloop.agents.amp.parser import AmpStreamParser
-from ralphloop.protocols import AgentResult, ErrorKind, ProcessOutcome, TokenUsage
+from ralphloop.core.protocols import AgentResult, ErrorKind, ProcessOutcome, TokenUsage
 
 FIXTURES = Path(__file__).parent.parent / "fixtures" / "amp"
 NOW = datetime(2026, 11, 27, 14, 37, 12, tzinfo=UTC)

@@ -18,7 +18,7 @@ from ralphloop.agents.api_errors import classify_line, last_line
 from ralphloop.agents.claude.errors import Facts, classify
 from ralphloop.agents.claude.parser import StreamJsonParser
 from ralphloop.agents.text import TextOutputParser
-from ralphloop.protocols import AgentRequest, AgentResult, ErrorKind, ProcessOutcome
+from ralphloop.core.protocols import AgentRequest, AgentResult, ErrorKind, ProcessOutcome
 
 RUNS = Path(__file__).resolve().parent.parent / "fixtures" / "claude" / "runs"
 RATE, SERVER, NETWORK = ErrorKind.RATE_LIMITED, ErrorKind.OVERLOADED, ErrorKind.NETWORK

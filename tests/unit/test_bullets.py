@@ -8,7 +8,7 @@ import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
-from ralphloop.errors import RalphError
+from ralphloop.core.errors import RalphError
 from ralphloop.tasks.bullets import Required, checkbox_fix, near_miss
 from ralphloop.tasks.checklist import scan_checklist
 from ralphloop.tasks.fix_plan import FixPlanSource, fix_plan_problems, required

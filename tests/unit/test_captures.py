@@ -13,8 +13,8 @@ from pathlib import Path
 
 import pytest
 
-from ralphloop import captures, gitcache, undo
-from ralphloop.captures import WorkTree
+from ralphloop.workspace import captures, gitcache, undo
+from ralphloop.workspace.captures import WorkTree
 
 Step = Callable[[Path], None]
 
@@ -195,7 +195,8 @@ def test_a_capture_with_nothing_changed_runs_one_git_process(repo: Path, tmp_pat
     script = textwrap.dedent(
         """
         import os, sys
-        from ralphloop import captures, gitcache
+        from ralphloop.workspace import captures
+        from ralphloop.workspace import gitcache
         index = captures.scratch_index(sys.argv[1], "feat")
         first = captures.capture(sys.argv[1], index)
         open(os.environ["GIT_CALLS"], "a").write("--\\n")

@@ -9,10 +9,10 @@ from pathlib import Path
 
 import pytest
 
-from ralphloop.errors import RalphError
+from ralphloop.core.errors import RalphError
+from ralphloop.files.store import SCHEMA_VERSION
 from ralphloop.guards.breaker import HISTORY_KEEP, Breaker, CircuitState, Transition
 from ralphloop.state.circuit import append_history, load_breaker, read_history, save_breaker
-from ralphloop.state.store import SCHEMA_VERSION
 
 T0 = datetime(2026, 1, 1, 12, 0, 0, tzinfo=UTC)
 LABEL = ".ralph/feat/.circuit_breaker_state"

@@ -10,7 +10,7 @@ from hypothesis import given
 from hypothesis import strategies as st
 
 from ralphloop.agents.claude.parser import StreamJsonParser
-from ralphloop.protocols import AgentResult, ErrorKind, ProcessOutcome
+from ralphloop.core.protocols import AgentResult, ErrorKind, ProcessOutcome
 
 FIXTURES = Path(__file__).resolve().parent.parent / "fixtures" / "claude"
 OK = (FIXTURES / "claude_mock_ok_streamjson.jsonl").read_bytes()

@@ -1,4 +1,4 @@
-"""claude_commands.py and templates/claude/: the /ralph-plan and /ralph-prd commands and their installation."""
+"""cli/claude_commands.py and templates/claude/: the /ralph-plan and /ralph-prd commands and their installation."""
 
 from __future__ import annotations
 
@@ -9,12 +9,12 @@ from pathlib import Path
 import pytest
 import yaml
 
-from ralphloop.claude_commands import (
+from ralphloop.cli.claude_commands import (
     claude_command_files,
     edited_claude_commands,
     write_claude_commands,
 )
-from ralphloop.errors import RalphError
+from ralphloop.core.errors import RalphError
 from ralphloop.tasks.spec_md.prd import spec_to_prd
 
 

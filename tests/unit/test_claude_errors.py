@@ -9,7 +9,7 @@ import pytest
 
 from ralphloop.agents.claude.errors import Facts, classify
 from ralphloop.agents.claude.parser import StreamJsonParser
-from ralphloop.protocols import AgentResult, ErrorKind, ProcessOutcome
+from ralphloop.core.protocols import AgentResult, ErrorKind, ProcessOutcome
 
 RUNS = Path(__file__).resolve().parent.parent / "fixtures" / "claude" / "runs"
 

@@ -8,7 +8,7 @@ import pytest
 
 from ralphloop.agents.codex.errors import classify
 from ralphloop.agents.codex.parser import CodexJsonParser
-from ralphloop.protocols import ErrorKind, ProcessOutcome
+from ralphloop.core.protocols import ErrorKind, ProcessOutcome
 
 NOW = datetime(2026, 11, 20, 23, 4, tzinfo=UTC)
 

@@ -11,7 +11,7 @@ import pytest
 from ralphloop.agents.codex.activity import readable_lines
 from ralphloop.agents.codex.parser import CodexJsonParser
 from ralphloop.agents.codex.prices import cost_usd
-from ralphloop.protocols import AgentResult, ErrorKind, ProcessOutcome, TokenUsage
+from ralphloop.core.protocols import AgentResult, ErrorKind, ProcessOutcome, TokenUsage
 
 FIXTURES = Path(__file__).parent.parent / "fixtures" / "codex"
 NOW = datetime(2026, 11, 20, 23, 4, 21, tzinfo=UTC)  # when the captures ran

@@ -11,7 +11,7 @@ import pytest
 
 from ralphloop.agents.codex.parser import CodexJsonParser
 from ralphloop.agents.codex.sandbox import bwrap_failure
-from ralphloop.protocols import AgentResult, ErrorKind, ProcessOutcome
+from ralphloop.core.protocols import AgentResult, ErrorKind, ProcessOutcome
 
 FIXTURES = Path(__file__).parent.parent / "fixtures" / "codex"
 NOW = datetime(2026, 12, 6, 6, 56, 30, tzinfo=UTC)  # when the sandbox captures ran

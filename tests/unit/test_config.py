@@ -8,9 +8,9 @@ from typing import Any
 
 import pytest
 
-from ralphloop.config import Settings, load_settings
-from ralphloop.config_template import DEFAULT_PROJECT_CONFIG
-from ralphloop.errors import RalphError
+from ralphloop.config.settings import Settings, load_settings
+from ralphloop.config.template import DEFAULT_PROJECT_CONFIG
+from ralphloop.core.errors import RalphError
 
 PROJECT_LABEL = ".ralph/config.yaml"
 

@@ -7,7 +7,7 @@ from datetime import UTC, datetime
 import pytest
 
 from ralphloop.agents.copilot.errors import CopilotError, classify, reset_in
-from ralphloop.protocols import ErrorKind
+from ralphloop.core.protocols import ErrorKind
 
 NOW = datetime(2026, 11, 27, 14, 0, tzinfo=UTC)
 

@@ -15,7 +15,7 @@ from ralphloop.agents.copilot import usage_file
 from ralphloop.agents.copilot.activity import readable_lines, sniff, tool_activity
 from ralphloop.agents.copilot.backend import account
 from ralphloop.agents.copilot.parser import CopilotJsonParser
-from ralphloop.protocols import AgentResult, ErrorKind, ProcessOutcome, TokenUsage
+from ralphloop.core.protocols import AgentResult, ErrorKind, ProcessOutcome, TokenUsage
 
 FIXTURES = Path(__file__).parent.parent / "fixtures" / "copilot"
 NOW = datetime(2026, 11, 27, 14, 47, tzinfo=UTC)  # when the captures ran

@@ -8,7 +8,7 @@ from pathlib import Path
 import pytest
 
 from ralphloop.agents.cursor.errors import classify, first_error
-from ralphloop.protocols import ErrorKind
+from ralphloop.core.protocols import ErrorKind
 
 FIXTURES = Path(__file__).parent.parent / "fixtures" / "cursor"
 

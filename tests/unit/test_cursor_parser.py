@@ -10,7 +10,7 @@ import pytest
 
 from ralphloop.agents.cursor.activity import readable_lines
 from ralphloop.agents.cursor.parser import CursorStreamParser
-from ralphloop.protocols import AgentResult, ErrorKind, ProcessOutcome
+from ralphloop.core.protocols import AgentResult, ErrorKind, ProcessOutcome
 
 FIXTURES = Path(__file__).parent.parent / "fixtures" / "cursor"
 SESSION = "3f6c2b1e-9a8d-4c7b-b6e5-0d1c2b3a4f5e"

@@ -6,8 +6,8 @@ import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
+from ralphloop.core.exitcodes import ExitReason
 from ralphloop.engine.decide import Action, Decision, Observation, decide
-from ralphloop.exitcodes import ExitReason
 
 
 def obs(

@@ -2,8 +2,8 @@
 
 from __future__ import annotations
 
+from ralphloop.core.exitcodes import ExitReason
 from ralphloop.engine.decide import Action, decide
-from ralphloop.exitcodes import ExitReason
 from tests.unit.test_decide_rows import base
 
 

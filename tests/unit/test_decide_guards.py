@@ -6,8 +6,8 @@ from __future__ import annotations
 import pytest
 from msgspec.structs import replace
 
+from ralphloop.core.exitcodes import ExitReason
 from ralphloop.engine.decide import Action, Observation, decide
-from ralphloop.exitcodes import ExitReason
 
 
 def base(**changes: object) -> Observation:

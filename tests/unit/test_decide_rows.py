@@ -12,8 +12,8 @@ from hypothesis import strategies as st
 from msgspec.structs import replace
 
 from ralphloop.analysis.reading import Streaks
+from ralphloop.core.exitcodes import ExitReason
 from ralphloop.engine.decide import ROWS, Action, Observation, decide, refusal
-from ralphloop.exitcodes import ExitReason
 
 DOCS = Path(__file__).resolve().parents[2] / "docs" / "exit-decision.md"
 

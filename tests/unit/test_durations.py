@@ -6,7 +6,7 @@ import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
-from ralphloop.durations import MAX_SECONDS, format_duration, parse_duration
+from ralphloop.words.durations import MAX_SECONDS, format_duration, parse_duration
 
 
 @pytest.mark.parametrize(

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from ralphloop.agents.error_line import MAX_CHARS, error_line
 from ralphloop.agents.text import describe_failure
-from ralphloop.protocols import ProcessOutcome
+from ralphloop.core.protocols import ProcessOutcome
 
 # Node 22's uncaught error: the throw site, the error, its stack, its fields, then Node's version.
 NODE_ENOSPC = """\

@@ -7,14 +7,14 @@ from datetime import UTC, datetime
 from pathlib import Path
 
 from ralphloop.agents.claude.activity import readable_lines
-from ralphloop.events import (
+from ralphloop.core.events import (
     AgentOutput,
     CircuitChanged,
     IterationFinished,
     Notice,
     Waiting,
 )
-from ralphloop.exitcodes import ExitReason
+from ralphloop.core.exitcodes import ExitReason
 from ralphloop.monitor.snapshot import read_recent
 from ralphloop.records.events import EventLog, describe
 from tests.events import iteration_finished, iteration_started, loop_ended, result, run_started

@@ -11,13 +11,13 @@ from pathlib import Path
 import pytest
 from msgspec.structs import replace
 
+from ralphloop.agents.agent_limits import LIMITS_FILE, LimitBook, Limited
 from ralphloop.agents.failover import FailoverAgent, account_key
 from ralphloop.agents.registry import make_agent
-from ralphloop.config import load_settings
-from ralphloop.errors import RalphError
-from ralphloop.paths import FeaturePaths
-from ralphloop.protocols import AgentRequest, AgentResult, ErrorKind, FakeClock, ProcessOutcome
-from ralphloop.state.agent_limits import LIMITS_FILE, LimitBook, Limited
+from ralphloop.config.settings import load_settings
+from ralphloop.core.errors import RalphError
+from ralphloop.core.protocols import AgentRequest, AgentResult, ErrorKind, FakeClock, ProcessOutcome
+from ralphloop.project.paths import FeaturePaths
 
 FIXTURES = Path(__file__).resolve().parents[1] / "fixtures"
 CLAUDE_LIMIT = FIXTURES / "claude" / "runs" / "claude_mock_oauth_unified_rejected_streamjson"  # resets 02:00:20
@@ -256,7 +256,7 @@ def test_a_stuck_lock_on_the_book_is_an_error_after_a_bounded_wait_never_a_hang(
     import fcntl
     import os
 
-    from ralphloop.state.store import held
+    from ralphloop.files.store import held
 
     lock = tmp_path / "agent-limits.json.lock"
     holder = os.open(lock, os.O_RDWR | os.O_CREAT, 0o600)

@@ -7,8 +7,8 @@ from pathlib import Path
 import pytest
 
 from ralphloop.analysis.status_block import last_block
-from ralphloop.errors import RalphError
-from ralphloop.protocols import TaskSource
+from ralphloop.core.errors import RalphError
+from ralphloop.core.protocols import TaskSource
 from ralphloop.tasks.checklist import parse_checklist
 from ralphloop.tasks.fix_plan import (
     FixPlanSource,

@@ -1,4 +1,4 @@
-"""A parallel run's fleet as `ralph status` and the monitor word it (fleet_words.py, monitor/fleet.py), from fleet
+"""A parallel run's fleet as `ralph status` and the monitor word it (words/fleet.py, monitor/fleet.py), from fleet
 files written through their schema and loops' records copied from the monitor's fixture feature."""
 
 from __future__ import annotations
@@ -16,12 +16,12 @@ from rich.console import Console
 
 from ralphloop.cli.status_cmd import render as render_status
 from ralphloop.cli.status_cmd import render_fleet
-from ralphloop.fleet_words import cut, fleet_lines, remove_command
 from ralphloop.monitor.snapshot import read_snapshot
 from ralphloop.monitor.views import dashboard, end_lines, plain_lines
-from ralphloop.paths import FeaturePaths
+from ralphloop.project.paths import FeaturePaths
 from ralphloop.state.fleet import read_fleet, read_fleet_noted
 from ralphloop.state.report import gather
+from ralphloop.words.fleet import cut, fleet_lines, remove_command
 from tests.fleet_feature import coordinator, fixture_fleet, held, write_fleet
 from tests.monitor_feature import copy_feature
 

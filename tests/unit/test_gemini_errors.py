@@ -12,7 +12,7 @@ import pytest
 from ralphloop.agents.gemini.errors import classify
 from ralphloop.agents.gemini.parser import GeminiStreamParser
 from ralphloop.agents.json_lines import MAX_LINE_BYTES
-from ralphloop.protocols import AgentResult, ErrorKind, ProcessOutcome
+from ralphloop.core.protocols import AgentResult, ErrorKind, ProcessOutcome
 
 FIXTURES = Path(__file__).parent.parent / "fixtures" / "gemini"
 NOW = datetime(2026, 11, 20, 23, 8, tzinfo=UTC)

@@ -12,7 +12,7 @@ import pytest
 from ralphloop.agents.gemini.activity import readable_lines, sniff
 from ralphloop.agents.gemini.parser import GeminiStreamParser
 from ralphloop.agents.gemini.prices import cost_usd
-from ralphloop.protocols import AgentResult, ProcessOutcome, TokenUsage
+from ralphloop.core.protocols import AgentResult, ProcessOutcome, TokenUsage
 
 FIXTURES = Path(__file__).parent.parent / "fixtures" / "gemini"
 NOW = datetime(2026, 11, 20, 23, 8, tzinfo=UTC)  # when the corpus captures ran

@@ -7,7 +7,7 @@ from pathlib import Path
 
 import pytest
 
-from ralphloop.git import Snapshot, commit_paths, is_repo, parse_status, reason
+from ralphloop.workspace.git import Snapshot, commit_paths, is_repo, parse_status, reason
 
 STATUS_ARGS = ("status", "--porcelain=v2", "--branch", "-z", "-uall")
 

@@ -7,7 +7,7 @@ from pathlib import Path
 
 import pytest
 
-from ralphloop import gitcache
+from ralphloop.workspace import gitcache
 
 
 def git(root: Path, env: dict[str, str], *args: str) -> str:

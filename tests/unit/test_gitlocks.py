@@ -10,7 +10,7 @@ from pathlib import Path
 
 import pytest
 
-from ralphloop.gitlocks import clear_stale
+from ralphloop.workspace.gitlocks import clear_stale
 
 
 @pytest.fixture

@@ -10,7 +10,7 @@ from hypothesis import strategies as st
 from msgspec.structs import replace
 
 from ralphloop.analysis.json_result import JsonResult, PendingStep
-from ralphloop.errors import RalphError
+from ralphloop.core.errors import RalphError
 from ralphloop.tasks.goal import GoalSource
 from ralphloop.tasks.goal_file import dump_progress, parse_progress, progress_data
 from ralphloop.tasks.goal_steps import (

@@ -6,11 +6,11 @@ from pathlib import Path
 
 import pytest
 
-from ralphloop.errors import RalphError
+from ralphloop.core.errors import RalphError
+from ralphloop.files.yaml_file import read_yaml_mapping
 from ralphloop.tasks.goal import GoalSource
 from ralphloop.tasks.goal_file import dump_progress
 from ralphloop.tasks.goal_steps import GoalProgress, Step
-from ralphloop.yaml_file import read_yaml_mapping
 
 NOW = "2026-11-21T10:00:00Z"
 

@@ -10,16 +10,16 @@ from pathlib import Path
 import psutil
 import pytest
 
-from ralphloop.cancel import CancelToken
+from ralphloop.core.cancel import CancelToken
+from ralphloop.core.hook_spec import LIFECYCLE_EVENTS, CommandSpec
+from ralphloop.core.protocols import AgentCommand
+from ralphloop.core.runner import ProcessLimits
 from ralphloop.hooks.background import Background
 from ralphloop.hooks.gates import run_gates
 from ralphloop.hooks.parse import parse_hooks, parse_quality_checks
 from ralphloop.hooks.quoting import quote_variables
 from ralphloop.hooks.run import VERIFY_FAILED, CommandRun, run_command, run_shell
-from ralphloop.hooks.spec import LIFECYCLE_EVENTS, CommandSpec
 from ralphloop.hooks.variables import HookVars, substitute
-from ralphloop.process import ProcessLimits
-from ralphloop.protocols import AgentCommand
 
 LIMITS = ProcessLimits(timeout_s=20, kill_grace_s=1)
 

@@ -9,11 +9,12 @@ from pathlib import Path
 import pytest
 
 from ralphloop.agents.text import TextOutputParser, describe_failure
-from ralphloop.cancel import CancelToken
-from ralphloop.config import load_settings
-from ralphloop.errors import RalphError
-from ralphloop.process import ProcessLimits, run_agent_process
-from ralphloop.protocols import AgentCommand, AgentRequest, ProcessOutcome
+from ralphloop.config.settings import load_settings
+from ralphloop.core.cancel import CancelToken
+from ralphloop.core.errors import RalphError
+from ralphloop.core.protocols import AgentCommand, AgentRequest, ProcessOutcome
+from ralphloop.core.runner import ProcessLimits
+from ralphloop.processes.local import run_agent_process
 
 PY = sys.executable
 # Says one thing, then nothing for a minute: only a limit ends it within the test.

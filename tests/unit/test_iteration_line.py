@@ -6,8 +6,8 @@ from __future__ import annotations
 import io
 
 from ralphloop.cli.render import TerminalRenderer
-from ralphloop.numbers import money, short_count, short_tokens
-from ralphloop.protocols import TokenUsage
+from ralphloop.core.protocols import TokenUsage
+from ralphloop.words.figures import money, short_count, short_tokens
 from tests.events import iteration_finished, result
 
 

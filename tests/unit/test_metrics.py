@@ -10,9 +10,9 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from ralphloop.errors import RalphError
-from ralphloop.guards.usage import UsageLimit
-from ralphloop.protocols import AgentResult, TokenUsage
+from ralphloop.core.errors import RalphError
+from ralphloop.core.limits import UsageLimit
+from ralphloop.core.protocols import AgentResult, TokenUsage
 from ralphloop.records.metrics import METRICS_NAME, append_metrics, metrics_line, read_metrics
 from ralphloop.records.metrics_text import clock, format_iteration, format_summary, percent
 from ralphloop.records.summary import cache_hit_rate, summarize

@@ -12,7 +12,7 @@ from rich.console import Console
 
 from ralphloop.monitor.snapshot import read_snapshot
 from ralphloop.monitor.views import dashboard
-from ralphloop.paths import FeaturePaths
+from ralphloop.project.paths import FeaturePaths
 from tests.monitor_feature import copy_feature, edit
 
 NOW = datetime(2026, 11, 21, 2, 37, 0, tzinfo=UTC)
@@ -60,8 +60,8 @@ def test_deeply_nested_json_from_an_agent_never_crashes_a_reader(tmp_path: Path)
     from ralphloop.agents.claude.activity import readable_lines
     from ralphloop.agents.claude.parser import StreamJsonParser
     from ralphloop.analysis.json_result import parse_result
+    from ralphloop.files.read import read_json_object
     from ralphloop.monitor.snapshot import read_recent
-    from ralphloop.state.read import read_json_object
 
     deep = '{"type": "assistant", "x": ' + "[" * 5000 + "]" * 5000 + "}"
     assert readable_lines(deep) is None

@@ -13,11 +13,11 @@ from typing import Any
 import pytest
 from rich.console import Console
 
-from ralphloop.log_tail import log_tail
+from ralphloop.agents.log_tail import log_tail
 from ralphloop.monitor.layout import share
 from ralphloop.monitor.snapshot import Snapshot, read_snapshot, signal_counts
 from ralphloop.monitor.views import WAITING_TEXT, dashboard, plain_line, summary_lines, summary_view
-from ralphloop.paths import FeaturePaths
+from ralphloop.project.paths import FeaturePaths
 from tests.monitor_feature import FIXTURE, copy_feature, edit, held
 
 NOW = datetime(2026, 11, 21, 2, 37, 0, tzinfo=UTC)

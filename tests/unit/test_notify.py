@@ -14,8 +14,8 @@ import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
-from ralphloop.events import CircuitChanged, LoopEnded, Tally, Waiting
-from ralphloop.exitcodes import ExitReason
+from ralphloop.core.events import CircuitChanged, LoopEnded, Tally, Waiting
+from ralphloop.core.exitcodes import ExitReason
 from ralphloop.notify.deliver import Channels, applescript_string, desktop_argv, find_notifier
 from ralphloop.notify.events import Note, Seen, ending_kind, ending_note, note_for, payload
 from ralphloop.notify.settings import DEFAULT_EVENTS, EVENTS, NotifySettings
@@ -139,7 +139,7 @@ def test_a_question_notifies_when_it_is_asked_not_at_each_tick() -> None:
 
 def test_the_loops_own_question_says_waiting_for_your_answer_once() -> None:
     until = WHEN + timedelta(seconds=30)
-    message = "usage limit (Claude AI usage limit reached): waiting for your answer"  # asking.py's words
+    message = "usage limit (Claude AI usage limit reached): waiting for your answer"  # engine/asking.py's words
     [found] = notes(Waiting("answer", message, until, 30.0, first=True))
     assert found.body == "waiting for your answer until 21:00: usage limit (Claude AI usage limit reached)"
 

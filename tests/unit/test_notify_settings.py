@@ -7,9 +7,9 @@ from pathlib import Path
 
 import pytest
 
-from ralphloop.config import load_settings
-from ralphloop.config_template import DEFAULT_PROJECT_CONFIG
-from ralphloop.errors import RalphError
+from ralphloop.config.settings import load_settings
+from ralphloop.config.template import DEFAULT_PROJECT_CONFIG
+from ralphloop.core.errors import RalphError
 from ralphloop.notify.settings import DEFAULT_EVENTS, EVENTS, NotifySettings, apprise_missing, describe
 from ralphloop.notify.urls import check_webhook_url, mask, origin, shown, split_urls
 

@@ -12,8 +12,8 @@ from typing import Any
 
 import pytest
 
-from ralphloop.events import AgentStarted, Archived, CircuitChanged, Waiting
-from ralphloop.exitcodes import ExitReason
+from ralphloop.core.events import AgentStarted, Archived, CircuitChanged, Waiting
+from ralphloop.core.exitcodes import ExitReason
 from ralphloop.notify.events import Seen
 from ralphloop.notify.settings import EVENTS, NotifySettings
 from ralphloop.notify.sink import Notifier

@@ -11,9 +11,9 @@ from typing import Any
 import pytest
 
 from ralphloop.agents.opencode.backend import IDLE_TIMEOUT_S, OpencodeAgent, account
-from ralphloop.config import load_settings
-from ralphloop.errors import RalphError
-from ralphloop.protocols import AgentRequest
+from ralphloop.config.settings import load_settings
+from ralphloop.core.errors import RalphError
+from ralphloop.core.protocols import AgentRequest
 
 PROMPT = "a long prompt\n" * 10_000
 

@@ -13,7 +13,7 @@ from hypothesis import strategies as st
 from ralphloop.agents.opencode import log_lines
 from ralphloop.agents.opencode.errors import from_event, from_text
 from ralphloop.agents.opencode.limits import reset_from_headers, usage_limit
-from ralphloop.protocols import ErrorKind
+from ralphloop.core.protocols import ErrorKind
 
 AT = datetime(2026, 11, 27, 15, 3, 47, tzinfo=UTC)
 DATE = "Fri, 27 Nov 2026 15:03:47 GMT"  # the same instant, as the provider's `date` header

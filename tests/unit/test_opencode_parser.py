@@ -12,7 +12,7 @@ import pytest
 from ralphloop.agents import saved
 from ralphloop.agents.opencode.activity import readable_lines, sniff
 from ralphloop.agents.opencode.parser import OpencodeJsonParser
-from ralphloop.protocols import AgentResult, ErrorKind, ProcessOutcome, TokenUsage
+from ralphloop.core.protocols import AgentResult, ErrorKind, ProcessOutcome, TokenUsage
 
 FIXTURES = Path(__file__).parent.parent / "fixtures" / "opencode"
 NOW = datetime(2026, 11, 27, 15, 0, tzinfo=UTC)  # when the captures ran

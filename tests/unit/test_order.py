@@ -8,8 +8,8 @@ import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
-from ralphloop.errors import RalphError
-from ralphloop.protocols import Task, TaskView
+from ralphloop.core.errors import RalphError
+from ralphloop.core.protocols import Task, TaskView
 from ralphloop.tasks.focus import OneTask, ResumeFrom
 from ralphloop.tasks.order import dependency_cycle, pick_next, unknown_dependencies, waiting_on
 

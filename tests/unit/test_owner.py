@@ -1,4 +1,4 @@
-"""state/owner.py: ralph's runtime files told from another tool's by the same names in `.ralph/` (issue 31)."""
+"""project/owner.py: ralph's runtime files told from another tool's by the same names in `.ralph/` (issue 31)."""
 
 from __future__ import annotations
 
@@ -8,8 +8,8 @@ import shutil
 from datetime import UTC, datetime
 from pathlib import Path
 
+from ralphloop.project.owner import FRANKBRIA, OWN_FOLDER, is_ralphs, other_tool, others_files, state_folder
 from ralphloop.records.status import LiveStatus
-from ralphloop.state.owner import FRANKBRIA, OWN_FOLDER, is_ralphs, other_tool, others_files, state_folder
 from ralphloop.state.runstate import RunState
 
 FIXTURES = Path(__file__).resolve().parents[1] / "fixtures"

@@ -1,4 +1,5 @@
-"""pace.py: the header's numbers (ETA, spend per hour, the iteration's clock, the last output), worded from a report."""
+"""words/pace.py: the header's numbers (ETA, spend per hour, the iteration's clock, the last output), worded from a
+report."""
 
 from __future__ import annotations
 
@@ -7,7 +8,7 @@ from typing import Any
 
 import pytest
 
-from ralphloop.pace import (
+from ralphloop.words.pace import (
     calls_full,
     cost_words,
     countdown,

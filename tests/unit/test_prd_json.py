@@ -8,8 +8,8 @@ from typing import Any
 
 import pytest
 
-from ralphloop.errors import RalphError
-from ralphloop.protocols import Task
+from ralphloop.core.errors import RalphError
+from ralphloop.core.protocols import Task
 from ralphloop.tasks.prd_json import PrdSource, PrdStory, new_prd, parse_prd, pick_next, prd_problems
 from ralphloop.tasks.priority_words import PRIORITY_FORMS
 

@@ -9,9 +9,11 @@ from pathlib import Path
 
 import pytest
 
-from ralphloop.cancel import CancelToken
-from ralphloop.process import _TRUNCATED, ProcessLimits, _Log, run_agent_process
-from ralphloop.protocols import AgentCommand, ProcessOutcome
+from ralphloop.core.cancel import CancelToken
+from ralphloop.core.protocols import AgentCommand, ProcessOutcome
+from ralphloop.core.runner import ProcessLimits
+from ralphloop.processes.iteration_log import _TRUNCATED, IterationLog
+from ralphloop.processes.local import run_agent_process
 
 PY = sys.executable
 
@@ -82,7 +84,7 @@ def test_stderr_lines_are_logged_behind_a_mark(run: Run) -> None:
 
 def test_a_stderr_line_after_unfinished_stdout_starts_its_own_line(tmp_path: Path) -> None:
     """Otherwise `[stderr] <promise>...` would sit inside a stdout line and be read as the agent's text."""
-    log = _Log(str(tmp_path / "iteration-1.log"), 1024)
+    log = IterationLog(str(tmp_path / "iteration-1.log"), 1024)
     log.stdout(b"working on S-1")
     log.stderr(b"warning\n")
     log.stdout(b"done\n")

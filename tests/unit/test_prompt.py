@@ -8,8 +8,8 @@ import pytest
 from hypothesis import HealthCheck, example, given, settings
 from hypothesis import strategies as st
 
-from ralphloop.errors import RalphError
-from ralphloop.prompt import (
+from ralphloop.core.errors import RalphError
+from ralphloop.templates.prompt import (
     ENTRY_SEPARATOR,
     PromptParts,
     build_prompt,

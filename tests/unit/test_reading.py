@@ -6,8 +6,8 @@ import pytest
 
 from ralphloop.analysis.reading import Streaks, is_test_path, iteration_notes, next_prompt_notes, read_iteration
 from ralphloop.analysis.signals import analyze
+from ralphloop.core.protocols import Task, TaskView
 from ralphloop.engine.decide import Action, Decision
-from ralphloop.protocols import Task, TaskView
 
 S1 = Task("S-1", "First", done=True)
 S2 = Task("S-2", "Second", done=False)

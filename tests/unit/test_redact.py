@@ -10,9 +10,9 @@ import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
+from ralphloop.files.store import append_text, atomic_write_json
 from ralphloop.records.signal_log import MAX_TEXT, clean
-from ralphloop.redact import MASK, StreamRedactor, redact, redact_text, redact_value, secret_values
-from ralphloop.state.store import append_text, atomic_write_json
+from ralphloop.words.redact import MASK, StreamRedactor, redact, redact_text, redact_value, secret_values
 
 KEY = b"sk-ant-api03-" + b"A1b2C3d4" * 6
 

@@ -5,7 +5,7 @@ from __future__ import annotations
 import io
 
 from ralphloop.cli.render import TerminalRenderer
-from ralphloop.events import AgentActivity, IterationFinished
+from ralphloop.core.events import AgentActivity, IterationFinished
 from tests.events import iteration_finished, result
 
 CLEAR = "\r\x1b[2K"

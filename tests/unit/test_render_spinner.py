@@ -10,7 +10,7 @@ import threading
 from datetime import UTC, datetime, timedelta
 
 from ralphloop.cli.render import TerminalRenderer
-from ralphloop.events import AgentActivity, AgentOutput, Notice, Waiting
+from ralphloop.core.events import AgentActivity, AgentOutput, Notice, Waiting
 from tests.events import iteration_started
 from tests.integration.helpers import wait_until
 from tests.unit.test_render_activity import finished

@@ -13,7 +13,7 @@ from ralphloop.report.sources import Gathered
 
 pytest.importorskip("plotly")
 
-from ralphloop.report.html import page  # after the skip: plotly is the optional extra
+from ralphloop.report.html_page import page  # after the skip: plotly is the optional extra
 
 HOSTILE_ID = 'S-1"><img src=x onerror=alert(2)>'
 HOSTILE_TITLE = "</script><script>alert(1)</script>\x1b]0;title\x07 \x1b[31mred"

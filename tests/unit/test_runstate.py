@@ -7,8 +7,8 @@ from pathlib import Path
 
 import pytest
 
+from ralphloop.files.store import SCHEMA_VERSION
 from ralphloop.state.runstate import LastOutcome, RunState, highest_log_number
-from ralphloop.state.store import SCHEMA_VERSION
 
 
 @pytest.fixture

@@ -1,4 +1,4 @@
-"""state/schemas.py: the one place the JSON files' shapes live; writers go through `dump`, readers through `load`."""
+"""files/schemas.py: the one place the JSON files' shapes live; writers go through `dump`, readers through `load`."""
 
 from __future__ import annotations
 
@@ -8,11 +8,11 @@ from pathlib import Path
 
 import pytest
 
+from ralphloop.files.schemas import BREAKER, METRICS_LINE, STATE, STATUS
 from ralphloop.guards.breaker import Breaker
 from ralphloop.records.metrics import metrics_line
 from ralphloop.records.status import LiveStatus
 from ralphloop.state.runstate import RunState
-from ralphloop.state.schemas import BREAKER, METRICS_LINE, STATE, STATUS
 from tests.events import result
 
 NOW = datetime(2026, 11, 25, 3, 0, 0, tzinfo=UTC)

@@ -12,9 +12,9 @@ from typing import Any
 
 import pytest
 
-from ralphloop.errors import RalphError
-from ralphloop.paths import FeaturePaths
-from ralphloop.safe_read import STATE_CAP
+from ralphloop.core.errors import RalphError
+from ralphloop.files.safe_read import STATE_CAP
+from ralphloop.project.paths import FeaturePaths
 from ralphloop.web.live import REREAD_S, Source
 from ralphloop.web.snapshot import LOG_LINES, build, features
 from tests.conftest import RalphRunner, write_prd

@@ -9,7 +9,7 @@ import pytest
 
 from ralphloop.analysis.signals import SignalRecord
 from ralphloop.cli.signal_cmd import build_record
-from ralphloop.errors import RalphError
+from ralphloop.core.errors import RalphError
 from ralphloop.records.exit_signals import KEEP, ExitSignals, write_response_analysis
 from ralphloop.records.signal_log import append_signal, clean, parse_line, read_new, size
 
@@ -136,7 +136,7 @@ def test_response_analysis_holds_every_field(tmp_path: Path) -> None:
     data = json.loads(path.read_text())
     assert data == {
         "schema_version": 1,
-        "writer": "ralphloop",  # its name is frankbria's too (state/owner.py)
+        "writer": "ralphloop",  # its name is frankbria's too (project/owner.py)
         "iteration": 3,
         "analyzed_at": "2026-01-01T00:00:00Z",
         "confidence": 100,

@@ -7,7 +7,7 @@ from typing import Any
 
 import pytest
 
-from ralphloop.errors import RalphError
+from ralphloop.core.errors import RalphError
 from ralphloop.tasks.prd_json import parse_prd
 from ralphloop.tasks.problems import Problem
 from ralphloop.tasks.spec_md.parse import parse_spec, spec_problems

@@ -1,4 +1,5 @@
-"""`ralph status` words the header's numbers as the monitor does (pace.py), in local time, from a fixture feature."""
+"""`ralph status` words the header's numbers as the monitor does (words/pace.py), in local time, from a fixture
+feature."""
 
 from __future__ import annotations
 
@@ -9,7 +10,7 @@ from pathlib import Path
 import pytest
 
 from ralphloop.cli.status_cmd import render
-from ralphloop.paths import FeaturePaths
+from ralphloop.project.paths import FeaturePaths
 from ralphloop.state.report import gather
 from tests.monitor_feature import copy_feature, edit, held
 

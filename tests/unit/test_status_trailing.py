@@ -11,9 +11,9 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
-from ralphloop.events import AgentActivity, AgentOutput, Waiting
+from ralphloop.core.events import AgentActivity, AgentOutput, Waiting
+from ralphloop.core.protocols import FakeClock
 from ralphloop.guards.budget import Budget
-from ralphloop.protocols import FakeClock
 from ralphloop.records.status import StatusFile
 from tests.events import WHEN, iteration_finished, iteration_started, loop_ended, run_started
 from tests.integration.helpers import wait_until

@@ -6,8 +6,8 @@ import json
 from datetime import timedelta
 from pathlib import Path
 
+from ralphloop.core.protocols import FakeClock
 from ralphloop.guards.ratelimit import take
-from ralphloop.protocols import FakeClock
 from ralphloop.records.status import LiveStatus
 
 

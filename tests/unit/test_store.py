@@ -1,4 +1,4 @@
-"""state/store.py and state/read.py: atomic writes, appends, the run lock and its probe."""
+"""files/store.py and files/read.py: atomic writes, appends, the run lock and its probe."""
 
 from __future__ import annotations
 
@@ -10,9 +10,9 @@ from pathlib import Path
 
 import pytest
 
-from ralphloop.errors import RalphError
-from ralphloop.state.read import lock_holder_alive, read_json_object, read_lock_holder
-from ralphloop.state.store import (
+from ralphloop.core.errors import RalphError
+from ralphloop.files.read import lock_holder_alive, read_json_object, read_lock_holder
+from ralphloop.files.store import (
     SCHEMA_VERSION,
     RunLock,
     append_text,

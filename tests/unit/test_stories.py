@@ -7,8 +7,8 @@ from pathlib import Path
 
 import pytest
 
-from ralphloop.errors import RalphError
-from ralphloop.protocols import Task
+from ralphloop.core.errors import RalphError
+from ralphloop.core.protocols import Task
 from ralphloop.tasks.stories import marking
 from ralphloop.tasks.stories.example import new_story_spec
 from ralphloop.tasks.stories.recorded import completed_from_progress

@@ -8,7 +8,7 @@ import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
-from ralphloop.textsafe import strip_terminal_controls
+from ralphloop.words.textsafe import strip_terminal_controls
 
 ESC = "\x1b"
 

@@ -7,8 +7,8 @@ from pathlib import Path
 
 import pytest
 
-from ralphloop.errors import RalphError
-from ralphloop.protocols import Task, TaskSource
+from ralphloop.core.errors import RalphError
+from ralphloop.core.protocols import Task, TaskSource
 from ralphloop.tasks.checklist import parse_checklist
 from ralphloop.tasks.problems import Problem
 from ralphloop.tasks.todo_md import TodoSource, new_todo, todo_problems

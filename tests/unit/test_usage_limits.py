@@ -23,9 +23,9 @@ from hypothesis import strategies as st
 from ralphloop.agents.claude.limit_events import from_claude_event
 from ralphloop.agents.claude.parser import StreamJsonParser
 from ralphloop.agents.limit_text import from_text
+from ralphloop.core.limits import LimitWarning, UsageLimit
+from ralphloop.core.protocols import ErrorKind, ProcessOutcome
 from ralphloop.guards.reset_time import parse_reset
-from ralphloop.guards.usage import LimitWarning, UsageLimit
-from ralphloop.protocols import ErrorKind, ProcessOutcome
 
 FIXTURES = Path(__file__).resolve().parent.parent / "fixtures" / "usage"
 NEW_YORK = ZoneInfo("America/New_York")

@@ -8,7 +8,7 @@ from pathlib import Path
 
 import pytest
 
-from ralphloop.errors import RalphError
+from ralphloop.core.errors import RalphError
 from ralphloop.tasks.bullets import checkbox_fix
 from ralphloop.tasks.fix_plan import FixPlanSource, required
 from ralphloop.tasks.goal import GoalSource

@@ -1,5 +1,5 @@
 """Which account an agent spends, named without its secret: the key of its limits in the shared book
-(state/agent_limits.py), so that two loops on one account see each other's usage limit and two accounts of one
+(agents/agent_limits.py), so that two loops on one account see each other's usage limit and two accounts of one
 vendor do not.
 """
 

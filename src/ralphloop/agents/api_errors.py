@@ -28,9 +28,9 @@ import re
 from collections.abc import Container, Mapping
 from typing import Any
 
+from ralphloop.core.protocols import ErrorKind
 from ralphloop.guards.usage import ANSI_ESCAPE
-from ralphloop.protocols import ErrorKind
-from ralphloop.textsafe import one_line
+from ralphloop.words.textsafe import one_line
 
 _RATE = ErrorKind.RATE_LIMITED
 _SERVER = ErrorKind.OVERLOADED

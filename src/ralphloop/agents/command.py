@@ -6,10 +6,10 @@ import shlex
 import shutil
 
 from ralphloop.agents.text import TextOutputParser, agent_env
-from ralphloop.config import Settings
-from ralphloop.errors import RalphError
-from ralphloop.paths import FeaturePaths
-from ralphloop.protocols import AgentCommand, AgentRequest
+from ralphloop.config.settings import Settings
+from ralphloop.core.errors import RalphError
+from ralphloop.core.protocols import AgentCommand, AgentRequest
+from ralphloop.project.paths import FeaturePaths
 
 
 def make(settings: Settings, paths: FeaturePaths) -> CommandAgent:

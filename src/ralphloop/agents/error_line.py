@@ -10,7 +10,7 @@ from __future__ import annotations
 
 import re
 
-from ralphloop.textsafe import strip_terminal_controls
+from ralphloop.words.textsafe import strip_terminal_controls
 
 MAX_CHARS = 300
 

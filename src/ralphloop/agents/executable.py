@@ -9,7 +9,7 @@ from __future__ import annotations
 
 import shutil
 
-from ralphloop.config import Settings
+from ralphloop.config.settings import Settings
 
 
 def locate(

@@ -4,7 +4,7 @@ cannot authenticate.
 
 FailoverAgent is itself an Agent, so the engine runs it like any other: `command` picks the agent of this
 iteration, and the parser it returns reads that agent's output with the agent's own parser, then settles the
-result. A usage limit is written to the shared book of limits (state/agent_limits.py, per account, for every
+result. A usage limit is written to the shared book of limits (agents/agent_limits.py, per account, for every
 loop), until its reset instant, or `usage_limit.fallback_wait_minutes` from now when the vendor gave none; an
 auth or billing failure takes that agent out of this run only (logging in again does not need a reset). When
 another agent can run now, the result says so (`failover_to`): the engine does not count the iteration and runs
@@ -24,13 +24,13 @@ from datetime import datetime, timedelta
 
 from msgspec.structs import replace
 
-from ralphloop.errors import RalphError
-from ralphloop.guards.usage import UsageLimit
-from ralphloop.numbers import local_time
-from ralphloop.protocols import Agent, AgentCommand, AgentRequest, AgentResult, Clock, ErrorKind, ProcessOutcome
-from ralphloop.protocols import OutputParser as Parser
-from ralphloop.state.agent_limits import LimitBook, Limited
-from ralphloop.textsafe import one_line
+from ralphloop.agents.agent_limits import LimitBook, Limited
+from ralphloop.core.errors import RalphError
+from ralphloop.core.limits import UsageLimit
+from ralphloop.core.protocols import Agent, AgentCommand, AgentRequest, AgentResult, Clock, ErrorKind, ProcessOutcome
+from ralphloop.core.protocols import OutputParser as Parser
+from ralphloop.words.figures import local_time
+from ralphloop.words.textsafe import one_line
 
 # The failures that another agent's account does not share: its limit, its login, its credit.
 _LOCKED_OUT = (ErrorKind.AUTH, ErrorKind.BILLING)
@@ -55,7 +55,7 @@ class FailoverAgent:
         self._out: dict[str, str] = {}  # account → why it cannot work in this run (a failed login, no credit)
         self._memory: dict[str, Limited] = {}  # this run's own marks: they hold when the book cannot be read or written
         self._last: Agent | None = None  # whose result came last (its session is the one worth resuming)
-        self.warn: Callable[[str], None] = lambda message: None  # the run's warnings (set by build.py)
+        self.warn: Callable[[str], None] = lambda message: None  # the run's warnings (set by start/build.py)
         self._warned = False
         self.missing: str | None = next((m for a in self.agents if (m := getattr(a, "missing", None))), None)
         self.commits = all(getattr(a, "commits", True) for a in self.agents)  # else ralph commits for them

@@ -8,7 +8,7 @@ from __future__ import annotations
 from collections.abc import Callable, Iterable
 from typing import Any
 
-from ralphloop.textsafe import one_line
+from ralphloop.words.textsafe import one_line
 
 
 def mapping(value: Any) -> dict[str, Any]:

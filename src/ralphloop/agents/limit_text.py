@@ -19,8 +19,9 @@ from datetime import datetime, tzinfo
 from typing import Any
 
 from ralphloop.agents.claude import limit_sentences as claude
+from ralphloop.core.limits import UsageLimit
 from ralphloop.guards.reset_time import DURATION_TEXT, RESET_TEXT
-from ralphloop.guards.usage import ANSI_ESCAPE, LimitSentence, UsageLimit
+from ralphloop.guards.usage import ANSI_ESCAPE, LimitSentence
 
 _SENTENCE_MAX = 500  # how far past its start a sentence (Codex's plan advice, then "try again at ...") may run
 _APOS = "['’‘ʼ`]"

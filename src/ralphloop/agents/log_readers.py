@@ -8,7 +8,7 @@ from __future__ import annotations
 
 import importlib
 
-from ralphloop.agents.catalog import CATALOG
+from ralphloop.plugins.agents import CATALOG
 
 TYPE_CHECKING = False  # typing costs ~9 ms of import: `ralph logs` must stay fast
 if TYPE_CHECKING:

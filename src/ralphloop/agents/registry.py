@@ -7,7 +7,7 @@ another package adds one under the entry-point group
 through the same door, `_factory`. Entry points are read only for a name that is not built in: scanning the
 installed distributions costs start-up time that every run would otherwise pay. A built-in name always wins.
 
-A factory gets the run's `config.Settings`: `settings.agent` (this module's AgentSettings: the name, the
+A factory gets the run's `config/settings.Settings`: `settings.agent` (config/policy.py's AgentSettings: the name, the
 model, the permissions) and the components it needs; a CLI backend's executable is `settings.commands[NAME]`.
 A plugin keeps its own options in a section of the config files
 named after it and reads them with `settings.section("myagent")`: the raw mapping under `myagent:`, the
@@ -23,33 +23,18 @@ from collections.abc import Callable
 from dataclasses import dataclass, replace
 from typing import TYPE_CHECKING, Any, Final, cast
 
-from ralphloop.agents.catalog import BUILT_IN, CATALOG
-from ralphloop.errors import RalphError
-from ralphloop.textsafe import one_line
+from ralphloop.core.errors import RalphError
+from ralphloop.plugins.agents import BUILT_IN, CATALOG
+from ralphloop.words.textsafe import one_line
 
 if TYPE_CHECKING:
-    from ralphloop.config import Settings
-    from ralphloop.paths import FeaturePaths
-    from ralphloop.protocols import Agent, Clock
+    from ralphloop.config.settings import Settings
+    from ralphloop.core.protocols import Agent, Clock
+    from ralphloop.project.paths import FeaturePaths
 
     AgentFactory = Callable[[Settings, FeaturePaths], Agent]
 
 ENTRY_POINT_GROUP: Final = "ralphloop.agents"
-
-
-@dataclass(frozen=True, slots=True)
-class AgentSettings:
-    """Which agent runs, and what every backend may be asked (the `agent:` and `scripted:` settings)."""
-
-    name: str  # the backend: built in or a plugin's (with failover, the first of `chain`)
-    command: str | None  # the command agent's command line (--agent-cmd)
-    model: str | None  # --model: asked for, and checked against the model that answered
-    poorman: bool  # any model will do: --model is not verified
-    # What the agent may do without asking (PERMISSIONS): each CLI backend maps it to its own flags. `all` (no
-    # checks at all) only ever because the user asked for it.
-    permissions: str
-    chain: tuple[str, ...]  # `--agent claude,codex`: the failover order (agents/failover.py); (name,) for one
-    scripted_script: str | None  # the scripted agent's script (absolute); None: the feature's script.yaml
 
 
 @dataclass(frozen=True, slots=True)
@@ -78,10 +63,10 @@ def make_agent(settings: Settings, paths: FeaturePaths, *, dry_run: bool = False
         members = [agent]  # alone, its limits still go into the book, for the failover chains of other loops
     else:
         members = [_make(member_settings(settings, name), paths, dry_run=dry_run) for name in chain]
+    from ralphloop.agents.agent_limits import LIMITS_FILE, LimitBook
     from ralphloop.agents.failover import FailoverAgent
-    from ralphloop.paths import ralph_home
-    from ralphloop.protocols import SystemClock
-    from ralphloop.state.agent_limits import LIMITS_FILE, LimitBook
+    from ralphloop.core.protocols import SystemClock
+    from ralphloop.project.paths import ralph_home
 
     book = LimitBook(os.path.join(ralph_home(), LIMITS_FILE))
     usage = settings.usage
@@ -192,11 +177,6 @@ def _said(exc: BaseException) -> str:
     """An exception as one line: its type and message."""
     text = one_line(str(exc), 300)
     return f"{type(exc).__name__}: {text}" if text else type(exc).__name__
-
-
-def settings_type(name: str) -> Callable[..., Any]:
-    """The class of built-in backend `name`'s settings value (config.py makes one from the config files)."""
-    return cast("Callable[..., Any]", load(CATALOG[name].settings))
 
 
 def load(target: str) -> Any:

@@ -11,11 +11,11 @@ import sys
 
 from ralphloop.agents.script import ScriptError, validate_script
 from ralphloop.agents.text import TextOutputParser, agent_env
-from ralphloop.config import Settings
-from ralphloop.errors import RalphError
-from ralphloop.paths import FeaturePaths, display_path
-from ralphloop.protocols import AgentCommand, AgentRequest
-from ralphloop.yaml_file import read_yaml_mapping
+from ralphloop.config.settings import Settings
+from ralphloop.core.errors import RalphError
+from ralphloop.core.protocols import AgentCommand, AgentRequest
+from ralphloop.files.yaml_file import read_yaml_mapping
+from ralphloop.project.paths import FeaturePaths, display_path
 
 DEFAULT_SCRIPT = "script.yaml"
 

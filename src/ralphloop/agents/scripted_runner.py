@@ -14,10 +14,10 @@ import time
 from typing import Any
 
 from ralphloop.agents.script import ScriptError, as_list, validate_script
-from ralphloop.errors import RalphError
-from ralphloop.state.store import append_text, atomic_write_text
+from ralphloop.core.errors import RalphError
+from ralphloop.files.store import append_text, atomic_write_text
+from ralphloop.files.yaml_file import read_yaml_mapping
 from ralphloop.tasks.prd_reading import story_items
-from ralphloop.yaml_file import read_yaml_mapping
 
 
 def main(argv: list[str]) -> int:

@@ -12,9 +12,9 @@ from ralphloop.agents.api_errors import api_says, classify_line, transient
 from ralphloop.agents.api_errors import last_line as api_last_line
 from ralphloop.agents.error_line import error_line
 from ralphloop.agents.limit_text import from_text
-from ralphloop.durations import format_duration
-from ralphloop.guards.usage import UsageLimit
-from ralphloop.protocols import AgentRequest, AgentResult, ErrorKind, ProcessOutcome
+from ralphloop.core.limits import UsageLimit
+from ralphloop.core.protocols import AgentRequest, AgentResult, ErrorKind, ProcessOutcome
+from ralphloop.words.durations import format_duration
 
 # A hostile agent can print gigabytes; only the tail matters for signals.
 KEEP_BYTES = 1024 * 1024

@@ -26,7 +26,7 @@ import re
 from collections import deque
 from collections.abc import Iterator, Sequence
 
-from ralphloop.textsafe import strip_terminal_controls
+from ralphloop.words.textsafe import strip_terminal_controls
 
 MAX_LINE = 500  # an error line is cut to this many characters
 

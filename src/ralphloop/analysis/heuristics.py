@@ -28,7 +28,7 @@ import re
 
 from msgspec import Struct
 
-from ralphloop.textsafe import clean_text
+from ralphloop.words.textsafe import clean_text
 
 HEURISTIC_CHARS = 16 * 1024
 

@@ -15,7 +15,7 @@ import re
 
 from msgspec import Struct
 
-from ralphloop.textsafe import clean_text, strip_terminal_controls
+from ralphloop.words.textsafe import clean_text, strip_terminal_controls
 
 JSON_STATUSES = ("continue", "goal-complete", "needs-human")
 MAX_TEXT = 4000

@@ -15,7 +15,7 @@ from typing import Any
 from msgspec import Struct
 
 from ralphloop.analysis.signals import Analysis
-from ralphloop.protocols import AgentResult, Task, TaskView
+from ralphloop.core.protocols import AgentResult, Task, TaskView
 
 # A test file by the usual conventions: tests/ or test/ folders, test_*.py, *_test.go, *.test.ts, *.spec.js ...
 _TEST_PATH = re.compile(
@@ -23,7 +23,7 @@ _TEST_PATH = re.compile(
 )
 
 
-# A dataclass still: build.py's `_carried` changes it with dataclasses.replace.
+# A dataclass still: start/build.py's `_carried` changes it with dataclasses.replace.
 @dataclass(frozen=True, slots=True)
 class Streaks:
     """Consecutive counted iterations with a property. Any counted iteration without it resets that count;

@@ -27,7 +27,7 @@ from ralphloop.analysis.json_result import JsonResult, parse_result
 from ralphloop.analysis.promise import promise_pattern
 from ralphloop.analysis.status_block import StatusBlock, last_block, only_a_block
 from ralphloop.analysis.text import OwnText, own_text
-from ralphloop.textsafe import clean_text
+from ralphloop.words.textsafe import clean_text
 
 MAX_TAGS = 200  # per kind; a hostile reply cannot grow the analysis without bound
 MAX_TAG_TEXT = 2000

@@ -19,7 +19,7 @@ from collections.abc import Callable
 
 from msgspec import Struct, field
 
-from ralphloop.textsafe import clean_text
+from ralphloop.words.textsafe import clean_text
 
 STATUSES = frozenset({"IN_PROGRESS", "COMPLETE", "BLOCKED"})
 TEST_STATUSES = frozenset({"PASSING", "FAILING", "NOT_RUN"})

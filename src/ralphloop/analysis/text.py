@@ -17,7 +17,7 @@ from bisect import bisect_right
 
 from msgspec import Struct, field
 
-from ralphloop.textsafe import strip_escapes
+from ralphloop.words.textsafe import strip_escapes
 
 # An opening fence: three or more backticks or tildes at a line start (indented in list items too).
 # Found by its backticks or tildes first, then checked to start its line: scanning for a literal

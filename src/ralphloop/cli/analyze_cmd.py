@@ -14,14 +14,14 @@ import os
 import re
 from collections.abc import Iterator
 
-from ralphloop.agents.catalog import CATALOG, log_formats
 from ralphloop.agents.saved import detect, final_text
 from ralphloop.analysis.signals import Analysis, SignalRecord, analyze, with_records
 from ralphloop.cli import iteration_logs
-from ralphloop.errors import RalphError
+from ralphloop.core.errors import RalphError
+from ralphloop.files.safe_read import LOG_CAP, TASK_CAP, open_regular, read_file, read_tail, shown_path
+from ralphloop.plugins.agents import CATALOG, log_formats
 from ralphloop.records.signal_log import MAX_READ, parse_line
-from ralphloop.safe_read import LOG_CAP, TASK_CAP, open_regular, read_file, read_tail, shown_path
-from ralphloop.textsafe import strip_terminal_controls
+from ralphloop.words.textsafe import strip_terminal_controls
 
 CHUNK = 1024 * 1024
 _LOG_NAME = re.compile(r"^iteration-(\d+)\.log$")
@@ -59,8 +59,8 @@ def _path(word: str, feature: str | None) -> str:
 def _completion_settings(path: str) -> tuple[str | None, bool]:
     """The promise config `completion.promise` names (None: the default) and whether `completion: trust`, in
     the project that holds FILE (else the current folder's): the reply is read as the loop read it."""
-    from ralphloop.config import load_settings  # only here: the rest of `ralph analyze` needs no settings
-    from ralphloop.paths import find_project_root
+    from ralphloop.config.settings import load_settings  # only here: the rest of `ralph analyze` needs no settings
+    from ralphloop.project.paths import find_project_root
 
     loop = load_settings(find_project_root(os.path.dirname(os.path.abspath(path))), {}).loop
     return loop.promise, loop.completion == "trust"

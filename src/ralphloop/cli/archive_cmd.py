@@ -6,12 +6,12 @@ from __future__ import annotations
 import argparse
 import os
 
-from ralphloop.archive import archive_feature
-from ralphloop.errors import RalphError
-from ralphloop.paths import display_path, find_project_root
-from ralphloop.protocols import SystemClock
-from ralphloop.state.store import RunLock
-from ralphloop.tasks.resolve import resolve_feature
+from ralphloop.core.errors import RalphError
+from ralphloop.core.protocols import SystemClock
+from ralphloop.files.store import RunLock
+from ralphloop.project.archive import archive_feature
+from ralphloop.project.paths import display_path, find_project_root
+from ralphloop.project.resolve import resolve_feature
 
 
 def command(args: argparse.Namespace, argv: list[str]) -> int:

@@ -10,16 +10,16 @@ import re
 import shutil
 import tempfile
 
-from ralphloop.claude_commands import edited_claude_commands, write_claude_commands
-from ralphloop.config import CONFIG_NAME
-from ralphloop.config_template import DEFAULT_PROJECT_CONFIG
-from ralphloop.errors import RalphError
-from ralphloop.gitignore import ensure_gitignore
-from ralphloop.paths import ARCHIVE_DIR, RALPH_DIR, display_path, find_project_root
-from ralphloop.protocols import SystemClock, iso
+from ralphloop.cli.claude_commands import edited_claude_commands, write_claude_commands
+from ralphloop.config.settings import CONFIG_NAME
+from ralphloop.config.template import DEFAULT_PROJECT_CONFIG
+from ralphloop.core.errors import RalphError
+from ralphloop.core.protocols import SystemClock, iso
+from ralphloop.files.store import atomic_write_text
+from ralphloop.plugins.formats import FORMATS
+from ralphloop.project.paths import ARCHIVE_DIR, RALPH_DIR, display_path, find_project_root
 from ralphloop.records.progress import header
-from ralphloop.state.store import atomic_write_text
-from ralphloop.tasks.formats import FORMATS
+from ralphloop.workspace.gitignore import ensure_gitignore
 
 _NAME = re.compile(r"^[A-Za-z0-9][A-Za-z0-9._-]{0,99}$")
 

@@ -18,12 +18,12 @@ import signal
 from collections.abc import Callable
 from typing import Any
 
-from ralphloop.cancel import CancelToken
 from ralphloop.cli import outputs
 from ralphloop.cli.terminal import TerminalGuard
-from ralphloop.exitcodes import ExitReason
-from ralphloop.process import LIVE_GROUPS, kill_group_now
-from ralphloop.protocols import SystemClock
+from ralphloop.core.cancel import CancelToken
+from ralphloop.core.exitcodes import ExitReason
+from ralphloop.core.protocols import SystemClock
+from ralphloop.processes.local import LIVE_GROUPS, kill_group_now
 from ralphloop.records.status import stopped_at_once
 
 _SIGNALS = (signal.SIGINT, signal.SIGTERM, signal.SIGHUP)

@@ -11,16 +11,16 @@ import os
 import re
 import shlex
 
-from ralphloop.errors import RalphError
-from ralphloop.paths import (
+from ralphloop.core.errors import RalphError
+from ralphloop.files.read import read_json_object
+from ralphloop.files.safe_read import open_regular
+from ralphloop.project.paths import (
     FeaturePaths,
     display_path,
     feature_flag,
     find_project_root,
 )
-from ralphloop.safe_read import open_regular
-from ralphloop.state.read import read_json_object
-from ralphloop.tasks.resolve import newest_archived, resolve_feature
+from ralphloop.project.resolve import newest_archived, resolve_feature
 
 TYPE_CHECKING = False  # typing costs ~9 ms of import: `ralph logs` must stay fast
 if TYPE_CHECKING:

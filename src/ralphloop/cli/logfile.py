@@ -8,7 +8,7 @@ import io
 from collections.abc import Callable
 from datetime import datetime
 
-from ralphloop.textsafe import strip_terminal_controls
+from ralphloop.words.textsafe import strip_terminal_controls
 
 
 class StampedLines(io.TextIOBase):

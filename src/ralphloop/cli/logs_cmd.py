@@ -13,10 +13,10 @@ import sys
 
 from ralphloop.agents.log_readers import log_reader
 from ralphloop.cli import iteration_logs
-from ralphloop.errors import RalphError
-from ralphloop.paths import display_path
-from ralphloop.safe_read import open_regular
-from ralphloop.textsafe import strip_terminal_controls
+from ralphloop.core.errors import RalphError
+from ralphloop.files.safe_read import open_regular
+from ralphloop.project.paths import display_path
+from ralphloop.words.textsafe import strip_terminal_controls
 
 TYPE_CHECKING = False
 if TYPE_CHECKING:

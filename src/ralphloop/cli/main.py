@@ -135,7 +135,7 @@ def build_parser() -> argparse.ArgumentParser:
 
 def _add_analyze(commands: Any) -> None:
     """`ralph analyze N|FILE`."""
-    from ralphloop.agents.catalog import CLI_BACKENDS, log_formats  # light: names, nothing of a backend
+    from ralphloop.plugins.agents import CLI_BACKENDS, log_formats  # light: names, nothing of a backend
 
     analyze = commands.add_parser(
         "analyze",
@@ -211,14 +211,14 @@ def main(argv: Sequence[str] | None = None) -> int:
         topic = [args.topic, "--help"] if args.topic else ["--help"]
         parser.parse_args(topic)
         return 0
-    from ralphloop.errors import RalphError
+    from ralphloop.core.errors import RalphError
 
     try:
         module = importlib.import_module(f"ralphloop.cli.{args.handler}_cmd")  # a Ctrl+C may come while it loads
         code: int = module.command(args, arguments)
         return code
     except RalphError as exc:
-        from ralphloop.textsafe import strip_terminal_controls  # a path or a value may hold escapes
+        from ralphloop.words.textsafe import strip_terminal_controls  # a path or a value may hold escapes
 
         print(f"ralph: error: {strip_terminal_controls(str(exc))}", file=sys.stderr)
         for choice in exc.choices:
@@ -239,7 +239,7 @@ def _save_traceback() -> str:
     import os
     import traceback
 
-    from ralphloop.paths import ralph_home
+    from ralphloop.project.paths import ralph_home
 
     path = os.path.join(ralph_home(), "errors.log")
     try:
@@ -252,6 +252,6 @@ def _save_traceback() -> str:
 
 
 def _format_names() -> tuple[str, ...]:
-    from ralphloop.tasks.formats import FORMATS  # light: names and file finders; a format's module loads when used
+    from ralphloop.plugins.formats import FORMATS  # light: names and file finders; a format's module loads when used
 
     return tuple(FORMATS)

@@ -7,8 +7,8 @@ import sys
 
 from ralphloop.monitor.live import Watch, follow
 from ralphloop.monitor.snapshot import ended_fleet, ended_run
-from ralphloop.paths import find_project_root
-from ralphloop.tasks.resolve import resolve_feature
+from ralphloop.project.paths import find_project_root
+from ralphloop.project.resolve import resolve_feature
 
 TYPE_CHECKING = False
 if TYPE_CHECKING:

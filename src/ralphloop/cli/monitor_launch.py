@@ -5,9 +5,9 @@ from __future__ import annotations
 import os
 import sys
 
-from ralphloop.errors import RalphError
-from ralphloop.paths import FeaturePaths
-from ralphloop.state.read import lock_holder_alive
+from ralphloop.core.errors import RalphError
+from ralphloop.files.read import lock_holder_alive
+from ralphloop.project.paths import FeaturePaths
 
 UNATTENDED = "RALPH_UNATTENDED"  # set in the loop's tmux pane: no one is sure to be there to answer
 

@@ -12,31 +12,31 @@ import signal
 import sys
 from typing import Any
 
-from ralphloop import git
-from ralphloop.argv_words import run_flags, without
-from ralphloop.build import RunRequest, build_run
-from ralphloop.cancel import CancelToken
 from ralphloop.cli.monitor_launch import in_tmux
+from ralphloop.core.cancel import CancelToken
+from ralphloop.core.errors import RalphError
+from ralphloop.core.exitcodes import ExitReason
+from ralphloop.core.protocols import SystemClock
 from ralphloop.engine.run import Run
-from ralphloop.errors import RalphError
-from ralphloop.exitcodes import ExitReason
+from ralphloop.files.store import RunLock
 from ralphloop.fleet import gitops
 from ralphloop.fleet.book import Book
 from ralphloop.fleet.budget import Spending
 from ralphloop.fleet.context import FLEET_ENV, Fleet, Gates
 from ralphloop.fleet.coordinator import coordinate
 from ralphloop.fleet.launcher import LocalProcessLauncher
-from ralphloop.gitignore import keep_out_of_git
 from ralphloop.guards.budget import Budget
 from ralphloop.hooks.runner import HookRunner
-from ralphloop.paths import RALPH_DIR, FeaturePaths, list_features
-from ralphloop.protocols import SystemClock
-from ralphloop.state.store import RunLock
+from ralphloop.project.paths import RALPH_DIR, FeaturePaths, list_features
+from ralphloop.start.build import RunRequest, build_run
 from ralphloop.tasks.prd_json import PrdSource, prd_problems
 from ralphloop.tasks.prd_reading import story_items
 from ralphloop.tasks.problems import raise_first
-from ralphloop.textsafe import strip_terminal_controls
-from ralphloop.worktree_lock import WorktreeLock
+from ralphloop.words.argv import run_flags, without
+from ralphloop.words.textsafe import strip_terminal_controls
+from ralphloop.workspace import git
+from ralphloop.workspace.gitignore import keep_out_of_git
+from ralphloop.workspace.worktree_lock import WorktreeLock
 
 # what each loop is told by its coordinator, never repeated from the user's words
 _COORDINATOR_FLAGS = ("--parallel", "-s", "--story", "--resume-from", "-l", "--log-file")
@@ -205,7 +205,7 @@ def _fleet(
     fleet.budget = run.policy.budget
     fleet.limits = run.policy.limits
     if built.settings.git.merge_resolve == "agent":
-        fleet.resolver = run.agent
+        fleet.resolver, fleet.runner = run.agent, run.runner
     return fleet, run.id
 
 
@@ -310,6 +310,7 @@ def _gates(run: Run, cancel: CancelToken) -> Gates:
         runner = HookRunner(
             paths=loop,
             agent=run.agent,
+            runner=run.runner,
             hooks=run.policy.hooks,
             gates=run.policy.gates,
             limits=run.policy.limits,

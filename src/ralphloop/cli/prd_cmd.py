@@ -9,10 +9,10 @@ import argparse
 import json
 import os
 
-from ralphloop.errors import RalphError
-from ralphloop.paths import RALPH_DIR, FeaturePaths, display_path, find_project_root, is_feature_name
-from ralphloop.safe_read import TASK_CAP, read_file
-from ralphloop.state.store import atomic_write_text
+from ralphloop.core.errors import RalphError
+from ralphloop.files.safe_read import TASK_CAP, read_file
+from ralphloop.files.store import atomic_write_text
+from ralphloop.project.paths import RALPH_DIR, FeaturePaths, display_path, find_project_root, is_feature_name
 from ralphloop.tasks.spec_md.prd import merge_passes, render_prd, spec_to_prd
 
 SPEC_NAME = "spec.md"

@@ -23,10 +23,9 @@ from typing import TextIO
 from msgspec import Struct, field
 from msgspec.structs import replace
 
-from ralphloop.asking import ANSWER
 from ralphloop.cli.spinner import HIDE_CURSOR, INTERVAL_S, SHOW_CURSOR, Ticker, running_frame, waiting_frame
-from ralphloop.durations import format_duration
-from ralphloop.events import (
+from ralphloop.core.events import (
+    ANSWER,
     AgentActivity,
     AgentOutput,
     AgentShare,
@@ -41,13 +40,14 @@ from ralphloop.events import (
     Tally,
     Waiting,
 )
-from ralphloop.exitcodes import ExitReason
-from ralphloop.numbers import iteration_words, money, short_tokens
+from ralphloop.core.exitcodes import ExitReason
+from ralphloop.plugins.formats import format_of
 from ralphloop.records.metrics import METRICS_NAME, line_of
 from ralphloop.records.metrics_text import format_iteration, format_summary
 from ralphloop.records.summary import summarize
-from ralphloop.tasks.formats import format_of
-from ralphloop.textsafe import clean_text, one_line, strip_terminal_controls
+from ralphloop.words.durations import format_duration
+from ralphloop.words.figures import iteration_words, money, short_tokens
+from ralphloop.words.textsafe import clean_text, one_line, strip_terminal_controls
 
 _COLOURS = {"ok": "32", "fail": "31", "warn": "33", "info": "36", "dim": "2", "bold": "1"}
 

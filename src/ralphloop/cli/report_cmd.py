@@ -15,15 +15,15 @@ import json
 import os
 import sys
 
-from ralphloop.errors import RalphError
-from ralphloop.paths import find_project_root
+from ralphloop.core.errors import RalphError
+from ralphloop.project.paths import find_project_root
+from ralphloop.project.resolve import resolve_feature
 from ralphloop.records.metrics import SCHEMA_VERSION
 from ralphloop.records.metrics_text import format_summary
 from ralphloop.report.receipt import to_json
 from ralphloop.report.sources import Gathered, gather
 from ralphloop.report.text import receipt_text
-from ralphloop.tasks.resolve import resolve_feature
-from ralphloop.textsafe import json_for_terminal, strip_terminal_controls
+from ralphloop.words.textsafe import json_for_terminal, strip_terminal_controls
 
 TYPE_CHECKING = False
 if TYPE_CHECKING:
@@ -93,7 +93,7 @@ def check_target(name: str) -> None:
 
 def _html(got: Gathered, root: str, name: str) -> int:
     try:
-        from ralphloop.report.html import page
+        from ralphloop.report.html_page import page
     except ModuleNotFoundError as exc:
         if (exc.name or "").split(".")[0] in ("plotly", "narwhals", "packaging"):
             raise RalphError(f"--html needs plotly, an optional extra: {EXTRA}") from None
@@ -123,7 +123,7 @@ def _html(got: Gathered, root: str, name: str) -> int:
 def _write(name: str, data: bytes) -> None:
     """Replace `name` at once (a temporary file in its folder, renamed): a reader never sees half a page, and a
     failed write leaves nothing behind."""
-    from ralphloop.state.store import atomic_write_bytes
+    from ralphloop.files.store import atomic_write_bytes
 
     try:
         atomic_write_bytes(name, data)

@@ -5,18 +5,18 @@ from __future__ import annotations
 import argparse
 import os
 
-from ralphloop.errors import RalphError
-from ralphloop.gitignore import keep_out_of_git
+from ralphloop.core.errors import RalphError
+from ralphloop.core.protocols import SystemClock
+from ralphloop.files.safe_read import check_file
+from ralphloop.files.store import RunLock
 from ralphloop.guards.breaker import Breaker
-from ralphloop.paths import display_path, find_project_root
-from ralphloop.protocols import SystemClock
-from ralphloop.safe_read import check_file
+from ralphloop.project.owner import check_state_folder
+from ralphloop.project.paths import display_path, find_project_root
+from ralphloop.project.resolve import resolve_feature
 from ralphloop.state.circuit import append_history, load_breaker, save_breaker
-from ralphloop.state.owner import check_state_folder
 from ralphloop.state.runstate import RunState
-from ralphloop.state.store import RunLock
-from ralphloop.tasks.resolve import resolve_feature
-from ralphloop.textsafe import strip_terminal_controls
+from ralphloop.words.textsafe import strip_terminal_controls
+from ralphloop.workspace.gitignore import keep_out_of_git
 
 
 def command(args: argparse.Namespace, argv: list[str]) -> int:

@@ -11,10 +11,6 @@ from typing import Any, TextIO, cast
 
 from msgspec.structs import replace
 
-from ralphloop import git
-from ralphloop.argv_words import run_flags
-from ralphloop.build import Built, RunRequest, build_run
-from ralphloop.cancel import CancelToken
 from ralphloop.cli import outputs
 from ralphloop.cli.interrupts import Interrupts
 from ralphloop.cli.logfile import StampedLines
@@ -22,26 +18,30 @@ from ralphloop.cli.monitor_launch import in_tmux, someone_to_ask
 from ralphloop.cli.render import TerminalRenderer
 from ralphloop.cli.seed_flags import story_shaped_rate, story_spec_refusal, timeout_problem
 from ralphloop.cli.terminal import TerminalGuard
+from ralphloop.core.cancel import CancelToken
+from ralphloop.core.errors import RalphError
+from ralphloop.core.events import Notice
+from ralphloop.core.exitcodes import ExitReason
+from ralphloop.core.protocols import Agent, EventSink, SystemClock
 from ralphloop.engine.loop import run_loop
 from ralphloop.engine.phases import prompt_for
-from ralphloop.errors import RalphError
-from ralphloop.events import Notice
-from ralphloop.exitcodes import ExitReason
+from ralphloop.files.safe_read import check_file, nonblocking
+from ralphloop.files.store import RunLock
 from ralphloop.fleet.launcher import child_kept_out, die_with_parent
-from ralphloop.gitignore import keep_out_of_git
 from ralphloop.notify.events import Seen
 from ralphloop.notify.settings import describe
 from ralphloop.notify.sink import Notifier
-from ralphloop.paths import FeaturePaths, display_path, find_project_root
-from ralphloop.preflight import others_notice
-from ralphloop.protocols import Agent, EventSink, SystemClock
-from ralphloop.reaper import become_subreaper
-from ralphloop.recover import reconcile
-from ralphloop.safe_read import check_file, nonblocking
-from ralphloop.state.store import RunLock
-from ralphloop.tasks.detect import detect
-from ralphloop.tasks.resolve import resolve_feature
-from ralphloop.worktree_lock import WorktreeLock
+from ralphloop.plugins.formats import detect
+from ralphloop.processes.reaper import become_subreaper
+from ralphloop.project.paths import FeaturePaths, display_path, find_project_root
+from ralphloop.project.resolve import resolve_feature
+from ralphloop.start.build import Built, RunRequest, build_run
+from ralphloop.start.preflight import others_notice
+from ralphloop.start.recover import reconcile
+from ralphloop.words.argv import run_flags
+from ralphloop.workspace import git
+from ralphloop.workspace.gitignore import keep_out_of_git
+from ralphloop.workspace.worktree_lock import WorktreeLock
 
 
 def command(args: argparse.Namespace, argv: list[str]) -> int:

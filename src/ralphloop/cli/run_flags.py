@@ -134,6 +134,6 @@ def _loops(text: str) -> int:
 
 def _backends() -> str:
     """The built-in backends' names, the default first: "claude (default), codex, ..."."""
-    from ralphloop.agents.catalog import CATALOG  # light: names, nothing of a backend
+    from ralphloop.plugins.agents import CATALOG  # light: names, nothing of a backend
 
     return ", ".join(["claude (default)", *sorted(name for name in CATALOG if name != "claude")])

@@ -8,8 +8,8 @@ from __future__ import annotations
 import signal
 import sys
 
-from ralphloop.errors import RalphError
-from ralphloop.paths import find_project_root
+from ralphloop.core.errors import RalphError
+from ralphloop.project.paths import find_project_root
 from ralphloop.web.snapshot import features
 
 TYPE_CHECKING = False

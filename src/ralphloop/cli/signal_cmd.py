@@ -11,15 +11,15 @@ import argparse
 import os
 
 from ralphloop.analysis.signals import SignalRecord
-from ralphloop.errors import RalphError
-from ralphloop.paths import FeaturePaths, display_path, find_project_root
-from ralphloop.protocols import SystemClock, iso
+from ralphloop.core.errors import RalphError
+from ralphloop.core.protocols import SystemClock, iso
+from ralphloop.files.read import lock_holder_alive
+from ralphloop.files.safe_read import check_file
+from ralphloop.plugins.formats import detect
+from ralphloop.project.owner import check_state_folder
+from ralphloop.project.paths import FeaturePaths, display_path, find_project_root
+from ralphloop.project.resolve import resolve_feature
 from ralphloop.records.signal_log import append_signal, clean
-from ralphloop.safe_read import check_file
-from ralphloop.state.owner import check_state_folder
-from ralphloop.state.read import lock_holder_alive
-from ralphloop.tasks.detect import detect
-from ralphloop.tasks.resolve import resolve_feature
 
 USAGE = {
     "complete": "ralph signal complete [NOTE]",

@@ -10,9 +10,14 @@ import os
 import sys
 from datetime import UTC, datetime
 
-from ralphloop.fleet_words import fleet_lines
-from ralphloop.numbers import iteration_words, tokens_words
-from ralphloop.pace import (
+from ralphloop.plugins.formats import format_of
+from ralphloop.project.paths import FeaturePaths, display_path, find_project_root
+from ralphloop.project.resolve import resolve_feature
+from ralphloop.state.fleet import read_fleet_noted
+from ralphloop.state.report import gather
+from ralphloop.words.figures import iteration_words, tokens_words
+from ralphloop.words.fleet import fleet_lines
+from ralphloop.words.pace import (
     calls_full,
     cost_words,
     elapsed_words,
@@ -25,12 +30,7 @@ from ralphloop.pace import (
     seconds_between,
     token_budget_words,
 )
-from ralphloop.paths import FeaturePaths, display_path, find_project_root
-from ralphloop.state.fleet import read_fleet_noted
-from ralphloop.state.report import gather
-from ralphloop.tasks.formats import format_of
-from ralphloop.tasks.resolve import resolve_feature
-from ralphloop.textsafe import json_for_terminal, strip_terminal_controls
+from ralphloop.words.textsafe import json_for_terminal, strip_terminal_controls
 
 TYPE_CHECKING = False
 if TYPE_CHECKING:

@@ -6,21 +6,22 @@ from __future__ import annotations
 import argparse
 import os
 
-from ralphloop.config import load_settings
-from ralphloop.errors import RalphError
-from ralphloop.paths import FeaturePaths, display_path, find_project_root
-from ralphloop.preflight import others_notice, run_problems
-from ralphloop.safe_read import TASK_CAP, read_file
-from ralphloop.tasks.detect import detect, fix_plan_file, has_story_specs, is_goal_workspace, present
+from ralphloop.config.settings import load_settings
+from ralphloop.core.errors import RalphError
+from ralphloop.files.safe_read import TASK_CAP, read_file
+from ralphloop.plugins.detect import fix_plan_file, has_story_specs, is_goal_workspace, present
+from ralphloop.plugins.formats import detect
+from ralphloop.project.paths import FeaturePaths, display_path, find_project_root
+from ralphloop.project.resolve import resolve_feature
+from ralphloop.start.preflight import others_notice, run_problems
 from ralphloop.tasks.fix_plan import fix_plan_problems
 from ralphloop.tasks.goal import goal_problems
 from ralphloop.tasks.prd_json import prd_problems
 from ralphloop.tasks.problems import Problem, from_error
-from ralphloop.tasks.resolve import resolve_feature
 from ralphloop.tasks.spec_md.parse import spec_problems
 from ralphloop.tasks.stories.scan import story_problems
 from ralphloop.tasks.todo_md import todo_problems
-from ralphloop.textsafe import strip_terminal_controls
+from ralphloop.words.textsafe import strip_terminal_controls
 
 
 def command(args: argparse.Namespace, argv: list[str]) -> int:
@@ -64,7 +65,7 @@ def command(args: argparse.Namespace, argv: list[str]) -> int:
 
 # The entry of check_workspace that holds the file each kind of task source reads.
 _FILE_OF = {"prd": "prd.json", "todo": "TODO.md", "fix-plan": "fix plan", "stories": "specs/", "goal": "SPRINT.yaml"}
-# Kinds whose source check (preflight.run_problems) lists every problem of their files, as the file check does.
+# Kinds whose source check (start/preflight.run_problems) lists every problem of their files, as the file check does.
 _LISTED_BY_THE_RUN_CHECK = frozenset({"stories", "goal"})
 
 

@@ -17,15 +17,15 @@ import re
 import sys
 from collections.abc import Iterator
 
-from ralphloop.errors import RalphError
-from ralphloop.paths import FeaturePaths, display_path
-from ralphloop.safe_read import TASK_CAP, read_file
-from ralphloop.state.store import atomic_write_bytes
+from ralphloop.core.errors import RalphError
+from ralphloop.files.safe_read import TASK_CAP, read_file
+from ralphloop.files.store import atomic_write_bytes
+from ralphloop.plugins.detect import fix_plan_file, present
+from ralphloop.project.paths import FeaturePaths, display_path
 from ralphloop.tasks.bullets import Required, checkbox_fix
-from ralphloop.tasks.detect import fix_plan_file, present
 from ralphloop.tasks.fix_plan import required
 from ralphloop.tasks.todo_md import every_section
-from ralphloop.textsafe import strip_terminal_controls
+from ralphloop.words.textsafe import strip_terminal_controls
 
 COPY_SUFFIX = ".orig"
 _MAX_COPIES = 100

@@ -12,7 +12,7 @@ from enum import Enum
 from msgspec import Struct
 from msgspec.structs import replace
 
-from ralphloop.exitcodes import ExitReason
+from ralphloop.core.exitcodes import ExitReason
 
 
 class Action(Enum):

@@ -7,24 +7,24 @@ from __future__ import annotations
 from msgspec import Struct
 from msgspec.structs import replace
 
-from ralphloop import captures
 from ralphloop.analysis.reading import read_iteration, says_done
 from ralphloop.analysis.text import last_paragraph
-from ralphloop.captures import WorkTree
+from ralphloop.core.errors import RalphError
+from ralphloop.core.events import CircuitChanged, IterationClosed, Notice, Slot, Undoing
+from ralphloop.core.exitcodes import ExitReason
+from ralphloop.core.limits import UsageLimit
+from ralphloop.core.protocols import AgentResult, SettleFacts, Settlement, TaskView, iso
 from ralphloop.engine.decide import Action, Decision, decide
 from ralphloop.engine.judge import Facts, Judged, Verdict, judge, verdict
 from ralphloop.engine.phases import Prepared, Seen, observe, prepare, run_agent, verify
 from ralphloop.engine.record import record
 from ralphloop.engine.run import Run
 from ralphloop.engine.state import LoopState
-from ralphloop.errors import RalphError
-from ralphloop.events import CircuitChanged, IterationClosed, Notice, Slot, Undoing
-from ralphloop.exitcodes import ExitReason
 from ralphloop.guards.breaker import Breaker, CircuitState, guidance
-from ralphloop.guards.usage import UsageLimit
 from ralphloop.hooks.checks import Checks
-from ralphloop.protocols import AgentResult, SettleFacts, Settlement, TaskView, iso
-from ralphloop.textsafe import clean_text
+from ralphloop.words.textsafe import clean_text
+from ralphloop.workspace import captures
+from ralphloop.workspace.captures import WorkTree
 
 
 class Step(Struct, frozen=True):

@@ -12,15 +12,16 @@ from msgspec.structs import replace
 
 from ralphloop.analysis.reading import IterationReading, attempt_failure, iteration_notes, next_prompt_notes
 from ralphloop.analysis.signals import Analysis
+from ralphloop.config.policy import Policy
+from ralphloop.core.limits import UsageLimit
+from ralphloop.core.protocols import AgentResult, Settlement, Task, TaskView
 from ralphloop.engine.decide import Action, Decision, Observation
 from ralphloop.engine.state import LoopState
 from ralphloop.guards.backoff import model_check
 from ralphloop.guards.breaker import Breaker, Transition, facts_of
 from ralphloop.guards.budget import Spent, exceeded
-from ralphloop.guards.usage import UsageLimit, pause_for, wait_for
-from ralphloop.policy import Policy
-from ralphloop.protocols import AgentResult, Settlement, Task, TaskView
-from ralphloop.textsafe import one_line
+from ralphloop.guards.usage import pause_for, wait_for
+from ralphloop.words.textsafe import one_line
 
 
 class Facts(Struct, frozen=True):

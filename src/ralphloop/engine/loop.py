@@ -1,5 +1,5 @@
 """One `ralph run`: iterations (iteration.py) until the task source says done, a guard stops the loop,
-or the user does. The engine never prints and never writes a record: it emits events (events.py).
+or the user does. The engine never prints and never writes a record: it emits events (core/events.py).
 """
 
 from __future__ import annotations
@@ -8,21 +8,21 @@ import os
 
 from msgspec import Struct, structs
 
-from ralphloop.archive import archive_feature
-from ralphloop.captures import WorkTree
+from ralphloop.core.errors import RalphError
+from ralphloop.core.events import Archived, CircuitChanged, LoopEnded, Notice, RunStarted
+from ralphloop.core.exitcodes import ExitReason
+from ralphloop.core.protocols import TaskView
 from ralphloop.engine.decide import Action, Decision, complete
 from ralphloop.engine.iteration import Step, iteration
 from ralphloop.engine.run import Run
 from ralphloop.engine.state import LoopState
 from ralphloop.engine.waits import Cleared, after_decision, guards_before
-from ralphloop.errors import RalphError
-from ralphloop.events import Archived, CircuitChanged, LoopEnded, Notice, RunStarted
-from ralphloop.exitcodes import ExitReason
 from ralphloop.guards.advice import advice
 from ralphloop.guards.breaker import Breaker
 from ralphloop.hooks.checks import confirm_done
-from ralphloop.protocols import TaskView
-from ralphloop.tasks.formats import FORMATS
+from ralphloop.plugins.formats import FORMATS
+from ralphloop.project.archive import archive_feature
+from ralphloop.workspace.captures import WorkTree
 
 _GOING_ON = (Action.CONTINUE, Action.WAIT, Action.RETRY)
 # The stops where the agent's own last words are what the user needs to act on.
@@ -49,7 +49,7 @@ def run_loop(run: Run) -> LoopOutcome:
     _started(run, view, run.breaker.load())
     if moved is not None:
         run.emit(CircuitChanged(moved.from_state.value, moved.to_state.value, moved.reason))
-    for event in run.recovered:  # a killed run's last iteration, settled before this run began (recover.py)
+    for event in run.recovered:  # a killed run's last iteration, settled before this run began (start/recover.py)
         run.emit(event)
     run.breaker.save(run.breaker.load(), state.number)  # readable from the start
     step: Step | None = None

@@ -9,18 +9,18 @@ from msgspec.structs import asdict, replace
 
 from ralphloop.analysis.reading import says_done
 from ralphloop.analysis.signals import Analysis, analyze, with_records
-from ralphloop.captures import WorkTree
+from ralphloop.core.errors import RalphError
+from ralphloop.core.events import AgentActivity, AgentOutput, AgentStarted, IterationStarted, Notice, Slot
+from ralphloop.core.protocols import AgentRequest, AgentResult, ErrorKind, Task, TaskView, iso
+from ralphloop.core.runner import Launch
 from ralphloop.engine.run import Run
 from ralphloop.engine.state import LoopState
-from ralphloop.errors import RalphError
-from ralphloop.events import AgentActivity, AgentOutput, AgentStarted, IterationStarted, Notice, Slot
 from ralphloop.hooks.checks import Checks, check_iteration
 from ralphloop.hooks.runner import HookContext
-from ralphloop.process import run_agent_process
-from ralphloop.prompt import iteration_prompt, iteration_request
-from ralphloop.protocols import AgentRequest, AgentResult, ErrorKind, Task, TaskView, iso
-from ralphloop.reaper import iteration_tag, left_running_note
+from ralphloop.processes.reaper import iteration_tag, left_running_note
 from ralphloop.records import signal_log
+from ralphloop.templates.prompt import iteration_prompt, iteration_request
+from ralphloop.workspace.captures import WorkTree
 
 
 class Prepared(Struct, frozen=True):
@@ -124,15 +124,14 @@ def _run_once(run: Run, request: AgentRequest, log_path: str) -> AgentResult:
             shown = doing
             run.emit(AgentActivity(doing or ""))
 
-    outcome = run_agent_process(
-        command,
-        cwd=run.paths.project_root,
-        log_path=log_path,
-        limits=run.policy.limits,
-        cancel=run.cancel,
+    launch = Launch(
+        command, run.paths.project_root, log_path, run.policy.limits, iteration_tag(run.id, request.iteration)
+    )
+    outcome = run.runner.run(
+        launch,
+        run.cancel,
         on_stdout=on_stdout,
         on_output=lambda stream, data: run.emit(AgentOutput(stream, data)),
-        tag=iteration_tag(run.id, request.iteration),
         on_start=lambda pid: run.emit(AgentStarted(request.iteration, pid, run.agent.name)),
     )
     return replace(parser.finish(outcome), left_running=outcome.left_running)

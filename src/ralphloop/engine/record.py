@@ -3,12 +3,12 @@
 from __future__ import annotations
 
 from ralphloop.analysis.reading import evidence
+from ralphloop.core.events import IterationFinished
+from ralphloop.core.protocols import TaskView, iso
 from ralphloop.engine.judge import Facts, Judged, Verdict
 from ralphloop.engine.phases import Prepared
 from ralphloop.engine.run import Run
 from ralphloop.engine.state import LoopState
-from ralphloop.events import IterationFinished
-from ralphloop.protocols import TaskView, iso
 
 
 def record(

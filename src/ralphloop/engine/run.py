@@ -1,4 +1,4 @@
-"""A run, ready to go: everything the engine works with, built once (build.py) and never changed."""
+"""A run, ready to go: everything the engine works with, built once (start/build.py) and never changed."""
 
 from __future__ import annotations
 
@@ -6,15 +6,16 @@ from collections.abc import Callable
 
 from msgspec import Struct
 
-from ralphloop.cancel import CancelToken
+from ralphloop.config.policy import Policy
+from ralphloop.core.cancel import CancelToken
+from ralphloop.core.protocols import Agent, Clock, EventSink, TaskSource, iso
+from ralphloop.core.runner import Runner
 from ralphloop.engine.state import LoopState
 from ralphloop.hooks.runner import HookContext, HookRunner
-from ralphloop.paths import FeaturePaths
-from ralphloop.policy import Policy
-from ralphloop.protocols import Agent, Clock, EventSink, TaskSource, iso
+from ralphloop.project.paths import FeaturePaths
 from ralphloop.state.calls import CallLedger
 from ralphloop.state.circuit import BreakerFile
-from ralphloop.workspace import Workspace
+from ralphloop.workspace.tracker import Workspace
 
 # Asks the user a question with a timeout; returns the answer, or None when nobody answered.
 Ask = Callable[[str, float], str | None]
@@ -27,6 +28,7 @@ class Run(Struct, frozen=True):
     paths: FeaturePaths
     source: TaskSource
     agent: Agent
+    runner: Runner  # how the agent is started: a local process (processes/local.py) unless one is given
     policy: Policy
     clock: Clock
     emit: EventSink
@@ -39,7 +41,7 @@ class Run(Struct, frozen=True):
     started: float  # monotonic: when the run began (the runtime budget counts from here)
     resume: str  # the command that runs this feature again, as the user would paste it
     ask: Ask | None = None  # the terminal, when there is someone to ask (usage limits)
-    recovered: tuple[object, ...] = ()  # what a killed run left to record (recover.py), once this one started
+    recovered: tuple[object, ...] = ()  # what a killed run left to record (start/recover.py), once this one started
 
     def runtime(self) -> float:
         """Seconds since the run began (what the runtime budget counts)."""

@@ -12,7 +12,7 @@ from typing import Any
 from msgspec import Struct, field
 
 from ralphloop.analysis.reading import Streaks
-from ralphloop.events import Tally
+from ralphloop.core.events import Tally
 
 
 class LoopState(Struct, frozen=True):

@@ -7,17 +7,17 @@ from __future__ import annotations
 
 from msgspec import Struct
 
-from ralphloop.asking import ask_user
-from ralphloop.countdown import count_down
+from ralphloop.core.events import CircuitChanged, Slot, UsageAnswered
+from ralphloop.core.exitcodes import ExitReason
+from ralphloop.core.limits import UsageLimit
+from ralphloop.engine.asking import ask_user
+from ralphloop.engine.countdown import count_down
 from ralphloop.engine.decide import Action, Decision
 from ralphloop.engine.run import Run
 from ralphloop.engine.state import LoopState
-from ralphloop.events import CircuitChanged, Slot, UsageAnswered
-from ralphloop.exitcodes import ExitReason
 from ralphloop.guards.breaker import Breaker
 from ralphloop.guards.budget import Spent, exceeded, within
-from ralphloop.guards.usage import UsageLimit
-from ralphloop.numbers import local_time
+from ralphloop.words.figures import local_time
 
 INTERRUPTED = Decision(Action.HALT, ExitReason.INTERRUPTED, "interrupted")
 

@@ -14,13 +14,13 @@ from __future__ import annotations
 
 import os
 
-from ralphloop import reaper
+from ralphloop.files.read import read_json_object
 from ralphloop.fleet import gitops
 from ralphloop.fleet.context import FLEET_ENV, Fleet
 from ralphloop.fleet.gitops import GitStep
 from ralphloop.fleet.merge import collect, finish, leftovers
+from ralphloop.processes import reaper
 from ralphloop.state.fleet import LOOP
-from ralphloop.state.read import read_json_object
 
 # The journal's steps of a story whose loop had ended 0 with its story passing, up to its merge: queued again. Its
 # pass mark may be off its branch already (collected): restarting its loop would have its agent do it again.
@@ -80,7 +80,7 @@ def _adopt_one(fleet: Fleet, story: str, title: str, step: str | None, merged: b
     if not has_tree:
         return  # its branch alone: the next start of the story takes it up (add_worktree)
     # only a loop that ended 0 with its story passing is finished ("done" in the journal): an agent's own mark in
-    # its copy, its loop killed before it verified it, is a claim its next start settles (recover.py)
+    # its copy, its loop killed before it verified it, is a claim its next start settles (start/recover.py)
     if step in FINISHED_STEPS:
         fleet.book.log("requeued", story=story, step=step)
         collect(fleet, story)

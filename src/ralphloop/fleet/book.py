@@ -10,11 +10,11 @@ import threading
 from collections.abc import Iterator
 from typing import Any
 
-from ralphloop.paths import FeaturePaths
-from ralphloop.protocols import Clock, iso
+from ralphloop.core.protocols import Clock, iso
+from ralphloop.files.read import read_tail_lines
+from ralphloop.files.store import atomic_write_text
+from ralphloop.project.paths import FeaturePaths
 from ralphloop.state.fleet import FLEET, LOOP, fleet_paths
-from ralphloop.state.read import read_tail_lines
-from ralphloop.state.store import atomic_write_text
 
 
 class Book:

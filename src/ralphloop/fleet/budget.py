@@ -8,12 +8,26 @@ from __future__ import annotations
 
 import math
 import threading
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
+from typing import Protocol
 
-from ralphloop.fleet.context import Fleet
+from ralphloop.files.read import read_json_object
 from ralphloop.guards.budget import Budget
-from ralphloop.numbers import money
-from ralphloop.state.read import read_json_object
+from ralphloop.project.paths import FeaturePaths
+from ralphloop.words.figures import money
+
+
+class Fleet(Protocol):
+    """What the budget reads of a feature's fleet (fleet/context.py's Fleet, which holds a Spending)."""
+
+    @property
+    def paths(self) -> FeaturePaths: ...
+
+    @property
+    def handles(self) -> Mapping[str, object]: ...
+
+    def loop_paths(self, story: str) -> FeaturePaths: ...
 
 
 @dataclass
@@ -21,7 +35,7 @@ class Spending:
     budget: Budget
     started: float  # the run's start, on the monotonic clock
     ended: dict[str, tuple[float, int]] = field(default_factory=dict)  # fleet/story → what its ended runs spent
-    fleets: list[Fleet] = field(default_factory=list)  # every fleet of the run (set once they are all made)
+    fleets: Sequence[Fleet] = field(default_factory=list)  # every fleet of the run (set once they are all made)
     stopped: str | None = None  # why the run stopped for its budget
     # the merge queue's thread charges its resolver's calls while the main thread adds up
     lock: threading.Lock = field(default_factory=threading.Lock, repr=False)

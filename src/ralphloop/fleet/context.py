@@ -9,20 +9,20 @@ from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING
 
-from ralphloop.cancel import CancelToken
+from ralphloop.core.cancel import CancelToken
+from ralphloop.core.protocols import Clock
 from ralphloop.fleet import gitops
 from ralphloop.fleet.book import Book
 from ralphloop.fleet.launcher import Launcher, LoopHandle
-from ralphloop.paths import RUNTIME_NAMES, FeaturePaths
-from ralphloop.protocols import Clock
+from ralphloop.project.paths import RUNTIME_NAMES, FeaturePaths
 from ralphloop.state.fleet import LOOPS_DIR, loop_folder_name
 from ralphloop.tasks.prd_reading import STORIES, read_prd
 
 if TYPE_CHECKING:
-    from ralphloop.fleet.budget import Spending  # which needs Fleet: named for the types only
+    from ralphloop.core.protocols import Agent
+    from ralphloop.core.runner import ProcessLimits, Runner
+    from ralphloop.fleet.budget import Spending
     from ralphloop.guards.budget import Budget
-    from ralphloop.process import ProcessLimits
-    from ralphloop.protocols import Agent
 
 FLEET_ENV = "RALPH_FLEET_RUN"  # the coordinator's run id, in the environment of everything it starts
 
@@ -61,6 +61,7 @@ class Fleet:
     feature_branch: str = ""  # the branch the work is for (the target, unless the queue lands on integration)
     home: str = ""  # the worktree that has the feature branch checked out, where bring_in is run
     resolver: Agent | None = None  # merge.resolve: agent: the run's agent, which resolves a conflict once (resolve.py)
+    runner: Runner | None = None  # how the resolver starts: the run's runner (None: a local process)
     limits: ProcessLimits | None = None  # the run's process limits (the resolver's timeout)
     budget: Budget | None = None  # the feature's budget, as its settings give it
     spending: Spending | None = None  # the run's budget across its loops (None: no budget)

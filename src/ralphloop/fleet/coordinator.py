@@ -10,14 +10,14 @@ import os
 import select
 import threading
 
-from ralphloop.exitcodes import ExitReason
+from ralphloop.core.exitcodes import ExitReason
+from ralphloop.files.read import read_json_object
 from ralphloop.fleet import gitops
 from ralphloop.fleet.adopt import adopt
 from ralphloop.fleet.context import Fleet
 from ralphloop.fleet.gitops import GitStep
 from ralphloop.fleet.launcher import LoopSpec, handle_fd
 from ralphloop.fleet.merge import merge, retry
-from ralphloop.state.read import read_json_object
 
 TICK_S = 0.2  # how often the children are polled: their own loops do the waiting
 PORTS_PER_LOOP = 100

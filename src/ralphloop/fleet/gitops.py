@@ -8,9 +8,9 @@ import contextlib
 import functools
 import os
 
-from ralphloop import git
-from ralphloop.errors import RalphError
+from ralphloop.core.errors import RalphError
 from ralphloop.state.fleet import loop_folder_name
+from ralphloop.workspace import git
 
 LOOP_BRANCHES = "ralph-loops"  # not under the feature branch's own name: git cannot have both `a/b` and `a/b/c`
 INTEGRATION = "ralph-integration"

@@ -16,8 +16,8 @@ from typing import Protocol
 
 from msgspec import Struct
 
-from ralphloop import reaper
-from ralphloop.paths import RALPH_DIR, FeaturePaths
+from ralphloop.processes import reaper
+from ralphloop.project.paths import RALPH_DIR, FeaturePaths
 
 PARENT_ENV = "RALPH_FLEET_PARENT"  # the coordinator's pid: the child asks to be signalled when it dies
 
@@ -95,12 +95,12 @@ class LocalHandle:
 class LocalProcessLauncher:
     """Each loop a `ralph run` of this Python, in its own session (so a signal to its group reaches its agent's
     tools too), told by PARENT_ENV to ask the kernel for SIGTERM when the coordinator dies. `warm` processes are
-    kept ready (fleet/warm.py: imports done, waiting for their loop), one replaced as soon as one is taken."""
+    kept ready (cli/warm.py: imports done, waiting for their loop), one replaced as soon as one is taken."""
 
     def __init__(self, ralph: Sequence[str] | None = None, warm: int = 0, agents: str = "") -> None:
         self.ralph = tuple(ralph or (sys.executable, "-m", "ralphloop"))
         self.warm = warm
-        self.agents = agents  # the backends a warm process imports ahead (fleet/warm.py)
+        self.agents = agents  # the backends a warm process imports ahead (cli/warm.py)
         self.ready: list[subprocess.Popen[bytes]] = []
         self._fill()
 
@@ -130,7 +130,7 @@ class LocalProcessLauncher:
         while len(self.ready) < self.warm:
             self.ready.append(
                 subprocess.Popen(
-                    [sys.executable, "-m", "ralphloop.fleet.warm"],
+                    [sys.executable, "-m", "ralphloop.cli.warm"],
                     env={**os.environ, PARENT_ENV: str(os.getpid()), "RALPH_WARM_AGENTS": self.agents},
                     stdin=subprocess.PIPE,
                     stdout=subprocess.DEVNULL,

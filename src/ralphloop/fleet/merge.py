@@ -10,12 +10,12 @@ import json
 import os
 import re
 
-from ralphloop import git
+from ralphloop.files.store import atomic_write_bytes
 from ralphloop.fleet import gitops
 from ralphloop.fleet.context import Fleet
 from ralphloop.fleet.resolve import resolve
-from ralphloop.state.store import atomic_write_bytes
 from ralphloop.tasks.prd_reading import story_items
+from ralphloop.workspace import git
 
 PENDING = "progress-pending.txt"  # in the loop's logs/: its progress entries, until they are committed
 

@@ -13,13 +13,14 @@ import re
 
 from msgspec import structs
 
-from ralphloop import git
-from ralphloop.errors import RalphError
+from ralphloop.core.errors import RalphError
+from ralphloop.core.protocols import AgentRequest, AgentResult, iso
+from ralphloop.core.runner import Launch
 from ralphloop.fleet import gitops
 from ralphloop.fleet.context import Fleet
-from ralphloop.process import run_agent_process
-from ralphloop.protocols import AgentRequest, AgentResult, iso
+from ralphloop.processes.local import LocalRunner
 from ralphloop.records.metrics import METRICS_NAME, RESOLVE_OUTCOME, append_metrics, metrics_line
+from ralphloop.workspace import git
 
 PROMPT = """\
 # Resolve a merge conflict
@@ -77,14 +78,8 @@ def resolve(fleet: Fleet, story: str, tip: str) -> str | None:
     fleet.book.log("resolving", story=story, files=files)
     fleet.say(f"⚒ {fleet.label(story)}: the agent resolves the conflict in {', '.join(files)}")
     parser = agent.parser(request)
-    outcome = run_agent_process(
-        agent.command(request),
-        cwd=tree,
-        log_path=os.path.join(logs, f"merge-resolve-{attempt}.log"),
-        limits=limits,
-        cancel=fleet.cancel,
-        on_stdout=parser.feed,
-    )
+    launch = Launch(agent.command(request), tree, os.path.join(logs, f"merge-resolve-{attempt}.log"), limits)
+    outcome = (fleet.runner or LocalRunner()).run(launch, fleet.cancel, on_stdout=parser.feed)
     left = _unmerged(tree) or [name for name in files if _has_markers(os.path.join(tree, name))]
     _record(fleet, story, parser.finish(outcome), resolved=outcome.exit_code == 0 and not left)
     if outcome.exit_code != 0 or left:

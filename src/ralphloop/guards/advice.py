@@ -5,10 +5,10 @@ from __future__ import annotations
 import shlex
 from datetime import datetime
 
-from ralphloop.argv_words import without
-from ralphloop.exitcodes import ExitReason
+from ralphloop.core.exitcodes import ExitReason
 from ralphloop.guards.breaker import Breaker, CircuitState, guidance
-from ralphloop.numbers import local_time
+from ralphloop.words.argv import without
+from ralphloop.words.figures import local_time
 
 
 def advice(

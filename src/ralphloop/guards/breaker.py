@@ -24,9 +24,9 @@ from msgspec import Struct
 from msgspec.structs import replace
 
 from ralphloop.analysis.fingerprint import fingerprint, iteration_error
-from ralphloop.protocols import AgentResult, iso
-from ralphloop.state.schemas import BREAKER
-from ralphloop.textsafe import one_line
+from ralphloop.core.protocols import AgentResult, iso
+from ralphloop.files.schemas import BREAKER
+from ralphloop.words.textsafe import one_line
 
 HISTORY_KEEP = 200
 _ERROR_SCAN = 64 * 1024  # how much of the reply's end is searched for error lines (the same-error fingerprint)
@@ -217,7 +217,7 @@ class Breaker(Struct, frozen=True):
     # ------------------------------------------------------------------ the state file
 
     def to_json(self, iteration: int) -> dict[str, Any]:
-        """`.circuit_breaker_state`: seed 000's fields, then ours (state/schemas.py: BREAKER)."""
+        """`.circuit_breaker_state`: seed 000's fields, then ours (files/schemas.py: BREAKER)."""
         return BREAKER.dump(
             {
                 "state": self.state.value,

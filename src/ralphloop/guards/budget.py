@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from msgspec import Struct
 
-from ralphloop.durations import format_duration
+from ralphloop.words.durations import format_duration
 
 
 class Budget(Struct, frozen=True):

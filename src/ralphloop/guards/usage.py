@@ -13,51 +13,17 @@ Pure: no I/O, stdlib only.
 from __future__ import annotations
 
 import re
-from dataclasses import dataclass
 from datetime import datetime, tzinfo
 
 from msgspec import Struct
 
+from ralphloop.core.limits import LimitWarning, UsageLimit
 from ralphloop.guards.reset_time import parse_reset
 
 MESSAGE_MAX = 300
 
 ANSI_ESCAPE = re.compile(r"\x1b\[[0-9;?]*[ -/]*[@-~]|\x1b\][^\x07\x1b]*(?:\x07|\x1b\\)?|\x1b[@-_]")
 _CONTROL = re.compile(r"[\x00-\x08\x0b-\x1f\x7f]")
-
-
-# A dataclass still: agents/claude/parser.py changes it with dataclasses.replace.
-@dataclass(frozen=True, slots=True)
-class UsageLimit:
-    """A vendor usage limit the agent hit (not a failure of the task)."""
-
-    vendor: str  # "claude" | "codex" | "gemini" | "unknown"
-    message: str  # one clean line for users (the CLI's own sentence, <= 300 chars)
-    resets_at: datetime | None  # timezone-aware UTC; None when the vendor gave no reset time
-    kind: str = (
-        ""  # five_hour | seven_day | seven_day_opus | session | weekly | opus | sonnet | daily | extra_usage | ""
-    )
-    source: str = ""  # "rate_limit_event" | "api_error" | "text"
-
-    def record(self, policy: str, at: str) -> dict[str, str | None]:
-        """As status.json keeps it: what the vendor said, when it resets, and what the loop does about it."""
-        resets = self.resets_at.strftime("%Y-%m-%dT%H:%M:%SZ") if self.resets_at else None
-        return {
-            "message": self.message,
-            "vendor": self.vendor,
-            "kind": self.kind,
-            "resetsAt": resets,
-            "policy": policy,
-            "at": at,
-        }
-
-
-class LimitWarning(Struct, frozen=True):
-    """Near the limit (Claude rate_limit_event status allowed_warning)."""
-
-    utilization: float  # 0..1
-    resets_at: datetime | None
-    kind: str = ""
 
 
 class LimitSentence(Struct, frozen=True):

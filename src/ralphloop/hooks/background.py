@@ -6,7 +6,7 @@ import threading
 import time
 from collections.abc import Callable, Hashable
 
-from ralphloop.cancel import CancelToken
+from ralphloop.core.cancel import CancelToken
 from ralphloop.hooks.run import CommandRun
 
 

@@ -7,11 +7,11 @@ from collections.abc import Mapping, Sequence
 
 from msgspec import Struct
 
-from ralphloop.cancel import CancelToken
+from ralphloop.core.cancel import CancelToken
+from ralphloop.core.hook_spec import CommandSpec, safe_name
+from ralphloop.core.runner import ProcessLimits
 from ralphloop.hooks.run import CommandRun, run_shell
-from ralphloop.hooks.spec import CommandSpec, safe_name
-from ralphloop.paths import display_path
-from ralphloop.process import ProcessLimits
+from ralphloop.project.paths import display_path
 
 TAIL_LINES = 20  # of a failing gate's output, in the progress log and the next prompt
 

@@ -6,8 +6,8 @@ from collections.abc import Mapping
 from types import MappingProxyType
 from typing import Any
 
-from ralphloop.durations import parse_duration
-from ralphloop.hooks.spec import LIFECYCLE_EVENTS, CommandSpec, LifecycleHooks, safe_name
+from ralphloop.core.hook_spec import LIFECYCLE_EVENTS, CommandSpec, LifecycleHooks, safe_name
+from ralphloop.words.durations import parse_duration
 
 _DURATION_HINT = "expected a duration such as 15, 90s, 15m or 1h"
 

@@ -12,13 +12,14 @@ from collections.abc import Mapping
 from msgspec import Struct
 from msgspec.structs import replace
 
-from ralphloop.cancel import CancelToken
+from ralphloop.core.cancel import CancelToken
+from ralphloop.core.hook_spec import CommandSpec
+from ralphloop.core.protocols import AgentCommand
+from ralphloop.core.runner import Launch, ProcessLimits, Runner
 from ralphloop.hooks.quoting import quote_variables
-from ralphloop.hooks.spec import CommandSpec
 from ralphloop.hooks.variables import HOOK_VARIABLES
-from ralphloop.process import ProcessLimits, run_agent_process
-from ralphloop.protocols import AgentCommand
-from ralphloop.textsafe import strip_terminal_controls
+from ralphloop.processes.local import LocalRunner
+from ralphloop.words.textsafe import strip_terminal_controls
 
 # EX_TEMPFAIL from sysexits.h: a code no ordinary failure (1, 2, 126, 127, signals) collides with.
 VERIFY_FAILED = 75
@@ -88,9 +89,17 @@ def run_shell(
 
 
 def run_command(
-    name: str, command: AgentCommand, *, cwd: str, log_path: str, limits: ProcessLimits, cancel: CancelToken
+    name: str,
+    command: AgentCommand,
+    *,
+    cwd: str,
+    log_path: str,
+    limits: ProcessLimits,
+    cancel: CancelToken,
+    runner: Runner | None = None,
 ) -> CommandRun:
-    """Run an argv the caller built (a prompt hook's agent), logging its output to `log_path`."""
+    """Run an argv the caller built (a prompt hook's agent, through the loop's runner), logging its output to
+    `log_path`; a command of the user's own runs as a local process."""
     problem = _cannot_start(command, cwd)
     if problem is not None:
         return CommandRun(name, None, 0.0, log_path, start_error=problem)
@@ -98,9 +107,8 @@ def run_command(
         os.makedirs(os.path.dirname(log_path) or ".", exist_ok=True)
         # The log is appended to: the tail must come from this run only, not from an earlier one.
         start = _size(log_path)
-        outcome = run_agent_process(
-            command, cwd=cwd, log_path=log_path, limits=limits, cancel=cancel, on_stdout=_ignore
-        )
+        launch = Launch(command, cwd, log_path, limits)
+        outcome = (runner or LocalRunner()).run(launch, cancel, on_stdout=_ignore)
     except OSError as exc:
         return CommandRun(name, None, 0.0, log_path, start_error=f"{log_path}: {exc.strerror or exc}")
     return CommandRun(

@@ -20,19 +20,19 @@ from collections.abc import Callable, Hashable, Mapping
 from msgspec import Struct
 from msgspec.structs import replace
 
-from ralphloop.cancel import CancelToken
-from ralphloop.errors import RalphError
-from ralphloop.events import Notice
-from ralphloop.exitcodes import ExitReason
+from ralphloop.core.cancel import CancelToken
+from ralphloop.core.errors import RalphError
+from ralphloop.core.events import Notice
+from ralphloop.core.exitcodes import ExitReason
+from ralphloop.core.hook_spec import CommandSpec, HookSpec, LifecycleHooks, safe_name
+from ralphloop.core.protocols import Agent, AgentRequest, EventSink, TaskSource
+from ralphloop.core.runner import ProcessLimits, Runner
 from ralphloop.hooks.background import Background
 from ralphloop.hooks.gates import GateVerdict, run_gates
 from ralphloop.hooks.run import CommandRun, run_command, run_shell
-from ralphloop.hooks.spec import CommandSpec, HookSpec, LifecycleHooks, safe_name
 from ralphloop.hooks.variables import HookVars, substitute
-from ralphloop.paths import FeaturePaths
-from ralphloop.process import ProcessLimits
-from ralphloop.protocols import Agent, AgentRequest, EventSink, TaskSource
-from ralphloop.textsafe import one_line
+from ralphloop.project.paths import FeaturePaths
+from ralphloop.words.textsafe import one_line
 
 
 class HookContext(Struct, frozen=True):
@@ -57,6 +57,7 @@ class HookRunner:
         *,
         paths: FeaturePaths,
         agent: Agent,
+        runner: Runner,
         hooks: LifecycleHooks,
         gates: tuple[CommandSpec, ...],
         limits: ProcessLimits,
@@ -66,6 +67,7 @@ class HookRunner:
     ) -> None:
         self.paths = paths
         self.agent = agent
+        self.runner = runner  # a prompt hook runs the agent as the loop does
         self.hooks = hooks
         self.gates = gates
         self.limits = replace(limits, timeout_s=hooks.timeout_s) if hooks.timeout_s else limits
@@ -189,7 +191,13 @@ class HookRunner:
         command = self.agent.command(request)
         command = replace(command, env={**command.env, **env})
         return lambda cancel: run_command(
-            name, command, cwd=self.paths.project_root, log_path=log, limits=self.limits, cancel=cancel
+            name,
+            command,
+            cwd=self.paths.project_root,
+            log_path=log,
+            limits=self.limits,
+            cancel=cancel,
+            runner=self.runner,
         )
 
     def collect(self) -> list[tuple[Hashable, CommandRun]]:

@@ -14,10 +14,10 @@ from rich.panel import Panel
 from rich.table import Table
 from rich.text import Text
 
-from ralphloop.fleet_words import STATE_STYLES, clean, fleet_lines, head_words, loop_cells, loop_line, queue_words
 from ralphloop.monitor import layout
 from ralphloop.monitor.header import STATUS_STYLES
 from ralphloop.monitor.snapshot import Snapshot
+from ralphloop.words.fleet import STATE_STYLES, clean, fleet_lines, head_words, loop_cells, loop_line, queue_words
 
 _COLUMNS = ("story", "state", "attempt", "iteration", "cost", "doing")
 

@@ -1,4 +1,4 @@
-"""The dashboard's header: where the run stands, how far, how much, and when it will be done (pace.py's words).
+"""The dashboard's header: where the run stands, how far, how much, and when it will be done (words/pace.py's words).
 
 Two forms: the labelled rows of the full view, and the handful of lines of the compact view (a narrow or short
 pane). Every value is `rich.text.Text` made from cleaned text, never markup; every row keeps to one line (it is
@@ -16,8 +16,8 @@ from rich.text import Text
 
 from ralphloop.monitor.snapshot import Snapshot
 from ralphloop.monitor.words import calls_text, doing_text, iteration_text, safe, scoped, tokens_text, whole
-from ralphloop.pace import cost_words, elapsed_words, eta_words, iteration_clock, last_output_words
-from ralphloop.tasks.formats import format_of
+from ralphloop.plugins.formats import format_of
+from ralphloop.words.pace import cost_words, elapsed_words, eta_words, iteration_clock, last_output_words
 
 # What each status word means at a glance: done green, waiting yellow, halted red; a run going on is calm cyan.
 STATUS_STYLES = {

@@ -18,14 +18,14 @@ from dataclasses import dataclass, field, replace
 from datetime import UTC, datetime
 from typing import Any, TextIO
 
-from ralphloop.errors import RalphError
-from ralphloop.log_tail import own_log
+from ralphloop.agents.log_tail import own_log
+from ralphloop.core.errors import RalphError
+from ralphloop.files.read import lock_holder_alive
+from ralphloop.files.safe_read import shown_path
 from ralphloop.monitor.snapshot import Snapshot, fleet_files, fleet_id, read_snapshot
 from ralphloop.monitor.views import WAITING_TEXT, dashboard, end_lines, plain_lines, summary_view
-from ralphloop.paths import FeaturePaths
-from ralphloop.safe_read import shown_path
-from ralphloop.state.read import lock_holder_alive
-from ralphloop.textsafe import strip_terminal_controls
+from ralphloop.project.paths import FeaturePaths
+from ralphloop.words.textsafe import strip_terminal_controls
 
 POLL_S = 0.1
 REDRAW_S = 1.0  # countdowns and "last output N s ago" move even when no file changes
@@ -82,7 +82,7 @@ class Watch:
         """A run that completes moves its feature into .ralph/archive/ (seed 003): its end is read there."""
         if not self.paths.is_feature_folder or os.path.isdir(self.paths.dir):
             return
-        from ralphloop.archive import newest_archive  # only once the feature has moved
+        from ralphloop.project.archive import newest_archive  # only once the feature has moved
 
         moved = newest_archive(self.paths)
         if moved is not None:

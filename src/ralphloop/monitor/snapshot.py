@@ -12,10 +12,10 @@ from dataclasses import dataclass, field
 from datetime import datetime
 from typing import Any
 
-from ralphloop.log_tail import log_tail, own_log
-from ralphloop.paths import FeaturePaths
+from ralphloop.agents.log_tail import log_tail, own_log
+from ralphloop.files.read import lock_holder_alive, read_json_object, read_tail_lines
+from ralphloop.project.paths import FeaturePaths
 from ralphloop.state.fleet import fleet_paths, loop_feature_paths, read_fleet_noted
-from ralphloop.state.read import lock_holder_alive, read_json_object, read_tail_lines
 from ralphloop.state.report import gather
 
 _SIGNAL_ARRAYS = (

@@ -13,13 +13,13 @@ from rich.console import Group, RenderableType
 from rich.panel import Panel
 from rich.text import Text
 
-from ralphloop.durations import format_duration
 from ralphloop.monitor import fleet, header, layout
 from ralphloop.monitor.snapshot import Snapshot
 from ralphloop.monitor.words import calls_text, doing_text, iteration_text, safe, scoped, tokens_text, whole
-from ralphloop.pace import cost_words, local_clock, parse_time, seconds_between
-from ralphloop.tasks.formats import format_of
-from ralphloop.textsafe import strip_terminal_controls
+from ralphloop.plugins.formats import format_of
+from ralphloop.words.durations import format_duration
+from ralphloop.words.pace import cost_words, local_clock, parse_time, seconds_between
+from ralphloop.words.textsafe import strip_terminal_controls
 
 WAITING_TEXT = "Waiting for Ralph to start..."
 _LEVEL_STYLES = {"ok": "green", "fail": "red", "warn": "yellow", "info": "cyan"}

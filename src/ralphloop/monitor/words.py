@@ -11,9 +11,9 @@ from typing import Any
 
 from rich.text import Text
 
-from ralphloop.numbers import iteration_words, tokens_words
-from ralphloop.pace import calls_full, countdown, parse_time, seconds_between, token_budget_words
-from ralphloop.textsafe import one_line, strip_terminal_controls
+from ralphloop.words.figures import iteration_words, tokens_words
+from ralphloop.words.pace import calls_full, countdown, parse_time, seconds_between, token_budget_words
+from ralphloop.words.textsafe import one_line, strip_terminal_controls
 
 
 def safe(value: object, limit: int = 300) -> str:
@@ -67,7 +67,7 @@ def doing_text(report: dict[str, Any], now: datetime) -> Text | None:
     if isinstance(waiting, dict):
         left = until(waiting.get("until"), now)
         message = safe(waiting.get("message"), 200) if waiting.get("message") else ""
-        if waiting.get("kind") == "answer":  # the loop asks the user (asking.py); the message may say so already
+        if waiting.get("kind") == "answer":  # the loop asks the user (engine/asking.py); the message may say so already
             asked = " · ".join(part for part in (message, "waiting for your answer") if part)
             text = (message if "waiting for your answer" in message else asked) + (f" ({left})" if left else "")
         else:

@@ -18,7 +18,7 @@ from typing import Any
 from ralphloop.notify.events import Note, payload, safe_text
 from ralphloop.notify.settings import TIMEOUT_S, NotifySettings
 from ralphloop.notify.urls import mask, origin
-from ralphloop.textsafe import one_line, strip_terminal_controls
+from ralphloop.words.textsafe import one_line, strip_terminal_controls
 
 # Desktop notifiers, the first found on PATH wins.
 NOTIFIERS = ("notify-send", "osascript", "tt")

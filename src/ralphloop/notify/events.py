@@ -15,12 +15,11 @@ from typing import Any
 from msgspec import Struct
 from msgspec.structs import replace
 
-from ralphloop.asking import WAITING_WORDS
-from ralphloop.events import CircuitChanged, IterationFinished, LoopEnded, RunStarted, Waiting
-from ralphloop.exitcodes import ExitReason
-from ralphloop.redact import redact, secret_values
-from ralphloop.tasks.formats import format_of
-from ralphloop.textsafe import one_line, strip_terminal_controls
+from ralphloop.core.events import WAITING_WORDS, CircuitChanged, IterationFinished, LoopEnded, RunStarted, Waiting
+from ralphloop.core.exitcodes import ExitReason
+from ralphloop.plugins.formats import format_of
+from ralphloop.words.redact import redact, secret_values
+from ralphloop.words.textsafe import one_line, strip_terminal_controls
 
 MESSAGE_LIMIT = 300
 _LABELS = {

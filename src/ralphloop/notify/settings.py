@@ -1,7 +1,7 @@
 """The `notify` config section: which events notify, and where to (a desktop notifier, a webhook, apprise URLs).
 
-config.py reads it through NOTIFY_TABLE, as it reads every section; the converters here say what a value must
-be (config.py names the file and key of a bad one). Light: no apprise, no urllib until a URL is given.
+config/settings.py reads it through NOTIFY_TABLE, as it reads every section; the converters here say what a value must
+be (config/settings.py names the file and key of a bad one). Light: no apprise, no urllib until a URL is given.
 """
 
 from __future__ import annotations
@@ -11,8 +11,8 @@ from typing import Any
 
 from msgspec import Struct
 
-from ralphloop.config_values import flag
 from ralphloop.notify.urls import check_webhook_url, shown, split_urls
+from ralphloop.words.values import flag
 
 # Every event `notify.on` can name, in the order a run meets them.
 EVENTS = (

@@ -18,7 +18,7 @@ import time
 from collections.abc import Callable, Mapping
 from datetime import tzinfo
 
-from ralphloop.events import AgentStarted, Archived, LoopEnded
+from ralphloop.core.events import AgentStarted, Archived, LoopEnded
 from ralphloop.notify.deliver import Channels
 from ralphloop.notify.events import Note, Seen, ending_note, note_for
 from ralphloop.notify.settings import END_WAIT_S, TIMEOUT_S, NotifySettings

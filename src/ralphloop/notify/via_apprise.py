@@ -15,7 +15,7 @@ from typing import Any
 
 from ralphloop.notify.settings import EXTRA
 from ralphloop.notify.urls import mask, shown
-from ralphloop.textsafe import one_line, strip_terminal_controls
+from ralphloop.words.textsafe import one_line, strip_terminal_controls
 
 WIKI = "https://github.com/caronc/apprise/wiki"
 

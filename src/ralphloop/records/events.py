@@ -15,8 +15,8 @@ import os
 from collections.abc import Callable
 from datetime import datetime
 
-from ralphloop.errors import RalphError
-from ralphloop.events import (
+from ralphloop.core.errors import RalphError
+from ralphloop.core.events import (
     CircuitChanged,
     IterationFinished,
     IterationStarted,
@@ -25,11 +25,11 @@ from ralphloop.events import (
     RunStarted,
     Waiting,
 )
-from ralphloop.numbers import iteration_words
-from ralphloop.protocols import iso
-from ralphloop.redact import redact_text, secret_values
-from ralphloop.state.store import append_text
-from ralphloop.textsafe import one_line, strip_terminal_controls
+from ralphloop.core.protocols import iso
+from ralphloop.files.store import append_text
+from ralphloop.words.figures import iteration_words
+from ralphloop.words.redact import redact_text, secret_values
+from ralphloop.words.textsafe import one_line, strip_terminal_controls
 
 MAX_BYTES = 1024 * 1024
 _LEVELS = {"complete": "ok", "failed": "fail", "interrupted": "warn", "blocked": "warn"}

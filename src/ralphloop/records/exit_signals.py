@@ -7,8 +7,8 @@ from typing import Any
 
 from msgspec import Struct, field
 
-from ralphloop.state.read import read_json_object
-from ralphloop.state.store import atomic_write_json
+from ralphloop.files.read import read_json_object
+from ralphloop.files.store import atomic_write_json
 
 KEEP = 10  # iterations kept per array: enough for the monitor's counts, never growing
 
@@ -80,8 +80,8 @@ class SignalRecords:
         self.signals = ExitSignals.load(signals_path)
 
     def __call__(self, event: object) -> None:
-        from ralphloop.events import IterationFinished
-        from ralphloop.protocols import iso
+        from ralphloop.core.events import IterationFinished
+        from ralphloop.core.protocols import iso
 
         if not isinstance(event, IterationFinished):
             return

@@ -1,5 +1,5 @@
 """`.iteration.json`, the journal: the iteration in flight, so that a run killed at any instant is reconciled
-by the next one (recover.py) with nothing lost and nothing done twice.
+by the next one (start/recover.py) with nothing lost and nothing done twice.
 
 Written before the agent starts (number, task, the workspace snapshot, the agent's tag), when it started (its
 PID), when an undo begins, and with the whole record before any record file is written; removed once the
@@ -19,8 +19,8 @@ from typing import Any
 import msgspec
 from msgspec import Struct
 
-from ralphloop.safe_read import STATE_CAP, read_file
-from ralphloop.state.store import atomic_write_bytes
+from ralphloop.files.safe_read import STATE_CAP, read_file
+from ralphloop.files.store import atomic_write_bytes
 
 VERSION = 1
 NO_RECORD = msgspec.Raw(b"null")
@@ -55,7 +55,7 @@ class JournalFile:
         self.current: Journal | None = None
 
     def __call__(self, event: object) -> None:
-        from ralphloop.events import (
+        from ralphloop.core.events import (
             AgentStarted,
             Committed,
             IterationClosed,
@@ -63,7 +63,7 @@ class JournalFile:
             IterationStarted,
             Undoing,
         )
-        from ralphloop.protocols import iso
+        from ralphloop.core.protocols import iso
 
         if isinstance(event, IterationStarted):
             self.current = Journal(
@@ -86,7 +86,7 @@ class JournalFile:
         elif self.current is None or getattr(event, "number", None) != self.current.number:
             return
         elif isinstance(event, AgentStarted):
-            from ralphloop.reaper import start_time
+            from ralphloop.processes.reaper import start_time
 
             self.current.pid, self.current.pid_start = event.pid, start_time(event.pid)
             self.current.agent = event.agent

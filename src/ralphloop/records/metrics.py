@@ -14,16 +14,16 @@ import json
 import os
 from dataclasses import dataclass
 
-from ralphloop.errors import RalphError
-from ralphloop.safe_read import LOG_CAP, maybe_not_text, read_file, scrub
-from ralphloop.state.schemas import METRICS_LINE, kind_of
+from ralphloop.core.errors import RalphError
+from ralphloop.files.safe_read import LOG_CAP, maybe_not_text, read_file, scrub
+from ralphloop.files.schemas import METRICS_LINE, kind_of
 
 TYPE_CHECKING = False  # typing costs ~9 ms of import; `ralph report` must stay fast
 if TYPE_CHECKING:
     from collections.abc import Mapping
     from typing import Any
 
-    from ralphloop.protocols import AgentResult
+    from ralphloop.core.protocols import AgentResult
 
 METRICS_NAME = "ralph_metrics.jsonl"
 SCHEMA_VERSION = METRICS_LINE.version
@@ -115,7 +115,7 @@ def append_metrics(path: str | os.PathLike[str], line: Mapping[str, Any]) -> Non
     When the file does not end with a newline (a crash cut its last line), a newline comes first,
     so that the new line is whole; `read_metrics` skips the cut one.
     """
-    from ralphloop.state.store import append_text  # tempfile and fcntl: only the writer pays for them
+    from ralphloop.files.store import append_text  # tempfile and fcntl: only the writer pays for them
 
     append_text(path, json.dumps(line, separators=(",", ":"), ensure_ascii=False) + "\n", follow=False)
 
@@ -252,7 +252,7 @@ def _looks_cut(row: bytes) -> bool:
 
 def line_of(event: Any, max_cost_usd: float | None = None) -> dict[str, Any]:
     """The metrics line of an IterationFinished event (in a run whose cost budget is `max_cost_usd`)."""
-    from ralphloop.protocols import iso
+    from ralphloop.core.protocols import iso
 
     return metrics_line(
         iteration=event.number,
@@ -279,10 +279,10 @@ class MetricsLog:
         self.max_cost_usd = max_cost_usd  # the run's budget, on each line: `ralph report --html` charts it
 
     def __call__(self, event: object) -> None:
-        from ralphloop.events import IterationFinished
+        from ralphloop.core.events import IterationFinished
 
         if isinstance(event, IterationFinished):
-            from ralphloop.state.read import tail_has
+            from ralphloop.files.read import tail_has
 
             if event.recovered and tail_has(self.path, f'{{"iteration":{event.number},'.encode(), prefix=True):
                 return  # written before ralph was killed

@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 from ralphloop.records.summary import Summary, cache_hit_rate, line_tokens
-from ralphloop.textsafe import clean_text
+from ralphloop.words.textsafe import clean_text
 
 TYPE_CHECKING = False
 if TYPE_CHECKING:

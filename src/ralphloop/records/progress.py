@@ -8,7 +8,7 @@ from typing import Any
 
 from msgspec import Struct
 
-from ralphloop.state.store import append_text
+from ralphloop.files.store import append_text
 
 MAX_FILES_LISTED = 50
 
@@ -72,14 +72,14 @@ class ProgressLog:
         self.path = path
 
     def __call__(self, event: object) -> None:
-        from ralphloop.durations import format_duration
-        from ralphloop.events import IterationFinished, RunStarted
-        from ralphloop.protocols import iso
+        from ralphloop.core.events import IterationFinished, RunStarted
+        from ralphloop.core.protocols import iso
+        from ralphloop.words.durations import format_duration
 
         if isinstance(event, RunStarted):
             ensure_header(self.path, event.feature, iso(event.started_at))
         elif isinstance(event, IterationFinished):
-            from ralphloop.state.read import tail_has
+            from ralphloop.files.read import tail_has
 
             if event.recovered and tail_has(self.path, f"Iteration: {event.number}".encode()):
                 return  # written before ralph was killed
@@ -113,9 +113,9 @@ class ProgressLog:
 
 def marks(event: Any) -> tuple[str, ...]:
     """Seed 002's one-line records after an entry: [LEARN] lines in story mode, [FAIL] for a failed attempt."""
-    from ralphloop.protocols import iso
-    from ralphloop.tasks.formats import format_of
-    from ralphloop.textsafe import one_line
+    from ralphloop.core.protocols import iso
+    from ralphloop.plugins.formats import format_of
+    from ralphloop.words.textsafe import one_line
 
     stories = format_of(event.source_kind).learn_marks
     found = [f"[LEARN] {one_line(text)}" for text in event.learnings] if stories else []

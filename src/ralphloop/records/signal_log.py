@@ -13,11 +13,11 @@ import os
 from msgspec import Struct
 
 from ralphloop.analysis.signals import SignalRecord
-from ralphloop.errors import RalphError
-from ralphloop.redact import redact_text
-from ralphloop.safe_read import read_tail
-from ralphloop.state.store import SCHEMA_VERSION, append_text
-from ralphloop.textsafe import strip_terminal_controls
+from ralphloop.core.errors import RalphError
+from ralphloop.files.safe_read import read_tail
+from ralphloop.files.store import SCHEMA_VERSION, append_text
+from ralphloop.words.redact import redact_text
+from ralphloop.words.textsafe import strip_terminal_controls
 
 KINDS = ("complete", "blocked", "fail", "done", "learn")
 MAX_TEXT = 2000

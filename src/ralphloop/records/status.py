@@ -11,7 +11,7 @@ from typing import Any
 
 from msgspec import Struct, field
 
-from ralphloop.events import (
+from ralphloop.core.events import (
     AgentActivity,
     AgentOutput,
     AgentStarted,
@@ -25,13 +25,13 @@ from ralphloop.events import (
     UsageAnswered,
     Waiting,
 )
-from ralphloop.exitcodes import ExitReason
+from ralphloop.core.exitcodes import ExitReason
+from ralphloop.core.protocols import iso
+from ralphloop.files.schemas import STATUS
+from ralphloop.files.store import atomic_write_json
 from ralphloop.guards.budget import Budget
-from ralphloop.protocols import iso
 from ralphloop.records.trailing import Timer, Trailing, start_timer
-from ralphloop.state.schemas import STATUS
-from ralphloop.state.store import atomic_write_json
-from ralphloop.textsafe import one_line
+from ralphloop.words.textsafe import one_line
 
 ACTIVITY_EVERY_S = 1.0  # an agent can use tools and print fast: its activity and output are written at most this often
 # Every write of status.json in this process: the engine's thread and the trailing write's timer take turns, and a

@@ -14,7 +14,7 @@ from dataclasses import dataclass
 from datetime import UTC, datetime, timedelta
 
 from ralphloop.records.summary import Summary, is_counted, line_tokens, summarize
-from ralphloop.textsafe import clean_text
+from ralphloop.words.textsafe import clean_text
 
 TYPE_CHECKING = False
 if TYPE_CHECKING:

@@ -14,13 +14,13 @@ import os
 from dataclasses import dataclass
 from datetime import UTC, datetime
 
-from ralphloop.errors import RalphError
-from ralphloop.paths import FeaturePaths, display_path
+from ralphloop.core.errors import RalphError
+from ralphloop.files.read import read_json_object, read_tail_lines
+from ralphloop.plugins.formats import detect, format_of
+from ralphloop.project.paths import FeaturePaths, display_path
 from ralphloop.records.metrics import METRICS_NAME, RESOLVE_OUTCOME, read_metrics
 from ralphloop.report.receipt import Receipt, Wait, assemble, waits
 from ralphloop.state.fleet import FLEET_FILE, LOOPS_DIR
-from ralphloop.state.read import read_json_object, read_tail_lines
-from ralphloop.tasks.formats import detect_kind, format_of
 
 TYPE_CHECKING = False
 if TYPE_CHECKING:
@@ -82,7 +82,7 @@ def gather(paths: FeaturePaths) -> Gathered:
         places += [f"{len(theirs) - in_kept} in their worktrees"] if len(theirs) > in_kept else []
         said = f"the records of {len(theirs)} parallel loop(s) ({', '.join(places)})"
         shown = f"{shown} and {said}" if own else said
-    row = format_of(detect_kind(paths.dir))
+    row = format_of(detect(paths.dir))
     return Gathered(
         feature=paths.name,
         metrics_file=metrics_file,
@@ -167,7 +167,7 @@ def read_events(path: str) -> tuple[list[dict[str, Any]], str | None]:
 def budget(project_root: str) -> tuple[float | None, str | None]:
     """A run's cost budget (budget.max_cost_usd, from the config files and RALPH_MAX_COST_USD), and the problem
     when the config cannot be read (the page then shows the spend without it)."""
-    from ralphloop.config import load_settings  # YAML and the settings' values: only the page needs them
+    from ralphloop.config.settings import load_settings  # YAML and the settings' values: only the page needs them
 
     try:
         settings = load_settings(project_root, {})

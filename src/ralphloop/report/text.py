@@ -7,7 +7,7 @@ from datetime import datetime
 
 from ralphloop.records.metrics_text import NOT_REPORTED, clock, money
 from ralphloop.report.receipt import Receipt, Step, StoryRow, outcome_words
-from ralphloop.textsafe import one_line
+from ralphloop.words.textsafe import one_line
 
 TYPE_CHECKING = False
 if TYPE_CHECKING:

@@ -13,11 +13,11 @@ import os
 import re
 from datetime import UTC, datetime
 
-from ralphloop.errors import RalphError
+from ralphloop.core.errors import RalphError
+from ralphloop.files.safe_read import STATE_CAP, check_file, read_file
+from ralphloop.files.store import SCHEMA_VERSION, atomic_write_json, held
 from ralphloop.guards import ratelimit
 from ralphloop.guards.ratelimit import Slot
-from ralphloop.safe_read import STATE_CAP, check_file, read_file
-from ralphloop.state.store import SCHEMA_VERSION, atomic_write_json, held
 
 CALLS_DIR = "calls"
 _UNSAFE = re.compile(r"[^A-Za-z0-9._-]")

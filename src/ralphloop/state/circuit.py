@@ -7,11 +7,11 @@ from collections.abc import Iterable
 from datetime import datetime
 from typing import Any
 
-from ralphloop.errors import RalphError
+from ralphloop.core.errors import RalphError
+from ralphloop.files.safe_read import STATE_CAP, maybe_not_text, read_file, scrub
+from ralphloop.files.schemas import BREAKER
+from ralphloop.files.store import atomic_write_json
 from ralphloop.guards.breaker import HISTORY_KEEP, Breaker, Transition
-from ralphloop.safe_read import STATE_CAP, maybe_not_text, read_file, scrub
-from ralphloop.state.schemas import BREAKER
-from ralphloop.state.store import atomic_write_json
 
 
 def load_breaker(path: str, label: str, reset: str = "ralph reset-circuit") -> Breaker:

@@ -9,12 +9,12 @@ from __future__ import annotations
 import math
 import os
 
-from ralphloop.errors import RalphError
-from ralphloop.paths import FeaturePaths
-from ralphloop.safe_read import shown_path
-from ralphloop.state.read import lock_holder_alive, read_json_object
+from ralphloop.core.errors import RalphError
+from ralphloop.files.read import lock_holder_alive, read_json_object
+from ralphloop.files.safe_read import shown_path
+from ralphloop.files.schemas import Schema
+from ralphloop.project.paths import FeaturePaths
 from ralphloop.state.report import gather
-from ralphloop.state.schemas import Schema
 
 TYPE_CHECKING = False
 if TYPE_CHECKING:

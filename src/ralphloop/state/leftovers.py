@@ -1,7 +1,7 @@
 """The temporary files a killed writer left: `store.atomic_write_bytes` writes `.tmp-ralph-<pid>-<8 random>` beside
 its file and renames it over the file; a SIGKILL between the two leaves it, and nothing else ever removes it.
 
-A run removes those of its workspace once it holds the feature's lock (recover.py): in ralph's own folders (its
+A run removes those of its workspace once it holds the feature's lock (start/recover.py): in ralph's own folders (its
 state folder and logs/) any of ralph's names, an older ralph's unmarked `.tmp-<pid>-` too; in the workspace's own
 folder, which for a workspace at the project root holds the user's files (a `.tmp-abcd1234` of theirs looks like an
 older ralph's), only names with ralph's mark (a root goal's PROGRESS.yaml, progress.txt put back after an undo). The
@@ -23,7 +23,7 @@ import re
 import stat
 from collections.abc import Iterable
 
-from ralphloop.state.store import TEMP_MARK, TEMP_PREFIX
+from ralphloop.files.store import TEMP_MARK, TEMP_PREFIX
 
 STALE_AFTER_S = 600.0
 # ralph's, marked (`.tmp-ralph-<pid>-`), or an earlier ralph's (`.tmp-<pid>-`, `.tmp-`): group 1 the mark

@@ -7,12 +7,12 @@ from __future__ import annotations
 
 import os
 
-from ralphloop.errors import RalphError
-from ralphloop.paths import FeaturePaths, display_path
-from ralphloop.safe_read import TASK_CAP, read_file
-from ralphloop.state.read import lock_holder_alive, read_json_object
-from ralphloop.state.schemas import BREAKER, STATE, STATUS
-from ralphloop.tasks.detect import detect
+from ralphloop.core.errors import RalphError
+from ralphloop.files.read import lock_holder_alive, read_json_object
+from ralphloop.files.safe_read import TASK_CAP, read_file
+from ralphloop.files.schemas import BREAKER, STATE, STATUS
+from ralphloop.plugins.formats import detect
+from ralphloop.project.paths import FeaturePaths, display_path
 from ralphloop.tasks.prd_reading import STORIES, read_prd
 from ralphloop.tasks.problem_words import first_of, placed, validate_in
 
@@ -127,7 +127,7 @@ def gather(paths: FeaturePaths, *, strict: bool = True) -> dict[str, Any]:
         "guidance": None if reset_since else status.get("guidance"),
         "note": "; ".join(part for part in (note, torn) if part) or None,
         "circuitResetSince": reset_since,
-        # the header's numbers (pace.py words them): the run's start, its pace, budgets and the iteration's clock
+        # the header's numbers (words/pace.py words them): the run's start, its pace, budgets and the iteration's clock
         "startedAt": status.get("startedAt"),
         **_pace(status),
         "iterationStartedAt": status.get("iterationStartedAt") if in_iteration else None,

@@ -10,10 +10,10 @@ from typing import Any
 
 from msgspec import Struct, field, to_builtins
 
-from ralphloop.protocols import iso
-from ralphloop.state.read import read_json_object
-from ralphloop.state.schemas import STATE
-from ralphloop.state.store import atomic_write_json
+from ralphloop.core.protocols import iso
+from ralphloop.files.read import read_json_object
+from ralphloop.files.schemas import STATE
+from ralphloop.files.store import atomic_write_json
 
 _LOG_NAME = re.compile(r"^iteration-(\d+)\.log$")
 
@@ -113,7 +113,7 @@ class StateFile:
         self.now = now
 
     def __call__(self, event: object) -> None:
-        from ralphloop.events import IterationFinished, IterationStarted, LoopEnded
+        from ralphloop.core.events import IterationFinished, IterationStarted, LoopEnded
 
         state = self.state
         if isinstance(event, IterationStarted):

@@ -6,8 +6,8 @@ story done when the agent says DONE for it and its checks pass; goal mode (tasks
 
 from __future__ import annotations
 
-from ralphloop.hooks.spec import HookSpec
-from ralphloop.protocols import SettleFacts, Settlement, Task, TaskView
+from ralphloop.core.hook_spec import HookSpec
+from ralphloop.core.protocols import SettleFacts, Settlement, Task, TaskView
 
 
 class SourceBase:

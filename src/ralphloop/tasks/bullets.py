@@ -21,7 +21,7 @@ from msgspec import Struct
 
 from ralphloop.tasks.checklist import Bullet, Checklist, scan_checklist
 from ralphloop.tasks.sections import notes_section
-from ralphloop.textsafe import one_line
+from ralphloop.words.textsafe import one_line
 
 Required = Callable[[tuple[str, ...]], bool]  # whether items under a heading path count (fix plans: not optional)
 _LINE_BREAK = re.compile(r"(\r\n|\r|\n)")  # kept, so that a fixed file keeps its line endings

@@ -11,13 +11,13 @@ from __future__ import annotations
 
 import os
 
-from ralphloop.errors import RalphError
-from ralphloop.paths import FeaturePaths, display_path
-from ralphloop.protocols import Task, TaskView
+from ralphloop.core.errors import RalphError
+from ralphloop.core.protocols import Task, TaskView
+from ralphloop.plugins.detect import RALPH_DIR, fix_plan_file, missing_message
+from ralphloop.project.paths import FeaturePaths, display_path
 from ralphloop.tasks.base import SourceBase
 from ralphloop.tasks.bullets import near_miss, prose_miss
 from ralphloop.tasks.checklist import Item, scan_checklist
-from ralphloop.tasks.detect import RALPH_DIR, fix_plan_file, missing_message
 from ralphloop.tasks.order import pick_next
 from ralphloop.tasks.problems import Problem, raise_first, validate_in
 from ralphloop.tasks.sections import OPTIONAL_SECTIONS, optional_section
@@ -202,7 +202,7 @@ RECOMMENDATION: <one line: what the next iteration should do>
 def open_source(
     paths: FeaturePaths, *, story_order: tuple[str, ...] | None = None, resume_from: str | None = None
 ) -> FixPlanSource:
-    """The format registry's opener (tasks/formats.py)."""
+    """The format registry's opener (plugins/formats.py)."""
     plan = fix_plan_file(paths.dir)
     if plan is None:
         raise RalphError(missing_message(paths.display()))

@@ -5,9 +5,9 @@ from __future__ import annotations
 
 import os
 
-from ralphloop.errors import RalphError
-from ralphloop.paths import display_path
-from ralphloop.protocols import Task, TaskSource, TaskView
+from ralphloop.core.errors import RalphError
+from ralphloop.core.protocols import Task, TaskSource, TaskView
+from ralphloop.project.paths import display_path
 from ralphloop.tasks.base import SourceBase
 from ralphloop.tasks.order import pick_next, waiting_on
 

@@ -20,15 +20,15 @@ from typing import Any
 from msgspec.structs import replace
 
 from ralphloop.analysis.json_result import JsonResult
-from ralphloop.errors import RalphError
-from ralphloop.hooks.spec import HookSpec
-from ralphloop.paths import FeaturePaths, display_path
-from ralphloop.protocols import SettleFacts, Settlement, Task, TaskView
-from ralphloop.redact import redact_value
-from ralphloop.safe_read import TASK_CAP
-from ralphloop.state.store import atomic_write_text
+from ralphloop.core.errors import RalphError
+from ralphloop.core.hook_spec import HookSpec
+from ralphloop.core.protocols import SettleFacts, Settlement, Task, TaskView
+from ralphloop.files.safe_read import TASK_CAP
+from ralphloop.files.store import atomic_write_text
+from ralphloop.files.yaml_file import read_yaml_mapping
+from ralphloop.plugins.detect import present
+from ralphloop.project.paths import FeaturePaths, display_path
 from ralphloop.tasks.base import SourceBase
-from ralphloop.tasks.detect import present
 from ralphloop.tasks.goal_file import dump_data, parse_progress, progress_data, stat_key
 from ralphloop.tasks.goal_refusal import sprint_refusal
 from ralphloop.tasks.goal_sprint import sprint_settings
@@ -48,8 +48,8 @@ from ralphloop.tasks.goal_steps import (
     record_hook,
 )
 from ralphloop.tasks.problems import Problem
-from ralphloop.textsafe import one_line
-from ralphloop.yaml_file import read_yaml_mapping
+from ralphloop.words.redact import redact_value
+from ralphloop.words.textsafe import one_line
 
 SPRINT_NAME = "SPRINT.yaml"
 PROGRESS_NAME = "PROGRESS.yaml"
@@ -266,13 +266,13 @@ def goal_problems(folder: str, display: str, project_root: str) -> list[Problem]
 def open_source(
     paths: FeaturePaths, *, story_order: tuple[str, ...] | None = None, resume_from: str | None = None
 ) -> GoalSource:
-    """The format registry's opener (tasks/formats.py)."""
+    """The format registry's opener (plugins/formats.py)."""
     return GoalSource(paths.dir, display_path(paths.dir, os.getcwd()), paths.project_root)
 
 
 def starter(name: str, created: str) -> dict[str, str]:
     """The files `ralph init --format goal` writes."""
-    from ralphloop.prompt import default_template
     from ralphloop.tasks.goal_sprint import new_sprint
+    from ralphloop.templates.prompt import default_template
 
     return {"SPRINT.yaml": new_sprint(name), "prompt.md": default_template("goal")}

@@ -11,8 +11,8 @@ from typing import Any
 
 from msgspec.structs import replace
 
-from ralphloop.errors import RalphError
-from ralphloop.hooks.spec import HookSpec
+from ralphloop.core.errors import RalphError
+from ralphloop.core.hook_spec import HookSpec
 from ralphloop.tasks.goal_sprint import count_field, sprint_settings
 from ralphloop.tasks.goal_steps import (
     HOOK_STATUSES,

@@ -9,10 +9,10 @@ import re
 from collections.abc import Mapping
 from typing import Any
 
-from ralphloop.errors import RalphError
-from ralphloop.safe_read import TASK_CAP, read_file
+from ralphloop.core.errors import RalphError
+from ralphloop.files.safe_read import TASK_CAP, read_file
 from ralphloop.tasks.goal_sprint import RALPH_WORKFLOW
-from ralphloop.textsafe import one_line
+from ralphloop.words.textsafe import one_line
 
 
 def sprint_refusal(data: Mapping[str, Any], path: str, shown: str) -> str | None:

@@ -11,10 +11,10 @@ from typing import Any
 
 from msgspec.structs import replace
 
-from ralphloop.errors import RalphError
-from ralphloop.hooks.spec import HookSpec
+from ralphloop.core.errors import RalphError
+from ralphloop.core.hook_spec import HookSpec
+from ralphloop.files.yaml_file import read_yaml_mapping
 from ralphloop.tasks.goal_steps import DEFAULT_IDLE_THRESHOLD, GoalProgress
-from ralphloop.yaml_file import read_yaml_mapping
 
 WORKFLOWS_DIR = os.path.join(".claude", "workflows")
 # `.claude/workflows/ralph.yaml` defines hooks a SPRINT.yaml can switch on by id (seed 001).

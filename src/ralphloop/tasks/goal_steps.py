@@ -20,8 +20,8 @@ from msgspec import Struct, field
 from msgspec.structs import replace
 
 from ralphloop.analysis.json_result import JsonResult
-from ralphloop.hooks.spec import HookSpec
-from ralphloop.textsafe import one_line
+from ralphloop.core.hook_spec import HookSpec
+from ralphloop.words.textsafe import one_line
 
 PLANNING, EXECUTING, REFLECTING = "planning", "executing", "reflecting"
 GOAL_TASK_ID = "goal"  # the task that stands for the goal itself (done when the goal is complete)

@@ -7,7 +7,7 @@ from collections.abc import Collection, Iterable, Mapping, Sequence
 
 TYPE_CHECKING = False
 if TYPE_CHECKING:
-    from ralphloop.protocols import Task
+    from ralphloop.core.protocols import Task
 
 
 def ready(task: Task, done: Collection[str]) -> bool:

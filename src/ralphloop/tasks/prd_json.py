@@ -7,10 +7,10 @@ import os
 
 import msgspec
 
-from ralphloop.errors import RalphError
-from ralphloop.paths import FeaturePaths, display_path
-from ralphloop.protocols import Task, TaskView
-from ralphloop.safe_read import TASK_CAP, read_file
+from ralphloop.core.errors import RalphError
+from ralphloop.core.protocols import Task, TaskView
+from ralphloop.files.safe_read import TASK_CAP, read_file
+from ralphloop.project.paths import FeaturePaths, display_path
 from ralphloop.tasks.base import SourceBase
 from ralphloop.tasks.prd_reading import STORIES, PrdReading, read_prd
 from ralphloop.tasks.problems import Problem, raise_first, validate_in
@@ -166,13 +166,13 @@ def new_prd(feature: str, created_at: str) -> dict[str, object]:
 def open_source(
     paths: FeaturePaths, *, story_order: tuple[str, ...] | None = None, resume_from: str | None = None
 ) -> PrdSource:
-    """The format registry's opener (tasks/formats.py)."""
+    """The format registry's opener (plugins/formats.py)."""
     return PrdSource(paths.prd, display_path(paths.prd, os.getcwd()))
 
 
 def starter(name: str, created: str) -> dict[str, str]:
     """The files `ralph init --format prd` writes (the default format)."""
-    from ralphloop.prompt import default_template
+    from ralphloop.templates.prompt import default_template
 
     prd = json.dumps(new_prd(name, created), indent=2) + "\n"
     return {"prd.json": prd, "prompt.md": default_template("prd"), "specs/.gitkeep": ""}

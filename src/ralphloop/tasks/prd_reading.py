@@ -19,7 +19,7 @@ import functools
 import json
 import re
 
-from ralphloop.safe_read import maybe_not_text, not_text
+from ralphloop.files.safe_read import maybe_not_text, not_text
 from ralphloop.tasks.json_places import value_lines
 from ralphloop.tasks.order import cycle_in
 from ralphloop.tasks.prd_words import close_match, found_words, kind_of, other_tool, quoted, shown

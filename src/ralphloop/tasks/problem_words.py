@@ -3,7 +3,7 @@ them, `ralph run` and `ralph status` tell the first). Light (shlex): `ralph stat
 
 from __future__ import annotations
 
-from ralphloop.paths import feature_flag
+from ralphloop.project.paths import feature_flag
 
 
 def placed(path: str, line: int, message: str) -> str:

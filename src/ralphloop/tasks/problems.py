@@ -7,7 +7,7 @@ from collections.abc import Sequence
 
 from msgspec import Struct
 
-from ralphloop.errors import RalphError
+from ralphloop.core.errors import RalphError
 from ralphloop.tasks.problem_words import first_of, placed, validate_in
 
 __all__ = ["Problem", "from_error", "raise_first", "validate_in"]

@@ -5,12 +5,12 @@ from __future__ import annotations
 import os
 import re
 
-from ralphloop.errors import RalphError
-from ralphloop.paths import FeaturePaths, display_path
-from ralphloop.protocols import TaskSource
-from ralphloop.tasks.detect import detect, missing_message
+from ralphloop.core.errors import RalphError
+from ralphloop.core.protocols import TaskSource
+from ralphloop.plugins.detect import missing_message
+from ralphloop.plugins.formats import FORMATS, detect
+from ralphloop.project.paths import FeaturePaths, display_path
 from ralphloop.tasks.focus import OneTask, ResumeFrom
-from ralphloop.tasks.formats import FORMATS
 from ralphloop.tasks.problems import Problem, from_error
 
 

@@ -17,10 +17,10 @@ import posixpath
 import re
 from collections.abc import Iterable, Sequence
 
-from ralphloop.errors import RalphError
-from ralphloop.paths import FeaturePaths, display_path
-from ralphloop.protocols import Task, TaskView
-from ralphloop.safe_read import TASK_CAP, read_file
+from ralphloop.core.errors import RalphError
+from ralphloop.core.protocols import Task, TaskView
+from ralphloop.files.safe_read import TASK_CAP, read_file
+from ralphloop.project.paths import FeaturePaths, display_path
 from ralphloop.tasks.base import SourceBase
 from ralphloop.tasks.bullets import near_miss, prose_miss
 from ralphloop.tasks.checklist import Checklist, Item, scan_checklist
@@ -181,12 +181,12 @@ def later_section(tasks: Sequence[Task], current: Task, title: str) -> list[str]
 def open_source(
     paths: FeaturePaths, *, story_order: tuple[str, ...] | None = None, resume_from: str | None = None
 ) -> TodoSource:
-    """The format registry's opener (tasks/formats.py)."""
+    """The format registry's opener (plugins/formats.py)."""
     return TodoSource(paths.dir, display_path(paths.dir, os.getcwd()))
 
 
 def starter(name: str, created: str) -> dict[str, str]:
     """The files `ralph init --format todo` writes."""
-    from ralphloop.prompt import default_template
+    from ralphloop.templates.prompt import default_template
 
     return {"TODO.md": new_todo(name), "prompt.md": default_template("todo")}

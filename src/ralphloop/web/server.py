@@ -10,7 +10,7 @@ from typing import TextIO
 
 import uvicorn
 
-from ralphloop.errors import RalphError
+from ralphloop.core.errors import RalphError
 from ralphloop.web.app import make_app
 from ralphloop.web.live import Source
 from ralphloop.web.snapshot import Features

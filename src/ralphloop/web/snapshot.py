@@ -3,7 +3,7 @@ queue) or its single loop, and each loop's log tail. The same readers as `ralph 
 or damaged file is refused and told on the feature's error line, never followed), then every string cleaned of
 terminal escapes and secrets: the agent can write most of these files, and the page shows them.
 
-Numbers are worded here as on the other screens (numbers.py); ages are left as times, for the page to count.
+Numbers are worded here as on the other screens (words/figures.py); ages are left as times, for the page to count.
 """
 
 from __future__ import annotations
@@ -13,16 +13,16 @@ import os
 from dataclasses import dataclass
 from datetime import datetime
 
-from ralphloop.errors import RalphError
-from ralphloop.log_tail import log_tail, own_log
-from ralphloop.numbers import iteration_words, money
-from ralphloop.paths import RALPH_DIR, FeaturePaths, list_features
-from ralphloop.redact import redact_value
-from ralphloop.safe_read import shown_path
+from ralphloop.agents.log_tail import log_tail, own_log
+from ralphloop.core.errors import RalphError
+from ralphloop.files.safe_read import shown_path
+from ralphloop.project.paths import RALPH_DIR, FeaturePaths, list_features
+from ralphloop.project.resolve import resolve_feature
 from ralphloop.state.fleet import fleet_paths, loop_feature_paths, read_fleet
 from ralphloop.state.report import gather
-from ralphloop.tasks.resolve import resolve_feature
-from ralphloop.textsafe import strip_terminal_controls
+from ralphloop.words.figures import iteration_words, money
+from ralphloop.words.redact import redact_value
+from ralphloop.words.textsafe import strip_terminal_controls
 
 TYPE_CHECKING = False
 if TYPE_CHECKING:

@@ -10,7 +10,7 @@ from __future__ import annotations
 from itertools import pairwise
 
 from ralphloop.agents.aider import lines
-from ralphloop.textsafe import one_line, strip_terminal_controls
+from ralphloop.words.textsafe import one_line, strip_terminal_controls
 
 
 def sniff_text(head: list[str]) -> bool:

@@ -21,9 +21,9 @@ from ralphloop.agents.aider.account import account
 from ralphloop.agents.aider.parser import AiderTextParser
 from ralphloop.agents.executable import locate
 from ralphloop.agents.text import agent_env
-from ralphloop.config import Settings
-from ralphloop.paths import FeaturePaths
-from ralphloop.protocols import AgentCommand, AgentRequest
+from ralphloop.config.settings import Settings
+from ralphloop.core.protocols import AgentCommand, AgentRequest
+from ralphloop.project.paths import FeaturePaths
 
 # Every run: plain output, no question that would change the user's machine (an upgrade, analytics, release
 # notes), no URL in the prompt fetched, no commit by aider (ralph's own git.auto_commit commits accepted work:

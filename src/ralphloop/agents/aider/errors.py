@@ -13,8 +13,8 @@ from __future__ import annotations
 
 import re
 
-from ralphloop.protocols import ErrorKind
-from ralphloop.textsafe import one_line
+from ralphloop.core.protocols import ErrorKind
+from ralphloop.words.textsafe import one_line
 
 _BILLING = re.compile(
     r"insufficient_quota|exceeded your current quota|check your plan and billing|credit balance is too low|"

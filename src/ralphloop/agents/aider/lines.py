@@ -15,7 +15,7 @@ import re
 from typing import TYPE_CHECKING, Final, NamedTuple
 
 if TYPE_CHECKING:
-    from ralphloop.protocols import TokenUsage
+    from ralphloop.core.protocols import TokenUsage
 
 # The banner: "Aider v0.86.2", then "Main model: openai/gpt-4o with diff edit format, prompt cache" ("Model:"
 # when the weak model is the main one).
@@ -72,7 +72,7 @@ def report(line: str) -> Report | None:
     found = TOKENS.fullmatch(line)
     if found is None:
         return None
-    from ralphloop.protocols import TokenUsage  # here: the monitor reads lines through this module, light
+    from ralphloop.core.protocols import TokenUsage  # here: the monitor reads lines through this module, light
 
     sent, hit, write = (count(found[name]) for name in ("sent", "hit", "write"))
     usage = TokenUsage(

@@ -18,8 +18,8 @@ from ralphloop.agents.aider import lines
 from ralphloop.agents.aider.errors import classify
 from ralphloop.agents.json_lines import LineBuffer
 from ralphloop.agents.text import KEEP_BYTES, describe_failure, outcome_result, ralph_stopped
-from ralphloop.protocols import AgentResult, ErrorKind, ProcessOutcome, TokenUsage
-from ralphloop.textsafe import one_line, strip_terminal_controls
+from ralphloop.core.protocols import AgentResult, ErrorKind, ProcessOutcome, TokenUsage
+from ralphloop.words.textsafe import one_line, strip_terminal_controls
 
 _KEEP_AFTER = 400  # lines kept since the last usage report: an error block is a few lines
 _LINE_CUT = 4000  # characters of such a line kept

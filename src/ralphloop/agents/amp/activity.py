@@ -14,7 +14,7 @@ from typing import Any
 
 from ralphloop.agents.fields import block_text, blocks, first_given, labelled, message_lines
 from ralphloop.agents.json_lines import log_event
-from ralphloop.textsafe import one_line
+from ralphloop.words.textsafe import one_line
 
 _THREAD_ID = re.compile(r"T-[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}")
 # The input keys that say what a tool works on, in the order they are looked for: Bash's `cmd`, shell_command's

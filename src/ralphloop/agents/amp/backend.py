@@ -16,10 +16,10 @@ from ralphloop.agents.accounts import account_of
 from ralphloop.agents.amp.parser import AmpStreamParser
 from ralphloop.agents.executable import locate
 from ralphloop.agents.text import agent_env
-from ralphloop.config import Settings
-from ralphloop.errors import RalphError
-from ralphloop.paths import FeaturePaths
-from ralphloop.protocols import AgentCommand, AgentRequest
+from ralphloop.config.settings import Settings
+from ralphloop.core.errors import RalphError
+from ralphloop.core.protocols import AgentCommand, AgentRequest
+from ralphloop.project.paths import FeaturePaths
 
 
 def make(settings: Settings, paths: FeaturePaths) -> AmpAgent:

@@ -22,9 +22,10 @@ from datetime import datetime, timedelta
 
 from ralphloop.agents.api_errors import said_and_status, transient, transient_kind
 from ralphloop.agents.error_line import error_line
-from ralphloop.guards.usage import UsageLimit, clean_message
-from ralphloop.protocols import ErrorKind
-from ralphloop.textsafe import one_line
+from ralphloop.core.limits import UsageLimit
+from ralphloop.core.protocols import ErrorKind
+from ralphloop.guards.usage import clean_message
+from ralphloop.words.textsafe import one_line
 
 _STATUS = re.compile(r"(?:failed:|status:?)\s*(?P<status>\d{3})\b", re.IGNORECASE)
 _AUTH = re.compile(

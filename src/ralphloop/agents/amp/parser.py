@@ -21,9 +21,9 @@ from ralphloop.agents.amp.errors import approvals_refused, classify, free_tier_l
 from ralphloop.agents.fields import block_text, blocks, mapping, text, whole
 from ralphloop.agents.json_lines import JsonLinesParser, json_object
 from ralphloop.agents.text import describe_failure, outcome_result, ralph_stopped
-from ralphloop.guards.usage import UsageLimit
-from ralphloop.protocols import AgentResult, ErrorKind, ProcessOutcome, TokenUsage
-from ralphloop.textsafe import one_line
+from ralphloop.core.limits import UsageLimit
+from ralphloop.core.protocols import AgentResult, ErrorKind, ProcessOutcome, TokenUsage
+from ralphloop.words.textsafe import one_line
 
 # Above this, a `user` line (a tool's output) is skimmed, not parsed: json.loads costs several times a line's size.
 SKIM_BYTES = 1024 * 1024

@@ -10,7 +10,7 @@ from typing import Any
 
 from ralphloop.agents.fields import block_text, blocks, first_given, labelled, message_lines
 from ralphloop.agents.json_lines import log_event, typed
-from ralphloop.textsafe import one_line
+from ralphloop.words.textsafe import one_line
 
 
 def tool_activity(block: dict[str, Any]) -> str:

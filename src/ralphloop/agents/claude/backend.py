@@ -10,12 +10,13 @@ import os
 
 from ralphloop.agents.accounts import account_of
 from ralphloop.agents.claude.parser import StreamJsonParser
+from ralphloop.agents.claude.settings import ClaudeSettings
 from ralphloop.agents.executable import locate
 from ralphloop.agents.text import agent_env
-from ralphloop.config import Settings
-from ralphloop.errors import RalphError
-from ralphloop.paths import FeaturePaths
-from ralphloop.protocols import AgentCommand, AgentRequest
+from ralphloop.config.settings import Settings
+from ralphloop.core.errors import RalphError
+from ralphloop.core.protocols import AgentCommand, AgentRequest
+from ralphloop.project.paths import FeaturePaths
 
 
 def make(settings: Settings, paths: FeaturePaths) -> ClaudeAgent:
@@ -29,7 +30,7 @@ class ClaudeAgent:
     name = "claude"
 
     def __init__(self, settings: Settings, executable: str | None = None) -> None:
-        claude = settings.claude
+        claude: ClaudeSettings = settings.claude
         found, self.missing = locate(
             settings,
             "claude",

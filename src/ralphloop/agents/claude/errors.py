@@ -12,8 +12,8 @@ import re
 from dataclasses import dataclass
 
 from ralphloop.agents.api_errors import api_says, classify_line, last_line, sentence_kind, transient
-from ralphloop.protocols import ErrorKind
-from ralphloop.textsafe import one_line
+from ralphloop.core.protocols import ErrorKind
+from ralphloop.words.textsafe import one_line
 
 
 @dataclass(frozen=True, slots=True)

@@ -15,8 +15,9 @@ from datetime import datetime, tzinfo
 from typing import Any
 
 from ralphloop.agents.limit_text import content_texts, from_text
+from ralphloop.core.limits import LimitWarning, UsageLimit
 from ralphloop.guards.reset_time import ERRORS, aware, epoch_instant
-from ralphloop.guards.usage import LimitWarning, UsageLimit, clean_message
+from ralphloop.guards.usage import clean_message
 
 _RATE_LIMIT_LABELS = {
     "five_hour": "5-hour",

@@ -21,9 +21,9 @@ from ralphloop.agents.claude.result_fields import denials, model_used, number, s
 from ralphloop.agents.fields import block_text, blocks, mapping, whole
 from ralphloop.agents.json_lines import JsonLinesParser
 from ralphloop.agents.text import describe_failure, limit_in_text, local_zone, outcome_result
-from ralphloop.guards.usage import LimitWarning, UsageLimit
-from ralphloop.protocols import AgentResult, ErrorKind, ProcessOutcome
-from ralphloop.textsafe import one_line
+from ralphloop.core.limits import LimitWarning, UsageLimit
+from ralphloop.core.protocols import AgentResult, ErrorKind, ProcessOutcome
+from ralphloop.words.textsafe import one_line
 
 # Above this, a tool event is skimmed (see StreamJsonParser._skimmed), not parsed.
 SKIM_BYTES = 1024 * 1024

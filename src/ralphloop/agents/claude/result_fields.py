@@ -8,7 +8,7 @@ from __future__ import annotations
 from typing import Any
 
 from ralphloop.agents.fields import mapping, whole
-from ralphloop.protocols import TokenUsage
+from ralphloop.core.protocols import TokenUsage
 
 # Anthropic's four token kinds, as the result's `usage` spells them, in TokenUsage's order.
 TOKEN_KEYS = ("input_tokens", "output_tokens", "cache_creation_input_tokens", "cache_read_input_tokens")

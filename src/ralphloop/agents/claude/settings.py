@@ -7,7 +7,7 @@ from dataclasses import dataclass
 
 @dataclass(frozen=True, slots=True)
 class ClaudeSettings:
-    """Claude Code's own settings, resolved (config.py builds it from the `claude:` section)."""
+    """Claude Code's own settings, resolved (config/settings.py builds it from the `claude:` section)."""
 
     skip_permissions: bool  # claude.dangerously_skip_permissions: `permissions: all` for Claude Code alone
     allowed_tools: tuple[str, ...]

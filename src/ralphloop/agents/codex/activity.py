@@ -11,7 +11,7 @@ from typing import Any
 
 from ralphloop.agents.fields import mapping, text_lines
 from ralphloop.agents.json_lines import log_event
-from ralphloop.textsafe import one_line
+from ralphloop.words.textsafe import one_line
 
 # Codex runs each command as `/bin/bash -lc '<command>'`: show the command.
 _SHELL = re.compile(r"^\S*\b(?:ba|z)?sh -lc '(?P<inner>.*)'$", re.DOTALL)

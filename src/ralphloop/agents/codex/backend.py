@@ -14,9 +14,9 @@ from ralphloop.agents.codex.parser import CodexJsonParser
 from ralphloop.agents.codex.session_file import codex_home
 from ralphloop.agents.executable import locate
 from ralphloop.agents.text import agent_env
-from ralphloop.config import Settings
-from ralphloop.paths import FeaturePaths
-from ralphloop.protocols import AgentCommand, AgentRequest
+from ralphloop.config.settings import Settings
+from ralphloop.core.protocols import AgentCommand, AgentRequest
+from ralphloop.project.paths import FeaturePaths
 
 
 def make(settings: Settings, paths: FeaturePaths) -> CodexAgent:

@@ -12,7 +12,7 @@ from __future__ import annotations
 import re
 
 from ralphloop.agents.api_errors import api_says, said_and_status, transient, transient_kind, unavailable_model
-from ralphloop.protocols import ErrorKind
+from ralphloop.core.protocols import ErrorKind
 
 _STATUS = re.compile(r"(?:unexpected status|last status:)\s*(?P<status>\d{3})\b", re.IGNORECASE)
 _AUTH = re.compile(

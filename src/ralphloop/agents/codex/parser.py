@@ -26,9 +26,9 @@ from ralphloop.agents.fields import whole
 from ralphloop.agents.json_lines import JsonLinesParser
 from ralphloop.agents.limit_text import from_text
 from ralphloop.agents.text import describe_failure, outcome_result, ralph_stopped
-from ralphloop.guards.usage import UsageLimit
-from ralphloop.protocols import AgentResult, ErrorKind, ProcessOutcome, TokenUsage
-from ralphloop.textsafe import one_line
+from ralphloop.core.limits import UsageLimit
+from ralphloop.core.protocols import AgentResult, ErrorKind, ProcessOutcome, TokenUsage
+from ralphloop.words.textsafe import one_line
 
 _RETRYING = "Reconnecting..."
 

@@ -11,7 +11,7 @@ from __future__ import annotations
 
 from typing import Final
 
-from ralphloop.protocols import TokenUsage
+from ralphloop.core.protocols import TokenUsage
 
 PRICES_AS_OF: Final = "2026-11-21"
 # model → (input, cached input, output), USD per 1M tokens. Exact names only; a dated snapshot

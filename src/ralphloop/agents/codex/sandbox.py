@@ -18,8 +18,8 @@ from __future__ import annotations
 import re
 from typing import Final
 
-from ralphloop.protocols import ErrorKind
-from ralphloop.textsafe import one_line
+from ralphloop.core.protocols import ErrorKind
+from ralphloop.words.textsafe import one_line
 
 # bwrap's own line, first in the output: the command itself never started. Only namespace and permission failures:
 # a command of the agent's that runs bwrap and fails on its arguments is the agent's business.

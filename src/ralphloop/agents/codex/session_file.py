@@ -18,8 +18,8 @@ from pathlib import Path
 from typing import Any
 
 from ralphloop.agents.codex.sandbox import bwrap_failure, tool_output
+from ralphloop.files.safe_read import FileRefused, read_tail
 from ralphloop.guards.reset_time import epoch_instant
-from ralphloop.safe_read import FileRefused, read_tail
 
 _TAIL = 4 * 1024 * 1024  # the last turn's context and token counts are near the end
 _KIND_BY_MINUTES = {300: "five_hour", 10080: "weekly"}

@@ -10,7 +10,7 @@ from typing import Any
 
 from ralphloop.agents.fields import first_given, labelled, mapping, text_lines
 from ralphloop.agents.json_lines import log_event
-from ralphloop.textsafe import one_line
+from ralphloop.words.textsafe import one_line
 
 # Copilot 1.0.102's built-in tools (its request's `tools`, per model family) and how ralph names what they do.
 _VERBS = {

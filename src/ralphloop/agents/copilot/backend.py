@@ -19,9 +19,9 @@ from ralphloop.agents.copilot import usage_file
 from ralphloop.agents.copilot.parser import CopilotJsonParser
 from ralphloop.agents.executable import locate
 from ralphloop.agents.text import agent_env
-from ralphloop.config import Settings
-from ralphloop.paths import FeaturePaths
-from ralphloop.protocols import AgentCommand, AgentRequest
+from ralphloop.config.settings import Settings
+from ralphloop.core.protocols import AgentCommand, AgentRequest
+from ralphloop.project.paths import FeaturePaths
 
 _PERMISSION_FLAGS = {"ask": (), "edits": ("--allow-tool", "write"), "all": ("--allow-all-tools",)}
 # Where Copilot takes its credential from, in its own order of precedence (`copilot help environment`,

@@ -23,10 +23,11 @@ from datetime import UTC, datetime, timedelta
 from typing import Final
 
 from ralphloop.agents.api_errors import api_says, stated_status, transient, unavailable_model
+from ralphloop.core.limits import UsageLimit
+from ralphloop.core.protocols import ErrorKind
 from ralphloop.guards.reset_time import DURATION_TEXT, RESET_TEXT, parse_reset
-from ralphloop.guards.usage import UsageLimit, clean_message
-from ralphloop.protocols import ErrorKind
-from ralphloop.textsafe import one_line
+from ralphloop.guards.usage import clean_message
+from ralphloop.words.textsafe import one_line
 
 SHORT_WAIT: Final = timedelta(minutes=5)  # a rate limit that ends sooner is retried, not waited out
 

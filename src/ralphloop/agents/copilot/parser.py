@@ -20,8 +20,8 @@ from ralphloop.agents.copilot.errors import CopilotError, Verdict, classify
 from ralphloop.agents.fields import text, whole
 from ralphloop.agents.json_lines import JsonLinesParser, typed
 from ralphloop.agents.text import describe_failure, outcome_result, ralph_stopped
-from ralphloop.protocols import AgentResult, ErrorKind, ProcessOutcome
-from ralphloop.textsafe import one_line
+from ralphloop.core.protocols import AgentResult, ErrorKind, ProcessOutcome
+from ralphloop.words.textsafe import one_line
 
 _KEEP = 20  # refusals kept (the "same error" fingerprint needs the last few), and tools in progress
 _NOT_TERMINAL = ("model_call", "hook")  # session.error types the CLI itself does not fail on

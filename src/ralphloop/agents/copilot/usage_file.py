@@ -26,8 +26,8 @@ from dataclasses import dataclass
 from typing import Any, Final
 
 from ralphloop.agents.fields import count
-from ralphloop.protocols import TokenUsage
-from ralphloop.safe_read import FileRefused, read_file
+from ralphloop.core.protocols import TokenUsage
+from ralphloop.files.safe_read import FileRefused, read_file
 
 USD_PER_AI_CREDIT: Final = 0.01  # as of 2026-11-27 (Copilot 1.0.102's schema; GitHub's billing documentation)
 NANO_AIU_PER_CREDIT: Final = 1_000_000_000

@@ -16,7 +16,7 @@ from typing import Any
 
 from ralphloop.agents.fields import blocks, first_given, labelled, mapping, text_lines
 from ralphloop.agents.json_lines import log_event
-from ralphloop.textsafe import one_line
+from ralphloop.words.textsafe import one_line
 
 _CURSOR_KEY_SOURCES = frozenset({"env", "flag", "login"})
 _CLAUDE_MARKS = frozenset({"uuid", "parent_tool_use_id", "num_turns", "total_cost_usd", "tools", "claude_code_version"})

@@ -17,9 +17,9 @@ from ralphloop.agents.accounts import account_of
 from ralphloop.agents.cursor.parser import CursorStreamParser
 from ralphloop.agents.executable import locate
 from ralphloop.agents.text import agent_env
-from ralphloop.config import Settings
-from ralphloop.paths import FeaturePaths
-from ralphloop.protocols import AgentCommand, AgentRequest
+from ralphloop.config.settings import Settings
+from ralphloop.core.protocols import AgentCommand, AgentRequest
+from ralphloop.project.paths import FeaturePaths
 
 
 def make(settings: Settings, paths: FeaturePaths) -> CursorAgent:

@@ -19,9 +19,9 @@ import re
 
 from ralphloop.agents.api_errors import transient, transient_kind
 from ralphloop.agents.error_line import error_line
+from ralphloop.core.protocols import ErrorKind
 from ralphloop.guards.usage import ANSI_ESCAPE
-from ralphloop.protocols import ErrorKind
-from ralphloop.textsafe import one_line
+from ralphloop.words.textsafe import one_line
 
 _LIMIT = re.compile(r"You(?:'|’)ve hit your (?:usage|free requests) limit|spendLimitHit:\s*true", re.IGNORECASE)
 _CYCLE = re.compile(r"reset when your monthly cycle ends on (?P<date>[0-9/.-]{6,10})", re.IGNORECASE)

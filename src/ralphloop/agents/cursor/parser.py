@@ -18,8 +18,8 @@ from ralphloop.agents.cursor.errors import classify
 from ralphloop.agents.fields import blocks
 from ralphloop.agents.json_lines import JsonLinesParser
 from ralphloop.agents.text import describe_failure, outcome_result, ralph_stopped
-from ralphloop.protocols import AgentResult, ErrorKind, ProcessOutcome
-from ralphloop.textsafe import one_line
+from ralphloop.core.protocols import AgentResult, ErrorKind, ProcessOutcome
+from ralphloop.words.textsafe import one_line
 
 
 class CursorStreamParser(JsonLinesParser):

@@ -14,7 +14,7 @@ from typing import Any
 
 from ralphloop.agents.fields import first_given, mapping
 from ralphloop.agents.json_lines import log_event
-from ralphloop.textsafe import one_line
+from ralphloop.words.textsafe import one_line
 
 # Gemini's built-in tools by the word the monitor shows for them; another tool (an MCP server's) shows its name.
 _LABELS = {

@@ -19,9 +19,9 @@ from ralphloop.agents.accounts import account_of
 from ralphloop.agents.executable import locate
 from ralphloop.agents.gemini.parser import GeminiStreamParser
 from ralphloop.agents.text import agent_env
-from ralphloop.config import Settings
-from ralphloop.paths import FeaturePaths
-from ralphloop.protocols import AgentCommand, AgentRequest
+from ralphloop.config.settings import Settings
+from ralphloop.core.protocols import AgentCommand, AgentRequest
+from ralphloop.project.paths import FeaturePaths
 
 APPROVAL_MODES = {"ask": "default", "edits": "auto_edit", "all": "yolo"}
 # The variables Gemini CLI takes an API key from: the Gemini API's, then Vertex AI express mode's.

@@ -15,8 +15,8 @@ from __future__ import annotations
 import re
 
 from ralphloop.agents.api_errors import api_says, stated_status, transient, transient_kind, unavailable_model
-from ralphloop.protocols import ErrorKind
-from ralphloop.textsafe import one_line
+from ralphloop.core.protocols import ErrorKind
+from ralphloop.words.textsafe import one_line
 
 STATUS_BY_EXIT = {status % 256: status for status in (400, 401, 403, 404, 408, 429, 499, 500, 502, 503, 504)}
 # The statuses of a failing (or timed-out) API: a 5xx, 408 or 499.

@@ -23,9 +23,9 @@ from ralphloop.agents.gemini.prices import cost_usd, needs_requests
 from ralphloop.agents.gemini.quota import stated_at, usage_limit
 from ralphloop.agents.json_lines import JsonLinesParser
 from ralphloop.agents.text import describe_failure, outcome_result, ralph_stopped
-from ralphloop.guards.usage import UsageLimit
-from ralphloop.protocols import AgentResult, ErrorKind, ProcessOutcome, TokenUsage
-from ralphloop.textsafe import one_line, strip_terminal_controls
+from ralphloop.core.limits import UsageLimit
+from ralphloop.core.protocols import AgentResult, ErrorKind, ProcessOutcome, TokenUsage
+from ralphloop.words.textsafe import one_line, strip_terminal_controls
 
 _KEEP_TEXT = 1024 * 1024  # of the final text, its last MiB: a flooding model cannot fill ralph's memory
 _KEEP_DENIALS = 20

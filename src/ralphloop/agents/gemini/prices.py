@@ -18,7 +18,7 @@ from dataclasses import dataclass
 from datetime import date
 from typing import Final
 
-from ralphloop.protocols import TokenUsage
+from ralphloop.core.protocols import TokenUsage
 
 PRICES_AS_OF: Final = "2026-11-27"
 LONG_PROMPT: Final = 200_000  # prompt tokens of one request above which a Pro model's long-context rates apply

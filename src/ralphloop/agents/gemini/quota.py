@@ -20,8 +20,9 @@ import re
 from datetime import UTC, datetime, timedelta
 
 from ralphloop.agents.limit_text import from_text
+from ralphloop.core.limits import UsageLimit
 from ralphloop.guards.reset_time import DURATION_TEXT, parse_reset
-from ralphloop.guards.usage import UsageLimit, clean_message
+from ralphloop.guards.usage import clean_message
 
 TERMINAL_DELAY_S = 300  # the CLI's own MAX_RETRYABLE_DELAY_SECONDS: longer waits are not retried
 _RETRY = re.compile(rf"(?:Please retry in|Suggested retry after)\s+(?P<after>{DURATION_TEXT})", re.IGNORECASE)

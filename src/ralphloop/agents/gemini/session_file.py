@@ -17,8 +17,8 @@ import re
 from pathlib import Path
 from typing import Any, TypeGuard
 
-from ralphloop.protocols import TokenUsage
-from ralphloop.safe_read import MB, FileRefused, read_file
+from ralphloop.core.protocols import TokenUsage
+from ralphloop.files.safe_read import MB, FileRefused, read_file
 
 _CAP = 64 * MB
 _SESSION_ID = re.compile(r"[0-9A-Za-z][0-9A-Za-z-]{7,99}")

@@ -16,8 +16,8 @@ from collections.abc import Mapping
 from typing import Any
 
 from ralphloop.agents.fields import count
-from ralphloop.protocols import TokenUsage
-from ralphloop.textsafe import one_line
+from ralphloop.core.protocols import TokenUsage
+from ralphloop.words.textsafe import one_line
 
 _COUNTS = ("input_tokens", "cached", "output_tokens", "total_tokens")
 _MAX_MODELS = 32  # a hostile stream cannot make ralph price thousands of models

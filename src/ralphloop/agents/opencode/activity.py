@@ -14,7 +14,7 @@ from typing import Any
 from ralphloop.agents.fields import labelled, mapping, text_lines
 from ralphloop.agents.json_lines import log_event
 from ralphloop.agents.opencode import log_lines
-from ralphloop.textsafe import one_line
+from ralphloop.words.textsafe import one_line
 
 EVENT_TYPES = frozenset({"step_start", "step_finish", "text", "reasoning", "tool_use", "error"})
 _LABELS = {

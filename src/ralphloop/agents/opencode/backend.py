@@ -27,11 +27,11 @@ from ralphloop.agents.executable import locate
 from ralphloop.agents.opencode import session_db
 from ralphloop.agents.opencode.parser import OpencodeJsonParser
 from ralphloop.agents.text import agent_env
-from ralphloop.config import Settings
-from ralphloop.errors import RalphError
-from ralphloop.paths import FeaturePaths
-from ralphloop.protocols import AgentCommand, AgentRequest
-from ralphloop.textsafe import one_line
+from ralphloop.config.settings import Settings
+from ralphloop.core.errors import RalphError
+from ralphloop.core.protocols import AgentCommand, AgentRequest
+from ralphloop.project.paths import FeaturePaths
+from ralphloop.words.textsafe import one_line
 
 # opencode waits out a provider's `retry-after` in silence, for hours if it says so (a spent plan): ten minutes
 # without a line ends it (`process.idle_timeout_minutes` in the config wins).

@@ -24,9 +24,9 @@ from ralphloop.agents.api_errors import stated_status, transient, transient_kind
 from ralphloop.agents.fields import text, whole
 from ralphloop.agents.opencode import log_lines
 from ralphloop.agents.opencode.limits import usage_limit
-from ralphloop.guards.usage import UsageLimit
-from ralphloop.protocols import ErrorKind
-from ralphloop.textsafe import one_line
+from ralphloop.core.limits import UsageLimit
+from ralphloop.core.protocols import ErrorKind
+from ralphloop.words.textsafe import one_line
 
 _STATUS = re.compile(r"\b(?:status(?:Code)?|statusCode\"?)\s*[:=]?\s*(?P<status>[1-5]\d\d)\b", re.IGNORECASE)
 _AUTH = re.compile(

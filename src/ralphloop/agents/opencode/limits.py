@@ -28,8 +28,9 @@ from email.utils import parsedate_to_datetime
 from typing import Any
 
 from ralphloop.agents.limit_text import from_text
+from ralphloop.core.limits import UsageLimit
 from ralphloop.guards.reset_time import aware, epoch_instant, parse_reset
-from ralphloop.guards.usage import UsageLimit, clean_message
+from ralphloop.guards.usage import clean_message
 
 _MARKERS = re.compile(
     r"usage[ _-]?limit|GoUsageLimitError|FreeUsageLimitError|Free usage exceeded|"

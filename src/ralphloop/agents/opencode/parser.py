@@ -23,9 +23,9 @@ from ralphloop.agents.opencode import log_lines, session_db
 from ralphloop.agents.opencode.activity import is_event, tool_activity, tool_failed
 from ralphloop.agents.opencode.errors import Failure, from_event, from_text
 from ralphloop.agents.text import describe_failure, outcome_result, ralph_stopped
-from ralphloop.guards.usage import UsageLimit
-from ralphloop.protocols import AgentResult, ErrorKind, ProcessOutcome, TokenUsage
-from ralphloop.textsafe import one_line
+from ralphloop.core.limits import UsageLimit
+from ralphloop.core.protocols import AgentResult, ErrorKind, ProcessOutcome, TokenUsage
+from ralphloop.words.textsafe import one_line
 
 # What opencode says, retrying in silence, when the provider's quota or usage limit is spent.
 _SPENT = re.compile(r"usage limit|quota|insufficient_quota|billing period", re.IGNORECASE)

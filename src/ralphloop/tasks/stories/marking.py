@@ -2,9 +2,9 @@
 
 from __future__ import annotations
 
-from ralphloop.errors import RalphError
-from ralphloop.safe_read import TASK_CAP, read_file
-from ralphloop.state.store import append_text, atomic_write_bytes
+from ralphloop.core.errors import RalphError
+from ralphloop.files.safe_read import TASK_CAP, read_file
+from ralphloop.files.store import append_text, atomic_write_bytes
 from ralphloop.tasks.frontmatter import parse_mapping, set_field, split_frontmatter
 from ralphloop.tasks.stories.spec import StorySpec
 

@@ -6,9 +6,9 @@ from __future__ import annotations
 import os
 import re
 
-from ralphloop.errors import RalphError
-from ralphloop.safe_read import LOG_CAP, read_file
-from ralphloop.state.read import read_json_object
+from ralphloop.core.errors import RalphError
+from ralphloop.files.read import read_json_object
+from ralphloop.files.safe_read import LOG_CAP, read_file
 
 # "[DONE] Story 8.3 - Title - 2026-01-30T..." anywhere on a line; 8.3 must not be the start of 8.30 or 8.3.1.
 _PROGRESS_DONE = re.compile(r"\[DONE\] Story (?P<id>\d+\.\d+)(?!\d|\.\d)")

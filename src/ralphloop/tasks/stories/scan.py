@@ -7,7 +7,7 @@ from collections.abc import Collection, Sequence
 
 from msgspec import Struct
 
-from ralphloop.protocols import Task
+from ralphloop.core.protocols import Task
 from ralphloop.tasks import order
 from ralphloop.tasks.problems import Problem
 from ralphloop.tasks.stories.files import STORY_ID, find_spec_files

@@ -8,10 +8,10 @@ from collections.abc import Collection, Sequence
 
 from msgspec.structs import replace
 
-from ralphloop.errors import RalphError
-from ralphloop.paths import FeaturePaths, display_path
-from ralphloop.protocols import Task, TaskView
-from ralphloop.safe_read import TASK_CAP, read_file
+from ralphloop.core.errors import RalphError
+from ralphloop.core.protocols import Task, TaskView
+from ralphloop.files.safe_read import TASK_CAP, read_file
+from ralphloop.project.paths import FeaturePaths, display_path
 from ralphloop.tasks import order
 from ralphloop.tasks.base import SourceBase
 from ralphloop.tasks.problems import Problem, from_error, raise_first, validate_in
@@ -192,7 +192,7 @@ class StorySource(SourceBase):
 def open_source(
     paths: FeaturePaths, *, story_order: tuple[str, ...] | None = None, resume_from: str | None = None
 ) -> StorySource:
-    """The format registry's opener (tasks/formats.py): story specs narrow --resume-from themselves, since they
+    """The format registry's opener (plugins/formats.py): story specs narrow --resume-from themselves, since they
     know which specs story_order leaves out."""
     folder = display_path(paths.dir, os.getcwd())
     return StorySource(paths.dir, folder, paths.state, paths.progress, story_order=story_order, resume_from=resume_from)
@@ -200,7 +200,7 @@ def open_source(
 
 def starter(name: str, created: str) -> dict[str, str]:
     """The files `ralph init --format stories` writes."""
-    from ralphloop.prompt import default_template
     from ralphloop.tasks.stories.example import new_story_spec
+    from ralphloop.templates.prompt import default_template
 
     return {"specs/epic-1/story-1.1-first-story.md": new_story_spec(), "prompt.md": default_template("stories")}

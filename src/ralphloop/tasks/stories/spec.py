@@ -6,8 +6,8 @@ import re
 
 from msgspec import Struct
 
-from ralphloop.errors import RalphError
-from ralphloop.safe_read import TASK_CAP, decode_text, read_file
+from ralphloop.core.errors import RalphError
+from ralphloop.files.safe_read import TASK_CAP, decode_text, read_file
 from ralphloop.tasks.frontmatter import opens_frontmatter, parse_mapping, split_frontmatter
 from ralphloop.tasks.problems import Problem, from_error
 from ralphloop.tasks.stories import fields

@@ -1,0 +1,1 @@
+"""Settings: layered config files, variables and flags with their provenance, and the run's policy."""

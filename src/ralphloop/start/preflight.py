@@ -1,0 +1,221 @@
+"""Every problem that stops `ralph run` before its first agent call, found without starting or writing
+anything: the one check `ralph validate` and `ralph run` share, so that they cannot disagree.
+
+It covers the run's inputs: the task source (loaded as the run loads it, narrowed by -s/--resume-from,
+and every story it could never start), the branch the run would switch to (prd.json's branchName, or
+branch.prefix and the feature's name), the prompt template, the circuit breaker's file, the agent's
+settings, the library notification URLs need (apprise), and ralph's own files in the workspace (each absent
+or a regular file of a readable size).
+Config errors are `load_settings`' own, which both commands call. What the machine holds is left to the
+run: git's state (git.preflight), executables on PATH, another run holding the lock. One warning both say too:
+another tool's files by ralph's names in `.ralph/` (`others_notice`).
+"""
+
+from __future__ import annotations
+
+import os
+import re
+import shlex
+from collections.abc import Callable
+
+from ralphloop.agents.registry import check_agent_settings
+from ralphloop.config.settings import Settings
+from ralphloop.core.errors import RalphError
+from ralphloop.files.safe_read import CONFIG_CAP, LOG_CAP, STATE_CAP, TASK_CAP, check_file, check_folder
+from ralphloop.notify.settings import apprise_missing
+from ralphloop.project.owner import OWN_FOLDER, check_state_folder, other_tool, others_files
+from ralphloop.project.paths import RUNTIME_NAMES, FeaturePaths, display_path
+from ralphloop.state.circuit import load_breaker
+from ralphloop.tasks.prd_json import PrdSource
+from ralphloop.tasks.problems import Problem, from_error
+from ralphloop.tasks.sources import source_problems
+from ralphloop.templates.prompt import load_template
+from ralphloop.workspace import git
+
+_BRANCH_KEY = re.compile(rb'(?<!\\)"branchName"\s*:')
+
+
+def run_problems(
+    paths: FeaturePaths,
+    settings: Settings,
+    kind: str,
+    *,
+    story: str | None = None,
+    resume_from: str | None = None,
+    reset_circuit: bool = False,
+    prompt: str | None = None,
+    source: bool = True,
+) -> list[Problem]:
+    """Everything `ralph run` would refuse for this workspace and these settings, in the order it meets
+    them. `source=False` leaves out the task source, for a caller that has listed its problems already."""
+    problems: list[Problem] = []
+    if source:
+        problems += source_problems(
+            paths, kind, story_order=settings.loop.story_order, story=story, resume_from=resume_from
+        )
+    problems += branch_problems(paths, settings, kind)
+    template, shown = template_file(prompt, paths, kind)
+    problems += _refused(lambda: load_template(template, shown, kind), shown)
+    if not reset_circuit:  # a damaged file is what --reset-circuit is for
+        breaker = display_path(paths.circuit_state, paths.project_root)  # as the loop names it
+        problems += _refused(
+            lambda: load_breaker(paths.circuit_state, breaker, paths.command("reset-circuit")), breaker
+        )
+    problems += _refused(lambda: check_agent_settings(settings, paths), "agent")
+    missing = apprise_missing(settings.notify)  # found now, not at the first notification hours later
+    problems += [Problem(settings.source("notify_urls"), missing)] if missing else []
+    return problems + runtime_problems(paths)
+
+
+# ralph's own files in a workspace that it reads whole, with the most it reads of each; the others
+# (logs it appends to, read from their end) may be of any size.
+_READ_WHOLE = {
+    "status.json": STATE_CAP,
+    "state.json": STATE_CAP,
+    ".exit_signals": STATE_CAP,
+    ".response_analysis": STATE_CAP,
+    ".circuit_breaker_state": STATE_CAP,
+    ".circuit_breaker_history": STATE_CAP,
+    "ralph_metrics.jsonl": LOG_CAP,
+    "PROGRESS.yaml": TASK_CAP,
+    ".iteration.json": STATE_CAP,
+}
+
+
+def runtime_problems(paths: FeaturePaths) -> list[Problem]:
+    """ralph's own files in the workspace (each absent, or a regular file and no link: the agent works in
+    this folder and could put a FIFO or a link to /dev/zero there) and progress.txt; refused before the run
+    takes a call slot or writes a byte, rather than hanging or failing half-way."""
+    problems: list[Problem] = []
+    cwd = os.getcwd()
+    shown = display_path(paths.state_dir, cwd)
+    problems += _refused(lambda: check_state_folder(paths.state_dir, shown), shown)
+    if problems:
+        return problems  # every file in it would be refused too: the folder is the one thing to fix
+    for name in (*RUNTIME_NAMES, "progress.txt"):
+        path = os.path.join(paths.dir, name) if name == "progress.txt" else paths.file(name)
+        shown = display_path(path, cwd)
+        try:
+            if name == "logs":
+                _check_logs(path, shown)
+            elif name == "loops":  # a parallel run's kept loops: a folder (read only by the views, each file safely)
+                check_folder(path, shown)
+            elif name == "progress.txt":
+                check_file(path, shown, cap=LOG_CAP)  # the user's (tracked): a link to a regular file is fine
+            else:
+                check_file(path, shown, cap=_READ_WHOLE.get(name), follow=False)
+        except RalphError as exc:
+            problems.append(from_error(exc, shown))
+    # .ralph/.gitignore: ralph extends it, and git itself would wait for ever on a FIFO in its place
+    ignore = os.path.join(paths.ralph_dir, ".gitignore")
+    problems += _refused(lambda: check_file(ignore, display_path(ignore, cwd), cap=CONFIG_CAP), ignore)
+    return problems
+
+
+def others_notice(paths: FeaturePaths) -> str | None:
+    """What `ralph validate` and `ralph run` say when `.ralph/` holds another tool's files by ralph's names
+    (project/owner.py): whose they are, where ralph's state is instead, and how to stop committing them."""
+    ralph_dir = os.path.abspath(paths.ralph_dir)
+    if paths.state_dir != os.path.join(ralph_dir, OWN_FOLDER):
+        return None
+    names = others_files(ralph_dir)
+    if not names:
+        return None
+    cwd = os.getcwd()
+    shown = [display_path(os.path.join(ralph_dir, name), cwd) for name in names]
+    one = len(names) == 1
+    said = (
+        f"{', '.join(shown)} {'is' if one else 'are'} {other_tool(ralph_dir, names)}'s runtime file{'' if one else 's'}"
+        f" (not ralph's): ralph leaves {'it' if one else 'them'} alone and keeps its state in"
+        f" {display_path(paths.state_dir, cwd)}/"
+    )
+    try:
+        listed = git.run(ralph_dir, "ls-files", "-z", "--", *names)
+    except OSError:  # no git on PATH: nothing is committed that ralph could tell
+        return said
+    tracked = {name for name in listed.stdout.decode(errors="replace").split("\0") if name}
+    committed = [path for name, path in zip(names, shown, strict=True) if name in tracked]
+    if listed.returncode != 0 or not committed:
+        return said
+    them = "it" if len(committed) == 1 else "them"
+    return f"{said}; to stop committing {them}: git rm --cached {shlex.join(committed)} and add {them} to .gitignore"
+
+
+def _check_logs(folder: str, shown: str, depth: int = 0) -> None:
+    """logs/ is absent or a folder of regular files and real folders (hooks/ holds the hooks' output);
+    the next iteration's log must not be a FIFO."""
+    check_folder(folder, shown)
+    try:
+        names = os.listdir(folder)
+    except FileNotFoundError:
+        return
+    except OSError as exc:
+        raise RalphError(f"{shown}: cannot read: {exc.strerror}") from None
+    for name in names:
+        path = os.path.join(folder, name)
+        if depth == 0 and os.path.isdir(path) and not os.path.islink(path):
+            _check_logs(path, f"{shown}/{name}", depth + 1)
+        else:
+            check_file(path, f"{shown}/{name}", follow=False)
+
+
+def template_file(prompt_flag: str | None, paths: FeaturePaths, kind: str) -> tuple[str | None, str]:
+    """The prompt template's file and its label: -p FILE, else the workspace's prompt.md (seed 000:
+    PROMPT.md beside the fix plan), else None for the built-in template of the kind of task source."""
+    if prompt_flag:
+        return prompt_flag, f"-p/--prompt {prompt_flag}"
+    candidates = [paths.prompt]
+    if kind == "fix-plan":
+        from ralphloop.tasks.fix_plan import find_prompt  # with the checklist reader: only a fix plan's run needs it
+
+        candidates.append(find_prompt(paths.dir) or "")  # PROMPT.md, beside the fix plan first
+    for path in candidates:
+        if path and os.path.lexists(path):  # a FIFO is refused by name by the reader, not passed over
+            return path, display_path(path, os.getcwd())
+    return None, ""
+
+
+def branch_problems(paths: FeaturePaths, settings: Settings, kind: str) -> list[Problem]:
+    """The branch the run would switch to, when git would refuse its name (seed 003: prd.json's
+    branchName; with branch.auto_create, branch.prefix and the feature's name)."""
+    if settings.git.branch_auto_create is False or git.toplevel(paths.project_root) is None:
+        return []  # outside a repository the run never switches branch
+    if kind == "prd":
+        shown = display_path(paths.prd, os.getcwd())
+        try:
+            wanted = PrdSource(paths.prd, shown).read().branch_name.strip()
+        except RalphError:
+            return []  # the task source's problem, told once
+        if wanted:
+            if git.valid_branch_name(paths.project_root, wanted):
+                return []
+            message = f"branchName {wanted!r}: not a valid git branch name"
+            return [Problem(shown, message, _key_line(paths.prd))]
+    if not settings.git.branch_auto_create:
+        return []
+    wanted = settings.git.branch_prefix + paths.name
+    if git.valid_branch_name(paths.project_root, wanted):
+        return []
+    where = settings.source("branch_auto_create")
+    message = f"branch {wanted!r} (branch.prefix and the feature's name, as {where} asks): not a valid git branch name"
+    return [Problem(paths.display(), message)]
+
+
+def _key_line(path: str) -> int:
+    """The line of prd.json's first "branchName" key (0 when it cannot be found)."""
+    try:
+        with open(path, "rb") as handle:
+            raw = handle.read()
+    except OSError:
+        return 0
+    match = _BRANCH_KEY.search(raw)
+    return raw.count(b"\n", 0, match.start()) + 1 if match else 0
+
+
+def _refused(check: Callable[[], object], fallback: str) -> list[Problem]:
+    """The problem `check()` raises, as one Problem; [] when it passes."""
+    try:
+        check()
+    except RalphError as exc:
+        return [from_error(exc, fallback)]
+    return []
