@@ -39,9 +39,16 @@ if [ ! -x .venv/bin/python ]; then
 fi
 # Reinstall only when the project's metadata or the pinned versions changed since the last install.
 stamp=.venv/.ralphloop-installed
-if [ ! -f "$stamp" ] || [ pyproject.toml -nt "$stamp" ] || [ scripts/constraints.txt -nt "$stamp" ]; then
+# The plug-in packages in tests/plugins are installed too, as a user installs a third party's (tests/plugins/README.md).
+plugins=(tests/plugins/*/)
+newer=0
+for file in pyproject.toml scripts/constraints.txt tests/plugins/*/pyproject.toml; do
+    [ "$file" -nt "$stamp" ] && newer=1
+done
+if [ ! -f "$stamp" ] || [ "$newer" = 1 ]; then
     .venv/bin/python -m pip install --quiet --disable-pip-version-check --upgrade pip
-    .venv/bin/python -m pip install --quiet --disable-pip-version-check -c scripts/constraints.txt -e '.[dev,report,web]'
+    .venv/bin/python -m pip install --quiet --disable-pip-version-check -c scripts/constraints.txt -e '.[dev,report,web]' \
+        "${plugins[@]/#/-e}"
     touch "$stamp"
 fi
 # Byte-compile the project (an editable install: its modules are read from src/). Where PYTHONDONTWRITEBYTECODE is

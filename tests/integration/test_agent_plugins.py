@@ -13,7 +13,7 @@ from pathlib import Path
 
 import pytest
 
-from ralphloop.plugins.agents import BUILT_IN
+from ralphloop.plugins.agents import CATALOG
 from tests.conftest import AGENTS, PYTHON, RalphRunner, read_json, write_prd
 
 # A backend as a third party would write it: only ralph's public seams (AgentCommand, agent_env, the text parser).
@@ -102,7 +102,7 @@ def test_an_unknown_name_lists_the_plugins_too(one_story: Path, site: Path, ralp
     before = files(one_story.parent.parent)
     done = ralph("run", "--agent", "nope", "-n", "1", env={"PYTHONPATH": str(site)})
     assert done.returncode == 1
-    known = ", ".join(sorted({*BUILT_IN, "echo"}))
+    known = ", ".join(sorted({*CATALOG, "echo", "tape"}))  # tape: tests/plugins, installed in the venv
     assert done.stderr == f"ralph: error: --agent: unknown agent 'nope' (known: {known})\n"
     assert files(one_story.parent.parent) == before
 

@@ -8,7 +8,7 @@ import shutil
 from ralphloop.agents.text import TextOutputParser, agent_env
 from ralphloop.config.settings import Settings
 from ralphloop.core.errors import RalphError
-from ralphloop.core.protocols import AgentCommand, AgentRequest
+from ralphloop.core.protocols import AgentCommand, AgentDefaults, AgentRequest
 from ralphloop.project.paths import FeaturePaths
 
 
@@ -34,7 +34,7 @@ def split_command(command: str, label: str) -> list[str]:
     return argv
 
 
-class CommandAgent:
+class CommandAgent(AgentDefaults):
     """`--agent-cmd "python3 my_agent.py"`: split like a shell would, but never run through one."""
 
     name = "command"

@@ -27,7 +27,16 @@ from msgspec.structs import replace
 from ralphloop.agents.agent_limits import LimitBook, Limited
 from ralphloop.core.errors import RalphError
 from ralphloop.core.limits import UsageLimit
-from ralphloop.core.protocols import Agent, AgentCommand, AgentRequest, AgentResult, Clock, ErrorKind, ProcessOutcome
+from ralphloop.core.protocols import (
+    Agent,
+    AgentCommand,
+    AgentDefaults,
+    AgentRequest,
+    AgentResult,
+    Clock,
+    ErrorKind,
+    ProcessOutcome,
+)
 from ralphloop.core.protocols import OutputParser as Parser
 from ralphloop.words.figures import local_time
 from ralphloop.words.textsafe import one_line
@@ -38,10 +47,10 @@ _LOCKED_OUT = (ErrorKind.AUTH, ErrorKind.BILLING)
 
 def account_key(agent: Agent) -> str:
     """The book's key of an agent: its backend and account ("claude/login:/home/me/.claude")."""
-    return f"{agent.name}/{getattr(agent, 'account', None) or 'default'}"
+    return f"{agent.name}/{agent.account or 'default'}"
 
 
-class FailoverAgent:
+class FailoverAgent(AgentDefaults):
     """Several agents in the order the user prefers them; one runs each iteration."""
 
     def __init__(
@@ -57,18 +66,18 @@ class FailoverAgent:
         self._last: Agent | None = None  # whose result came last (its session is the one worth resuming)
         self.warn: Callable[[str], None] = lambda message: None  # the run's warnings (set by start/build.py)
         self._warned = False
-        self.missing: str | None = next((m for a in self.agents if (m := getattr(a, "missing", None))), None)
-        self.commits = all(getattr(a, "commits", True) for a in self.agents)  # else ralph commits for them
+        self.missing: str | None = next((a.missing for a in self.agents if a.missing), None)
+        self.commits = all(a.commits for a in self.agents)  # else ralph commits for them
         # the files every member's CLI keeps in the repository (aider's caches), kept out of git from the start
-        self.runtime_files = tuple(dict.fromkeys(p for a in self.agents for p in getattr(a, "runtime_files", ())))
+        self.runtime_files = tuple(dict.fromkeys(p for a in self.agents for p in a.runtime_files))
         self.current = self._choose(strict=True)
         self.name = self.current.name  # the agent of this iteration (of the last one, until the next starts)
-        self.permissions = getattr(self.current, "permissions", None)
+        self.permissions = self.current.permissions
 
     def command(self, request: AgentRequest) -> AgentCommand:
         self.current = self._choose()
         self.name = self.current.name
-        self.permissions = getattr(self.current, "permissions", None)
+        self.permissions = self.current.permissions
         return self.current.command(self._request(request))
 
     def parser(self, request: AgentRequest) -> Parser:

@@ -19,10 +19,12 @@ if TYPE_CHECKING:
 
 def log_reader(name: str) -> Reader:
     """The function turning one line of backend `name`'s log into readable lines (None: show the line as it is).
-    A backend without a reader of its own (a command agent, which may well run `claude -p` underneath, or a name
-    not known) gets every known reader in turn: the first that recognises a line reads it."""
+    A plugin's backend gets the reader its AgentSpec names. A backend without a reader of its own (a command agent,
+    which may well run `claude -p` underneath, or a name not known) gets every known reader in turn: the first that
+    recognises a line reads it."""
     readers_by_name = {each: row.log_reader for each, row in CATALOG.items() if row.log_reader}
-    targets = [readers_by_name[name]] if name in readers_by_name else list(readers_by_name.values())
+    own = readers_by_name.get(name) or _plugin_reader(name)
+    targets = [own] if own else list(readers_by_name.values())
     readers = [_function(target) for target in targets]
 
     def read(line: str) -> list[str] | None:
@@ -33,6 +35,20 @@ def log_reader(name: str) -> Reader:
         return None
 
     return read
+
+
+def _plugin_reader(name: str) -> str:
+    """An installed plugin's reader for backend `name` ("" when it has none, or cannot be loaded: its lines are
+    then offered to every known reader, as a command agent's are)."""
+    if not name or name in CATALOG:
+        return ""
+    from ralphloop.plugins.agents import spec_of  # entry points: only for a name that is not built in
+
+    try:
+        spec = spec_of(name)
+        return spec.log_reader if spec is not None else ""
+    except Exception:  # a broken plugin is the run's to report; its log is still shown
+        return ""
 
 
 def _function(target: str) -> Reader:

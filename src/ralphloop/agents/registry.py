@@ -1,11 +1,10 @@
 """Agent backends by name: `--agent NAME` (or `agent: NAME` in config) picks one.
 
-A backend is a factory `(settings, paths) -> Agent` named by an import path "module:factory" and imported only
-when a run uses it. Ralph's own are rows of CATALOG (with their log parser, monitor reader and settings);
-another package adds one under the entry-point group
-`ralphloop.agents` (`[project.entry-points."ralphloop.agents"] NAME = "module:factory"`), and both are loaded
-through the same door, `_factory`. Entry points are read only for a name that is not built in: scanning the
-installed distributions costs start-up time that every run would otherwise pay. A built-in name always wins.
+A backend is an AgentSpec (plugins/agents.py): a factory `(settings, paths) -> Agent` named by an import path
+"module:factory" and imported only when a run uses it, with its log parser, log reader, sniffers and settings.
+Ralph's own are rows of CATALOG; another package adds one under the entry-point group `ralphloop.agents`
+(`[project.entry-points."ralphloop.agents"] NAME = "module:SPEC"`, or `"module:factory"` for a factory alone), and
+both are found through the same door, `plugins/agents.spec_of`. A built-in name always wins.
 
 A factory gets the run's `config/settings.Settings`: `settings.agent` (config/policy.py's AgentSettings: the name, the
 model, the permissions) and the components it needs; a CLI backend's executable is `settings.commands[NAME]`.
@@ -13,42 +12,33 @@ A plugin keeps its own options in a section of the config files
 named after it and reads them with `settings.section("myagent")`: the raw mapping under `myagent:`, the
 project file's keys over the user file's ({} when neither has one). Checking those keys is the plugin's own
 business; ralph does not warn about a section named after the agent in use.
+
+What a plugin's factory returns is checked here, once: it must have a name, `command` and `parser`; every optional
+member of an Agent it lacks (core/protocols.AgentDefaults) it is given, so that nothing after this asks.
 """
 
 from __future__ import annotations
 
-import importlib
 import os
 from collections.abc import Callable
-from dataclasses import dataclass, replace
-from typing import TYPE_CHECKING, Any, Final, cast
+from dataclasses import replace
+from typing import TYPE_CHECKING, cast
 
 from ralphloop.core.errors import RalphError
-from ralphloop.plugins.agents import BUILT_IN, CATALOG
+from ralphloop.core.protocols import AgentDefaults
+from ralphloop.plugins.agents import CATALOG, AgentSpec, load, plugin_entry_points, spec_of
 from ralphloop.words.textsafe import one_line
 
 if TYPE_CHECKING:
     from ralphloop.config.settings import Settings
-    from ralphloop.core.protocols import Agent, Clock
+    from ralphloop.core.protocols import Agent, AgentCommand, AgentRequest, Clock, OutputParser
     from ralphloop.project.paths import FeaturePaths
 
     AgentFactory = Callable[[Settings, FeaturePaths], Agent]
 
-ENTRY_POINT_GROUP: Final = "ralphloop.agents"
-
-
-@dataclass(frozen=True, slots=True)
-class Backend:
-    """Where a backend's factory lives, and who provides it."""
-
-    name: str
-    target: str  # "module:factory"
-    plugin: str = ""  # the distribution that provides it ("ralph-echo 1.0"); "" for ralph's own
-
-    @property
-    def label(self) -> str:
-        """How an error names the backend: a plugin by its entry point and distribution."""
-        return f"agent plugin {self.name!r} ({self.target} from {self.plugin})" if self.plugin else repr(self.name)
+# The members an Agent must have, and those a plugin's may leave to their defaults.
+_REQUIRED = ("name", "command", "parser")
+_OPTIONAL = ("missing", "account", "commits", "runtime_files", "permissions")
 
 
 def make_agent(settings: Settings, paths: FeaturePaths, *, dry_run: bool = False, clock: Clock | None = None) -> Agent:
@@ -58,7 +48,7 @@ def make_agent(settings: Settings, paths: FeaturePaths, *, dry_run: bool = False
     chain = settings.agent.chain
     if len(chain) <= 1:
         agent = _make(settings, paths, dry_run=dry_run)
-        if not getattr(agent, "account", None):
+        if not agent.account:
             return agent
         members = [agent]  # alone, its limits still go into the book, for the failover chains of other loops
     else:
@@ -82,27 +72,53 @@ def member_settings(settings: Settings, name: str) -> Settings:
 
 
 def _make(settings: Settings, paths: FeaturePaths, *, dry_run: bool) -> Agent:
-    backend = _named(settings)
-    factory = _factory(backend)
-    if not backend.plugin:
+    name = settings.agent.name
+    spec = _spec(settings)
+    factory = _factory(name, spec)
+    if not spec.plugin:
         agent = factory(settings, paths)  # ours: an exception here is a bug, reported with its traceback
-        missing = getattr(agent, "missing", None)
-        if missing and not dry_run:
-            raise RalphError(missing)
-        return agent
-    try:
-        agent = factory(settings, paths)
-    except RalphError:
-        raise  # the plugin's own message for the user
-    except Exception as exc:
-        raise RalphError(f"{backend.label} failed to start: {_said(exc)}") from None
-    lacking = [part for part in ("name", "command", "parser") if not hasattr(agent, part)]
-    if lacking:
-        raise RalphError(f"{backend.label} returned {type(agent).__name__}, not an agent (no {', '.join(lacking)})")
-    missing = getattr(agent, "missing", None)
-    if isinstance(missing, str) and missing and not dry_run:
-        raise RalphError(f"{backend.label}: {one_line(missing, 300)}")  # its CLI is not installed, say
+    else:
+        try:
+            made = factory(settings, paths)
+        except RalphError:
+            raise  # the plugin's own message for the user
+        except Exception as exc:
+            raise RalphError(f"{_label(name, spec)} failed to start: {_said(exc)}") from None
+        agent = _completed(name, spec, made)
+    if agent.missing and not dry_run:  # its CLI is not installed, say
+        raise RalphError(agent.missing if not spec.plugin else f"{_label(name, spec)}: {one_line(agent.missing, 300)}")
     return agent
+
+
+def _completed(name: str, spec: AgentSpec, made: object) -> Agent:
+    """A plugin's agent as the run uses it: refused when it is not one, given the defaults of what it leaves out."""
+    lacking = [part for part in _REQUIRED if not hasattr(made, part)]
+    if lacking:
+        raise RalphError(f"{_label(name, spec)} returned {type(made).__name__}, not an agent (no {', '.join(lacking)})")
+    if isinstance(made, AgentDefaults) or all(hasattr(made, part) for part in _OPTIONAL):
+        agent = cast("Agent", made)
+    else:
+        agent = _PluginAgent(made)
+    if agent.missing is not None and not isinstance(agent.missing, str):
+        raise RalphError(f"{_label(name, spec)}: its `missing` is a {type(agent.missing).__name__}, not a message")
+    return agent
+
+
+class _PluginAgent(AgentDefaults):
+    """A plugin's agent that sets only some of an Agent's optional members: the rest are the defaults."""
+
+    def __init__(self, made: object) -> None:
+        self._made = made
+        self.name = str(made.name)  # type: ignore[attr-defined]
+        for part in _OPTIONAL:
+            if hasattr(made, part):
+                setattr(self, part, getattr(made, part))
+
+    def command(self, request: AgentRequest) -> AgentCommand:
+        return cast("AgentCommand", self._made.command(request))  # type: ignore[attr-defined]
+
+    def parser(self, request: AgentRequest) -> OutputParser:
+        return cast("OutputParser", self._made.parser(request))  # type: ignore[attr-defined]
 
 
 def check_agent_settings(settings: Settings, paths: FeaturePaths) -> None:
@@ -113,7 +129,7 @@ def check_agent_settings(settings: Settings, paths: FeaturePaths) -> None:
         for name in settings.agent.chain:
             check_agent_settings(member_settings(settings, name), paths)
         return
-    _named(settings)
+    _spec(settings)
     row = CATALOG.get(settings.agent.name)
     if row is not None and row.cli:
         _make(settings, paths, dry_run=True)  # what its settings refuse (amp's `permissions: ask`), not PATH
@@ -127,49 +143,34 @@ def check_agent_settings(settings: Settings, paths: FeaturePaths) -> None:
         make(settings, paths)  # it only reads and checks the script
 
 
-def _named(settings: Settings) -> Backend:
-    backend = find_backend(settings.agent.name)
-    if backend is None:
-        known = ", ".join(sorted({*BUILT_IN, *plugin_backends()}))
-        raise RalphError(f"{settings.source('agent')}: unknown agent {settings.agent.name!r} (known: {known})")
-    return backend
-
-
-def find_backend(name: str) -> Backend | None:
-    """The backend called `name`: a built-in one, else a plugin's; None when there is none."""
-    target = BUILT_IN.get(name)
-    if target is not None:
-        return Backend(name, target)
-    return plugin_backends().get(name)
-
-
-def plugin_backends() -> dict[str, Backend]:
-    """The backends installed packages add through the entry-point group (the first one of a name wins)."""
-    from importlib.metadata import entry_points  # costs start-up time: only when a name is not built in
-
-    found: dict[str, Backend] = {}
-    for point in entry_points(group=ENTRY_POINT_GROUP):
-        if point.name in BUILT_IN or point.name in found:
-            continue
-        dist = point.dist
-        provider = f"{dist.name} {dist.version}" if dist is not None else "an unnamed distribution"
-        found[point.name] = Backend(point.name, f"{point.module}:{point.attr}", provider)
-    return found
-
-
-def _factory(backend: Backend) -> AgentFactory:
-    """Import the backend's module and find its factory; a plugin that cannot be loaded is a one-line error."""
-    module_name, _, attribute = backend.target.partition(":")
+def _spec(settings: Settings) -> AgentSpec:
+    name = settings.agent.name
     try:
-        found: object = importlib.import_module(module_name)
-        for part in attribute.split("."):
-            found = getattr(found, part)
+        spec = spec_of(name)
+    except Exception as exc:  # a plugin whose entry point cannot be loaded
+        target, provider = plugin_entry_points()[name]
+        raise RalphError(f"agent plugin {name!r} ({target} from {provider}) cannot be loaded: {_said(exc)}") from None
+    if spec is None:
+        known = ", ".join(sorted({*CATALOG, *plugin_entry_points()}))
+        raise RalphError(f"{settings.source('agent')}: unknown agent {name!r} (known: {known})")
+    return spec
+
+
+def _label(name: str, spec: AgentSpec) -> str:
+    """How an error names the backend: a plugin by its entry point and distribution."""
+    return f"agent plugin {name!r} ({spec.factory} from {spec.plugin})" if spec.plugin else repr(name)
+
+
+def _factory(name: str, spec: AgentSpec) -> AgentFactory:
+    """The backend's factory, its module imported now; a plugin's that cannot be loaded is a one-line error."""
+    try:
+        found = load(spec.factory)
         if not callable(found):
-            raise TypeError(f"{backend.target} is a {type(found).__name__}, not a factory")
+            raise TypeError(f"{spec.factory} is a {type(found).__name__}, not a factory")
     except Exception as exc:
-        if not backend.plugin:
+        if not spec.plugin:
             raise
-        raise RalphError(f"{backend.label} cannot be loaded: {_said(exc)}") from None
+        raise RalphError(f"{_label(name, spec)} cannot be loaded: {_said(exc)}") from None
     return cast("AgentFactory", found)
 
 
@@ -177,9 +178,3 @@ def _said(exc: BaseException) -> str:
     """An exception as one line: its type and message."""
     text = one_line(str(exc), 300)
     return f"{type(exc).__name__}: {text}" if text else type(exc).__name__
-
-
-def load(target: str) -> Any:
-    """What "module:name" names, the module imported now."""
-    module_name, _, attribute = target.partition(":")
-    return getattr(importlib.import_module(module_name), attribute)

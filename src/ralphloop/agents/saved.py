@@ -11,10 +11,9 @@ from __future__ import annotations
 import json
 from collections.abc import Iterable
 
-from ralphloop.agents.registry import load
 from ralphloop.agents.text import TextOutputParser
 from ralphloop.core.protocols import AgentRequest, OutputParser, ProcessOutcome
-from ralphloop.plugins.agents import CATALOG, log_formats
+from ralphloop.plugins.agents import CATALOG, load, log_formats
 
 FORMATS = ("auto", "text", "claude-json", *log_formats())
 STDERR_MARK = b"[stderr] "

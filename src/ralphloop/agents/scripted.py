@@ -13,7 +13,7 @@ from ralphloop.agents.script import ScriptError, validate_script
 from ralphloop.agents.text import TextOutputParser, agent_env
 from ralphloop.config.settings import Settings
 from ralphloop.core.errors import RalphError
-from ralphloop.core.protocols import AgentCommand, AgentRequest
+from ralphloop.core.protocols import AgentCommand, AgentDefaults, AgentRequest
 from ralphloop.files.yaml_file import read_yaml_mapping
 from ralphloop.project.paths import FeaturePaths, display_path
 
@@ -25,7 +25,7 @@ def make(settings: Settings, paths: FeaturePaths) -> ScriptedAgent:
     return ScriptedAgent(settings.agent.scripted_script or os.path.join(paths.dir, DEFAULT_SCRIPT))
 
 
-class ScriptedAgent:
+class ScriptedAgent(AgentDefaults):
     """Runs `python -m ralphloop.agents.scripted_runner SCRIPT` each iteration."""
 
     name = "scripted"

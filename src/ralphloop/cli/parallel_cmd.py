@@ -177,7 +177,7 @@ def _fleet(
     _check_target(root, top, paths, target_branch, feature_branch)
     os.makedirs(paths.state_dir, exist_ok=True)
     # fleet.json, fleet.jsonl, loops/ and the locks, as a single run's files: out of the user's next `git add -A`
-    keep_out_of_git(paths, agent_patterns=getattr(run.agent, "runtime_files", ()))
+    keep_out_of_git(paths, agent_patterns=run.agent.runtime_files)
     fleet = Fleet(
         root=root,
         paths=paths,

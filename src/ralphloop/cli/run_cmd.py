@@ -22,7 +22,7 @@ from ralphloop.core.cancel import CancelToken
 from ralphloop.core.errors import RalphError
 from ralphloop.core.events import Notice
 from ralphloop.core.exitcodes import ExitReason
-from ralphloop.core.protocols import Agent, EventSink, SystemClock
+from ralphloop.core.protocols import EventSink, SystemClock
 from ralphloop.engine.loop import run_loop
 from ralphloop.engine.phases import prompt_for
 from ralphloop.files.safe_read import check_file, nonblocking
@@ -90,7 +90,7 @@ def command(args: argparse.Namespace, argv: list[str]) -> int:
     log_file = _open_log_file(args.log_file)
     interrupts = Interrupts(cancel, run.paths.status)
     os.makedirs(run.paths.state_dir, exist_ok=True)  # .ralph/ for a workspace at the project root
-    keep_out_of_git(run.paths, args.log_file, getattr(run.agent, "runtime_files", ()))
+    keep_out_of_git(run.paths, args.log_file, run.agent.runtime_files)
     if log_file:
         sinks.append(TerminalRenderer(out=cast(TextIO, log_file)))
     # sends on its own thread; the run's end (close, below) once the feature folder is where it stays
@@ -314,14 +314,16 @@ def _dry_run(built: Built) -> int:
     invocation = run.agent.command(request)
     print(f"# Dry run for {paths.selector}: nothing is started, written or counted.")
     print(f"# Agent: {run.agent.name} (from {settings.source('agent')})")
-    if len(settings.agent.chain) > 1:
+    from ralphloop.agents.failover import FailoverAgent  # a dry run's words only
+
+    if len(settings.agent.chain) > 1 and isinstance(run.agent, FailoverAgent):
         print(f"# Failover: {' → '.join(settings.agent.chain)} (at a usage limit or a failed login, the next one)")
-        members: tuple[Agent, ...] = getattr(run.agent, "agents", ())
+        members = run.agent.agents
         for member in members:  # what each other agent would run (--model is the first one's alone)
-            if member is not getattr(run.agent, "current", None):
+            if member is not run.agent.current:
                 asked = request if member is members[0] else replace(request, model=None)
                 print(f"#   {member.name}: {shlex.join(member.command(asked).argv)}")
-    level = getattr(run.agent, "permissions", None) or settings.agent.permissions
+    level = run.agent.permissions or settings.agent.permissions
     came = settings.source("permissions" if level == settings.agent.permissions else "skip_permissions")
     print(f"# Permissions: {level} (from {came})")
     # Cursor's and aider's CLIs take no prompt on stdin: their backends leave the prompt in its file and name the file.

@@ -52,11 +52,11 @@ def _warm_up(agents: str) -> None:
     import ralphloop.cli.main
     import ralphloop.cli.run_cmd
     import ralphloop.tasks.prd_json  # noqa: F401
-    from ralphloop.plugins.agents import BUILT_IN
+    from ralphloop.plugins.agents import CATALOG
 
     for name in agents.split(","):
-        if name in BUILT_IN:
-            importlib.import_module(BUILT_IN[name].partition(":")[0])
+        if name in CATALOG:
+            importlib.import_module(CATALOG[name].factory.partition(":")[0])
 
 
 if __name__ == "__main__":

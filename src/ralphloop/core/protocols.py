@@ -296,13 +296,29 @@ class OutputParser(Protocol):
 
 
 class Agent(Protocol):
-    """A backend: how to start the CLI and how to read what it printed."""
+    """A backend: how to start the CLI and how to read what it printed, and what the run must know of it."""
 
     name: str
+    missing: str | None  # why its CLI cannot run on this machine (not installed); None: it can
+    account: str | None  # whose usage limits it shares (agents/accounts.py: never a secret); None: not known
+    commits: bool  # it commits its own work; else ralph commits each accepted iteration for it
+    runtime_files: tuple[str, ...]  # gitignore patterns of the files its CLI keeps in the repository
+    permissions: str | None  # what it may do without asking (ask | edits | all), as it was started
 
     def command(self, request: AgentRequest) -> AgentCommand: ...
 
     def parser(self, request: AgentRequest) -> OutputParser: ...
+
+
+class AgentDefaults:
+    """Every optional member of an Agent with the value a backend that does not set it has: ralph's own backends
+    inherit these, and a plugin's agent that lacks one is given it once, where the registry makes it."""
+
+    missing: str | None = None
+    account: str | None = None
+    commits: bool = True
+    runtime_files: tuple[str, ...] = ()
+    permissions: str | None = None
 
 
 # ---------------------------------------------------------------- time and events

@@ -1,7 +1,12 @@
-"""Ralph's own agent backends by name: one row each, saying where each part of a backend lives ("module:name").
+"""Agent backends by name, each one an AgentSpec: where each part of it lives ("module:name"), imported only
+when used. Ralph's own are CATALOG's rows; another package adds one under the `ralphloop.agents` entry-point group,
+naming either an AgentSpec (its factory, log parser, log reader, sniffers and settings, like a built-in's) or just
+its factory. Both are read through `spec_of`, the one door: `ralph logs`, the monitor, `ralph analyze` and the run
+builder treat a plugin's parts as they treat ralph's own.
 
-Only names and import paths: `ralph --help` and `ralph status` read this (the `--agent` help, the analyze formats)
-without importing a backend or anything heavy. The factories are called through agents/registry.py.
+Only names and import paths: `ralph --help` and `ralph status` read the catalog without importing a backend or
+anything heavy. Entry points are read only for a name that is not built in: scanning the installed distributions
+(and importing importlib.metadata) costs more start-up time than a whole `ralph status`.
 """
 
 from __future__ import annotations
@@ -13,9 +18,11 @@ from typing import Any, Final, NamedTuple
 
 from ralphloop.words.values import PERMISSIONS
 
+ENTRY_POINT_GROUP: Final = "ralphloop.agents"
 
-class BuiltIn(NamedTuple):
-    """One of ralph's own backends: where each part of it lives ("module:name"), each imported only when used."""
+
+class AgentSpec(NamedTuple):
+    """One backend: where each part of it lives ("module:name"), each imported only when used."""
 
     factory: str  # (settings, paths) -> Agent
     cli: bool = False  # it runs a CLI whose executable `NAME.command` (or $RALPH_NAME_COMMAND) may name
@@ -25,14 +32,15 @@ class BuiltIn(NamedTuple):
     sniff: str = ""  # (the first JSON events of a saved log) -> whether they are its output
     sniff_text: str = ""  # (the first lines of a saved log with no JSON events of a backend) -> its output?
     settings: str = ""  # the class of its own config section's value, beyond `command` (config/settings.py builds it)
+    plugin: str = ""  # the distribution that provides it ("ralph-echo 0.1"); "" for ralph's own
 
 
 # Ralph's own backends, one row each. The order is the order a saved log's format is sniffed in, and the order a
 # command agent's log lines are offered to the readers in: the most particular event shapes first (Gemini's
 # `result` and `message` lines before Claude's reader, which shows any `result` line).
-CATALOG: Final[Mapping[str, BuiltIn]] = MappingProxyType(
+CATALOG: Final[Mapping[str, AgentSpec]] = MappingProxyType(
     {
-        "codex": BuiltIn(
+        "codex": AgentSpec(
             "ralphloop.agents.codex.backend:make",
             cli=True,
             log_format="codex-json",
@@ -40,7 +48,7 @@ CATALOG: Final[Mapping[str, BuiltIn]] = MappingProxyType(
             log_reader="ralphloop.agents.codex.activity:readable_lines",
             sniff="ralphloop.agents.codex.activity:sniff",
         ),
-        "gemini": BuiltIn(
+        "gemini": AgentSpec(
             "ralphloop.agents.gemini.backend:make",
             cli=True,
             log_format="gemini-stream-json",
@@ -48,7 +56,7 @@ CATALOG: Final[Mapping[str, BuiltIn]] = MappingProxyType(
             log_reader="ralphloop.agents.gemini.activity:readable_lines",
             sniff="ralphloop.agents.gemini.activity:sniff",
         ),
-        "copilot": BuiltIn(
+        "copilot": AgentSpec(
             "ralphloop.agents.copilot.backend:make",
             cli=True,
             log_format="copilot-json",
@@ -58,7 +66,7 @@ CATALOG: Final[Mapping[str, BuiltIn]] = MappingProxyType(
         ),
         # Amp and Cursor print Claude-Code-shaped stream-json: their sniffs claim only their own marks (Amp's
         # thread ids, Cursor's tool_call events and key sources), so they go before Claude's, which claims any.
-        "amp": BuiltIn(
+        "amp": AgentSpec(
             "ralphloop.agents.amp.backend:make",
             cli=True,
             log_format="amp-stream-json",
@@ -66,7 +74,7 @@ CATALOG: Final[Mapping[str, BuiltIn]] = MappingProxyType(
             log_reader="ralphloop.agents.amp.activity:readable_lines",
             sniff="ralphloop.agents.amp.activity:sniff",
         ),
-        "cursor": BuiltIn(
+        "cursor": AgentSpec(
             "ralphloop.agents.cursor.backend:make",
             cli=True,
             log_format="cursor-stream-json",
@@ -74,7 +82,7 @@ CATALOG: Final[Mapping[str, BuiltIn]] = MappingProxyType(
             log_reader="ralphloop.agents.cursor.activity:readable_lines",
             sniff="ralphloop.agents.cursor.activity:sniff",
         ),
-        "opencode": BuiltIn(
+        "opencode": AgentSpec(
             "ralphloop.agents.opencode.backend:make",
             cli=True,
             log_format="opencode-json",
@@ -82,7 +90,7 @@ CATALOG: Final[Mapping[str, BuiltIn]] = MappingProxyType(
             log_reader="ralphloop.agents.opencode.activity:readable_lines",
             sniff="ralphloop.agents.opencode.activity:sniff",
         ),
-        "claude": BuiltIn(
+        "claude": AgentSpec(
             "ralphloop.agents.claude.backend:make",
             cli=True,
             log_format="claude-stream-json",
@@ -91,7 +99,7 @@ CATALOG: Final[Mapping[str, BuiltIn]] = MappingProxyType(
             sniff="ralphloop.agents.claude.activity:sniff",
             settings="ralphloop.agents.claude.settings:ClaudeSettings",
         ),
-        "aider": BuiltIn(
+        "aider": AgentSpec(
             "ralphloop.agents.aider.backend:make",
             cli=True,
             log_format="aider-text",
@@ -99,25 +107,77 @@ CATALOG: Final[Mapping[str, BuiltIn]] = MappingProxyType(
             log_reader="ralphloop.agents.aider.activity:readable_lines",
             sniff_text="ralphloop.agents.aider.activity:sniff_text",
         ),
-        "command": BuiltIn("ralphloop.agents.command:make"),
-        "scripted": BuiltIn("ralphloop.agents.scripted:make"),
+        "command": AgentSpec("ralphloop.agents.command:make"),
+        "scripted": AgentSpec("ralphloop.agents.scripted:make"),
     }
 )
-BUILT_IN: Final[Mapping[str, str]] = MappingProxyType({name: row.factory for name, row in CATALOG.items()})
 # The backends that run a CLI of their own: each has `NAME.command` in the config.
 CLI_BACKENDS: Final = tuple(name for name, row in CATALOG.items() if row.cli)
 
 
 def log_formats() -> dict[str, str]:
-    """`ralph analyze` format name -> the backend whose output it is."""
+    """`ralph analyze` format name -> the built-in backend whose output it is."""
     return {row.log_format: name for name, row in CATALOG.items() if row.log_format}
 
 
 def settings_class(name: str) -> Any:
     """The class of built-in backend `name`'s own settings section (config/settings.py makes one from the config
     files), imported now."""
-    module_name, _, attribute = CATALOG[name].settings.partition(":")
-    return getattr(importlib.import_module(module_name), attribute)
+    return load(CATALOG[name].settings)
 
 
-__all__ = ["BUILT_IN", "CATALOG", "CLI_BACKENDS", "PERMISSIONS", "BuiltIn", "log_formats", "settings_class"]
+def spec_of(name: str) -> AgentSpec | None:
+    """The backend called `name`: a built-in one, else an installed plugin's (its entry point's AgentSpec, or its
+    factory alone); None when there is none. A plugin's module is imported here: one that cannot be loaded raises."""
+    row = CATALOG.get(name)
+    if row is not None:
+        return row
+    found = plugin_entry_points().get(name)
+    return None if found is None else plugin_spec(*found)
+
+
+def plugin_entry_points() -> dict[str, tuple[str, str]]:
+    """Installed plugins' backends: name -> (their entry point's "module:name", the distribution that provides
+    it). The first one of a name wins; a built-in name is never a plugin's."""
+    from importlib.metadata import entry_points
+
+    found: dict[str, tuple[str, str]] = {}
+    for point in entry_points(group=ENTRY_POINT_GROUP):
+        if point.name in CATALOG or point.name in found:
+            continue
+        dist = point.dist
+        provider = f"{dist.name} {dist.version}" if dist is not None else "an unnamed distribution"
+        found[point.name] = (f"{point.module}:{point.attr}", provider)
+    return found
+
+
+def plugin_spec(target: str, provider: str) -> AgentSpec:
+    """A plugin's spec from its entry point: the AgentSpec it names, or a spec of its factory alone."""
+    found = load(target)
+    if isinstance(found, AgentSpec):
+        return found._replace(plugin=provider)
+    return AgentSpec(target, plugin=provider)
+
+
+def load(target: str) -> Any:
+    """What "module:name" names (a dotted name after the colon reaches into the module), the module imported now."""
+    module_name, _, attribute = target.partition(":")
+    found: Any = importlib.import_module(module_name)
+    for part in attribute.split("."):
+        found = getattr(found, part)
+    return found
+
+
+__all__ = [
+    "CATALOG",
+    "CLI_BACKENDS",
+    "ENTRY_POINT_GROUP",
+    "PERMISSIONS",
+    "AgentSpec",
+    "load",
+    "log_formats",
+    "plugin_entry_points",
+    "plugin_spec",
+    "settings_class",
+    "spec_of",
+]

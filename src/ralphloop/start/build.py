@@ -142,12 +142,12 @@ def build_run(
             raise
         view = TaskView((), None)  # read again once the killed iteration is settled
     agent = make_agent(settings, paths, dry_run=request.dry_run, clock=clock)
-    if request.dry_run and getattr(agent, "missing", None):
-        warnings.append(f"{agent.missing} (a real run would stop here)")  # type: ignore[attr-defined]
+    if request.dry_run and agent.missing:
+        warnings.append(f"{agent.missing} (a real run would stop here)")
     in_git, git_warnings = _git_preflight(paths, settings)
     branch = _branch(paths, settings, source) if in_git and (view.tasks or not pending) else None
     # Unset, ralph commits for an agent that cannot (a sandbox without git, no shell under `permissions: edits`).
-    fallback = row.auto_commit or not getattr(agent, "commits", True)
+    fallback = row.auto_commit or not agent.commits
     auto_commit = in_git and (settings.git.auto_commit if settings.git.auto_commit is not None else fallback)
     template, shown = template_file(request.prompt, paths, kind)
     policy = _policy(settings, load_template(template, shown, kind), request, auto_commit)

@@ -22,7 +22,7 @@ from ralphloop.agents.aider.parser import AiderTextParser
 from ralphloop.agents.executable import locate
 from ralphloop.agents.text import agent_env
 from ralphloop.config.settings import Settings
-from ralphloop.core.protocols import AgentCommand, AgentRequest
+from ralphloop.core.protocols import AgentCommand, AgentDefaults, AgentRequest
 from ralphloop.project.paths import FeaturePaths
 
 # Every run: plain output, no question that would change the user's machine (an upgrade, analytics, release
@@ -56,7 +56,7 @@ def make(settings: Settings, paths: FeaturePaths) -> AiderAgent:
     return AiderAgent(settings)
 
 
-class AiderAgent:
+class AiderAgent(AgentDefaults):
     """Aider (aider-chat), one `--message-file` request per iteration."""
 
     name = "aider"

@@ -18,7 +18,7 @@ from ralphloop.agents.executable import locate
 from ralphloop.agents.text import agent_env
 from ralphloop.config.settings import Settings
 from ralphloop.core.errors import RalphError
-from ralphloop.core.protocols import AgentCommand, AgentRequest
+from ralphloop.core.protocols import AgentCommand, AgentDefaults, AgentRequest
 from ralphloop.project.paths import FeaturePaths
 
 
@@ -27,7 +27,7 @@ def make(settings: Settings, paths: FeaturePaths) -> AmpAgent:
     return AmpAgent(settings)
 
 
-class AmpAgent:
+class AmpAgent(AgentDefaults):
     """Sourcegraph's Amp CLI, in execute mode."""
 
     name = "amp"

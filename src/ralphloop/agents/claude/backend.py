@@ -15,7 +15,7 @@ from ralphloop.agents.executable import locate
 from ralphloop.agents.text import agent_env
 from ralphloop.config.settings import Settings
 from ralphloop.core.errors import RalphError
-from ralphloop.core.protocols import AgentCommand, AgentRequest
+from ralphloop.core.protocols import AgentCommand, AgentDefaults, AgentRequest
 from ralphloop.project.paths import FeaturePaths
 
 
@@ -24,7 +24,7 @@ def make(settings: Settings, paths: FeaturePaths) -> ClaudeAgent:
     return ClaudeAgent(settings)
 
 
-class ClaudeAgent:
+class ClaudeAgent(AgentDefaults):
     """The default agent."""
 
     name = "claude"

@@ -15,7 +15,7 @@ from ralphloop.agents.codex.session_file import codex_home
 from ralphloop.agents.executable import locate
 from ralphloop.agents.text import agent_env
 from ralphloop.config.settings import Settings
-from ralphloop.core.protocols import AgentCommand, AgentRequest
+from ralphloop.core.protocols import AgentCommand, AgentDefaults, AgentRequest
 from ralphloop.project.paths import FeaturePaths
 
 
@@ -24,7 +24,7 @@ def make(settings: Settings, paths: FeaturePaths) -> CodexAgent:
     return CodexAgent(settings)
 
 
-class CodexAgent:
+class CodexAgent(AgentDefaults):
     """OpenAI's Codex CLI, non-interactive (`codex exec`)."""
 
     name = "codex"

@@ -20,7 +20,7 @@ from ralphloop.agents.copilot.parser import CopilotJsonParser
 from ralphloop.agents.executable import locate
 from ralphloop.agents.text import agent_env
 from ralphloop.config.settings import Settings
-from ralphloop.core.protocols import AgentCommand, AgentRequest
+from ralphloop.core.protocols import AgentCommand, AgentDefaults, AgentRequest
 from ralphloop.project.paths import FeaturePaths
 
 _PERMISSION_FLAGS = {"ask": (), "edits": ("--allow-tool", "write"), "all": ("--allow-all-tools",)}
@@ -35,7 +35,7 @@ def make(settings: Settings, paths: FeaturePaths) -> CopilotAgent:
     return CopilotAgent(settings)
 
 
-class CopilotAgent:
+class CopilotAgent(AgentDefaults):
     """GitHub's Copilot CLI, non-interactive (prompt mode)."""
 
     name = "copilot"
@@ -46,7 +46,7 @@ class CopilotAgent:
             settings, "copilot", "copilot", "the GitHub Copilot CLI", "npm install -g @github/copilot"
         )
         self.executable = chosen
-        self.permissions = settings.agent.permissions
+        self.permissions: str = settings.agent.permissions
         self.commits = self.permissions == "all"  # below `all` it cannot run git: ralph commits for it
         self.account = account(os.environ if env is None else env)
 

@@ -18,7 +18,7 @@ from ralphloop.agents.cursor.parser import CursorStreamParser
 from ralphloop.agents.executable import locate
 from ralphloop.agents.text import agent_env
 from ralphloop.config.settings import Settings
-from ralphloop.core.protocols import AgentCommand, AgentRequest
+from ralphloop.core.protocols import AgentCommand, AgentDefaults, AgentRequest
 from ralphloop.project.paths import FeaturePaths
 
 
@@ -35,7 +35,7 @@ def prompt_pointer(prompt_file: str) -> str:
     )
 
 
-class CursorAgent:
+class CursorAgent(AgentDefaults):
     """Cursor's terminal agent, in print mode."""
 
     name = "cursor"

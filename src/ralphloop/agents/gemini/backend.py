@@ -20,7 +20,7 @@ from ralphloop.agents.executable import locate
 from ralphloop.agents.gemini.parser import GeminiStreamParser
 from ralphloop.agents.text import agent_env
 from ralphloop.config.settings import Settings
-from ralphloop.core.protocols import AgentCommand, AgentRequest
+from ralphloop.core.protocols import AgentCommand, AgentDefaults, AgentRequest
 from ralphloop.project.paths import FeaturePaths
 
 APPROVAL_MODES = {"ask": "default", "edits": "auto_edit", "all": "yolo"}
@@ -33,7 +33,7 @@ def make(settings: Settings, paths: FeaturePaths) -> GeminiAgent:
     return GeminiAgent(settings)
 
 
-class GeminiAgent:
+class GeminiAgent(AgentDefaults):
     """Google's Gemini CLI, non-interactive (`gemini -p`)."""
 
     name = "gemini"
@@ -44,7 +44,7 @@ class GeminiAgent:
             settings, "gemini", "gemini", "the Gemini CLI", "npm install -g @google/gemini-cli"
         )
         self.executable = chosen
-        self.permissions = settings.agent.permissions
+        self.permissions: str = settings.agent.permissions
         self.commits = self.permissions == "all"  # below `all` it cannot run git: ralph commits for it
         self.account = account(os.environ)
 

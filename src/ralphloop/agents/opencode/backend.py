@@ -29,7 +29,7 @@ from ralphloop.agents.opencode.parser import OpencodeJsonParser
 from ralphloop.agents.text import agent_env
 from ralphloop.config.settings import Settings
 from ralphloop.core.errors import RalphError
-from ralphloop.core.protocols import AgentCommand, AgentRequest
+from ralphloop.core.protocols import AgentCommand, AgentDefaults, AgentRequest
 from ralphloop.project.paths import FeaturePaths
 from ralphloop.words.textsafe import one_line
 
@@ -65,7 +65,7 @@ def make(settings: Settings, paths: FeaturePaths) -> OpencodeAgent:
     return OpencodeAgent(settings)
 
 
-class OpencodeAgent:
+class OpencodeAgent(AgentDefaults):
     """opencode, non-interactive (`opencode run`)."""
 
     name = "opencode"
@@ -81,7 +81,7 @@ class OpencodeAgent:
         # Not on PATH: make_agent refuses the run with this; a dry run, which starts nothing, only says it.
         chosen, self.missing = locate(settings, "opencode", "opencode", "opencode", "npm install -g opencode-ai")
         self.executable = chosen
-        self.permissions = settings.agent.permissions
+        self.permissions: str = settings.agent.permissions
         self.commits = self.permissions == "all"  # below `all` it cannot run git: ralph commits for it
         self.account = account(model, env)
         self.database = session_db.database_path(env)
