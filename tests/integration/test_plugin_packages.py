@@ -3,10 +3,22 @@ through the real `ralph`: they reach every surface a built-in does, through the 
 
 from __future__ import annotations
 
+import io
 import json
+import subprocess
+from datetime import UTC, datetime
 from pathlib import Path
 
-from tests.conftest import RalphRunner, read_json, write_prd
+from rich.console import Console
+
+from ralphloop.monitor.snapshot import read_snapshot
+from ralphloop.monitor.views import dashboard
+from ralphloop.project.resolve import resolve_feature
+from tests.conftest import PYTHON, RalphRunner, read_json, write_prd
+
+
+def now() -> datetime:
+    return datetime.now(UTC)
 
 
 def test_an_agent_plugin_runs_with_its_own_parser_and_its_log_reads_through_its_own_reader(
@@ -45,3 +57,82 @@ def test_an_agent_plugin_is_shown_by_a_dry_run_with_the_defaults_it_left_out(fea
     assert "-m ralphloop_tape.cli" in done.stdout
     # it sets no permissions of its own: the setting's is shown
     assert "# Permissions: edits" in done.stdout
+
+
+# The stand-in agent for the lines format: marks the line of its task done, as an agent following the prompt would.
+TICK = """
+import os, sys
+sys.stdin.read()
+path = os.path.join(os.environ["RALPH_FEATURE_DIR"], "TASKS.txt")
+number = int(os.environ["RALPH_TASK_ID"].removeprefix("L"))
+lines = open(path, encoding="utf-8").read().splitlines()
+lines[number - 1] = lines[number - 1].replace("[ ]", "[x]", 1)
+open(path, "w", encoding="utf-8").write("\\n".join(lines) + "\\n")
+print(f"ticked line {number}")
+"""
+
+
+def lines_feature(project: Path, text: str) -> Path:
+    folder = project / ".ralph" / "chores"
+    folder.mkdir(parents=True)
+    (folder / "TASKS.txt").write_text(text)
+    subprocess.run(["git", "add", "-A"], cwd=project, check=True)
+    subprocess.run(["git", "commit", "-q", "-m", "chores"], cwd=project, check=True)
+    return folder
+
+
+def test_a_format_plugin_is_validated_run_and_shown_like_a_built_in_one(
+    project: Path, ralph: RalphRunner, tmp_path: Path
+) -> None:
+    folder = lines_feature(project, "# chores\n[ ] Sweep the floor\n\n[ ] Water the plants\n")
+    tick = tmp_path / "tick.py"
+    tick.write_text(TICK)
+
+    checked = ralph("validate")
+    assert checked.returncode == 0, checked.stdout + checked.stderr
+    assert checked.stdout.strip() == "ok: .ralph/chores: TASKS.txt valid"
+    dry = ralph("run", "--agent-cmd", f"{PYTHON} {tick}", "--dry-run")
+    assert dry.returncode == 0, dry.stderr
+    assert "You work one line of a task list per iteration." in dry.stdout  # its own template
+    assert "## Current task: Sweep the floor" in dry.stdout  # its own words for the task
+
+    done = ralph("run", "--agent-cmd", f"{PYTHON} {tick}", "--no-archive")
+
+    assert done.returncode == 0, done.stdout + done.stderr
+    assert (folder / "TASKS.txt").read_text() == "# chores\n[x] Sweep the floor\n\n[x] Water the plants\n"
+    log = subprocess.run(["git", "log", "--format=%s", "-3"], cwd=project, capture_output=True, text=True, check=True)
+    assert log.stdout.splitlines()[:2] == ["Water the plants", "Sweep the floor"]  # title_commits: the task alone
+    status = ralph("status", "--json")
+    report = json.loads(status.stdout)
+    assert (report["format"], report["storiesComplete"], report["storiesTotal"]) == ("lines", 2, 2)
+    assert report["status"] == "complete"
+    assert "Lines:" in ralph("status").stdout
+    receipt = ralph("report", "--json")
+    assert receipt.returncode == 0, receipt.stderr
+    assert [row["id"] for row in json.loads(receipt.stdout)["stories"]] == ["L2", "L4"]
+    frame = io.StringIO()
+    Console(file=frame, width=100, height=30).print(
+        dashboard(read_snapshot(resolve_feature(str(project), None), now()))
+    )
+    assert "chores" in frame.getvalue() and "2/2" in frame.getvalue().replace(" ", "")
+
+
+def test_a_format_plugin_names_the_line_of_a_problem_and_parallel_says_it_cannot_run_it(
+    project: Path, ralph: RalphRunner
+) -> None:
+    folder = lines_feature(project, "[ ] Sweep the floor\nsweep again\n")
+    before = (folder / "TASKS.txt").read_bytes()
+
+    checked = ralph("validate")
+    run = ralph("run", "--agent-cmd", "true")
+
+    problem = ".ralph/chores/TASKS.txt:2: not a task line (write `[ ] task` or `[x] task`): 'sweep again'"
+    assert checked.returncode == 1 and problem in checked.stdout
+    assert run.returncode == 1 and run.stderr == f"ralph: error: {problem}\n"
+    assert (folder / "TASKS.txt").read_bytes() == before
+
+    (folder / "TASKS.txt").write_text("[ ] Sweep the floor\n[ ] Sweep again\n")
+    parallel = ralph("run", "--parallel", "2", "--agent-cmd", "true")
+
+    assert parallel.returncode == 1
+    assert "--parallel runs the stories of a prd.json feature" in parallel.stderr

@@ -16,7 +16,7 @@ from ralphloop.config.template import DEFAULT_PROJECT_CONFIG
 from ralphloop.core.errors import RalphError
 from ralphloop.core.protocols import SystemClock, iso
 from ralphloop.files.store import atomic_write_text
-from ralphloop.plugins.formats import FORMATS
+from ralphloop.plugins.formats import format_of
 from ralphloop.project.paths import ARCHIVE_DIR, RALPH_DIR, display_path, find_project_root
 from ralphloop.records.progress import header
 from ralphloop.workspace.gitignore import ensure_gitignore
@@ -65,13 +65,13 @@ def command(args: argparse.Namespace, argv: list[str]) -> int:
     print("Created " + ", ".join(made))
     for path in edited_claude_commands(root):  # the user's own version wins; say so, so an update is not a mystery
         print(f"Kept your edited {display_path(path, os.getcwd())} (ralph's version was not written)")
-    print(f"Next: {FORMATS[args.format].next_step.format(shown=shown)}, then: ralph run -f {name}")
+    print(f"Next: {format_of(args.format).next_step.format(shown=shown)}, then: ralph run -f {name}")
     return 0
 
 
 def _starter_files(kind: str, name: str, created: str) -> dict[str, str]:
     """The files a new feature of `kind` starts with (paths relative to its folder)."""
-    return {"progress.txt": header(name, created), **FORMATS[kind].load("starter")(name, created)}
+    return {"progress.txt": header(name, created), **format_of(kind).load("starter")(name, created)}
 
 
 def _write(path: str, text: str) -> None:

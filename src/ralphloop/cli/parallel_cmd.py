@@ -27,6 +27,7 @@ from ralphloop.fleet.coordinator import coordinate
 from ralphloop.fleet.launcher import LocalProcessLauncher
 from ralphloop.guards.budget import Budget
 from ralphloop.hooks.runner import HookRunner
+from ralphloop.plugins.formats import format_of
 from ralphloop.project.paths import RALPH_DIR, FeaturePaths, list_features
 from ralphloop.start.build import RunRequest, build_run
 from ralphloop.tasks.prd_json import PrdSource, prd_problems
@@ -161,7 +162,7 @@ def _fleet(
     request = RunRequest(feature=name, flags=flags, archive=False, argv=tuple(argv))
     built = build_run(root, request, clock=clock, sinks=[], cancel=cancel)
     run, paths = built.run, built.run.paths
-    if built.kind != "prd":
+    if not format_of(built.kind).parallel:
         raise RalphError(
             f"--parallel runs the stories of a prd.json feature; {paths.display()} holds another task format: "
             "run it without --parallel"

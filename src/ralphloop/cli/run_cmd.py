@@ -31,7 +31,7 @@ from ralphloop.fleet.launcher import child_kept_out, die_with_parent
 from ralphloop.notify.events import Seen
 from ralphloop.notify.settings import describe
 from ralphloop.notify.sink import Notifier
-from ralphloop.plugins.formats import detect
+from ralphloop.plugins.formats import detect, format_of
 from ralphloop.processes.reaper import become_subreaper
 from ralphloop.project.paths import FeaturePaths, display_path, find_project_root
 from ralphloop.project.resolve import resolve_feature
@@ -167,7 +167,7 @@ def _story_spec_spellings(args: argparse.Namespace, root: str, target: str | Non
     problem = story_spec_refusal(args.timeout, _spelled(args, "timeout"), args.rate_limit, _spelled(args, "rate_limit"))
     if problem:  # the workspace is looked up only then
         paths = resolve_feature(root, target or args.feature, flag="FEATURE" if target else "-f")
-        if detect(paths.dir) == "stories":
+        if format_of(detect(paths.dir)).seed_flags:
             raise RalphError(problem)
 
 

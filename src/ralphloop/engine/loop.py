@@ -20,7 +20,7 @@ from ralphloop.engine.waits import Cleared, after_decision, guards_before
 from ralphloop.guards.advice import advice
 from ralphloop.guards.breaker import Breaker
 from ralphloop.hooks.checks import confirm_done
-from ralphloop.plugins.formats import FORMATS
+from ralphloop.plugins.formats import format_of
 from ralphloop.project.archive import archive_feature
 from ralphloop.workspace.captures import WorkTree
 
@@ -138,7 +138,7 @@ def _finish(run: Run, decision: Decision, state: LoopState, view: TaskView, step
         retries=state.retries,
         breaker=breaker,
         resets_at=limit.resets_at if limit else None,
-        narrowable=FORMATS[run.source.kind].narrowable,
+        narrowable=format_of(run.source.kind).narrowable,
     )
     duration = run.clock.monotonic() - run.started
     last_words = step.last_message if step is not None and decision.reason in _SAY_LAST_WORDS else ""

@@ -5,8 +5,7 @@ its factory. Both are read through `spec_of`, the one door: `ralph logs`, the mo
 builder treat a plugin's parts as they treat ralph's own.
 
 Only names and import paths: `ralph --help` and `ralph status` read the catalog without importing a backend or
-anything heavy. Entry points are read only for a name that is not built in: scanning the installed distributions
-(and importing importlib.metadata) costs more start-up time than a whole `ralph status`.
+anything heavy. Entry points are read only for a name that is not built in (plugins/entry_points.py, with os alone).
 """
 
 from __future__ import annotations
@@ -139,15 +138,13 @@ def spec_of(name: str) -> AgentSpec | None:
 def plugin_entry_points() -> dict[str, tuple[str, str]]:
     """Installed plugins' backends: name -> (their entry point's "module:name", the distribution that provides
     it). The first one of a name wins; a built-in name is never a plugin's."""
-    from importlib.metadata import entry_points
+    from ralphloop.plugins.entry_points import entry_points
 
     found: dict[str, tuple[str, str]] = {}
-    for point in entry_points(group=ENTRY_POINT_GROUP):
+    for point in entry_points(ENTRY_POINT_GROUP):
         if point.name in CATALOG or point.name in found:
             continue
-        dist = point.dist
-        provider = f"{dist.name} {dist.version}" if dist is not None else "an unnamed distribution"
-        found[point.name] = (f"{point.module}:{point.attr}", provider)
+        found[point.name] = (point.value, point.dist)
     return found
 
 

@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import importlib
 import os
+from functools import cache
 
 from ralphloop.plugins import detect as finders
 
@@ -26,6 +27,9 @@ class Format:
 
     __slots__ = (
         "auto_commit",
+        "branch",
+        "check",
+        "counts",
         "defaults",
         "done_words",
         "found",
@@ -35,11 +39,17 @@ class Format:
         "narrowable",
         "narrows_itself",
         "next_step",
+        "parallel",
+        "plugin",
+        "prompt_file",
+        "run_lists_problems",
         "seed",
+        "seed_flags",
         "status_words",
         "template",
         "title_commits",
         "units",
+        "works_the_root",
     )
 
     def __init__(
@@ -60,11 +70,20 @@ class Format:
         learn_marks: bool = False,
         narrowable: bool = True,
         narrows_itself: bool = False,
+        check: str = "",
+        run_lists_problems: bool = False,
+        counts: str = "",
+        branch: str = "",
+        prompt_file: str = "",
+        parallel: bool = False,
+        seed_flags: bool = False,
+        works_the_root: bool = False,
+        plugin: str = "",
     ) -> None:
         self.name = name
         self.module = module  # holds `open_source(paths, *, story_order, resume_from)` and `starter(name, created)`
         self.found = found  # whether a folder holds this format (file names only: cheap)
-        self.template = template  # the built-in prompt template (ralphloop/templates/)
+        self.template = template  # the built-in prompt template (in ralphloop/templates/, or "package:file")
         self.done_words = done_words  # "stories pass": how done tasks are counted on screen
         self.units = units  # "Stories", "Tasks", "Steps"
         # `ralph status`'s count line ({} done, {} in all)
@@ -79,6 +98,17 @@ class Format:
         self.learn_marks = learn_marks  # progress.txt gets [LEARN] lines (seed 002)
         self.narrowable = narrowable  # -s/--story and --resume-from apply
         self.narrows_itself = narrows_itself  # its opener takes --resume-from (it knows what story_order leaves out)
+        # What the rest of ralph asks of a format, each "module:function", imported when used ("": it has none):
+        # `ralph validate`'s check of its files, (paths, story_order) -> [(the name shown, problems)], its own first
+        self.check = check
+        self.run_lists_problems = run_lists_problems  # the run's check of its source lists every problem of its files
+        self.counts = counts  # (paths) -> (done, total) read afresh, light, for `ralph status`; "": the last run's
+        self.branch = branch  # (paths) -> (a branch name, its line) the task file names, or None
+        self.prompt_file = prompt_file  # (folder) -> a prompt template the format keeps beside its file, or None
+        self.parallel = parallel  # `--parallel` can work its tasks, each in a worktree of its own
+        self.seed_flags = seed_flags  # its seed's spellings of -t and -r are refused in its workspace (seed 002's)
+        self.works_the_root = works_the_root  # its file in `.ralph/` means the project root is the workspace
+        self.plugin = plugin  # the distribution that provides it ("ralphloop-lines 0.1"); "" for ralph's own
 
     @property
     def seed_source(self) -> str:
@@ -95,6 +125,11 @@ class Format:
         """A function of the format's module (imported now, the first time)."""
         return getattr(importlib.import_module(self.module), attribute)
 
+    def part(self, target: str) -> Any:
+        """What one of its "module:function" parts names, imported now."""
+        module_name, _, attribute = target.partition(":")
+        return getattr(importlib.import_module(module_name), attribute)
+
 
 FORMATS: dict[str, Format] = {
     # In the order they win when a folder holds more than one (a feature made by `ralph init` has prd.json and an
@@ -108,6 +143,10 @@ FORMATS: dict[str, Format] = {
         units="Stories",
         next_step="write the stories in {shown}/prd.json (or plan them with /ralph-plan in Claude Code)",
         seed="seed 003",  # its defaults (20 iterations, 15-minute timeout) are ralph's own
+        check="ralphloop.tasks.file_checks:prd",
+        counts="ralphloop.tasks.prd_counts:story_counts",
+        branch="ralphloop.tasks.prd_counts:branch_named",
+        parallel=True,
     ),
     "todo": Format(
         "todo",
@@ -122,6 +161,7 @@ FORMATS: dict[str, Format] = {
         defaults={"max_iterations": None, "model": "opus"},
         auto_commit=True,
         title_commits=True,
+        check="ralphloop.tasks.file_checks:todo",
     ),
     "fix-plan": Format(
         "fix-plan",
@@ -136,6 +176,9 @@ FORMATS: dict[str, Format] = {
         # (circuit_breaker.failure_threshold); the same 5 attempts at one task stop it on the breaker too
         defaults={"max_retries": 5},
         title_commits=True,
+        check="ralphloop.tasks.file_checks:fix_plan",
+        works_the_root=True,  # seed 000 keeps its plan and PROMPT.md in .ralph/ and works the root
+        prompt_file="ralphloop.tasks.fix_plan:find_prompt",
     ),
     "stories": Format(
         "stories",
@@ -149,6 +192,9 @@ FORMATS: dict[str, Format] = {
         defaults={"max_iterations": 45, "timeout_s": 1800.0},  # ralph.sh's ITERATIONS=45, TIMEOUT=1800 s
         learn_marks=True,
         narrows_itself=True,
+        check="ralphloop.tasks.file_checks:stories",
+        run_lists_problems=True,
+        seed_flags=True,
     ),
     "goal": Format(
         "goal",
@@ -161,16 +207,54 @@ FORMATS: dict[str, Format] = {
         seed="seed 001",
         defaults={"max_iterations": None},  # until the goal is reached
         narrowable=False,
+        check="ralphloop.tasks.file_checks:goal",
+        run_lists_problems=True,
     ),
 }
 
 
+ENTRY_POINT_GROUP = "ralphloop.formats"
+
+
 def format_of(kind: str | None) -> Format:
-    """The row of `kind`; prd's for None or a name this ralph does not know (an older status.json's)."""
-    return FORMATS.get(kind or "prd") or FORMATS["prd"]
+    """The row of `kind`: a built-in format, else an installed plugin's; prd's for None or a name no format has
+    (an older status.json's)."""
+    row = FORMATS.get(kind or "prd")
+    if row is None and kind:
+        row = plugin_formats().get(kind)
+    return row or FORMATS["prd"]
 
 
 def detect(folder: str) -> str | None:
-    """The format `folder` holds, by its files (the first row that finds itself there), or None: only file
-    names are looked at (`ralph status` resolves features through this)."""
-    return next((name for name, row in FORMATS.items() if row.found(folder)), None)
+    """The format `folder` holds, by its files (the first row that finds itself there: ralph's own, then the
+    plugins'), or None: only file names are looked at (`ralph status` resolves features through this)."""
+    found = next((name for name, row in FORMATS.items() if row.found(folder)), None)
+    if found is None:  # the installed plugins are looked for only here: scanning them costs a `ralph status`
+        found = next((name for name, row in plugin_formats().items() if row.found(folder)), None)
+    return found
+
+
+@cache  # read once a process needs them
+def plugin_formats() -> dict[str, Format]:
+    """The formats installed packages add under the `ralphloop.formats` entry-point group, each a Format (the first
+    of a name wins; a built-in name is never a plugin's). One that cannot be loaded is left out: a folder it would
+    find is then nobody's, which every command says."""
+    from ralphloop.plugins.entry_points import entry_points
+
+    found: dict[str, Format] = {}
+    for point in entry_points(ENTRY_POINT_GROUP):
+        if point.name in FORMATS or point.name in found:
+            continue
+        try:
+            row = point.load()
+        except Exception:  # a broken plugin is not a crash of every command
+            continue
+        if isinstance(row, Format) and row.name == point.name:
+            row.plugin = point.dist
+            found[point.name] = row
+    return found
+
+
+def all_formats() -> dict[str, Format]:
+    """Every format: ralph's own, in the order they win, then the installed plugins'."""
+    return {**FORMATS, **plugin_formats()}

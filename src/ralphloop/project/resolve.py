@@ -15,7 +15,7 @@ from ralphloop.core.errors import RalphError
 from ralphloop.files.safe_read import check_file
 from ralphloop.plugins import detect as _detect
 from ralphloop.plugins.detect import detect_root, missing_message
-from ralphloop.plugins.formats import detect
+from ralphloop.plugins.formats import detect, format_of
 from ralphloop.project.paths import (
     ARCHIVE_DIR,
     ARCHIVE_NAME,
@@ -108,7 +108,8 @@ def _workspace_folder(project_root: str, folder: str) -> str:
     `.ralph/` when it holds only a fix plan (seed 000 keeps its plan and PROMPT.md there and works the root)."""
     root = os.path.abspath(project_root)
     folder = os.path.abspath(folder)
-    if folder == os.path.join(root, RALPH_DIR) and detect(folder) == "fix-plan":
+    kind = detect(folder) if folder == os.path.join(root, RALPH_DIR) else None
+    if kind is not None and format_of(kind).works_the_root:
         return root
     return folder
 

@@ -28,7 +28,7 @@ from ralphloop.engine.run import Ask, Run
 from ralphloop.engine.state import LoopState
 from ralphloop.hooks.runner import HookRunner
 from ralphloop.plugins.detect import task_files
-from ralphloop.plugins.formats import FORMATS
+from ralphloop.plugins.formats import format_of
 from ralphloop.processes.local import LocalRunner
 from ralphloop.project.paths import FeaturePaths, display_path, ralph_home
 from ralphloop.project.resolve import resolve_feature
@@ -96,7 +96,7 @@ def build_run(
     paths = resolve_feature(root, request.target or request.feature, flag="FEATURE" if request.target else "-f")
     kind = source_kind(paths)
     warnings: list[str] = []
-    row = FORMATS[kind]
+    row = format_of(kind)
     files = task_files(paths.dir)
     if len(files) > 1:  # seed 000's @fix_plan.md beside a fix_plan.md, a prd.json beside a plan's TODO.md
         warnings.append(
@@ -304,13 +304,11 @@ def runtime_paths(paths: FeaturePaths) -> tuple[str, ...]:
 def _branch(paths: FeaturePaths, settings: Settings, source: TaskSource) -> str | None:
     """The branch to work on (seed 003): prd.json's branchName, or with branch.auto_create the prefix
     and the feature's name; None to stay where the user is."""
-    from ralphloop.tasks.prd_json import PrdSource
-
     if settings.git.branch_auto_create is False:
         return None
-    wanted = ""
-    if source.kind == "prd":
-        wanted = PrdSource(paths.prd, display_path(paths.prd, os.getcwd())).read().branch_name.strip()
+    row = format_of(source.kind)
+    named = row.part(row.branch)(paths) if row.branch else None
+    wanted = named[0] if named else ""
     if not wanted and settings.git.branch_auto_create:
         wanted = settings.git.branch_prefix + paths.name
     return wanted or None  # its name is valid: run_problems checked it

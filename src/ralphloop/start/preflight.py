@@ -14,7 +14,6 @@ another tool's files by ralph's names in `.ralph/` (`others_notice`).
 from __future__ import annotations
 
 import os
-import re
 import shlex
 from collections.abc import Callable
 
@@ -23,16 +22,14 @@ from ralphloop.config.settings import Settings
 from ralphloop.core.errors import RalphError
 from ralphloop.files.safe_read import CONFIG_CAP, LOG_CAP, STATE_CAP, TASK_CAP, check_file, check_folder
 from ralphloop.notify.settings import apprise_missing
+from ralphloop.plugins.formats import format_of
 from ralphloop.project.owner import OWN_FOLDER, check_state_folder, other_tool, others_files
 from ralphloop.project.paths import RUNTIME_NAMES, FeaturePaths, display_path
 from ralphloop.state.circuit import load_breaker
-from ralphloop.tasks.prd_json import PrdSource
 from ralphloop.tasks.problems import Problem, from_error
 from ralphloop.tasks.sources import source_problems
 from ralphloop.templates.prompt import load_template
 from ralphloop.workspace import git
-
-_BRANCH_KEY = re.compile(rb'(?<!\\)"branchName"\s*:')
 
 
 def run_problems(
@@ -165,10 +162,9 @@ def template_file(prompt_flag: str | None, paths: FeaturePaths, kind: str) -> tu
     if prompt_flag:
         return prompt_flag, f"-p/--prompt {prompt_flag}"
     candidates = [paths.prompt]
-    if kind == "fix-plan":
-        from ralphloop.tasks.fix_plan import find_prompt  # with the checklist reader: only a fix plan's run needs it
-
-        candidates.append(find_prompt(paths.dir) or "")  # PROMPT.md, beside the fix plan first
+    row = format_of(kind)
+    if row.prompt_file:  # a prompt the format keeps beside its file (seed 000's PROMPT.md), its module loaded now
+        candidates.append(row.part(row.prompt_file)(paths.dir) or "")
     for path in candidates:
         if path and os.path.lexists(path):  # a FIFO is refused by name by the reader, not passed over
             return path, display_path(path, os.getcwd())
@@ -180,17 +176,18 @@ def branch_problems(paths: FeaturePaths, settings: Settings, kind: str) -> list[
     branchName; with branch.auto_create, branch.prefix and the feature's name)."""
     if settings.git.branch_auto_create is False or git.toplevel(paths.project_root) is None:
         return []  # outside a repository the run never switches branch
-    if kind == "prd":
-        shown = display_path(paths.prd, os.getcwd())
+    row = format_of(kind)
+    if row.branch:
         try:
-            wanted = PrdSource(paths.prd, shown).read().branch_name.strip()
+            named = row.part(row.branch)(paths)
         except RalphError:
             return []  # the task source's problem, told once
-        if wanted:
+        if named is not None:
+            wanted, where, line = named
             if git.valid_branch_name(paths.project_root, wanted):
                 return []
-            message = f"branchName {wanted!r}: not a valid git branch name"
-            return [Problem(shown, message, _key_line(paths.prd))]
+            shown = display_path(where, os.getcwd())
+            return [Problem(shown, f"branchName {wanted!r}: not a valid git branch name", line)]
     if not settings.git.branch_auto_create:
         return []
     wanted = settings.git.branch_prefix + paths.name
@@ -199,17 +196,6 @@ def branch_problems(paths: FeaturePaths, settings: Settings, kind: str) -> list[
     where = settings.source("branch_auto_create")
     message = f"branch {wanted!r} (branch.prefix and the feature's name, as {where} asks): not a valid git branch name"
     return [Problem(paths.display(), message)]
-
-
-def _key_line(path: str) -> int:
-    """The line of prd.json's first "branchName" key (0 when it cannot be found)."""
-    try:
-        with open(path, "rb") as handle:
-            raw = handle.read()
-    except OSError:
-        return 0
-    match = _BRANCH_KEY.search(raw)
-    return raw.count(b"\n", 0, match.start()) + 1 if match else 0
 
 
 def _refused(check: Callable[[], object], fallback: str) -> list[Problem]:

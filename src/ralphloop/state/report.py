@@ -9,38 +9,21 @@ import os
 
 from ralphloop.core.errors import RalphError
 from ralphloop.files.read import lock_holder_alive, read_json_object
-from ralphloop.files.safe_read import TASK_CAP, read_file
 from ralphloop.files.schemas import BREAKER, STATE, STATUS
-from ralphloop.plugins.formats import detect
-from ralphloop.project.paths import FeaturePaths, display_path
-from ralphloop.tasks.prd_reading import STORIES, read_prd
-from ralphloop.tasks.problem_words import first_of, placed, validate_in
+from ralphloop.plugins.formats import detect, format_of
+from ralphloop.project.paths import FeaturePaths
 
 TYPE_CHECKING = False
 if TYPE_CHECKING:
     from typing import Any
 
 
-def story_counts(paths: FeaturePaths) -> tuple[int, int]:
-    """Stories passing and in total, from prd.json itself (the truth, even if edited by hand), read as `ralph run`
-    reads it: a file it would refuse is refused in its words (the first problem `ralph validate` lists)."""
-    shown = display_path(paths.prd, os.getcwd())  # as run and validate name it
-    raw = read_file(paths.prd, shown, cap=TASK_CAP)
-    if raw is None:
-        raise RalphError(f"{shown}: file not found")
-    reading = read_prd(raw)
-    if reading.prd is None:
-        first = placed(shown, reading.flaws[0].line, reading.flaws[0].message)
-        raise RalphError(first_of(first, len(reading.flaws), validate_in(os.path.dirname(shown) or ".")))
-    stories = reading.prd[STORIES]
-    return sum(1 for story in stories if story["passes"]), len(stories)
-
-
 def task_counts(paths: FeaturePaths, kind: str | None, status: dict[str, Any]) -> tuple[int, int]:
     """Tasks done and in total: prd.json read afresh; the other formats as the last iteration counted them
     (reading Markdown or YAML here would cost `ralph status` its speed)."""
-    if kind == "prd":
-        return story_counts(paths)
+    if kind is not None and format_of(kind).counts:
+        counted: tuple[int, int] = format_of(kind).part(format_of(kind).counts)(paths)
+        return counted
     done, total = status.get("storiesComplete", 0), status.get("storiesTotal", 0)
     return (done, total) if isinstance(done, int) and isinstance(total, int) else (0, 0)
 
@@ -120,7 +103,7 @@ def gather(paths: FeaturePaths, *, strict: bool = True) -> dict[str, Any]:
         "lastMessage": status.get("lastMessage"),
         "scope": status.get("scope"),
         # prd.json is read afresh (the feature's counts); the other formats' counts are the last run's scope
-        "countsScope": status.get("scope") or None if kind != "prd" else None,
+        "countsScope": status.get("scope") or None if kind is None or not format_of(kind).counts else None,
         "model": status.get("model"),
         "agent": status.get("agent") or None,
         "activity": status.get("activity") if alive else None,

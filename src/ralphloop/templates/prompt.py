@@ -49,7 +49,8 @@ def default_template(kind: str = "prd") -> str:
     from ralphloop.plugins.formats import format_of
 
     name = format_of(kind).template
-    return resources.files("ralphloop.templates").joinpath(name).read_text(encoding="utf-8")
+    package, _, file = name.rpartition(":")  # a plugin's own, "its.package:template.md"; ralph's by its name
+    return resources.files(package or "ralphloop.templates").joinpath(file).read_text(encoding="utf-8")
 
 
 def load_template(path: str | None, label: str, kind: str = "prd") -> str:

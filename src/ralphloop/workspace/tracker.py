@@ -16,7 +16,7 @@ from ralphloop.core.errors import RalphError
 from ralphloop.core.events import Committed
 from ralphloop.core.protocols import Task
 from ralphloop.files.store import atomic_write_bytes
-from ralphloop.plugins.formats import FORMATS
+from ralphloop.plugins.formats import format_of
 from ralphloop.project.paths import FeaturePaths, display_path
 from ralphloop.words.textsafe import one_line
 from ralphloop.workspace import captures, git, gitcache, gitlocks, undo
@@ -258,7 +258,7 @@ class Workspace:
     def commit_task(self, start: captures.WorkTree | None, task: Task, kind: str, number: int) -> list[object]:
         """Commit an accepted iteration's work under its task's name (the format says how it is written): the
         Committed event that tells it, none when nothing changed. Raises GitFailed as `commit` does."""
-        message = task.title if FORMATS[kind].title_commits else f"{task.id}: {task.title}"
+        message = task.title if format_of(kind).title_commits else f"{task.id}: {task.title}"
         made = self.commit(start, message, number)
         return [Committed(number, made, one_line(message, 72))] if made else []
 

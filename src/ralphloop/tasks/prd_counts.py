@@ -1,0 +1,48 @@
+"""What `ralph status` and the run's branch read of a prd.json, light (json and re, no msgspec): its stories'
+counts, read afresh, and the branch its `branchName` names (plugins/formats.py's prd row names both)."""
+
+from __future__ import annotations
+
+import os
+import re
+
+from ralphloop.core.errors import RalphError
+from ralphloop.files.safe_read import TASK_CAP, read_file
+from ralphloop.project.paths import FeaturePaths, display_path
+from ralphloop.tasks.prd_reading import STORIES, read_prd
+from ralphloop.tasks.problem_words import first_of, placed, validate_in
+
+_BRANCH_KEY = re.compile(rb'(?<!\\)"branchName"\s*:')
+
+
+def story_counts(paths: FeaturePaths) -> tuple[int, int]:
+    """Stories passing and in total, from prd.json itself (the truth, even if edited by hand), read as `ralph run`
+    reads it: a file it would refuse is refused in its words (the first problem `ralph validate` lists)."""
+    shown = display_path(paths.prd, os.getcwd())  # as run and validate name it
+    raw = read_file(paths.prd, shown, cap=TASK_CAP)
+    if raw is None:
+        raise RalphError(f"{shown}: file not found")
+    reading = read_prd(raw)
+    if reading.prd is None:
+        first = placed(shown, reading.flaws[0].line, reading.flaws[0].message)
+        raise RalphError(first_of(first, len(reading.flaws), validate_in(os.path.dirname(shown) or ".")))
+    stories = reading.prd[STORIES]
+    return sum(1 for story in stories if story["passes"]), len(stories)
+
+
+def branch_named(paths: FeaturePaths) -> tuple[str, str, int] | None:
+    """The branch prd.json's branchName names (seed 003), the file, and the line of the key (0 when it cannot be
+    found); None when it names none. Raises the file's first problem when it cannot be read."""
+    from ralphloop.tasks.prd_json import PrdSource
+
+    shown = display_path(paths.prd, os.getcwd())
+    wanted = PrdSource(paths.prd, shown).read().branch_name.strip()
+    if not wanted:
+        return None
+    try:
+        with open(paths.prd, "rb") as handle:
+            raw = handle.read(TASK_CAP)
+    except OSError:
+        return wanted, paths.prd, 0
+    match = _BRANCH_KEY.search(raw)
+    return wanted, paths.prd, raw.count(b"\n", 0, match.start()) + 1 if match else 0
