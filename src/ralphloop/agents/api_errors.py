@@ -26,7 +26,7 @@ from __future__ import annotations
 import json
 import re
 from collections.abc import Container, Mapping
-from typing import Any
+from typing import Any, NamedTuple
 
 from ralphloop.core.protocols import ErrorKind
 from ralphloop.guards.usage import ANSI_ESCAPE
@@ -157,11 +157,15 @@ def said_and_status(said: str, pattern: re.Pattern[str]) -> tuple[str, int | Non
     return said, stated_status(pattern, said)
 
 
+# BAD_MODEL's line, with the fix ralph gives for a model the CLI does not know or cannot use.
+UNAVAILABLE_MODEL = (
+    "the model is not available ({said}). Fix: choose another with --model or agent.model in .ralph/config.yaml"
+)
+
+
 def unavailable_model(said: str) -> tuple[ErrorKind, str]:
     """BAD_MODEL, with the fix ralph gives for a model the CLI does not know or cannot use."""
-    return ErrorKind.BAD_MODEL, (
-        f"the model is not available ({said}). Fix: choose another with --model or agent.model in .ralph/config.yaml"
-    )
+    return ErrorKind.BAD_MODEL, UNAVAILABLE_MODEL.replace("{said}", said)
 
 
 def api_says(api: str, window: str = "a short rate limit") -> dict[ErrorKind, str]:
@@ -198,3 +202,47 @@ def transient(says: Mapping[ErrorKind, str], kind: ErrorKind, said: str) -> tupl
     """A transient kind with the line to show: what `says` (a backend's words for its service) tells of it, then
     what the CLI said. The loop adds "retrying in Ns (attempt n/10)"."""
     return kind, f"{says[kind]}: {said}"
+
+
+class Rule(NamedTuple):
+    """One row of a backend's table of failures: its kind when the CLI's words match `words` or the stated HTTP
+    status is one of `statuses`, and the line to show (`says`, where {said} is what the CLI said)."""
+
+    kind: ErrorKind
+    words: re.Pattern[str] | None
+    says: str
+    statuses: Container[int] = ()
+    model_404: bool = False  # a 404 whose words name a model is this row's too
+
+
+def transient_rules(
+    says: Mapping[ErrorKind, str],
+    rate: re.Pattern[str],
+    overloaded: re.Pattern[str],
+    network: re.Pattern[str],
+    *,
+    server: Container[int] = _5XX,
+) -> tuple[Rule, ...]:
+    """The three rows every table ends on, in transient_kind's order: a rate limit (a 429 or `rate`'s words), a
+    failing service (a `server` status or `overloaded`'s words), an unreachable one, each worded as `says` words
+    it (`api_says` for an API's), then what the CLI said. The loop adds "retrying in Ns (attempt n/10)"."""
+    return (
+        Rule(_RATE, rate, says[_RATE] + ": {said}", (429,)),
+        Rule(_SERVER, overloaded, says[_SERVER] + ": {said}", server),
+        Rule(ErrorKind.NETWORK, network, says[ErrorKind.NETWORK] + ": {said}"),
+    )
+
+
+def classify_by(
+    rules: tuple[Rule, ...], said: str, status: int | None = None, *, shown: str | None = None
+) -> tuple[ErrorKind, str] | None:
+    """The first row of `rules` that the CLI's words `said` or the HTTP status it stated match: its kind and the
+    line to show, with `shown` (default: `said`) for {said}; None when none does (an ordinary failed attempt: the
+    task's problem, not the service's)."""
+    for rule in rules:
+        stated = status is not None and status in rule.statuses
+        named = rule.words is not None and rule.words.search(said) is not None
+        model = rule.model_404 and status == 404 and "model" in said.lower()
+        if stated or named or model:
+            return rule.kind, rule.says.replace("{said}", said if shown is None else shown)
+    return None

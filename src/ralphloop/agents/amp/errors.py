@@ -20,7 +20,7 @@ from __future__ import annotations
 import re
 from datetime import datetime, timedelta
 
-from ralphloop.agents.api_errors import said_and_status, transient, transient_kind
+from ralphloop.agents.api_errors import Rule, classify_by, said_and_status, transient_rules
 from ralphloop.agents.error_line import error_line
 from ralphloop.core.limits import UsageLimit
 from ralphloop.core.protocols import ErrorKind
@@ -76,6 +76,37 @@ _TRANSIENT = {
     ErrorKind.OVERLOADED: "Amp or its model provider is overloaded or failing",
     ErrorKind.RATE_LIMITED: "Amp rate-limited the request (a short rate limit, not a usage limit)",
 }
+# Amp's failures, in the order they are told apart: the first row that matches names the kind.
+RULES = (
+    Rule(
+        ErrorKind.AUTH,
+        _AUTH,
+        "Amp cannot authenticate ({said}). Fix: run `amp login`, or set AMP_API_KEY to an access token from "
+        "ampcode.com/settings",
+        statuses=(401, 403),
+    ),
+    Rule(ErrorKind.USAGE_LIMIT, _FREE_LIMIT, "{said}"),
+    Rule(
+        ErrorKind.BILLING,
+        _BILLING,
+        "the Amp account has no usage left ({said}). Fix: add credits at ampcode.com/pay or change the plan; or run "
+        "another agent (an exhausted plan is not worth waiting for)",
+        statuses=(402,),
+    ),
+    Rule(
+        ErrorKind.BAD_MODEL,
+        _MODE,
+        "Amp cannot use that mode ({said}). Fix: choose another with --model or agent.model (Amp's modes: low, "
+        "medium, high, ultra, or a plugin mode)",
+    ),
+    Rule(
+        ErrorKind.REFUSED,
+        _REFUSED,
+        "Amp refused ralph's command line ({said}): this Amp version does not take what ralph passes; install the "
+        "version docs/agents.md names",
+    ),
+    *transient_rules(_TRANSIENT, _RATE, _OVERLOADED, _NETWORK),
+)
 
 
 def classify(said: str) -> tuple[ErrorKind, str] | None:
@@ -83,32 +114,7 @@ def classify(said: str) -> tuple[ErrorKind, str] | None:
     None when it is none of these (an ordinary failed attempt: the task's problem, not the service's). The free
     tier's limit is USAGE_LIMIT here; `free_tier_limit` gives its reset."""
     said, status = said_and_status(said, _STATUS)
-    if not said:
-        return None
-    if status in (401, 403) or _AUTH.search(said):
-        return ErrorKind.AUTH, (
-            f"Amp cannot authenticate ({said}). Fix: run `amp login`, or set AMP_API_KEY to an access token "
-            "from ampcode.com/settings"
-        )
-    if _FREE_LIMIT.search(said):
-        return ErrorKind.USAGE_LIMIT, said
-    if status == 402 or _BILLING.search(said):
-        return ErrorKind.BILLING, (
-            f"the Amp account has no usage left ({said}). Fix: add credits at ampcode.com/pay or change the plan; "
-            "or run another agent (an exhausted plan is not worth waiting for)"
-        )
-    if _MODE.search(said):
-        return ErrorKind.BAD_MODEL, (
-            f"Amp cannot use that mode ({said}). Fix: choose another with --model or agent.model "
-            "(Amp's modes: low, medium, high, ultra, or a plugin mode)"
-        )
-    if _REFUSED.search(said):
-        return ErrorKind.REFUSED, (
-            f"Amp refused ralph's command line ({said}): this Amp version does not take what ralph passes; "
-            "install the version docs/agents.md names"
-        )
-    kind = transient_kind(status, said, _RATE, _OVERLOADED, _NETWORK)
-    return None if kind is None else transient(_TRANSIENT, kind, said)
+    return classify_by(RULES, said, status) if said else None
 
 
 def free_tier_limit(said: str, now: datetime) -> UsageLimit:

@@ -11,7 +11,14 @@ from __future__ import annotations
 
 import re
 
-from ralphloop.agents.api_errors import api_says, said_and_status, transient, transient_kind, unavailable_model
+from ralphloop.agents.api_errors import (
+    UNAVAILABLE_MODEL,
+    Rule,
+    api_says,
+    classify_by,
+    said_and_status,
+    transient_rules,
+)
 from ralphloop.core.protocols import ErrorKind
 
 _STATUS = re.compile(r"(?:unexpected status|last status:)\s*(?P<status>\d{3})\b", re.IGNORECASE)
@@ -36,26 +43,28 @@ _NETWORK = re.compile(
     re.IGNORECASE,
 )
 
-_TRANSIENT = api_says("the OpenAI API")
+# Codex's failures, in the order they are told apart: the first row that matches names the kind.
+RULES = (
+    Rule(
+        ErrorKind.AUTH,
+        _AUTH,
+        "Codex cannot authenticate ({said}). Fix: run `codex login`, or set OPENAI_API_KEY (and `codex login "
+        "--with-api-key`)",
+        statuses=(401, 403),
+    ),
+    Rule(
+        ErrorKind.BILLING,
+        _BILLING,
+        "the OpenAI account has no quota left ({said}). Fix: add credits or raise the limit at platform.openai.com, "
+        "or log in with a ChatGPT plan",
+    ),
+    Rule(ErrorKind.BAD_MODEL, _MODEL, UNAVAILABLE_MODEL, model_404=True),
+    *transient_rules(api_says("the OpenAI API"), _RATE, _OVERLOADED, _NETWORK),
+)
 
 
 def classify(said: str) -> tuple[ErrorKind, str] | None:
     """The kind of failure `said` (Codex's own last error message) states, with a one-line message carrying the
     fix; None when it is none of these (an ordinary failed attempt: the task's problem, not the service's)."""
     said, status = said_and_status(said, _STATUS)
-    if not said:
-        return None
-    if status in (401, 403) or _AUTH.search(said):
-        return ErrorKind.AUTH, (
-            f"Codex cannot authenticate ({said}). Fix: run `codex login`, or set OPENAI_API_KEY "
-            "(and `codex login --with-api-key`)"
-        )
-    if _BILLING.search(said):
-        return ErrorKind.BILLING, (
-            f"the OpenAI account has no quota left ({said}). Fix: add credits or raise the limit at "
-            "platform.openai.com, or log in with a ChatGPT plan"
-        )
-    if (status == 404 and "model" in said.lower()) or _MODEL.search(said):
-        return unavailable_model(said)
-    kind = transient_kind(status, said, _RATE, _OVERLOADED, _NETWORK)
-    return None if kind is None else transient(_TRANSIENT, kind, said)
+    return classify_by(RULES, said, status) if said else None

@@ -17,7 +17,7 @@ from __future__ import annotations
 
 import re
 
-from ralphloop.agents.api_errors import transient, transient_kind
+from ralphloop.agents.api_errors import Rule, classify_by, transient_rules
 from ralphloop.agents.error_line import error_line
 from ralphloop.core.protocols import ErrorKind
 from ralphloop.guards.usage import ANSI_ESCAPE
@@ -49,6 +49,28 @@ _TRANSIENT = {
     ErrorKind.RATE_LIMITED: "Cursor rate-limited the request (a short rate limit, not the plan's usage limit)",
 }
 
+# Cursor's failures after its plan's limit, in the order they are told apart: the first row that matches names the
+# kind. The whole stderr is matched; the line shows its error alone ({said}).
+RULES = (
+    Rule(
+        ErrorKind.AUTH,
+        _AUTH,
+        "cursor-agent cannot authenticate ({said}). Fix: run `cursor-agent login`, or set CURSOR_API_KEY",
+    ),
+    Rule(
+        ErrorKind.BAD_MODEL,
+        _MODEL,
+        "Cursor cannot use that model ({said}). Fix: choose one `cursor-agent --list-models` lists, with --model or "
+        "agent.model",
+    ),
+    Rule(
+        ErrorKind.REFUSED,
+        _REFUSED,
+        "cursor-agent refused ralph's command line ({said}): this version does not take a flag ralph passes",
+    ),
+    *transient_rules(_TRANSIENT, _RATE, _OVERLOADED, _NETWORK),
+)
+
 
 def classify(stderr: str) -> tuple[ErrorKind, str] | None:
     """The kind of failure Cursor's stderr states, with a one-line message carrying the fix; None when it is
@@ -64,21 +86,7 @@ def classify(stderr: str) -> tuple[ErrorKind, str] | None:
             f"Cursor's plan has hit its usage limit ({said}{until}), not worth waiting for. Fix: raise the spend "
             "limit or upgrade the plan at cursor.com/dashboard, or run another agent"
         )
-    if _AUTH.search(text):
-        return ErrorKind.AUTH, (
-            f"cursor-agent cannot authenticate ({said}). Fix: run `cursor-agent login`, or set CURSOR_API_KEY"
-        )
-    if _MODEL.search(text):
-        return ErrorKind.BAD_MODEL, (
-            f"Cursor cannot use that model ({said}). Fix: choose one `cursor-agent --list-models` lists, with "
-            "--model or agent.model"
-        )
-    if _REFUSED.search(text):
-        return ErrorKind.REFUSED, (
-            f"cursor-agent refused ralph's command line ({said}): this version does not take a flag ralph passes"
-        )
-    kind = transient_kind(None, text, _RATE, _OVERLOADED, _NETWORK)
-    return None if kind is None else transient(_TRANSIENT, kind, said)
+    return classify_by(RULES, text, shown=said)
 
 
 def first_error(stderr: str) -> str:

@@ -20,7 +20,7 @@ from dataclasses import dataclass
 from datetime import datetime
 from typing import Any
 
-from ralphloop.agents.api_errors import stated_status, transient, transient_kind
+from ralphloop.agents.api_errors import Rule, classify_by, stated_status, transient_rules
 from ralphloop.agents.fields import text, whole
 from ralphloop.agents.opencode import log_lines
 from ralphloop.agents.opencode.limits import usage_limit
@@ -106,28 +106,35 @@ def from_text(said: str, shown: str | None = None) -> Failure | None:
     return _by_status(stated_status(_STATUS, said), said, shown)
 
 
+_AUTH_SAYS = (
+    "opencode cannot authenticate with the model provider ({said}). Fix: run `opencode auth login`, or set the "
+    "provider's API key (e.g. ANTHROPIC_API_KEY, OPENAI_API_KEY)"
+)
+# opencode's failures, in the order they are told apart: the first row that matches names the kind.
+RULES = (
+    Rule(ErrorKind.AUTH, _AUTH, _AUTH_SAYS, statuses=(401, 403)),
+    Rule(
+        ErrorKind.BILLING,
+        _BILLING,
+        "the model provider's account has no credit or quota left ({said}). Fix: add credits or raise the limit with "
+        "the provider, or choose another provider's model with --model",
+        statuses=(402,),
+    ),
+    Rule(
+        ErrorKind.BAD_MODEL,
+        _MODEL,
+        "the model is not available ({said}). Fix: choose another with --model provider/model (`opencode models` "
+        "lists them) or agent.model in .ralph/config.yaml",
+        model_404=True,
+    ),
+    *transient_rules(_TRANSIENT, _RATE, _OVERLOADED, _NETWORK),
+)
+
+
 def _by_status(status: int | None, said: str, shown: str) -> Failure | None:
-    if status in (401, 403) or _AUTH.search(said):
-        return _auth(shown)
-    if status == 402 or _BILLING.search(said):
-        return Failure(
-            ErrorKind.BILLING,
-            f"the model provider's account has no credit or quota left ({shown}). Fix: add credits or raise the "
-            "limit with the provider, or choose another provider's model with --model",
-        )
-    if (status == 404 and "model" in said.lower()) or _MODEL.search(said):
-        return Failure(
-            ErrorKind.BAD_MODEL,
-            f"the model is not available ({shown}). Fix: choose another with --model provider/model "
-            "(`opencode models` lists them) or agent.model in .ralph/config.yaml",
-        )
-    kind = transient_kind(status, said, _RATE, _OVERLOADED, _NETWORK)
-    return None if kind is None else Failure(*transient(_TRANSIENT, kind, shown))
+    found = classify_by(RULES, said, status, shown=shown)
+    return None if found is None else Failure(*found)
 
 
 def _auth(shown: str) -> Failure:
-    return Failure(
-        ErrorKind.AUTH,
-        f"opencode cannot authenticate with the model provider ({shown}). Fix: run `opencode auth login`, or set "
-        "the provider's API key (e.g. ANTHROPIC_API_KEY, OPENAI_API_KEY)",
-    )
+    return Failure(ErrorKind.AUTH, _AUTH_SAYS.replace("{said}", shown))
