@@ -6,12 +6,14 @@ import json
 import os
 import subprocess
 import sys
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Iterator, Sequence
 from pathlib import Path
 from typing import Any
 
 import pytest
 from hypothesis import settings
+
+from tests.warm_ralph import WarmRalph
 
 AGENTS = Path(__file__).parent / "agents"
 PYTHON = sys.executable
@@ -70,9 +72,29 @@ def project(tmp_path: Path, ralph_env: dict[str, str]) -> Path:
 RalphRunner = Callable[..., subprocess.CompletedProcess[str]]
 
 
+def _interpreter(env: dict[str, str]) -> dict[str, str]:
+    """The variables that shape a Python interpreter as it starts (PYTHONPATH, PYTHONIOENCODING, ...)."""
+    return {key: value for key, value in env.items() if key.startswith("PYTHON")}
+
+
+@pytest.fixture(scope="session")
+def warm_server(tmp_path_factory: pytest.TempPathFactory) -> Iterator[WarmRalph]:
+    """One warm `ralph` per test worker (tests/warm_ralph.py): each command a process forked from an interpreter
+    that has imported ralph already, so that the suite's thousands of commands do not each pay ~150 ms of start-up."""
+    base = tmp_path_factory.mktemp("warm")
+    server = WarmRalph(isolated_env(base / "home", base / "gitconfig"), tmp_path_factory.mktemp("warm-outputs"))
+    yield server
+    server.close()
+
+
 @pytest.fixture
-def ralph(project: Path, ralph_env: dict[str, str]) -> RalphRunner:
-    """Run the real `ralph` (python -m ralphloop) in the project; returns the completed process."""
+def ralph(
+    project: Path, ralph_env: dict[str, str], warm_server: WarmRalph, request: pytest.FixtureRequest
+) -> RalphRunner:
+    """Run the real `ralph` in the project; returns the completed process. A process forked from the warm server,
+    or `python -m ralphloop` started cold for a test marked `cold` or an environment whose PYTHON* variables differ
+    from the server's (a PYTHONPATH of plug-ins: a fork cannot change its interpreter)."""
+    cold = request.node.get_closest_marker("cold") is not None
 
     def run(
         *args: str,
@@ -81,10 +103,13 @@ def ralph(project: Path, ralph_env: dict[str, str]) -> RalphRunner:
         env: dict[str, str] | None = None,
         input: str | None = None,
     ) -> subprocess.CompletedProcess[str]:
+        full = {**ralph_env, **(env or {})}
+        if not cold and warm_server.interpreter == _interpreter(full):
+            return warm_server(cwd or project, full, *args, timeout=timeout, input=input)
         return subprocess.run(
             [PYTHON, "-m", "ralphloop", *args],
             cwd=cwd or project,
-            env={**ralph_env, **(env or {})},
+            env=full,
             capture_output=True,
             text=True,
             timeout=timeout,

@@ -38,7 +38,7 @@ from ralphloop.core.hook_spec import LIFECYCLE_EVENTS
 from tests.chaos.classes import CHANGED_ON_REJECT, CORRUPT_STATE, HANG, TRACEBACK, Findings, check_screen
 from tests.integration.hostile_project import FEATURES, SAY, copy_case, env_of, make_template, tree
 from tests.integration.test_hostile_files import TARGETS, TIMEOUT
-from tests.integration.warm_ralph import WarmRalph
+from tests.warm_ralph import WarmRalph
 
 TASKS = ("prd.json", "TODO.md", "fix_plan.md", "PROMPT.md", "story-spec", "SPRINT.yaml", "PROGRESS.yaml")
 CONFIGS = ("config", "user-config")

@@ -22,7 +22,7 @@ import pytest
 from ralphloop.state.fleet import FLEET, LOOP
 from tests.integration.helpers import killed_journal
 from tests.integration.hostile_project import SAY, copy_case, env_of, make_template, tree
-from tests.integration.warm_ralph import WarmRalph
+from tests.warm_ralph import WarmRalph
 
 TIMEOUT = 15  # a command that has not finished by then hangs
 

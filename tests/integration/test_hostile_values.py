@@ -14,7 +14,7 @@ from typing import Any
 import pytest
 
 from tests.integration.hostile_project import SAY, copy_case, env_of, make_template, tree
-from tests.integration.warm_ralph import WarmRalph
+from tests.warm_ralph import WarmRalph
 
 TIMEOUT = 15
 

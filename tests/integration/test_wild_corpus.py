@@ -15,7 +15,8 @@ from pathlib import Path
 import pytest
 
 from tests.conftest import agent_cmd, isolated_env
-from tests.wild_corpus import WILD, Sample, lay_out, ralph, read_commands, samples
+from tests.warm_ralph import WarmRalph
+from tests.wild_corpus import WILD, Outcome, Sample, lay_out, read_commands, samples
 
 EXPECTED = {(row["kind"], row["sample"]): row for row in csv.DictReader((WILD / "EXPECTED.tsv").open(), delimiter="\t")}
 EXCEPTION_NAME = re.compile(r"\b[A-Z]\w*(?:Error|Exception)\b")  # in ralph's own words (stderr): a story may name one
@@ -39,14 +40,16 @@ def _sample(kind: str, name: str) -> Sample:
 
 
 @pytest.mark.parametrize("sample", samples(), ids=lambda sample: f"{sample.kind}-{sample.name}")
-def test_each_sample_is_read_or_refused_in_one_line_naming_file_and_line(sample: Sample, tmp_path: Path) -> None:
+def test_each_sample_is_read_or_refused_in_one_line_naming_file_and_line(
+    sample: Sample, tmp_path: Path, warm_server: WarmRalph
+) -> None:
     expected = EXPECTED[(sample.kind, sample.name)]
     env = isolated_env(tmp_path / "ralph-home", tmp_path / "gitconfig")
     root = lay_out(sample, tmp_path, env)
     before = _tree(root)
 
     validate, dry_run, status = (
-        ralph(root, env, *words) for words in read_commands(sample, named=expected["how"] == "named")
+        _warm(warm_server, root, env, words) for words in read_commands(sample, named=expected["how"] == "named")
     )
 
     assert _tree(root) == before  # nothing a read command does changes a file
@@ -67,19 +70,26 @@ def test_each_sample_is_read_or_refused_in_one_line_naming_file_and_line(sample:
     assert expected["near"] in problem, (expected["near"], problem)
 
 
+def _warm(server: WarmRalph, root: Path, env: dict[str, str], words: tuple[str, ...]) -> Outcome:
+    """A reading command, forked from the warm `ralph` (as tests/wild_corpus.py's survey runs it cold)."""
+    done = server(root, env, *words, timeout=60)
+    return Outcome(" ".join(words), done.returncode, done.stdout + done.stderr, done.stderr)
+
+
 @pytest.mark.parametrize("kind,name", RUNS, ids=lambda value: value)
-def test_a_loop_over_a_real_users_file_ends_true(kind: str, name: str, tmp_path: Path) -> None:
+def test_a_loop_over_a_real_users_file_ends_true(kind: str, name: str, tmp_path: Path, warm_server: WarmRalph) -> None:
     sample = _sample(kind, name)
     env = isolated_env(tmp_path / "ralph-home", tmp_path / "gitconfig")
     root = lay_out(sample, tmp_path, env)
     named = EXPECTED[(kind, name)]["how"] == "named"
     target = (sample.folder,) if named else ()
 
-    done = ralph(root, env, "run", *target, "--agent-cmd", agent_cmd("wild_agent.py"), "-n", "40", "--no-archive")
+    words = ("run", *target, "--agent-cmd", agent_cmd("wild_agent.py"), "-n", "40", "--no-archive")
+    done = _warm(warm_server, root, env, words)
 
     assert done.code == 0, done.output[-3000:]
     assert "exit 0 (complete)" in done.output, done.output[-2000:]
-    shown = ralph(root, env, "status", *(("-f", sample.folder) if named else ()))
+    shown = _warm(warm_server, root, env, ("status", *(("-f", sample.folder) if named else ())))
     counts = re.search(r"^(?:Stories|Tasks|Steps):\s+(\d+) / (\d+)", shown.output, re.MULTILINE)
     assert counts and counts[1] == counts[2] and int(counts[2]) > 0, shown.output
     assert list(root.glob("wild-work-*.txt")), "the agent's work is in the project"

@@ -12,17 +12,20 @@ from tests.integration.conftest import Background
 from tests.integration.helpers import read_pid, wait_until
 
 # The holding run's live status file: it goes on writing it (the agent's last output, a second later).
+HOLDERS_LOGS = ".ralph/feat/logs/"
 HOLDERS_STATUS = ".ralph/feat/status.json"
 
 
 def _tree(root: Path) -> dict[str, bytes]:
-    """Every file under `root` but git's own and the holding run's status.json, with its bytes."""
+    """Every file under `root` but git's own and what the holding run writes as it goes (its status.json, its
+    iteration's log: its agent may still be printing), with its bytes."""
     return {
         str(path.relative_to(root)): path.read_bytes()
         for path in sorted(root.rglob("*"))
         if path.is_file()
         and ".git" not in path.relative_to(root).parts
         and str(path.relative_to(root)) != HOLDERS_STATUS
+        and not str(path.relative_to(root)).startswith(HOLDERS_LOGS)
     }
 
 

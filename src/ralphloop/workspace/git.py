@@ -14,7 +14,9 @@ from msgspec import Struct
 
 from ralphloop.files.safe_read import CONFIG_CAP, read_file
 
-_GIT_ENV = {**os.environ, "GIT_OPTIONAL_LOCKS": "0", "LC_ALL": "C"}
+# What ralph adds to git's environment: the rest is ralph's own, as it is when git starts (a process that changes
+# its environment after importing this, a warm loop given its run, passes the new one on).
+_GIT_ADDS = {"GIT_OPTIONAL_LOCKS": "0", "LC_ALL": "C"}
 
 
 class GitSettings(Struct, frozen=True):
@@ -41,7 +43,7 @@ def run(
     root: str, *args: str, env: dict[str, str] | None = None, stdin: bytes | None = None
 ) -> subprocess.CompletedProcess[bytes]:
     """One git command in `root`, its output captured; `env` adds to ralph's git environment."""
-    full = {**_GIT_ENV, **env} if env else _GIT_ENV
+    full = {**os.environ, **_GIT_ADDS, **(env or {})}
     return subprocess.run(["git", *args], cwd=root, env=full, input=stdin, capture_output=True, check=False)
 
 

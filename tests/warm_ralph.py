@@ -1,12 +1,13 @@
 """The real `ralph` CLI for tests that run it hundreds of times: each command runs `ralphloop.cli.main.main`
 in a fresh process forked from one interpreter that has already imported ralph, so a command costs its
 own work and not ~150 ms of imports. Everything else is as `python -m ralphloop` runs: its own process
-and session, the given folder and environment, stdin from /dev/null, stdout and stderr to files, the exit
-code from `main`; a command that has not ended within the timeout is killed and reported as hung.
+and session, the given folder and environment (ralph reads none at import), `sys.argv`, stdin from /dev/null
+or the given input, stdout and stderr to files, the exit code from `main` as `cli/launch.py` makes it; a command
+that has not ended within the timeout is killed and reported as hung.
 
-One import-time value differs from a cold start: workspace/git.py's copy of the environment, taken when the server
-imported ralph. The server is started with the tests' environment, which differs between cases only in
-paths git never reads (RALPH_HOME) or never finds (GIT_CONFIG_GLOBAL, a file no case creates).
+What a fork cannot change is the interpreter: a command whose environment sets PYTHON* variables (a PYTHONPATH
+of plug-ins) needs a cold start, as does one that tests start-up itself (tests/conftest.py's `ralph` starts
+those cold).
 """
 
 from __future__ import annotations
@@ -34,6 +35,8 @@ class WarmRalph:
     def __init__(self, env: dict[str, str], scratch: Path) -> None:
         self.scratch = scratch  # where each command's stdout and stderr are kept (outside any project)
         self.count = 0
+        # the variables the server's interpreter started with that shape it: a command needs the same ones
+        self.interpreter = {key: value for key, value in env.items() if key.startswith("PYTHON")}
         self.server = subprocess.Popen(
             [sys.executable, __file__],
             env=env,
@@ -42,11 +45,17 @@ class WarmRalph:
             text=True,
         )
 
-    def __call__(self, cwd: Path, env: dict[str, str], *args: str, timeout: float) -> subprocess.CompletedProcess[str]:
+    def __call__(
+        self, cwd: Path, env: dict[str, str], *args: str, timeout: float, input: str | None = None
+    ) -> subprocess.CompletedProcess[str]:
         """`ralph ARGS` in `cwd`; raises subprocess.TimeoutExpired when it hangs (it is killed first)."""
         self.count += 1
         out, err = self.scratch / f"{self.count}.out", self.scratch / f"{self.count}.err"
         request = {"argv": list(args), "cwd": str(cwd), "env": env, "out": str(out), "err": str(err)}
+        if input is not None:
+            given = self.scratch / f"{self.count}.in"
+            given.write_text(input, encoding="utf-8")
+            request["stdin"] = str(given)
         assert self.server.stdin is not None and self.server.stdout is not None
         self.server.stdin.write(json.dumps({**request, "timeout": timeout}) + "\n")
         self.server.stdin.flush()
@@ -110,7 +119,7 @@ def _child(request: dict[str, Any]) -> None:
         os.chdir(request["cwd"])
         os.environ.clear()
         os.environ.update(request["env"])
-        _redirect(0, os.open(os.devnull, os.O_RDONLY))
+        _redirect(0, os.open(request.get("stdin") or os.devnull, os.O_RDONLY))
         _redirect(1, os.open(request["out"], os.O_WRONLY | os.O_CREAT | os.O_TRUNC, 0o600))
         _redirect(2, os.open(request["err"], os.O_WRONLY | os.O_CREAT | os.O_TRUNC, 0o600))
         # the streams a cold interpreter makes for a pipe or a file: UTF-8, strict out, backslashreplace err
@@ -119,9 +128,16 @@ def _child(request: dict[str, Any]) -> None:
         sys.stderr = io.TextIOWrapper(
             io.FileIO(2, "w", closefd=False), encoding="utf-8", errors="backslashreplace", line_buffering=True
         )
+        import ralphloop
+
+        sys.argv = [os.path.join(os.path.dirname(ralphloop.__file__ or ""), "__main__.py"), *request["argv"]]
         from ralphloop.cli.main import main
 
-        code = main(request["argv"])
+        try:
+            code = main(request["argv"])
+        except KeyboardInterrupt:  # as cli/launch.py's entry ends it
+            print("ralph: interrupted", file=sys.stderr)
+            code = 130
     except SystemExit as exc:  # argparse's exit
         code = exc.code if isinstance(exc.code, int) else 1
         if isinstance(exc.code, str):
