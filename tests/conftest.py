@@ -23,6 +23,24 @@ settings.register_profile("ralph", deadline=None)
 settings.load_profile("ralph")
 
 
+_FIRST = ("tests/e2e/", "tests/chaos/")  # the real agent CLIs and the chaos trials: seconds each
+
+
+def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item]) -> None:
+    """A test under tests/e2e/ is marked `e2e` (`-m "not e2e"` leaves out the real agent CLIs). The slow ones (those,
+    the chaos trials, and any marked `slow`) are handed out first, so that each starts while the other workers go
+    through the quick ones, not at the end of the run: one 80-second test begun last is 80 seconds of a worker
+    alone."""
+    root = str(config.rootpath)
+    for item in items:
+        where = str(item.path).removeprefix(root + "/")
+        if where.startswith("tests/e2e/"):
+            item.add_marker(pytest.mark.e2e)
+        if where.startswith(_FIRST):
+            item.add_marker(pytest.mark.slow)
+    items.sort(key=lambda item: item.get_closest_marker("slow") is None)  # stable: slow first, else as collected
+
+
 def agent_cmd(script: str, *args: str) -> str:
     """An --agent-cmd value that runs one of the test agents under tests/agents/ with this Python."""
     import shlex

@@ -225,6 +225,7 @@ print("```json\\n" + json.dumps({"status": "continue", "summary": "looked around
 """
 
 
+@pytest.mark.slow
 def test_a_background_hook_writing_a_file_is_not_the_agents_progress(
     project: Path, ralph: RalphRunner, ralph_env: dict[str, str], tmp_path: Path
 ) -> None:

@@ -85,6 +85,7 @@ def test_the_webhook_url_never_reaches_the_logs(project, feature, ralph_env):
 
 
 @needs_tmux
+@pytest.mark.slow
 def test_a_folder_name_is_not_run_as_a_tmux_format_command(project, feature, tmux_env, tmp_path):
     home = Path(tmux_env["HOME"])
     marker = home / "pwned-by-tmux"

@@ -346,6 +346,7 @@ def test_with_merge_resolve_agent_the_agent_resolves_the_conflict_instead_of_a_r
     _no_leftovers(project, ralph_env)
 
 
+@pytest.mark.slow
 def test_the_resolvers_calls_count_in_the_runs_budget(
     project: Path, ralph: RalphRunner, ralph_env: dict[str, str], tmp_path: Path
 ) -> None:

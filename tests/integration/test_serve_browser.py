@@ -89,6 +89,7 @@ def test_the_page_follows_a_live_fleet_without_a_reload(tmp_path: Path, browser:
             context.close()
 
 
+@pytest.mark.slow
 def test_the_page_follows_a_real_parallel_run_live(tmp_path: Path, browser: Any) -> None:
     """A real `ralph run --parallel 2` over three stories: the page shows its loops running, then every story
     merged, without a reload."""
