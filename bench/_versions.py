@@ -37,9 +37,13 @@ class Version:
 
     def ralph(self) -> list[str]:
         """The command that starts this version's `ralph`, as the installed console script does."""
-        # ralphloop.cli.launch since issue 20; cli.main's entry before (a baseline may be either)
-        start = "try:\n from ralphloop.cli.launch import entry\nexcept ImportError:\n"
-        return [sys.executable, "-c", start + " from ralphloop.cli.main import entry\nentry()"]
+        # ralphloop.cli.launch since issue 32, ralphloop.launch since issue 20, cli.main's entry before (a baseline
+        # may be any of them)
+        start = (
+            "try:\n from ralphloop.cli.launch import entry\nexcept ImportError:\n try:\n"
+            "  from ralphloop.launch import entry\n except ImportError:\n"
+        )
+        return [sys.executable, "-c", start + "  from ralphloop.cli.main import entry\nentry()"]
 
 
 def arguments(description: str | None) -> argparse.ArgumentParser:

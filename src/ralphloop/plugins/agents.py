@@ -15,8 +15,6 @@ from collections.abc import Mapping
 from types import MappingProxyType
 from typing import Any, Final, NamedTuple
 
-from ralphloop.words.values import PERMISSIONS
-
 ENTRY_POINT_GROUP: Final = "ralphloop.agents"
 
 
@@ -169,7 +167,6 @@ __all__ = [
     "CATALOG",
     "CLI_BACKENDS",
     "ENTRY_POINT_GROUP",
-    "PERMISSIONS",
     "AgentSpec",
     "load",
     "log_formats",

@@ -216,6 +216,11 @@ FORMATS: dict[str, Format] = {
 ENTRY_POINT_GROUP = "ralphloop.formats"
 
 
+def find_format(kind: str) -> Format | None:
+    """The format called `kind`: ralph's own, else an installed plugin's (looked for only then); None for none."""
+    return FORMATS.get(kind) or plugin_formats().get(kind)
+
+
 def format_of(kind: str | None) -> Format:
     """The row of `kind`: a built-in format, else an installed plugin's; prd's for None or a name no format has
     (an older status.json's)."""

@@ -267,10 +267,14 @@ def list_features(project_root: str) -> list[str]:
         names = sorted(os.listdir(base))
     except OSError:
         return []
+    # a file there is no feature: only a folder is asked what it holds (a plug-in format is looked for only then)
     return [
         name
         for name in names
-        if not name.startswith(".") and name != ARCHIVE_DIR and detect(os.path.join(base, name)) is not None
+        if not name.startswith(".")
+        and name != ARCHIVE_DIR
+        and os.path.isdir(os.path.join(base, name))
+        and detect(os.path.join(base, name)) is not None
     ]
 
 

@@ -8,7 +8,7 @@ import re
 from ralphloop.core.errors import RalphError
 from ralphloop.core.protocols import TaskSource
 from ralphloop.plugins.detect import missing_message
-from ralphloop.plugins.formats import all_formats, detect
+from ralphloop.plugins.formats import detect, find_format
 from ralphloop.project.paths import FeaturePaths, display_path
 from ralphloop.tasks.focus import OneTask, ResumeFrom
 from ralphloop.tasks.problems import Problem, from_error
@@ -30,7 +30,7 @@ def open_source(
     resume_from: str | None = None,
 ) -> TaskSource:
     """The source of `kind` in the workspace (its module imported now), narrowed by -s/--story or --resume-from."""
-    row = all_formats().get(kind)
+    row = find_format(kind)
     folder = display_path(paths.dir, os.getcwd())
     if row is None:
         raise RalphError(f"{folder}: unknown task format {kind!r}")
