@@ -65,14 +65,19 @@ def passing(prd: Path, *done: str) -> dict[str, str | None]:
 
 
 def replay(
-    project: Path, recordings: list[Recording], usage_action: str | None = None, **policy: Any
+    project: Path,
+    recordings: list[Recording],
+    usage_action: str | None = None,
+    clock: FakeClock | None = None,
+    **policy: Any,
 ) -> tuple[LoopOutcome, list[object], ReplayRunner]:
     """A run of feature `feat` with the Claude backend, built as `ralph run` builds it, its agent played back."""
     events: list[object] = []
     runner = ReplayRunner(recordings)
     cancel = CancelToken()
     request = RunRequest(feature="feat", flags={"agent": ("claude", "--agent")}, archive=False)
-    built = build_run(str(project), request, clock=FakeClock(), sinks=[events.append], cancel=cancel, runner=runner)
+    clock = clock or FakeClock()
+    built = build_run(str(project), request, clock=clock, sinks=[events.append], cancel=cancel, runner=runner)
     if usage_action is not None:
         policy["usage"] = replace(built.run.policy.usage, action=usage_action)
     engine = replace(built.run, policy=replace(built.run.policy, **policy))
@@ -144,3 +149,39 @@ def test_a_launch_past_the_last_recording_is_a_failed_start(project: Path, home:
     assert "no recording left" in (finished[0].result.error or "")
     assert outcome.reason is not ExitReason.COMPLETE
     assert len(runner.launches) == 1
+
+
+CLAIMS_DONE = Path(__file__).resolve().parents[1] / "fixtures" / "claude" / "claude_mock_ok_streamjson.jsonl"
+RATE_LIMITED = RUNS / "claude_mock_rate_limit_429_streamjson"  # 429 without a usage limit: a short rate limit
+
+
+def test_a_completion_claim_the_task_file_refutes_is_refused_and_told_to_the_next_prompt(
+    project: Path, home: Path
+) -> None:
+    feature(project)
+    claim = Recording(CLAIMS_DONE.read_bytes())  # "<promise>COMPLETE</promise>", and prd.json left as it was
+
+    outcome, events, runner = replay(project, [claim, claim], max_iterations=2)
+
+    finished = [event for event in events if isinstance(event, IterationFinished)]
+    assert [record.status for record in finished] == ["refused", "refused"]
+    assert not any(record.success for record in finished)
+    assert outcome.reason is not ExitReason.COMPLETE
+    # the second prompt says the claim was refused
+    second = runner.launches[1].command.stdin.decode()
+    assert "COMPLETE" in second and "refused" in second.lower()
+
+
+def test_a_short_rate_limit_is_not_counted_and_waited_out_before_the_next_call(project: Path, home: Path) -> None:
+    prd = feature(project, count=1)
+    limited, done = Recording.from_folder(str(RATE_LIMITED)), Recording.from_folder(str(OK), passing(prd, "S-1"))
+
+    clock = FakeClock()
+    outcome, events, runner = replay(project, [limited, done], clock=clock)
+
+    assert outcome.reason is ExitReason.COMPLETE
+    assert sum(clock.slept) >= 5.0  # seed 004's first backoff, waited on the run's clock
+    finished = [event for event in events if isinstance(event, IterationFinished)]
+    assert [(record.status, record.counted) for record in finished] == [("api-error", False), ("complete", True)]
+    assert runner.left == 0
+    assert finished[-1].tally.counted == 1  # the rate-limited call is not one of the run's iterations

@@ -1,5 +1,5 @@
-"""Running one hook or gate: `/bin/sh -c` through `run_agent_process`, so it gets its own process group,
-a timeout that stops the whole group, masked secrets in its log, and cancellation.
+"""Running one hook or gate: `/bin/sh -c` through the local runner (processes/local.py), so it gets its own process
+group, a timeout that stops the whole group, masked secrets in its log, and cancellation.
 """
 
 from __future__ import annotations
