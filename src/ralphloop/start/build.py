@@ -38,7 +38,7 @@ from ralphloop.records.journal import JournalFile
 from ralphloop.records.metrics import MetricsLog
 from ralphloop.records.progress import ProgressLog
 from ralphloop.records.status import StatusFile
-from ralphloop.start.preflight import run_problems, template_file
+from ralphloop.start.preflight import Assembly, assemble, template_file
 from ralphloop.state.calls import CallLedger, ledger_path
 from ralphloop.state.circuit import BreakerFile
 from ralphloop.state.runstate import RunState, StateFile
@@ -117,8 +117,9 @@ def build_run(
     # A killed run's iteration is settled first (start/recover.py), and its undo may be what mends a task file its
     # agent was writing when both were killed: the task file is then judged once that is done (run_loop).
     pending = os.path.lexists(paths.journal)
-    # every problem `ralph validate` reports stops the run here, before any file is touched
-    found = run_problems(
+    # every problem `ralph validate` reports stops the run here, before any file is touched; what the check built
+    # on its way (the task source and its view, the template, the branch named) is the run's, not built again
+    assembled = assemble(
         paths,
         settings,
         kind,
@@ -128,29 +129,21 @@ def build_run(
         prompt=request.prompt,
         source=not pending,
     )
+    found = assembled.problems
     if request.dry_run:  # a dry run of `ralph init`'s example shows its prompt; a run would waste a call on it
         warnings += [str(problem) for problem in found if EXAMPLE_WORDS in problem.message]
         found = [problem for problem in found if EXAMPLE_WORDS not in problem.message]
     raise_first(found, paths.command("validate"))
-    source = open_source(
-        paths, kind, story_order=settings.loop.story_order, story=request.story, resume_from=request.resume_from
-    )
-    try:
-        view = source.load()  # invalid input stops here, before any file is touched
-    except RalphError:
-        if not pending:
-            raise
-        view = TaskView((), None)  # read again once the killed iteration is settled
+    source, view = _source(paths, kind, settings, request, assembled, pending)
     agent = make_agent(settings, paths, dry_run=request.dry_run, clock=clock)
     if request.dry_run and agent.missing:
         warnings.append(f"{agent.missing} (a real run would stop here)")
     in_git, git_warnings = _git_preflight(paths, settings)
-    branch = _branch(paths, settings, source) if in_git and (view.tasks or not pending) else None
+    branch = _branch(paths, settings, assembled.branch) if in_git and (view.tasks or not pending) else None
     # Unset, ralph commits for an agent that cannot (a sandbox without git, no shell under `permissions: edits`).
     fallback = row.auto_commit or not agent.commits
     auto_commit = in_git and (settings.git.auto_commit if settings.git.auto_commit is not None else fallback)
-    template, shown = template_file(request.prompt, paths, kind)
-    policy = _policy(settings, load_template(template, shown, kind), request, auto_commit)
+    policy = _policy(settings, _template(request, paths, kind, assembled), request, auto_commit)
     saved = RunState.load(paths.state, paths.logs)
     # seed 002: state.json's completed list, rebuilt from the task source (and progress.txt) when lost; a
     # narrowed run sees only part of the tasks and keeps the others it does not show
@@ -207,6 +200,32 @@ def build_run(
     run.ledger.check()  # so does a damaged call ledger, or a FIFO or a link in its place or its lock's
     _wire_failover(agent, emit)
     return Built(run, settings, kind, view, branch, tuple(warnings), git_warnings)
+
+
+def _source(
+    paths: FeaturePaths, kind: str, settings: Settings, request: RunRequest, assembled: Assembly, pending: bool
+) -> tuple[TaskSource, TaskView]:
+    """The task source and its first view: the check's, else (a killed run's iteration to settle first, when the
+    check left the source out) opened here; an invalid one stops the run, unless that iteration may mend it."""
+    if assembled.source is not None and assembled.view is not None:
+        return assembled.source, assembled.view
+    source = open_source(
+        paths, kind, story_order=settings.loop.story_order, story=request.story, resume_from=request.resume_from
+    )
+    try:
+        return source, source.load()  # invalid input stops here, before any file is touched
+    except RalphError:
+        if not pending:
+            raise
+        return source, TaskView((), None)  # read again once the killed iteration is settled
+
+
+def _template(request: RunRequest, paths: FeaturePaths, kind: str, assembled: Assembly) -> str:
+    """The prompt template's text: the check's, else read here."""
+    if assembled.template is not None:
+        return assembled.template
+    template, shown = template_file(request.prompt, paths, kind)
+    return load_template(template, shown, kind)
 
 
 def _wire_failover(agent: object, emit: EventSink) -> None:
@@ -301,14 +320,12 @@ def runtime_paths(paths: FeaturePaths) -> tuple[str, ...]:
     return tuple(f"{prefix}{name}" for name in RUNTIME_NAMES)
 
 
-def _branch(paths: FeaturePaths, settings: Settings, source: TaskSource) -> str | None:
-    """The branch to work on (seed 003): prd.json's branchName, or with branch.auto_create the prefix
-    and the feature's name; None to stay where the user is."""
+def _branch(paths: FeaturePaths, settings: Settings, named: tuple[str, str, int] | None) -> str | None:
+    """The branch to work on (seed 003): the one the task file names (prd.json's branchName), or with
+    branch.auto_create the prefix and the feature's name; None to stay where the user is."""
     if settings.git.branch_auto_create is False:
         return None
-    row = format_of(source.kind)
-    named = row.part(row.branch)(paths) if row.branch else None
     wanted = named[0] if named else ""
     if not wanted and settings.git.branch_auto_create:
         wanted = settings.git.branch_prefix + paths.name
-    return wanted or None  # its name is valid: run_problems checked it
+    return wanted or None  # its name is valid: the check (start/preflight.py) said so

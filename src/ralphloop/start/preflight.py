@@ -16,10 +16,12 @@ from __future__ import annotations
 import os
 import shlex
 from collections.abc import Callable
+from typing import NamedTuple
 
 from ralphloop.agents.registry import check_agent_settings
 from ralphloop.config.settings import Settings
 from ralphloop.core.errors import RalphError
+from ralphloop.core.protocols import TaskSource, TaskView
 from ralphloop.files.safe_read import CONFIG_CAP, LOG_CAP, STATE_CAP, TASK_CAP, check_file, check_folder
 from ralphloop.notify.settings import apprise_missing
 from ralphloop.plugins.formats import format_of
@@ -27,9 +29,20 @@ from ralphloop.project.owner import OWN_FOLDER, check_state_folder, other_tool, 
 from ralphloop.project.paths import RUNTIME_NAMES, FeaturePaths, display_path
 from ralphloop.state.circuit import load_breaker
 from ralphloop.tasks.problems import Problem, from_error
-from ralphloop.tasks.sources import source_problems
+from ralphloop.tasks.sources import checked_source
 from ralphloop.templates.prompt import load_template
 from ralphloop.workspace import git
+
+
+class Assembly(NamedTuple):
+    """What the check built on its way, for the run to use rather than build again: every problem, and each part
+    that loaded (None: it did not, or was not asked for)."""
+
+    problems: list[Problem]
+    source: TaskSource | None  # opened and narrowed as the run works it
+    view: TaskView | None  # its first view
+    template: str | None  # the prompt template's text
+    branch: tuple[str, str, int] | None  # the branch the task file names, its file and line (format row's `branch`)
 
 
 def run_problems(
@@ -45,14 +58,47 @@ def run_problems(
 ) -> list[Problem]:
     """Everything `ralph run` would refuse for this workspace and these settings, in the order it meets
     them. `source=False` leaves out the task source, for a caller that has listed its problems already."""
+    return assemble(
+        paths,
+        settings,
+        kind,
+        story=story,
+        resume_from=resume_from,
+        reset_circuit=reset_circuit,
+        prompt=prompt,
+        source=source,
+    ).problems
+
+
+def assemble(
+    paths: FeaturePaths,
+    settings: Settings,
+    kind: str,
+    *,
+    story: str | None = None,
+    resume_from: str | None = None,
+    reset_circuit: bool = False,
+    prompt: str | None = None,
+    source: bool = True,
+) -> Assembly:
+    """run_problems, keeping what it built: `ralph validate` reads the problems, `ralph run` (start/build.py) the
+    parts too, so that the task file, the template and the branch are each read once."""
     problems: list[Problem] = []
+    opened: TaskSource | None = None
+    view: TaskView | None = None
     if source:
-        problems += source_problems(
+        found, opened, view = checked_source(
             paths, kind, story_order=settings.loop.story_order, story=story, resume_from=resume_from
         )
-    problems += branch_problems(paths, settings, kind)
-    template, shown = template_file(prompt, paths, kind)
-    problems += _refused(lambda: load_template(template, shown, kind), shown)
+        problems += found
+    branch_found, branch = _branch_problems(paths, settings, kind)
+    problems += branch_found
+    template_path, shown = template_file(prompt, paths, kind)
+    template: str | None = None
+    try:
+        template = load_template(template_path, shown, kind)
+    except RalphError as exc:
+        problems.append(from_error(exc, shown))
     if not reset_circuit:  # a damaged file is what --reset-circuit is for
         breaker = display_path(paths.circuit_state, paths.project_root)  # as the loop names it
         problems += _refused(
@@ -61,7 +107,7 @@ def run_problems(
     problems += _refused(lambda: check_agent_settings(settings, paths), "agent")
     missing = apprise_missing(settings.notify)  # found now, not at the first notification hours later
     problems += [Problem(settings.source("notify_urls"), missing)] if missing else []
-    return problems + runtime_problems(paths)
+    return Assembly(problems + runtime_problems(paths), opened, view, template, branch)
 
 
 # ralph's own files in a workspace that it reads whole, with the most it reads of each; the others
@@ -174,28 +220,36 @@ def template_file(prompt_flag: str | None, paths: FeaturePaths, kind: str) -> tu
 def branch_problems(paths: FeaturePaths, settings: Settings, kind: str) -> list[Problem]:
     """The branch the run would switch to, when git would refuse its name (seed 003: prd.json's
     branchName; with branch.auto_create, branch.prefix and the feature's name)."""
+    return _branch_problems(paths, settings, kind)[0]
+
+
+def _branch_problems(
+    paths: FeaturePaths, settings: Settings, kind: str
+) -> tuple[list[Problem], tuple[str, str, int] | None]:
+    """branch_problems, and the branch the task file names (None: none, or outside a repository)."""
     if settings.git.branch_auto_create is False or git.toplevel(paths.project_root) is None:
-        return []  # outside a repository the run never switches branch
+        return [], None  # outside a repository the run never switches branch
     row = format_of(kind)
+    named: tuple[str, str, int] | None = None
     if row.branch:
         try:
             named = row.part(row.branch)(paths)
         except RalphError:
-            return []  # the task source's problem, told once
+            return [], None  # the task source's problem, told once
         if named is not None:
             wanted, where, line = named
             if git.valid_branch_name(paths.project_root, wanted):
-                return []
+                return [], named
             shown = display_path(where, os.getcwd())
-            return [Problem(shown, f"branchName {wanted!r}: not a valid git branch name", line)]
+            return [Problem(shown, f"branchName {wanted!r}: not a valid git branch name", line)], named
     if not settings.git.branch_auto_create:
-        return []
+        return [], named
     wanted = settings.git.branch_prefix + paths.name
     if git.valid_branch_name(paths.project_root, wanted):
-        return []
+        return [], named
     where = settings.source("branch_auto_create")
     message = f"branch {wanted!r} (branch.prefix and the feature's name, as {where} asks): not a valid git branch name"
-    return [Problem(paths.display(), message)]
+    return [Problem(paths.display(), message)], named
 
 
 def _refused(check: Callable[[], object], fallback: str) -> list[Problem]:

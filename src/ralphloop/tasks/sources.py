@@ -6,7 +6,7 @@ import os
 import re
 
 from ralphloop.core.errors import RalphError
-from ralphloop.core.protocols import TaskSource
+from ralphloop.core.protocols import TaskSource, TaskView
 from ralphloop.plugins.detect import missing_message
 from ralphloop.plugins.formats import detect, find_format
 from ralphloop.project.paths import FeaturePaths, display_path
@@ -56,23 +56,37 @@ def source_problems(
     """What stops `ralph run` at its task source: the source opened and loaded as the run does it. A source that
     lists its problems itself (story specs: every problem, each at its place, with each story that waits on one
     the run leaves out) tells them all."""
+    return checked_source(paths, kind, story_order=story_order, story=story, resume_from=resume_from)[0]
+
+
+def checked_source(
+    paths: FeaturePaths,
+    kind: str,
+    *,
+    story_order: tuple[str, ...] | None = None,
+    story: str | None = None,
+    resume_from: str | None = None,
+) -> tuple[list[Problem], TaskSource | None, TaskView | None]:
+    """source_problems, and the source the run works with its first view when it loaded: the run uses them rather
+    than opening and reading its task file again."""
     try:
         source = open_source(paths, kind, story_order=story_order, resume_from=resume_from)
         listed = getattr(source, "problems", None)
         if listed is not None:
             problems: list[Problem] = listed()
             if problems:
-                return problems
+                return problems, None, None
         narrowed = open_source(paths, kind, story_order=story_order, story=story, resume_from=resume_from)
         view = narrowed.load()
     except RalphError as exc:
-        return [from_error(exc, paths.display())]
+        return [from_error(exc, paths.display())], None, None
     shown = display_path(narrowed.path, os.getcwd())
-    return [
+    examples = [
         Problem(shown, f"{task.id} {EXAMPLE_WORDS} ({task.title!r}): replace it", task.line)
         for task in view.tasks
         if not task.done and _EXAMPLE.match(task.title)
     ]
+    return examples, narrowed, view
 
 
 EXAMPLE_WORDS = "is still the example `ralph init` wrote"
