@@ -10,6 +10,9 @@ import os
 import sys
 from functools import cache
 
+from ralphloop.core.errors import RalphError
+from ralphloop.files.safe_read import read_file
+
 _SUFFIXES = (".dist-info", ".egg-info")
 _CAP = 256 * 1024  # an entry_points.txt is a few lines: a bigger one is not read
 
@@ -45,9 +48,14 @@ def entry_points(group: str) -> list[EntryPoint]:
 def _distributions() -> tuple[dict[str, list[EntryPoint]], ...]:
     seen: set[str] = set()
     found: list[dict[str, list[EntryPoint]]] = []
+    here = os.path.realpath(os.getcwd())
     for folder in sys.path:
+        # The working folder (on sys.path under `python -m`) is the project the agent writes: a "distribution" it
+        # made there must never be imported into ralph. Plug-ins are installed, in site-packages or a venv's path.
+        if not folder or os.path.realpath(folder) == here:
+            continue
         try:
-            names = sorted(os.listdir(folder or "."))
+            names = sorted(os.listdir(folder))
         except OSError:
             continue
         for name in names:
@@ -59,18 +67,20 @@ def _distributions() -> tuple[dict[str, list[EntryPoint]], ...]:
             if key in seen:
                 continue
             seen.add(key)
-            text = _read(os.path.join(folder or ".", name, "entry_points.txt"))
+            text = _read(os.path.join(folder, name, "entry_points.txt"))
             if text:
                 found.append(_parse(text, f"{dist.replace('_', '-')} {version}".strip()))
     return tuple(found)
 
 
 def _read(path: str) -> str:
+    """The file's text; "" when there is none or it is no regular file of a few lines (a FIFO is never opened to
+    block on)."""
     try:
-        with open(path, encoding="utf-8", errors="replace") as handle:
-            return handle.read(_CAP)
-    except OSError:
+        raw = read_file(path, cap=_CAP)
+    except RalphError:
         return ""
+    return raw.decode("utf-8", "replace") if raw else ""
 
 
 def _parse(text: str, dist: str) -> dict[str, list[EntryPoint]]:
