@@ -24,7 +24,8 @@ from ralphloop.agents.agent_limits import LIMITS_FILE, LimitBook, Limited
 from ralphloop.agents.registry import make_agent
 from ralphloop.config.settings import load_settings
 from ralphloop.core.protocols import FakeClock, ProcessOutcome
-from ralphloop.plugins.agents import CATALOG, load
+from ralphloop.plugins.agents import CATALOG
+from ralphloop.plugins.entry_points import load
 from ralphloop.project.paths import FeaturePaths
 
 FIXTURES = Path(__file__).resolve().parent.parent / "tests" / "fixtures"

@@ -6,9 +6,8 @@ Apart from registry.py so that `ralph logs` and the monitor load only the catalo
 
 from __future__ import annotations
 
-import importlib
-
 from ralphloop.plugins.agents import CATALOG
+from ralphloop.plugins.entry_points import load
 
 TYPE_CHECKING = False  # typing costs ~9 ms of import: `ralph logs` must stay fast
 if TYPE_CHECKING:
@@ -52,8 +51,7 @@ def _plugin_reader(name: str) -> str:
 
 
 def _function(target: str) -> Reader:
-    module_name, _, attribute = target.partition(":")
-    found: Reader = getattr(importlib.import_module(module_name), attribute)
+    found: Reader = load(target)
     return found
 
 

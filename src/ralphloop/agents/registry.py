@@ -26,7 +26,8 @@ from typing import TYPE_CHECKING, cast
 
 from ralphloop.core.errors import RalphError
 from ralphloop.core.protocols import AgentDefaults
-from ralphloop.plugins.agents import CATALOG, AgentSpec, load, plugin_entry_points, spec_of
+from ralphloop.plugins.agents import CATALOG, AgentSpec, plugin_entry_points, spec_of
+from ralphloop.plugins.entry_points import load
 from ralphloop.words.textsafe import one_line
 
 if TYPE_CHECKING:

@@ -13,7 +13,8 @@ from collections.abc import Iterable
 
 from ralphloop.agents.text import TextOutputParser
 from ralphloop.core.protocols import AgentRequest, OutputParser, ProcessOutcome
-from ralphloop.plugins.agents import CATALOG, load, log_formats
+from ralphloop.plugins.agents import CATALOG, log_formats
+from ralphloop.plugins.entry_points import load
 
 FORMATS = ("auto", "text", "claude-json", *log_formats())
 STDERR_MARK = b"[stderr] "

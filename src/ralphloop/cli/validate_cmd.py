@@ -10,7 +10,7 @@ from ralphloop.core.errors import RalphError
 from ralphloop.plugins.formats import Format, all_formats, detect, format_of
 from ralphloop.project.paths import FeaturePaths, find_project_root
 from ralphloop.project.resolve import resolve_feature
-from ralphloop.start.preflight import others_notice, run_problems
+from ralphloop.start.preflight import assemble, others_notice
 from ralphloop.tasks.file_checks import spec_md
 from ralphloop.tasks.problems import Problem
 from ralphloop.words.textsafe import strip_terminal_controls
@@ -40,7 +40,7 @@ def command(args: argparse.Namespace, argv: list[str]) -> int:
         # What `ralph run` would refuse besides the files' own problems. Its source check is left out when
         # the file check found problems in the file it reads: its first one would be told twice.
         its_file = next((file_problems for row, _, file_problems in found if row is own), [])
-        problems += run_problems(paths, settings, kind, source=not its_file)
+        problems += assemble(paths, settings, kind, source=not its_file).problems
     notice = others_notice(paths)  # another tool's files by ralph's names in .ralph/: left alone, not a problem
     warnings += [notice] if notice else []
     # a problem quotes the files (an id, a title), which may hold escape sequences: none reaches the screen

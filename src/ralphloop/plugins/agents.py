@@ -10,10 +10,11 @@ anything heavy. Entry points are read only for a name that is not built in (plug
 
 from __future__ import annotations
 
-import importlib
 from collections.abc import Mapping
 from types import MappingProxyType
 from typing import Any, Final, NamedTuple
+
+from ralphloop.plugins.entry_points import entry_points, load
 
 ENTRY_POINT_GROUP: Final = "ralphloop.agents"
 
@@ -136,8 +137,6 @@ def spec_of(name: str) -> AgentSpec | None:
 def plugin_entry_points() -> dict[str, tuple[str, str]]:
     """Installed plugins' backends: name -> (their entry point's "module:name", the distribution that provides
     it). The first one of a name wins; a built-in name is never a plugin's."""
-    from ralphloop.plugins.entry_points import entry_points
-
     found: dict[str, tuple[str, str]] = {}
     for point in entry_points(ENTRY_POINT_GROUP):
         if point.name in CATALOG or point.name in found:
@@ -154,21 +153,11 @@ def plugin_spec(target: str, provider: str) -> AgentSpec:
     return AgentSpec(target, plugin=provider)
 
 
-def load(target: str) -> Any:
-    """What "module:name" names (a dotted name after the colon reaches into the module), the module imported now."""
-    module_name, _, attribute = target.partition(":")
-    found: Any = importlib.import_module(module_name)
-    for part in attribute.split("."):
-        found = getattr(found, part)
-    return found
-
-
 __all__ = [
     "CATALOG",
     "CLI_BACKENDS",
     "ENTRY_POINT_GROUP",
     "AgentSpec",
-    "load",
     "log_formats",
     "plugin_entry_points",
     "plugin_spec",

@@ -7,11 +7,11 @@ Light on purpose (`ralph status` words its counts with this): the modules a row 
 
 from __future__ import annotations
 
-import importlib
 import os
 from functools import cache
 
 from ralphloop.plugins import detect as finders
+from ralphloop.plugins.entry_points import entry_points, load
 
 TYPE_CHECKING = False
 if TYPE_CHECKING:
@@ -123,12 +123,11 @@ class Format:
 
     def load(self, attribute: str) -> Any:
         """A function of the format's module (imported now, the first time)."""
-        return getattr(importlib.import_module(self.module), attribute)
+        return load(f"{self.module}:{attribute}")
 
     def part(self, target: str) -> Any:
         """What one of its "module:function" parts names, imported now."""
-        module_name, _, attribute = target.partition(":")
-        return getattr(importlib.import_module(module_name), attribute)
+        return load(target)
 
 
 FORMATS: dict[str, Format] = {
@@ -244,8 +243,6 @@ def plugin_formats() -> dict[str, Format]:
     """The formats installed packages add under the `ralphloop.formats` entry-point group, each a Format (the first
     of a name wins; a built-in name is never a plugin's). One that cannot be loaded is left out: a folder it would
     find is then nobody's, which every command says."""
-    from ralphloop.plugins.entry_points import entry_points
-
     found: dict[str, Format] = {}
     for point in entry_points(ENTRY_POINT_GROUP):
         if point.name in FORMATS or point.name in found:

@@ -45,31 +45,6 @@ class Assembly(NamedTuple):
     branch: tuple[str, str, int] | None  # the branch the task file names, its file and line (format row's `branch`)
 
 
-def run_problems(
-    paths: FeaturePaths,
-    settings: Settings,
-    kind: str,
-    *,
-    story: str | None = None,
-    resume_from: str | None = None,
-    reset_circuit: bool = False,
-    prompt: str | None = None,
-    source: bool = True,
-) -> list[Problem]:
-    """Everything `ralph run` would refuse for this workspace and these settings, in the order it meets
-    them. `source=False` leaves out the task source, for a caller that has listed its problems already."""
-    return assemble(
-        paths,
-        settings,
-        kind,
-        story=story,
-        resume_from=resume_from,
-        reset_circuit=reset_circuit,
-        prompt=prompt,
-        source=source,
-    ).problems
-
-
 def assemble(
     paths: FeaturePaths,
     settings: Settings,
@@ -81,8 +56,10 @@ def assemble(
     prompt: str | None = None,
     source: bool = True,
 ) -> Assembly:
-    """run_problems, keeping what it built: `ralph validate` reads the problems, `ralph run` (start/build.py) the
-    parts too, so that the task file, the template and the branch are each read once."""
+    """Everything `ralph run` would refuse for this workspace and these settings, in the order it meets them, and
+    what the check built on its way: `ralph validate` reads the problems, `ralph run` (start/build.py) the parts
+    too, so that the task file, the template and the branch are each read once. `source=False` leaves out the task
+    source, for a caller that has listed its problems already (or must settle a killed iteration first)."""
     problems: list[Problem] = []
     opened: TaskSource | None = None
     view: TaskView | None = None
@@ -91,7 +68,7 @@ def assemble(
             paths, kind, story_order=settings.loop.story_order, story=story, resume_from=resume_from
         )
         problems += found
-    branch_found, branch = _branch_problems(paths, settings, kind)
+    branch_found, branch = branch_problems(paths, settings, kind)
     problems += branch_found
     template_path, shown = template_file(prompt, paths, kind)
     template: str | None = None
@@ -217,16 +194,12 @@ def template_file(prompt_flag: str | None, paths: FeaturePaths, kind: str) -> tu
     return None, ""
 
 
-def branch_problems(paths: FeaturePaths, settings: Settings, kind: str) -> list[Problem]:
-    """The branch the run would switch to, when git would refuse its name (seed 003: prd.json's
-    branchName; with branch.auto_create, branch.prefix and the feature's name)."""
-    return _branch_problems(paths, settings, kind)[0]
-
-
-def _branch_problems(
+def branch_problems(
     paths: FeaturePaths, settings: Settings, kind: str
 ) -> tuple[list[Problem], tuple[str, str, int] | None]:
-    """branch_problems, and the branch the task file names (None: none, or outside a repository)."""
+    """The branch the run would switch to, when git would refuse its name (seed 003: prd.json's branchName; with
+    branch.auto_create, branch.prefix and the feature's name), and the branch the task file names (None: none, or
+    outside a repository)."""
     if settings.git.branch_auto_create is False or git.toplevel(paths.project_root) is None:
         return [], None  # outside a repository the run never switches branch
     row = format_of(kind)

@@ -45,20 +45,6 @@ def open_source(
     return source
 
 
-def source_problems(
-    paths: FeaturePaths,
-    kind: str,
-    *,
-    story_order: tuple[str, ...] | None = None,
-    story: str | None = None,
-    resume_from: str | None = None,
-) -> list[Problem]:
-    """What stops `ralph run` at its task source: the source opened and loaded as the run does it. A source that
-    lists its problems itself (story specs: every problem, each at its place, with each story that waits on one
-    the run leaves out) tells them all."""
-    return checked_source(paths, kind, story_order=story_order, story=story, resume_from=resume_from)[0]
-
-
 def checked_source(
     paths: FeaturePaths,
     kind: str,
@@ -67,8 +53,10 @@ def checked_source(
     story: str | None = None,
     resume_from: str | None = None,
 ) -> tuple[list[Problem], TaskSource | None, TaskView | None]:
-    """source_problems, and the source the run works with its first view when it loaded: the run uses them rather
-    than opening and reading its task file again."""
+    """What stops `ralph run` at its task source, the source opened and loaded as the run does it (a source that
+    lists its problems itself, story specs: every problem, each at its place, with each story that waits on one
+    the run leaves out, tells them all); and the source the run works, with its first view, when it loaded: the run
+    uses them rather than opening and reading its task file again."""
     try:
         source = open_source(paths, kind, story_order=story_order, resume_from=resume_from)
         listed = getattr(source, "problems", None)
