@@ -10,6 +10,7 @@ import os
 from ralphloop.core.errors import RalphError
 from ralphloop.files.read import lock_holder_alive, read_json_object
 from ralphloop.files.schemas import BREAKER, STATE, STATUS
+from ralphloop.plugins.entry_points import load
 from ralphloop.plugins.formats import detect, format_of
 from ralphloop.project.paths import FeaturePaths
 
@@ -19,10 +20,11 @@ if TYPE_CHECKING:
 
 
 def task_counts(paths: FeaturePaths, kind: str | None, status: dict[str, Any]) -> tuple[int, int]:
-    """Tasks done and in total: prd.json read afresh; the other formats as the last iteration counted them
-    (reading Markdown or YAML here would cost `ralph status` its speed)."""
-    if kind is not None and format_of(kind).counts:
-        counted: tuple[int, int] = format_of(kind).part(format_of(kind).counts)(paths)
+    """Tasks done and in total: read afresh for a format whose row says how, lightly (prd.json); the others as
+    the last iteration counted them (reading Markdown or YAML here would cost `ralph status` its speed)."""
+    counts = format_of(kind).counts if kind is not None else ""
+    if counts:
+        counted: tuple[int, int] = load(counts)(paths)
         return counted
     done, total = status.get("storiesComplete", 0), status.get("storiesTotal", 0)
     return (done, total) if isinstance(done, int) and isinstance(total, int) else (0, 0)
