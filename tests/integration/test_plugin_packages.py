@@ -72,6 +72,10 @@ print(f"ticked line {number}")
 """
 
 
+def git_out(project: Path, *args: str) -> str:
+    return subprocess.run(["git", *args], cwd=project, capture_output=True, text=True, check=True).stdout
+
+
 def lines_feature(project: Path, text: str) -> Path:
     folder = project / ".ralph" / "chores"
     folder.mkdir(parents=True)
@@ -117,22 +121,50 @@ def test_a_format_plugin_is_validated_run_and_shown_like_a_built_in_one(
     assert "chores" in frame.getvalue() and "2/2" in frame.getvalue().replace(" ", "")
 
 
-def test_a_format_plugin_names_the_line_of_a_problem_and_parallel_says_it_cannot_run_it(
-    project: Path, ralph: RalphRunner
-) -> None:
+def test_a_format_plugin_names_the_line_of_a_problem(project: Path, ralph: RalphRunner) -> None:
     folder = lines_feature(project, "[ ] Sweep the floor\nsweep again\n")
     before = (folder / "TASKS.txt").read_bytes()
 
     checked = ralph("validate")
     run = ralph("run", "--agent-cmd", "true")
+    parallel = ralph("run", "--parallel", "2", "--agent-cmd", "true")
 
     problem = ".ralph/chores/TASKS.txt:2: not a task line (write `[ ] task` or `[x] task`): 'sweep again'"
     assert checked.returncode == 1 and problem in checked.stdout
     assert run.returncode == 1 and run.stderr == f"ralph: error: {problem}\n"
+    assert parallel.returncode == 1 and parallel.stderr == f"ralph: error: {problem}\n"
     assert (folder / "TASKS.txt").read_bytes() == before
 
-    (folder / "TASKS.txt").write_text("[ ] Sweep the floor\n[ ] Sweep again\n")
-    parallel = ralph("run", "--parallel", "2", "--agent-cmd", "true")
 
-    assert parallel.returncode == 1
-    assert "--parallel runs the stories of a prd.json feature" in parallel.stderr
+# The lines agent of a parallel loop: its own work in a file of its own, then its line ticked.
+WORK = TICK.replace(
+    "sys.stdin.read()", "sys.stdin.read()\nopen(f'work-{os.environ[\"RALPH_TASK_ID\"]}.txt', 'w').write('done')"
+)
+
+
+def test_a_format_plugin_runs_its_tasks_in_parallel_each_merged_and_marked_by_its_own_format(
+    project: Path, ralph: RalphRunner, tmp_path: Path
+) -> None:
+    folder = lines_feature(
+        project, "# chores\n[ ] Sweep the floor\n[ ] Water the plants\n[x] Buy a broom\n[ ] Feed the cat\n"
+    )
+    work = tmp_path / "work.py"
+    work.write_text(WORK)
+
+    done = ralph("run", "--parallel", "2", "--agent-cmd", f"{PYTHON} {work}")
+
+    assert done.returncode == 0, done.stdout + done.stderr
+    assert "Parallel run of chores: 4 stories" in done.stdout
+    target = done.stdout.split("All 4 stories merged into ")[1].split(".\n")[0]
+    assert git_out(project, "show", f"{target}:.ralph/chores/TASKS.txt") == (
+        "# chores\n[x] Sweep the floor\n[x] Water the plants\n[x] Buy a broom\n[x] Feed the cat\n"
+    )
+    for task in ("L2", "L3", "L5"):  # each loop's work merged, then marked by the format's own `mark`
+        assert git_out(project, "show", f"{target}:work-{task}.txt") == "done"
+    subjects = git_out(project, "log", "--format=%s", target).splitlines()
+    assert {"L2: passes (merged by ralph)", "L3: passes (merged by ralph)", "L5: passes (merged by ralph)"} <= set(
+        subjects
+    )
+    fleet = read_json(folder / "fleet.json")
+    assert fleet["status"] == "complete" and fleet["storiesMerged"] == 4
+    assert (folder / "TASKS.txt").read_text().count("[ ]") == 3  # the user's checkout is left as it was

@@ -5,18 +5,18 @@ from __future__ import annotations
 
 import argparse
 import contextlib
-import json
 import os
 import shlex
 import signal
 import sys
+from collections.abc import Callable
 from typing import Any
 
 from ralphloop.cli.monitor_launch import in_tmux
 from ralphloop.core.cancel import CancelToken
 from ralphloop.core.errors import RalphError
 from ralphloop.core.exitcodes import ExitReason
-from ralphloop.core.protocols import SystemClock
+from ralphloop.core.protocols import FileTask, SystemClock
 from ralphloop.engine.run import Run
 from ralphloop.files.store import RunLock
 from ralphloop.fleet import gitops
@@ -27,12 +27,10 @@ from ralphloop.fleet.coordinator import coordinate
 from ralphloop.fleet.launcher import LocalProcessLauncher
 from ralphloop.guards.budget import Budget
 from ralphloop.hooks.runner import HookRunner
-from ralphloop.plugins.formats import format_of
+from ralphloop.plugins.formats import Format, detect, format_of
 from ralphloop.project.paths import RALPH_DIR, FeaturePaths, list_features
 from ralphloop.start.build import RunRequest, build_run
-from ralphloop.tasks.prd_json import PrdSource, prd_problems
-from ralphloop.tasks.prd_reading import story_items
-from ralphloop.tasks.problems import raise_first
+from ralphloop.tasks.sources import open_source
 from ralphloop.words.argv import run_flags, without
 from ralphloop.words.textsafe import strip_terminal_controls
 from ralphloop.workspace import git
@@ -137,14 +135,19 @@ def _say(text: str) -> None:
 
 
 def _selected(root: str, target: str | None, features: list[str]) -> list[str | None]:
-    """The features to run: FEATURE or each -f; without them, every prd.json feature of the project (None: the
-    one the project has, found as a single run finds it)."""
+    """The features to run: FEATURE or each -f; without them, every feature of the project whose format can run in
+    parallel (None: the one the project has, found as a single run finds it)."""
     if target:
         return [target]
     if features:
         return list(dict.fromkeys(features))
-    names = [name for name in list_features(root) if os.path.isfile(os.path.join(root, RALPH_DIR, name, "prd.json"))]
+    names = [name for name in list_features(root) if _parallel(os.path.join(root, RALPH_DIR, name))]
     return list(names) if len(names) > 1 else [None]
+
+
+def _parallel(folder: str) -> bool:
+    kind = detect(folder)
+    return kind is not None and format_of(kind).parallel
 
 
 def _fleet(
@@ -162,10 +165,11 @@ def _fleet(
     request = RunRequest(feature=name, flags=flags, archive=False, argv=tuple(argv))
     built = build_run(root, request, clock=clock, sinks=[], cancel=cancel)
     run, paths = built.run, built.run.paths
-    if not format_of(built.kind).parallel:
+    task_format = format_of(built.kind)
+    if not task_format.parallel:
         raise RalphError(
-            f"--parallel runs the stories of a prd.json feature; {paths.display()} holds another task format: "
-            "run it without --parallel"
+            f"--parallel runs the stories of a prd.json feature (or of a task format that can run in parallel); "
+            f"{paths.display()} holds a {built.kind} workspace: run it without --parallel"
         )
     if run.workspace is None:
         raise RalphError("--parallel needs a git repository: each loop works in a git worktree of its own")
@@ -173,16 +177,18 @@ def _fleet(
     feature_branch = built.branch or git.current_branch(root)
     if not feature_branch:
         raise RalphError("--parallel needs a branch to merge into: HEAD is detached (git switch -c NAME)")
-    _check_committed(root, top, paths)
+    task_file = os.path.join(paths.dir, task_format.task_file)
+    _check_committed(root, top, paths, task_file)
     target_branch, landing, home = _target(root, paths, feature_branch, built.settings.git.fast_forward_checked_out)
-    _check_target(root, top, paths, target_branch, feature_branch)
+    _check_target(root, top, task_file, task_format, target_branch, feature_branch)
     os.makedirs(paths.state_dir, exist_ok=True)
     # fleet.json, fleet.jsonl, loops/ and the locks, as a single run's files: out of the user's next `git add -A`
     keep_out_of_git(paths, agent_patterns=run.agent.runtime_files)
     fleet = Fleet(
         root=root,
         paths=paths,
-        task_rel=os.path.relpath(paths.prd, top),
+        task_format=task_format,
+        task_rel=os.path.relpath(task_file, top),
         progress_rel=os.path.relpath(paths.progress, top),
         feature_rel=os.path.relpath(paths.dir, top),
         sub=os.path.relpath(root, top),
@@ -195,7 +201,7 @@ def _fleet(
         launcher=launcher,
         clock=clock,
         cancel=cancel,
-        gates=_gates(run, cancel),
+        gates=_gates(run, built.kind, cancel),
         say=_say,
         grace_s=run.policy.limits.kill_grace_s + 5,
         slots=slots,
@@ -215,9 +221,9 @@ def _budget(fleets: list[Fleet]) -> Budget:
     return fleets[0].budget or Budget()
 
 
-def _check_committed(root: str, top: str, paths: FeaturePaths) -> None:
+def _check_committed(root: str, top: str, paths: FeaturePaths, task_file: str) -> None:
     """The files that steer the loops must be committed: each loop starts from a commit, never from this tree."""
-    for path in (paths.prd, paths.prompt, os.path.join(root, RALPH_DIR, "config.yaml")):
+    for path in (task_file, paths.prompt, os.path.join(root, RALPH_DIR, "config.yaml")):
         if not os.path.isfile(path):
             continue
         with open(path, "rb") as handle:
@@ -230,17 +236,18 @@ def _check_committed(root: str, top: str, paths: FeaturePaths) -> None:
             )
 
 
-def _check_target(root: str, top: str, paths: FeaturePaths, target: str, branch: str) -> None:
+def _check_target(root: str, top: str, task_file: str, task_format: Format, target: str, branch: str) -> None:
     """The loops start from `target`: its task file must be valid and hold the stories this one holds (their marks
     aside), or stories would be skipped or a run of none would say it is complete."""
-    rel = os.path.relpath(paths.prd, top)
-    shown = os.path.relpath(paths.prd, os.getcwd())
-    mine = _stories_without_marks(gitops.blob(root, "HEAD", rel))
+    rel = os.path.relpath(task_file, top)
+    shown = os.path.relpath(task_file, os.getcwd())
+    read: Callable[[bytes, str], list[FileTask]] = task_format.part(task_format.tasks_in)
+    mine = _stories_without_marks(read, gitops.blob(root, "HEAD", rel))
     theirs_raw = gitops.blob(root, f"refs/heads/{target}", rel)
     if theirs_raw is None:
         raise RalphError(f"{shown}: not on branch {target}, where the loops start: {_bring(root, target, branch)}")
-    raise_first(prd_problems(theirs_raw, f"{shown} on branch {target}"))
-    theirs = _stories_without_marks(theirs_raw)
+    read(theirs_raw, f"{shown} on branch {target}")  # its first problem raised
+    theirs = _stories_without_marks(read, theirs_raw)
     differ = sorted(sid for sid in set(mine) | set(theirs) if mine.get(sid) != theirs.get(sid))
     if differ:
         raise RalphError(
@@ -259,18 +266,12 @@ def _bring(root: str, target: str, branch: str) -> str:
     return f"commit your task file on {target} first"
 
 
-def _stories_without_marks(raw: bytes | None) -> dict[str, str]:
-    """Each story's fields but its pass mark, as one canonical string, by id (what the coordinator may change)."""
+def _stories_without_marks(read: Callable[[bytes, str], list[FileTask]], raw: bytes | None) -> dict[str, str]:
+    """Each story's fields but its mark, by id (what the coordinator may change); {} when it cannot be read."""
     try:
-        stories = story_items(json.loads(raw or b""))
-    except (ValueError, RecursionError):
+        return {story.id: story.body for story in read(raw or b"", "")}
+    except RalphError:
         return {}
-    found = {}
-    for story in stories:
-        if isinstance(story, dict) and isinstance(story.get("id"), str):
-            rest = {key: value for key, value in story.items() if key != "passes"}
-            found[story["id"]] = json.dumps(rest, sort_keys=True)
-    return found
 
 
 def _target(root: str, paths: FeaturePaths, branch: str, consent: bool) -> tuple[str, str | None, str | None]:
@@ -302,7 +303,7 @@ def _child_words(argv: list[str], target: str | None, paths: FeaturePaths, root:
     return (*words, "--child", "--no-archive", f"--feature={feature}")
 
 
-def _gates(run: Run, cancel: CancelToken) -> Gates:
+def _gates(run: Run, kind: str, cancel: CancelToken) -> Gates:
     """The run's quality gates over a loop's rebased worktree."""
 
     def check(loop: FeaturePaths, story: str) -> tuple[str, ...]:
@@ -319,7 +320,7 @@ def _gates(run: Run, cancel: CancelToken) -> Gates:
             emit=lambda event: None,
             model=run.policy.model,
         )
-        return runner.run_gates(runner.context_for(PrdSource(loop.prd), story, 0, "")).failures
+        return runner.run_gates(runner.context_for(open_source(loop, kind), story, 0, "")).failures
 
     return check
 

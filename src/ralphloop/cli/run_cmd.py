@@ -157,7 +157,7 @@ def _on_branch(args: argparse.Namespace, built: Built, run: Any) -> None:
     (--child), the worktree's own branch; such a loop stops, as on Ctrl+C, when its coordinator dies."""
     if args.child and run.workspace is not None:
         die_with_parent()
-        run.workspace.kept_out = child_kept_out(run.workspace.top, run.paths)
+        run.workspace.kept_out = child_kept_out(run.workspace.top, run.paths, format_of(built.kind).task_file)
     elif built.branch:
         _switch(run.paths, built.branch, run.emit)
 

@@ -52,9 +52,9 @@ def adopt(fleet: Fleet) -> None:
             fleet.attempts[story] = entry["attempt"] + 1  # a killed run's count goes on
     passing = fleet.passing()
     for item in fleet.stories():
-        story = str(item["id"])
+        story = item.id
         try:
-            _adopt_one(fleet, story, str(item.get("title") or ""), last.get(story), story in passing)
+            _adopt_one(fleet, story, item.title, last.get(story), story in passing)
         except GitStep as exc:  # this story's worktree, not the run: kept as it is, for the user to look at
             why = f"what the last run left could not be taken up ({exc})"
             fleet.failed[story] = why

@@ -10,13 +10,14 @@ from dataclasses import dataclass, field
 from typing import TYPE_CHECKING
 
 from ralphloop.core.cancel import CancelToken
-from ralphloop.core.protocols import Clock
+from ralphloop.core.errors import RalphError
+from ralphloop.core.protocols import Clock, FileTask
 from ralphloop.fleet import gitops
 from ralphloop.fleet.book import Book
 from ralphloop.fleet.launcher import Launcher, LoopHandle
+from ralphloop.plugins.formats import Format
 from ralphloop.project.paths import RUNTIME_NAMES, FeaturePaths
 from ralphloop.state.fleet import LOOPS_DIR, loop_folder_name
-from ralphloop.tasks.prd_reading import STORIES, read_prd
 
 if TYPE_CHECKING:
     from ralphloop.core.protocols import Agent
@@ -34,6 +35,7 @@ Gates = Callable[[FeaturePaths, str], tuple[str, ...]]
 class Fleet:
     root: str  # the user's worktree, where the feature was found
     paths: FeaturePaths  # the feature there: fleet.json, loops/, the records of the whole run
+    task_format: Format  # how its task file lists and marks the stories (a format that can run in parallel)
     task_rel: str  # the task file, from the repository's top (the same in every worktree)
     progress_rel: str
     feature_rel: str
@@ -65,7 +67,7 @@ class Fleet:
     limits: ProcessLimits | None = None  # the run's process limits (the resolver's timeout)
     budget: Budget | None = None  # the feature's budget, as its settings give it
     spending: Spending | None = None  # the run's budget across its loops (None: no budget)
-    _stories: tuple[int, list[dict[str, object]]] | None = None  # the stories as read at a version of the target
+    _stories: tuple[int, list[FileTask]] | None = None  # the stories as read at a version of the target
     _version: int = 0
 
     # ------------------------------------------------------------------ where things are
@@ -104,13 +106,13 @@ class Fleet:
 
     # ------------------------------------------------------------------ the task file on the target branch
 
-    def stories(self) -> list[dict[str, object]]:
+    def stories(self) -> list[FileTask]:
         """The stories as the target branch has them (the coordinator's pass marks are committed there). Read
         once per tip: only the coordinator moves the target while it runs (`moved` forgets it)."""
         version, cached = self._version, self._stories
         if cached is not None and cached[0] == version:
             return cached[1]
-        found = _stories(gitops.blob(self.root, f"refs/heads/{self.target}", self.task_rel))
+        found = self._read(gitops.blob(self.root, f"refs/heads/{self.target}", self.task_rel))
         if self._version == version:  # not moved meanwhile by the merge queue's thread
             self._stories = (version, found)
         return found
@@ -121,7 +123,7 @@ class Fleet:
         self._stories = None
 
     def passing(self) -> set[str]:
-        return {str(story["id"]) for story in self.stories() if story.get("passes") is True}
+        return {story.id for story in self.stories() if story.done}
 
     def passes_in_worktree(self, story: str) -> bool:
         """Whether the loop's own copy of the task file marks its story passing (its agent's claim, verified by
@@ -131,10 +133,26 @@ class Fleet:
                 raw = handle.read(16 << 20)
         except OSError:
             return False
-        return _passes(raw, story)
+        return self._passes(raw, story)
 
     def passes_at(self, tree: str, ref: str, story: str) -> bool:
-        return _passes(gitops.blob(tree, ref, self.task_rel), story)
+        return self._passes(gitops.blob(tree, ref, self.task_rel), story)
+
+    def marked(self, raw: bytes, story: str) -> bytes:
+        """The task file's bytes with `story` marked done, as its format marks it."""
+        mark: Callable[[bytes, str], bytes] = self.task_format.part(self.task_format.mark)
+        return mark(raw, story)
+
+    def _passes(self, raw: bytes | None, story: str) -> bool:
+        return any(item.id == story and item.done for item in self._read(raw))
+
+    def _read(self, raw: bytes | None) -> list[FileTask]:
+        """The stories as a run reads them; [] when it cannot (a missing or invalid file)."""
+        read: Callable[[bytes, str], list[FileTask]] = self.task_format.part(self.task_format.tasks_in)
+        try:
+            return read(raw or b"", self.task_rel)
+        except RalphError:
+            return []
 
     # ------------------------------------------------------------------ records
 
@@ -146,17 +164,6 @@ class Fleet:
         os.makedirs(dest, exist_ok=True)
         for name in RUNTIME_NAMES:
             _move(os.path.join(source, name), os.path.join(dest, name))
-
-
-def _passes(raw: bytes | None, story: str) -> bool:
-    return any(item.get("id") == story and item.get("passes") is True for item in _stories(raw))
-
-
-def _stories(raw: bytes | None) -> list[dict[str, object]]:
-    """The stories as a run reads them (in ralph's shape: `passes`, a numeric priority, dependsOn); [] when it
-    cannot."""
-    prd = read_prd(raw or b"").prd
-    return list(prd[STORIES]) if prd else []
 
 
 def _move(source: str, dest: str) -> None:

@@ -172,7 +172,7 @@ def _merge_one(fleet: Fleet, story: str) -> str:
 
 
 def _outcome(fleet: Fleet) -> ExitReason:
-    if all(str(story["id"]) in fleet.passing() for story in fleet.stories()):
+    if all(story.id in fleet.passing() for story in fleet.stories()):
         return ExitReason.COMPLETE
     return ExitReason.RETRIES_EXHAUSTED if fleet.failed else ExitReason.BLOCKED
 
@@ -224,14 +224,12 @@ def _ready(fleet: Fleet) -> list[tuple[str, str]]:
     # before it leaves the queue, so a story is always either busy here or passing in what is read after
     busy = set(fleet.handles) | set(fleet.queue) | set(fleet.failed)
     stories = fleet.stories()
-    passing = {str(story["id"]) for story in stories if story.get("passes") is True}
+    passing = {story.id for story in stories if story.done}
     found = []
-    for story in sorted(stories, key=lambda story: _priority(story.get("priority"))):
-        sid = str(story["id"])
-        needs = story.get("dependsOn")
-        ready = all(dep in passing for dep in needs) if isinstance(needs, list) else True
-        if sid not in passing and sid not in busy and ready:
-            found.append((sid, str(story.get("title") or "")))
+    for story in sorted(stories, key=lambda story: story.priority):
+        ready = all(need in passing for need in story.depends_on)
+        if story.id not in passing and story.id not in busy and ready:
+            found.append((story.id, story.title))
     return found
 
 
@@ -330,7 +328,3 @@ def _why(fleet: Fleet) -> str | None:
     if not fleet.failed:
         return None
     return "; ".join(f"{story}: {why}" for story, why in fleet.failed.items())
-
-
-def _priority(value: object) -> int:
-    return value if isinstance(value, int) and not isinstance(value, bool) else 1 << 30

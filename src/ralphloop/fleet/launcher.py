@@ -196,9 +196,10 @@ def die_with_parent() -> None:
         os.kill(os.getpid(), signal.SIGTERM)
 
 
-def child_kept_out(top: str, paths: FeaturePaths) -> frozenset[str]:
+def child_kept_out(top: str, paths: FeaturePaths, task_file: str) -> frozenset[str]:
     """What a child loop never commits: the task file and progress.txt (its coordinator commits the pass mark and
     the entries once the story is merged, so the task file never conflicts), and .ralph/.gitignore, which every
     loop may extend alike."""
-    names = (paths.prd, paths.progress, os.path.join(paths.project_root, RALPH_DIR, ".gitignore"))
+    task = os.path.join(paths.dir, task_file)
+    names = (task, paths.progress, os.path.join(paths.project_root, RALPH_DIR, ".gitignore"))
     return frozenset(os.path.relpath(name, top) for name in names)

@@ -6,7 +6,6 @@ Each step is in fleet.jsonl before its effect; fleet/adopt.py finishes what a ki
 
 from __future__ import annotations
 
-import json
 import os
 import re
 
@@ -14,7 +13,6 @@ from ralphloop.files.store import atomic_write_bytes
 from ralphloop.fleet import gitops
 from ralphloop.fleet.context import Fleet
 from ralphloop.fleet.resolve import resolve
-from ralphloop.tasks.prd_reading import story_items
 from ralphloop.workspace import git
 
 PENDING = "progress-pending.txt"  # in the loop's logs/: its progress entries, until they are committed
@@ -182,11 +180,8 @@ def _mark(fleet: Fleet, story: str, onto: str) -> None:
         return
     path = os.path.join(tree, fleet.task_rel)
     with open(path, "rb") as handle:
-        data = json.loads(handle.read(16 << 20))
-    for item in story_items(data):  # where the file keeps them (userStories, stories, ...)
-        if isinstance(item, dict) and item.get("id") == story:
-            item["passes"] = True
-    atomic_write_bytes(path, (json.dumps(data, indent=2, ensure_ascii=False) + "\n").encode())
+        raw = handle.read(16 << 20)
+    atomic_write_bytes(path, fleet.marked(raw, story))
     names = [fleet.task_rel]
     if os.path.isfile(pending):
         with open(pending, "rb") as handle:

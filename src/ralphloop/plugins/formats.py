@@ -34,18 +34,20 @@ class Format:
         "done_words",
         "found",
         "learn_marks",
+        "mark",
         "module",
         "name",
         "narrowable",
         "narrows_itself",
         "next_step",
-        "parallel",
         "plugin",
         "prompt_file",
         "run_lists_problems",
         "seed",
         "seed_flags",
         "status_words",
+        "task_file",
+        "tasks_in",
         "template",
         "title_commits",
         "units",
@@ -75,7 +77,9 @@ class Format:
         counts: str = "",
         branch: str = "",
         prompt_file: str = "",
-        parallel: bool = False,
+        task_file: str = "",
+        tasks_in: str = "",
+        mark: str = "",
         seed_flags: bool = False,
         works_the_root: bool = False,
         plugin: str = "",
@@ -105,7 +109,12 @@ class Format:
         self.counts = counts  # (paths) -> (done, total) read afresh, light, for `ralph status`; "": the last run's
         self.branch = branch  # (paths) -> (a branch name, its line) the task file names, or None
         self.prompt_file = prompt_file  # (folder) -> a prompt template the format keeps beside its file, or None
-        self.parallel = parallel  # `--parallel` can work its tasks, each in a worktree of its own
+        # `--parallel` works its tasks each in a worktree of its own when it names all three: its one task file (a
+        # name in the feature folder), (raw bytes, the name shown) -> [FileTask] (its first problem raised as a
+        # RalphError) and (raw bytes, task id) -> the bytes with that task marked done
+        self.task_file = task_file
+        self.tasks_in = tasks_in
+        self.mark = mark
         self.seed_flags = seed_flags  # its seed's spellings of -t and -r are refused in its workspace (seed 002's)
         self.works_the_root = works_the_root  # its file in `.ralph/` means the project root is the workspace
         self.plugin = plugin  # the distribution that provides it ("ralphloop-lines 0.1"); "" for ralph's own
@@ -120,6 +129,11 @@ class Format:
         """Iterations a run does when nothing says how many: the seed's, else ralph's 20; None: until done."""
         limit: int | None = self.defaults.get("max_iterations", DEFAULT_MAX_ITERATIONS)
         return limit
+
+    @property
+    def parallel(self) -> bool:
+        """Whether `ralph run --parallel` can work its tasks, each in a worktree of its own."""
+        return bool(self.task_file and self.tasks_in and self.mark)
 
     def load(self, attribute: str) -> Any:
         """A function of the format's module (imported now, the first time)."""
@@ -145,7 +159,9 @@ FORMATS: dict[str, Format] = {
         check="ralphloop.tasks.file_checks:prd",
         counts="ralphloop.tasks.prd_counts:story_counts",
         branch="ralphloop.tasks.prd_counts:branch_named",
-        parallel=True,
+        task_file="prd.json",
+        tasks_in="ralphloop.tasks.prd_table:file_tasks",
+        mark="ralphloop.tasks.prd_table:marked",
     ),
     "todo": Format(
         "todo",

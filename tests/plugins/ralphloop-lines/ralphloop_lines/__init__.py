@@ -16,4 +16,7 @@ FORMAT = Format(
     check="ralphloop_lines.source:check_files",
     auto_commit=True,  # ralph commits each accepted iteration, titled by its line
     title_commits=True,
+    task_file="TASKS.txt",  # `ralph run --parallel` works each line in a worktree of its own
+    tasks_in="ralphloop_lines.source:file_tasks",
+    mark="ralphloop_lines.source:marked",
 )

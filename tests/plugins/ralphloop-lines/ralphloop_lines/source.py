@@ -6,7 +6,7 @@ from __future__ import annotations
 import os
 
 from ralphloop.core.errors import RalphError
-from ralphloop.core.protocols import Task, TaskView
+from ralphloop.core.protocols import FileTask, Task, TaskView
 from ralphloop.project.paths import FeaturePaths, display_path
 from ralphloop.tasks.base import SourceBase
 from ralphloop.tasks.problems import Problem
@@ -20,6 +20,10 @@ def read_lines(path: str, shown: str) -> tuple[list[Task], list[Problem]]:
             text = handle.read(1024 * 1024)
     except (OSError, UnicodeDecodeError) as exc:
         return [], [Problem(shown, f"cannot be read: {getattr(exc, 'strerror', None) or 'not UTF-8'}")]
+    return parse(text, shown)
+
+
+def parse(text: str, shown: str) -> tuple[list[Task], list[Problem]]:
     tasks: list[Task] = []
     problems: list[Problem] = []
     for number, raw in enumerate(text.splitlines(), start=1):
@@ -69,3 +73,23 @@ def open_source(paths: FeaturePaths, *, story_order: object = None, resume_from:
 
 def starter(name: str, created: str) -> dict[str, str]:
     return {NAME: f"# {name}\n[ ] Write the first task here\n"}
+
+
+def file_tasks(raw: bytes, shown: str) -> list[FileTask]:
+    """`ralph run --parallel`'s reading of TASKS.txt at any git version: a task a line, after the ones above it."""
+    try:
+        text = raw.decode("utf-8")
+    except UnicodeDecodeError:
+        raise RalphError(f"{shown}: not UTF-8") from None
+    tasks, problems = parse(text, shown)
+    if problems:
+        raise RalphError(str(problems[0]))
+    return [FileTask(task.id, task.title, task.done, task.line, (), task.title) for task in tasks]
+
+
+def marked(raw: bytes, task_id: str) -> bytes:
+    """TASKS.txt with the task of `task_id` (its line) marked `[x]`."""
+    lines = raw.decode("utf-8").split("\n")
+    number = int(task_id.removeprefix("L")) - 1
+    lines[number] = lines[number].replace("[ ]", "[x]", 1)
+    return "\n".join(lines).encode("utf-8")
