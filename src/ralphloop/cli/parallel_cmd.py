@@ -16,7 +16,8 @@ from ralphloop.cli.monitor_launch import in_tmux
 from ralphloop.core.cancel import CancelToken
 from ralphloop.core.errors import RalphError
 from ralphloop.core.exitcodes import ExitReason
-from ralphloop.core.protocols import FileTask, SystemClock
+from ralphloop.core.file_task import FileTask
+from ralphloop.core.protocols import SystemClock
 from ralphloop.engine.run import Run
 from ralphloop.files.store import RunLock
 from ralphloop.fleet import gitops

@@ -13,6 +13,13 @@ LIFECYCLE_EVENTS = ("pre_run", "pre_iteration", "post_iteration", "on_complete",
 _UNSAFE_IN_FILE_NAME = re.compile(r"[^A-Za-z0-9._-]")
 
 
+class HookEnd(Struct, frozen=True):
+    """How a per-iteration hook ended, as its task format records it."""
+
+    ok: bool
+    exit_code: int | None  # None: it timed out, was interrupted or could not start
+
+
 class CommandSpec(Struct, frozen=True):
     """One user command: a name for logs and messages, a shell command, and its own timeout."""
 

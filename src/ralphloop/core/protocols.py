@@ -10,8 +10,9 @@ from typing import Protocol
 
 from msgspec import Struct, field
 
-from ralphloop.core.hook_spec import HookSpec
+from ralphloop.core.hook_spec import HookEnd, HookSpec
 from ralphloop.core.limits import LimitWarning, UsageLimit
+from ralphloop.core.problems import Problem
 
 # ---------------------------------------------------------------- tasks
 
@@ -29,18 +30,6 @@ class Task(Struct, frozen=True):
     depends_on: tuple[str, ...] = ()  # ids that must be done before this task may start
     line: int = 0  # where the task is written in its file (1-based; 0 when it has no single line)
     counted: bool = True  # among the tasks a screen counts (goal mode's goal is not: it stands for the whole)
-
-
-class FileTask(Struct, frozen=True):
-    """A task as its file lists it, read from the file's bytes at any git version: what `--parallel` plans, starts
-    and merges by (a format that can be worked in parallel reads these; plugins/formats.py)."""
-
-    id: str
-    title: str
-    done: bool
-    priority: int  # lower first; a task without one after every task with one
-    depends_on: tuple[str, ...]  # ids that must be done (merged) before a loop may start it
-    body: str  # everything but its done mark, as one canonical string: must match where the loops start
 
 
 class TaskView(Struct, frozen=True):
@@ -135,6 +124,11 @@ class TaskSource(Protocol):
         """The prompt section that tells the agent what the task is."""
         ...
 
+    def problems(self) -> list[Problem]:
+        """Every problem `load` would refuse, each at its place, when the format can list them all at once (story
+        specs); [] when `load`'s first one is all it knows."""
+        ...
+
     def mark_done(self, task: Task, when: str) -> list[str]:
         """Record `task` as done (only called when `marks_done`); returns notes for the progress entry."""
         ...
@@ -163,8 +157,8 @@ class TaskSource(Protocol):
         """Hooks to run after every counted iteration (goal mode's per-iteration hooks: HookSpec)."""
         ...
 
-    def record_hook(self, number: int, hook_id: str, run: object | None, now: str) -> str | None:
-        """Record a per-iteration hook starting (`run` None) or ending; a warning when it cannot."""
+    def record_hook(self, number: int, hook_id: str, ended: HookEnd | None, now: str) -> str | None:
+        """Record a per-iteration hook starting (`ended` None) or ending; a warning when it cannot."""
         ...
 
 

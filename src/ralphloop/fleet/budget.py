@@ -13,6 +13,7 @@ from dataclasses import dataclass, field
 from typing import Protocol
 
 from ralphloop.files.read import read_json_object
+from ralphloop.fleet.launcher import LoopHandle
 from ralphloop.guards.budget import Budget
 from ralphloop.project.paths import FeaturePaths
 from ralphloop.words.figures import money
@@ -25,7 +26,7 @@ class Fleet(Protocol):
     def paths(self) -> FeaturePaths: ...
 
     @property
-    def handles(self) -> Mapping[str, object]: ...
+    def handles(self) -> Mapping[str, LoopHandle]: ...
 
     def loop_paths(self, story: str) -> FeaturePaths: ...
 
@@ -58,7 +59,7 @@ class Spending:
         tokens = sum(tokens for _, tokens in ended)
         for fleet in self.fleets:
             for story, handle in fleet.handles.items():
-                live = _live(fleet, story, getattr(handle, "pid", None))
+                live = _live(fleet, story, handle.pid)
                 cost, tokens = cost + live[0], tokens + live[1]
         return cost, tokens
 

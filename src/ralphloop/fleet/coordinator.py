@@ -16,7 +16,7 @@ from ralphloop.fleet import gitops
 from ralphloop.fleet.adopt import adopt
 from ralphloop.fleet.context import Fleet
 from ralphloop.fleet.gitops import GitStep
-from ralphloop.fleet.launcher import LoopSpec, handle_fd
+from ralphloop.fleet.launcher import LoopSpec
 from ralphloop.fleet.merge import merge, retry
 
 TICK_S = 0.2  # how often the children are polled: their own loops do the waiting
@@ -82,7 +82,7 @@ def _wait(fleets: list[Fleet], merger: Merger) -> None:
     """Until a loop ends (its process's pidfd), a merge is done, Ctrl+C, or a tick."""
     lead = fleets[0]
     fds = [lead.cancel.fileno(), merger.done_fd]
-    fds += [fd for fleet in fleets for handle in fleet.handles.values() if (fd := handle_fd(handle)) is not None]
+    fds += [fd for fleet in fleets for handle in fleet.handles.values() if (fd := handle.fileno()) is not None]
     with contextlib.suppress(InterruptedError, ValueError, OSError):
         select.select(fds, [], [], TICK_S)
     merger.drain()
@@ -187,7 +187,7 @@ def _poll(fleet: Fleet) -> bool:
         del fleet.handles[story]
         _free(fleet, story)
         if fleet.spending is not None:
-            fleet.spending.end_of(fleet, story, getattr(handle, "pid", None))
+            fleet.spending.end_of(fleet, story, handle.pid)
         if code == 0 and fleet.passes_in_worktree(story):
             fleet.book.log("done", story=story, head=gitops.head_of(fleet.worktree(story), "HEAD"))
             fleet.book.set(story, state="queued", pid=None, endedAt=fleet.book.now())  # before the queue has it
@@ -255,8 +255,8 @@ def _start(fleet: Fleet, story: str, title: str) -> None:
     )
     handle = fleet.launcher.start(spec)
     fleet.handles[story] = handle
-    pid = getattr(handle, "pid", None)
-    fleet.book.log("started", story=story, pid=pid, pid_start=getattr(handle, "started", None))
+    pid = handle.pid
+    fleet.book.log("started", story=story, pid=pid, pid_start=handle.started)
     loop_paths = fleet.loop_paths(story)
     fleet.book.set(
         story,
@@ -269,7 +269,7 @@ def _start(fleet: Fleet, story: str, title: str) -> None:
         worktree=tree,
         featureDir=loop_paths.dir,
         pid=pid,
-        pidStart=getattr(handle, "started", None),
+        pidStart=handle.started,
         startedAt=fleet.book.now(),
         endedAt=None,
     )
@@ -281,9 +281,7 @@ def _stop_all(fleets: list[Fleet]) -> None:
     """Every loop still running told to stop (as on Ctrl+C: it records its iteration), then each waited for."""
     for fleet in fleets:
         for handle in fleet.handles.values():
-            terminate = getattr(handle, "terminate", None)
-            if callable(terminate):
-                terminate()
+            handle.terminate()
     for fleet in fleets:
         for story in list(fleet.handles):
             _stop_child(fleet, story)
@@ -301,7 +299,7 @@ def _stop_child(fleet: Fleet, story: str) -> None:
     handle.stop(fleet.grace_s)
     fleet.book.set(story, state="stopped", pid=None, endedAt=fleet.book.now())
     if fleet.spending is not None:
-        fleet.spending.end_of(fleet, story, getattr(handle, "pid", None))
+        fleet.spending.end_of(fleet, story, handle.pid)
 
 
 def _free(fleet: Fleet, story: str) -> None:

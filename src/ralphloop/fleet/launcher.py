@@ -35,9 +35,20 @@ class LoopSpec(Struct, frozen=True):
 
 class LoopHandle(Protocol):
     id: str
+    pid: int | None  # the loop's process, where the fleet's records and budget find it (None: not a local one)
+    started: float | None  # its start time, so a pid reused later is never taken for it
+
+    def fileno(self) -> int | None:
+        """A descriptor that is readable once the loop ended, when the launcher has one (the coordinator waits on
+        it); None: it is polled."""
+        ...
 
     def poll(self) -> int | None:
         """The exit code once the loop ended, else None."""
+        ...
+
+    def terminate(self) -> None:
+        """Ask the loop to stop (as on Ctrl+C: it records its iteration), not waited for."""
         ...
 
     def stop(self, grace_s: float) -> None:
@@ -57,7 +68,7 @@ class LocalHandle:
     def __init__(self, process: subprocess.Popen[bytes], started: float | None) -> None:
         self.process = process
         self.id = str(process.pid)
-        self.pid = process.pid
+        self.pid: int | None = process.pid
         self.started = started  # the process's start time: a pid reused later is never signalled
         self.fd = _pidfd(process.pid)  # readable once it ends: the coordinator wakes at once (Linux 5.3+)
         self.terminated = False
@@ -79,7 +90,7 @@ class LocalHandle:
         if self.process.poll() is None and not self.terminated:
             self.terminated = True
             with contextlib.suppress(ProcessLookupError):
-                os.kill(self.pid, signal.SIGTERM)
+                os.kill(self.process.pid, signal.SIGTERM)
 
     def stop(self, grace_s: float) -> None:
         self.terminate()
@@ -88,7 +99,7 @@ class LocalHandle:
         try:
             self.process.wait(timeout=grace_s)
         except subprocess.TimeoutExpired:
-            reaper.stop([self.pid], [self.pid], 0.0)
+            reaper.stop([self.process.pid], [self.process.pid], 0.0)
             self.process.wait()
 
 
@@ -164,12 +175,6 @@ class LocalProcessLauncher:
                 start_new_session=True,
             )
         return LocalHandle(process, reaper.start_time(process.pid))
-
-
-def handle_fd(handle: object) -> int | None:
-    """A descriptor that is readable once the loop ended, when its launcher has one."""
-    fileno = getattr(handle, "fileno", None)
-    return fileno() if callable(fileno) else None
 
 
 def _pidfd(pid: int) -> int | None:

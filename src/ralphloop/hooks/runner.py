@@ -24,7 +24,7 @@ from ralphloop.core.cancel import CancelToken
 from ralphloop.core.errors import RalphError
 from ralphloop.core.events import Notice
 from ralphloop.core.exitcodes import ExitReason
-from ralphloop.core.hook_spec import CommandSpec, HookSpec, LifecycleHooks, safe_name
+from ralphloop.core.hook_spec import CommandSpec, HookEnd, HookSpec, LifecycleHooks, safe_name
 from ralphloop.core.protocols import Agent, AgentRequest, EventSink, TaskSource
 from ralphloop.core.runner import ProcessLimits, Runner
 from ralphloop.hooks.background import Background
@@ -253,7 +253,8 @@ class HookRunner:
         self, source: TaskSource, number: int, hook_id: str, ran: CommandRun | None, now: Callable[[], str]
     ) -> None:
         """A per-iteration hook started (`ran` None) or ended: the format records it; its end is told."""
-        warning = source.record_hook(number, hook_id, ran, now())
+        ended = HookEnd(ran.ok, ran.exit_code) if ran is not None else None
+        warning = source.record_hook(number, hook_id, ended, now())
         if warning:
             self.tell(warning, False)
         if ran is not None:

@@ -6,7 +6,8 @@ story done when the agent says DONE for it and its checks pass; goal mode (tasks
 
 from __future__ import annotations
 
-from ralphloop.core.hook_spec import HookSpec
+from ralphloop.core.hook_spec import HookEnd, HookSpec
+from ralphloop.core.problems import Problem
 from ralphloop.core.protocols import SettleFacts, Settlement, Task, TaskView
 
 
@@ -19,6 +20,9 @@ class SourceBase:
 
     def load(self) -> TaskView:
         raise NotImplementedError
+
+    def problems(self) -> list[Problem]:
+        return []  # `load` raises its first problem: all a plain format knows
 
     def mark_done(self, task: Task, when: str) -> list[str]:
         return []  # only formats with marks_done record a task themselves
@@ -46,5 +50,5 @@ class SourceBase:
     def iteration_hooks(self) -> tuple[HookSpec, ...]:
         return ()
 
-    def record_hook(self, number: int, hook_id: str, run: object | None, now: str) -> str | None:
+    def record_hook(self, number: int, hook_id: str, ended: HookEnd | None, now: str) -> str | None:
         return None

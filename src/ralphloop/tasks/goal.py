@@ -21,7 +21,7 @@ from msgspec.structs import replace
 
 from ralphloop.analysis.json_result import JsonResult
 from ralphloop.core.errors import RalphError
-from ralphloop.core.hook_spec import HookSpec
+from ralphloop.core.hook_spec import HookEnd, HookSpec
 from ralphloop.core.protocols import SettleFacts, Settlement, Task, TaskView
 from ralphloop.files.safe_read import TASK_CAP
 from ralphloop.files.store import atomic_write_text
@@ -234,18 +234,18 @@ class GoalSource(SourceBase):
     def iteration_hooks(self) -> tuple[HookSpec, ...]:
         return self.progress().hooks
 
-    def record_hook(self, number: int, hook_id: str, run: object | None, now: str) -> str | None:
+    def record_hook(self, number: int, hook_id: str, ended: HookEnd | None, now: str) -> str | None:
         """hook-tasks in PROGRESS.yaml: spawned when a hook starts, completed or failed when it ends."""
         try:
             progress = self.saved_progress()
             spawned = next(
                 (t.spawned_at for t in progress.hook_tasks if (t.iteration, t.hook_id) == (number, hook_id)), now
             )
-            if run is None:
+            if ended is None:
                 task = HookTask(number, hook_id, "spawned", now)
             else:
-                ok, code = bool(getattr(run, "ok", False)), getattr(run, "exit_code", None)
-                task = HookTask(number, hook_id, "completed" if ok else "failed", spawned, now, code)
+                outcome = "completed" if ended.ok else "failed"
+                task = HookTask(number, hook_id, outcome, spawned, now, ended.exit_code)
             self.save(record_hook(progress, task))
         except (RalphError, OSError) as exc:  # a hook's record must never stop the loop
             return f"could not record hook {hook_id} of iteration {number}: {exc}"

@@ -6,7 +6,7 @@ from __future__ import annotations
 import json
 
 from ralphloop.core.errors import RalphError
-from ralphloop.core.protocols import FileTask
+from ralphloop.core.file_task import FileTask
 from ralphloop.tasks.prd_json import problems_of
 from ralphloop.tasks.prd_reading import STORIES, read_prd, story_items
 from ralphloop.tasks.problems import raise_first

@@ -3,13 +3,10 @@ them, `ralph run` and `ralph status` tell the first). Light (shlex): `ralph stat
 
 from __future__ import annotations
 
+from ralphloop.core.places import placed
 from ralphloop.project.paths import feature_flag
 
-
-def placed(path: str, line: int, message: str) -> str:
-    """`path:line: message`, or `path: message` when no line applies (`line` 0)."""
-    where = f"{path}:{line}" if line else path
-    return f"{where}: {message}"
+__all__ = ["first_of", "placed", "validate_in"]
 
 
 def first_of(first: str, count: int, validate: str | None = None) -> str:

@@ -5,23 +5,11 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 
-from msgspec import Struct
-
 from ralphloop.core.errors import RalphError
-from ralphloop.tasks.problem_words import first_of, placed, validate_in
+from ralphloop.core.problems import Problem
+from ralphloop.tasks.problem_words import first_of, validate_in
 
 __all__ = ["Problem", "from_error", "raise_first", "validate_in"]
-
-
-class Problem(Struct, frozen=True):
-    """One thing wrong in `path` (as shown to the user), at `line` (1-based; 0 when no line applies)."""
-
-    path: str
-    message: str
-    line: int = 0
-
-    def __str__(self) -> str:
-        return placed(self.path, self.line, self.message)
 
 
 def raise_first(problems: Sequence[Problem], validate: str | None = None) -> None:

@@ -59,11 +59,9 @@ def checked_source(
     uses them rather than opening and reading its task file again."""
     try:
         source = open_source(paths, kind, story_order=story_order, resume_from=resume_from)
-        listed = getattr(source, "problems", None)
-        if listed is not None:
-            problems: list[Problem] = listed()
-            if problems:
-                return problems, None, None
+        problems = source.problems()
+        if problems:
+            return problems, None, None
         narrowed = open_source(paths, kind, story_order=story_order, story=story, resume_from=resume_from)
         view = narrowed.load()
     except RalphError as exc:

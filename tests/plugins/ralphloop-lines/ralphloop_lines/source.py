@@ -6,7 +6,8 @@ from __future__ import annotations
 import os
 
 from ralphloop.core.errors import RalphError
-from ralphloop.core.protocols import FileTask, Task, TaskView
+from ralphloop.core.file_task import FileTask
+from ralphloop.core.protocols import Task, TaskView
 from ralphloop.project.paths import FeaturePaths, display_path
 from ralphloop.tasks.base import SourceBase
 from ralphloop.tasks.problems import Problem
