@@ -45,6 +45,13 @@ def test_an_agent_plugin_runs_with_its_own_parser_and_its_log_reads_through_its_
     assert '{"say"' not in logs.stdout  # read, not dumped
     raw = ralph("logs", "1", "--raw")
     assert '{"say": "working on S-1"}' in raw.stdout
+    # `ralph analyze` reads its log through its own sniffer and parser, as the loop read its output
+    for args in (("1",), ("1", "--agent", "tape"), ("1", "--format", "tape-json")):
+        analyzed = ralph("analyze", *args, "--json")
+        assert analyzed.returncode == 0, analyzed.stderr
+        assert json.loads(analyzed.stdout)["format"] == "tape-json"
+    near = ralph("analyze", "1", "--format", "tape-jsn")
+    assert near.returncode == 1 and "did you mean 'tape-json'?" in near.stderr and "Traceback" not in near.stderr
 
 
 def test_an_agent_plugin_is_shown_by_a_dry_run_with_the_defaults_it_left_out(feature: Path, ralph: RalphRunner) -> None:
@@ -119,6 +126,22 @@ def test_a_format_plugin_is_validated_run_and_shown_like_a_built_in_one(
         dashboard(read_snapshot(resolve_feature(str(project), None), now()))
     )
     assert "chores" in frame.getvalue() and "2/2" in frame.getvalue().replace(" ", "")
+
+
+def test_init_makes_a_plugin_formats_feature_and_names_the_near_miss(project: Path, ralph: RalphRunner) -> None:
+    made = ralph("init", "chores", "--format", "lines")
+
+    assert made.returncode == 0, made.stderr
+    assert (project / ".ralph" / "chores" / "TASKS.txt").read_text().startswith("# chores\n[ ] ")
+    assert "Next: write the tasks in .ralph/chores/TASKS.txt" in made.stdout
+    before = sorted(path.name for path in (project / ".ralph").iterdir())
+    wrong = ralph("init", "more", "--format", "line")
+    assert wrong.returncode == 1
+    assert wrong.stderr == (
+        "ralph: error: --format 'line': no such task format; did you mean 'lines'? the formats: prd, todo, "
+        "fix-plan, stories, goal, lines\n"
+    )
+    assert sorted(path.name for path in (project / ".ralph").iterdir()) == before
 
 
 def test_a_format_plugin_names_the_line_of_a_problem(project: Path, ralph: RalphRunner) -> None:

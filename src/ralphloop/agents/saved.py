@@ -13,10 +13,11 @@ from collections.abc import Iterable
 
 from ralphloop.agents.text import TextOutputParser
 from ralphloop.core.protocols import AgentRequest, OutputParser, ProcessOutcome
-from ralphloop.plugins.agents import CATALOG, log_formats
+from ralphloop.plugins.agents import AgentSpec, every_spec, log_formats
 from ralphloop.plugins.entry_points import load
 
-FORMATS = ("auto", "text", "claude-json", *log_formats())
+FORMATS = ("auto", "text", "claude-json", *log_formats())  # ralph's own; `readable()` adds the plugins'
+
 STDERR_MARK = b"[stderr] "
 _SNIFF_LINES = 50
 MAX_LINE = 16 * 1024 * 1024
@@ -37,7 +38,7 @@ def detect(head: bytes) -> str:
             break
         if isinstance(value, dict):
             events.append(value)
-    for row in CATALOG.values():
+    for row in every_spec().values():
         if row.sniff and row.log_format and load(row.sniff)(events):
             return row.log_format
     kinds = {str(event.get("type", "")) for event in events}
@@ -53,7 +54,7 @@ def detect(head: bytes) -> str:
         for raw in head.split(b"\n")[:_SNIFF_LINES]
         if not raw.startswith(STDERR_MARK)
     ]
-    for row in CATALOG.values():
+    for row in every_spec().values():
         if row.sniff_text and row.log_format and load(row.sniff_text)(text):
             return row.log_format
     return "text"
@@ -63,9 +64,9 @@ def final_text(chunks: Iterable[bytes], fmt: str) -> str:
     """The agent's final text from a saved output read in `chunks` (never held whole for text)."""
     if fmt == "claude-json":
         return _claude_json(b"".join(chunks))
-    backend = log_formats().get(fmt)
-    if backend is not None:
-        return _parsed(chunks, CATALOG[backend].log_parser)
+    spec = readable().get(fmt)
+    if spec is not None and spec.log_parser:
+        return _parsed(chunks, spec.log_parser)
     text = TextOutputParser(_REQUEST)
     for line in _lines(chunks):
         if not line.startswith(STDERR_MARK):
@@ -90,6 +91,11 @@ def _claude_json(data: bytes) -> str:
         return ""
     result = value.get("result") if isinstance(value, dict) else None
     return result if isinstance(result, str) else ""
+
+
+def readable() -> dict[str, AgentSpec]:
+    """The formats a backend (ralph's own or a plugin's) writes its output in, each with its spec."""
+    return {row.log_format: row for row in every_spec().values() if row.log_format}
 
 
 def _parsed(chunks: Iterable[bytes], parser_class: str) -> str:

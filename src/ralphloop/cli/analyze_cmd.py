@@ -9,17 +9,18 @@ and the iteration's `ralph signal` records, so the analysis is the one the loop 
 from __future__ import annotations
 
 import argparse
+import difflib
 import json
 import os
 import re
 from collections.abc import Iterator
 
-from ralphloop.agents.saved import detect, final_text
+from ralphloop.agents.saved import detect, final_text, readable
 from ralphloop.analysis.signals import Analysis, SignalRecord, analyze, with_records
 from ralphloop.cli import iteration_logs
 from ralphloop.core.errors import RalphError
 from ralphloop.files.safe_read import LOG_CAP, TASK_CAP, open_regular, read_file, read_tail, shown_path
-from ralphloop.plugins.agents import CATALOG, log_formats
+from ralphloop.plugins.agents import every_spec
 from ralphloop.records.signal_log import MAX_READ, parse_line
 from ralphloop.words.textsafe import strip_terminal_controls
 
@@ -30,7 +31,7 @@ _LOG_NAME = re.compile(r"^iteration-(\d+)\.log$")
 def command(args: argparse.Namespace, argv: list[str]) -> int:
     path = _path(args.file, args.feature)
     number = _iteration_of(path)
-    fmt = args.format if args.format != "auto" else _agent_format(args.agent) or _auto(_head(path), number)
+    fmt = _known(args.format) if args.format != "auto" else _agent_format(args.agent) or _auto(_head(path), number)
     text = final_text(_chunks(path), fmt)
     prompt_path = args.prompt or _sibling_prompt(path, number)
     prompt = _read_prompt(prompt_path, explicit=bool(args.prompt))
@@ -101,10 +102,20 @@ def _chunks(path: str) -> Iterator[bytes]:
         os.close(fd)
 
 
+def _known(fmt: str) -> str:
+    """--format NAME, when ralph can read it; else a one-line error naming the near miss and every name."""
+    names = ["auto", "text", "claude-json", *readable()]
+    if fmt in names:
+        return fmt
+    near = difflib.get_close_matches(fmt, names, n=1)
+    hint = f"did you mean {near[0]!r}? " if near else ""
+    raise RalphError(f"--format {fmt!r}: not a format ralph reads; {hint}the formats: {', '.join(names)}")
+
+
 def _agent_format(agent: str | None) -> str | None:
-    """`--agent NAME`: how that built-in backend's output is read (one without a format of its own: as text);
-    None for a plugin's or no name: detected."""
-    row = CATALOG.get(agent or "")
+    """`--agent NAME`: how that backend's output is read, ralph's own or a plugin's (one without a format of its
+    own: as text); None for no name or one no backend has: detected."""
+    row = every_spec().get(agent or "")
     if row is None:
         return None
     return row.log_format or "text"
@@ -114,7 +125,7 @@ def _auto(head: bytes, number: int | None) -> str:
     """The detected format; for a loop's own log, the way the loop read it: a backend's own output through
     that backend's parser, anything else (Claude's one-object json too) as a command agent's text."""
     fmt = detect(head)
-    if number is not None and fmt not in log_formats():
+    if number is not None and fmt not in readable():
         return "text"
     return fmt
 

@@ -5,6 +5,7 @@ TODO.md, fix_plan.md + PROMPT.md, or a story spec), progress.txt and the prompt;
 from __future__ import annotations
 
 import argparse
+import difflib
 import os
 import re
 import shutil
@@ -16,7 +17,7 @@ from ralphloop.config.template import DEFAULT_PROJECT_CONFIG
 from ralphloop.core.errors import RalphError
 from ralphloop.core.protocols import SystemClock, iso
 from ralphloop.files.store import atomic_write_text
-from ralphloop.plugins.formats import format_of
+from ralphloop.plugins.formats import all_formats, find_format, format_of
 from ralphloop.project.paths import ARCHIVE_DIR, RALPH_DIR, display_path, find_project_root
 from ralphloop.records.progress import header
 from ralphloop.workspace.gitignore import ensure_gitignore
@@ -26,6 +27,7 @@ _NAME = re.compile(r"^[A-Za-z0-9][A-Za-z0-9._-]{0,99}$")
 
 def command(args: argparse.Namespace, argv: list[str]) -> int:
     name: str = args.feature
+    _known(args.format)
     if not _NAME.match(name) or name == ARCHIVE_DIR:
         raise RalphError(
             f"FEATURE {name!r}: use letters, digits, '.', '_' and '-' (up to 100, not starting with a symbol,"
@@ -67,6 +69,16 @@ def command(args: argparse.Namespace, argv: list[str]) -> int:
         print(f"Kept your edited {display_path(path, os.getcwd())} (ralph's version was not written)")
     print(f"Next: {format_of(args.format).next_step.format(shown=shown)}, then: ralph run -f {name}")
     return 0
+
+
+def _known(kind: str) -> None:
+    """A format ralph has or a plug-in adds; else a one-line error naming the near miss and every name."""
+    if find_format(kind) is not None:
+        return
+    names = list(all_formats())
+    near = difflib.get_close_matches(kind, names, n=1)
+    hint = f"did you mean {near[0]!r}? " if near else ""
+    raise RalphError(f"--format {kind!r}: no such task format; {hint}the formats: {', '.join(names)}")
 
 
 def _starter_files(kind: str, name: str, created: str) -> dict[str, str]:

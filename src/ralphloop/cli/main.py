@@ -59,9 +59,9 @@ def build_parser() -> argparse.ArgumentParser:
     init.add_argument(
         "--format",
         default="prd",
-        choices=_format_names(),
-        help="task file to start with: prd.json (default), TODO.md, fix_plan.md + PROMPT.md, story specs, "
-        "or a goal (SPRINT.yaml)",
+        metavar="NAME",
+        help="task file to start with: prd (prd.json, the default), todo (TODO.md), fix-plan (fix_plan.md + "
+        "PROMPT.md), stories (story specs), goal (SPRINT.yaml), or an installed plug-in format's name",
     )
     init.set_defaults(handler="init")
 
@@ -152,8 +152,9 @@ def _add_analyze(commands: Any) -> None:
     analyze.add_argument(
         "--format",
         default="auto",
-        choices=("auto", "text", "claude-json", *log_formats()),
-        help="how FILE was written (default: detected)",
+        metavar="NAME",
+        help="how FILE was written (default: auto, detected): text, claude-json or a backend's own: "
+        f"{', '.join(log_formats())} (or an installed plug-in backend's)",
     )
     analyze.add_argument(
         "--agent",
@@ -251,7 +252,3 @@ def _save_traceback() -> str:
     return path
 
 
-def _format_names() -> tuple[str, ...]:
-    from ralphloop.plugins.formats import FORMATS  # light: names and file finders; a format's module loads when used
-
-    return tuple(FORMATS)

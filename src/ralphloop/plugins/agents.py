@@ -11,6 +11,7 @@ anything heavy. Entry points are read only for a name that is not built in (plug
 from __future__ import annotations
 
 from collections.abc import Mapping
+from functools import cache
 from types import MappingProxyType
 from typing import Any, Final, NamedTuple
 
@@ -145,6 +146,19 @@ def plugin_entry_points() -> dict[str, tuple[str, str]]:
     return found
 
 
+@cache
+def every_spec() -> dict[str, AgentSpec]:
+    """Every backend, ralph's own in CATALOG's order, then the installed plugins' (one that cannot be loaded is left
+    out): what reads a saved log (`ralph analyze`) looks through these. Imports each plugin's spec module."""
+    found = dict(CATALOG)
+    for name, (target, provider) in plugin_entry_points().items():
+        try:
+            found[name] = plugin_spec(target, provider)
+        except Exception:  # a broken plugin is not a crash of `ralph analyze`
+            continue
+    return found
+
+
 def plugin_spec(target: str, provider: str) -> AgentSpec:
     """A plugin's spec from its entry point: the AgentSpec it names, or a spec of its factory alone."""
     found = load(target)
@@ -158,6 +172,7 @@ __all__ = [
     "CLI_BACKENDS",
     "ENTRY_POINT_GROUP",
     "AgentSpec",
+    "every_spec",
     "log_formats",
     "plugin_entry_points",
     "plugin_spec",
