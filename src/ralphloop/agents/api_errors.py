@@ -17,15 +17,15 @@ has not met an API failure. Only the kinds the loop retries after a backoff are 
 rate limit: every 429 of Anthropic's API has the type rate_limit_error, the plan's usage limit included, so callers
 look for the usage limit's own sentence first (limit_text.py). Pure: no I/O; no input makes `classify_line` raise.
 
-The helpers at the end serve every backend's errors.py: the HTTP status a CLI's message states, the transient kind
-a status or the CLI's words state, and the message of a transient kind.
+The helpers at the end serve every backend's errors.py: the HTTP status a CLI's message states, the words of the
+transient kinds, and a backend's table of failures (`Rule` rows) with its one reading, `classify_by`.
 """
 
 from __future__ import annotations
 
 import json
 import re
-from collections.abc import Container, Mapping
+from collections.abc import Collection, Container, Mapping
 from typing import Any, NamedTuple
 
 from ralphloop.core.protocols import ErrorKind
@@ -163,11 +163,6 @@ UNAVAILABLE_MODEL = (
 )
 
 
-def unavailable_model(said: str) -> tuple[ErrorKind, str]:
-    """BAD_MODEL, with the fix ralph gives for a model the CLI does not know or cannot use."""
-    return ErrorKind.BAD_MODEL, UNAVAILABLE_MODEL.replace("{said}", said)
-
-
 def api_says(api: str, window: str = "a short rate limit") -> dict[ErrorKind, str]:
     """What the screen says of each transient kind when `api` ("the OpenAI API") failed; `window` names its rate
     limit, which is not the plan's usage limit."""
@@ -178,26 +173,6 @@ def api_says(api: str, window: str = "a short rate limit") -> dict[ErrorKind, st
     }
 
 
-def transient_kind(
-    status: int | None,
-    said: str,
-    rate: re.Pattern[str],
-    overloaded: re.Pattern[str],
-    network: re.Pattern[str],
-    server: Container[int] = _5XX,
-) -> ErrorKind | None:
-    """The transient kind a failed request's HTTP status or the CLI's words `said` state, in this order: a 429 or
-    `rate`'s words a rate limit; a `server` status (a 5xx) or `overloaded`'s words a failing service; `network`'s
-    words an unreachable one. None: none of these."""
-    if status == 429 or rate.search(said):
-        return _RATE
-    if (status is not None and status in server) or overloaded.search(said):
-        return _SERVER
-    if network.search(said):
-        return ErrorKind.NETWORK
-    return None
-
-
 def transient(says: Mapping[ErrorKind, str], kind: ErrorKind, said: str) -> tuple[ErrorKind, str]:
     """A transient kind with the line to show: what `says` (a backend's words for its service) tells of it, then
     what the CLI said. The loop adds "retrying in Ns (attempt n/10)"."""
@@ -205,14 +180,19 @@ def transient(says: Mapping[ErrorKind, str], kind: ErrorKind, said: str) -> tupl
 
 
 class Rule(NamedTuple):
-    """One row of a backend's table of failures: its kind when the CLI's words match `words` or the stated HTTP
-    status is one of `statuses`, and the line to show (`says`, where {said} is what the CLI said)."""
+    """One row of a backend's table of failures: its kind when the CLI's words match `words`, the stated HTTP
+    status is one of `statuses` or a code it stated is one of `codes`, and the line to show (`says`, where {said} is
+    what the CLI said and {name} a fact the backend passes)."""
 
-    kind: ErrorKind
+    kind: ErrorKind | None  # None: the CLI names the task's own failure, an ordinary failed attempt: look no further
     words: re.Pattern[str] | None
     says: str
     statuses: Container[int] = ()
     model_404: bool = False  # a 404 whose words name a model is this row's too
+    codes: Container[str] = ()  # the CLI's own codes for it (an error code, an exception's class, an exit code)
+    only: Container[str] | None = None  # read only when the CLI stated one of these codes
+    stderr: bool = False  # its words count on the CLI's stderr too
+    unsaid: str = ""  # what {said} reads when the CLI said nothing: a template of the backend's facts
 
 
 def transient_rules(
@@ -223,9 +203,10 @@ def transient_rules(
     *,
     server: Container[int] = _5XX,
 ) -> tuple[Rule, ...]:
-    """The three rows every table ends on, in transient_kind's order: a rate limit (a 429 or `rate`'s words), a
-    failing service (a `server` status or `overloaded`'s words), an unreachable one, each worded as `says` words
-    it (`api_says` for an API's), then what the CLI said. The loop adds "retrying in Ns (attempt n/10)"."""
+    """The three rows every table ends on, in this order: a rate limit (a 429 or `rate`'s words), a failing
+    service (a `server` status, a 5xx by default, or `overloaded`'s words), an unreachable one (`network`'s words),
+    each worded as `says` words it (`api_says` for an API's), then what the CLI said. The loop adds "retrying in Ns
+    (attempt n/10)"."""
     return (
         Rule(_RATE, rate, says[_RATE] + ": {said}", (429,)),
         Rule(_SERVER, overloaded, says[_SERVER] + ": {said}", server),
@@ -234,15 +215,39 @@ def transient_rules(
 
 
 def classify_by(
-    rules: tuple[Rule, ...], said: str, status: int | None = None, *, shown: str | None = None
+    rules: tuple[Rule, ...],
+    said: str,
+    status: int | None = None,
+    *,
+    shown: str | None = None,
+    codes: Collection[str] = (),
+    stderr: str = "",
+    facts: Mapping[str, str] | None = None,
 ) -> tuple[ErrorKind, str] | None:
-    """The first row of `rules` that the CLI's words `said` or the HTTP status it stated match: its kind and the
-    line to show, with `shown` (default: `said`) for {said}; None when none does (an ordinary failed attempt: the
-    task's problem, not the service's)."""
+    """The first row of `rules` that the CLI's words `said` (and `stderr`, for a row that reads it), the HTTP status
+    it stated or one of the `codes` it stated match: its kind and the line to show, with `shown` (default: `said`)
+    for {said}, the row's `unsaid` when that is empty, and `facts` for the other {names}; None when none does, or
+    the row has no kind (an ordinary failed attempt: the task's problem, not the service's)."""
     for rule in rules:
+        if rule.only is not None and not any(code in rule.only for code in codes):
+            continue
         stated = status is not None and status in rule.statuses
-        named = rule.words is not None and rule.words.search(said) is not None
+        coded = any(code in rule.codes for code in codes)
+        text = f"{said}\n{stderr}" if rule.stderr else said
+        named = rule.words is not None and rule.words.search(text) is not None
         model = rule.model_404 and status == 404 and "model" in said.lower()
-        if stated or named or model:
-            return rule.kind, rule.says.replace("{said}", said if shown is None else shown)
+        if stated or coded or named or model:
+            if rule.kind is None:
+                return None
+            known = facts or {}
+            line = (said if shown is None else shown) or _filled(rule.unsaid, known)
+            return rule.kind, _filled(rule.says, {**known, "said": line})
     return None
+
+
+_PLACE = re.compile(r"\{(\w+)\}")
+
+
+def _filled(template: str, values: Mapping[str, str]) -> str:
+    """`template` with each {name} of `values` replaced by its value, in one pass (a value is never read again)."""
+    return _PLACE.sub(lambda found: values.get(found[1], found[0]), template)

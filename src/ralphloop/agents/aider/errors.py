@@ -13,6 +13,7 @@ from __future__ import annotations
 
 import re
 
+from ralphloop.agents.api_errors import Rule, classify_by
 from ralphloop.core.protocols import ErrorKind
 from ralphloop.words.textsafe import one_line
 
@@ -33,21 +34,11 @@ _NETWORK = re.compile(
 )
 _AUTH = re.compile(r"Incorrect API key|invalid[_ ]api[_ ]key|api_key client option must be set|Unauthorized", re.I)
 
-# The classes that say it all; the others (APIError, BadRequestError, …) only with their message.
-_BY_NAME = {
-    "AuthenticationError": ErrorKind.AUTH,
-    "PermissionDeniedError": ErrorKind.AUTH,  # a 403: not one of aider's classes, printed after a traceback
-    "RateLimitError": ErrorKind.RATE_LIMITED,
-    "RouterRateLimitError": ErrorKind.RATE_LIMITED,
-    "APIConnectionError": ErrorKind.NETWORK,
-    "Timeout": ErrorKind.NETWORK,
-    "InternalServerError": ErrorKind.OVERLOADED,
-    "ServiceUnavailableError": ErrorKind.OVERLOADED,
-    "BadGatewayError": ErrorKind.OVERLOADED,
-    "BudgetExceededError": ErrorKind.BUDGET,
-}
+_NAMES_A_MODEL = re.compile("model", re.IGNORECASE)
+
 # Classes whose message may name a spent quota, a bad key, an unreachable API or an unknown model.
 _GENERIC = frozenset({"APIError", "BadRequestError", "OpenAIError", "InvalidRequestError"})
+# Classes of a failing server, whose message may say it was never reached ("Connection error.").
 _SERVER = frozenset({"InternalServerError", "ServiceUnavailableError", "BadGatewayError", "APIConnectionError"})
 
 _SAYS = {
@@ -64,25 +55,38 @@ _SAYS = {
     ErrorKind.BUDGET: "aider's own cost limit ran out ({said})",
 }
 
+# aider's failures, in the order they are told apart: the first row that matches names the kind. The code is the
+# litellm class. The message is read first, in the classes whose message can tell another kind apart; then come the
+# classes that say it all (the others, APIError, BadRequestError, …, say something only with their message).
+RULES = (
+    Rule(ErrorKind.BILLING, _BILLING, _SAYS[ErrorKind.BILLING], only=_GENERIC | {"RateLimitError"}),
+    Rule(ErrorKind.AUTH, _AUTH, _SAYS[ErrorKind.AUTH], only=_GENERIC),
+    Rule(ErrorKind.NETWORK, _NETWORK, _SAYS[ErrorKind.NETWORK], only=_GENERIC | _SERVER),
+    # a 404 names the model it did not find; one that does not (a wrong API base) is a failed attempt
+    Rule(ErrorKind.BAD_MODEL, _NAMES_A_MODEL, _SAYS[ErrorKind.BAD_MODEL], only=("NotFoundError",)),
+    Rule(ErrorKind.BAD_MODEL, _MODEL, _SAYS[ErrorKind.BAD_MODEL], only=_GENERIC),
+    Rule(
+        ErrorKind.AUTH,
+        None,
+        _SAYS[ErrorKind.AUTH],
+        codes=(
+            "AuthenticationError",
+            "PermissionDeniedError",  # a 403: not one of aider's classes, printed after a traceback
+        ),
+    ),
+    Rule(ErrorKind.RATE_LIMITED, None, _SAYS[ErrorKind.RATE_LIMITED], codes=("RateLimitError", "RouterRateLimitError")),
+    Rule(ErrorKind.NETWORK, None, _SAYS[ErrorKind.NETWORK], codes=("APIConnectionError", "Timeout")),
+    Rule(
+        ErrorKind.OVERLOADED,
+        None,
+        _SAYS[ErrorKind.OVERLOADED],
+        codes=("InternalServerError", "ServiceUnavailableError", "BadGatewayError"),
+    ),
+    Rule(ErrorKind.BUDGET, None, _SAYS[ErrorKind.BUDGET], codes=("BudgetExceededError",)),
+)
+
 
 def classify(name: str, said: str) -> tuple[ErrorKind, str] | None:
     """The kind of failure aider's final error states (`name`: the litellm class, `said`: the whole block), with
     a one-line message carrying the fix; None when it is none of these (a failed attempt: the task's problem)."""
-    said = one_line(said, 300)
-    kind = _kind(name, said)
-    return None if kind is None else (kind, _SAYS[kind].format(said=said))
-
-
-def _kind(name: str, said: str) -> ErrorKind | None:
-    if _BILLING.search(said) and (name in _GENERIC or name == "RateLimitError"):
-        return ErrorKind.BILLING
-    if _AUTH.search(said) and name in _GENERIC:
-        return ErrorKind.AUTH
-    if _NETWORK.search(said) and (name in _GENERIC or name in _SERVER):
-        return ErrorKind.NETWORK
-    if name == "NotFoundError":
-        # a 404 names the model it did not find; one that does not (a wrong API base) is a failed attempt
-        return ErrorKind.BAD_MODEL if "model" in said.lower() else None
-    if _MODEL.search(said) and name in _GENERIC:
-        return ErrorKind.BAD_MODEL
-    return _BY_NAME.get(name)
+    return classify_by(RULES, one_line(said, 300), codes=(name,))

@@ -11,7 +11,7 @@ from __future__ import annotations
 import re
 from dataclasses import dataclass
 
-from ralphloop.agents.api_errors import api_says, classify_line, last_line, sentence_kind, transient
+from ralphloop.agents.api_errors import Rule, api_says, classify_by, classify_line, last_line, sentence_kind, transient
 from ralphloop.core.protocols import ErrorKind
 from ralphloop.words.textsafe import one_line
 
@@ -51,67 +51,132 @@ _RATE_TEXT = re.compile(
 )
 
 
+# What the screen says of each transient kind: the loop adds "retrying in Ns (attempt n/10)".
+_TRANSIENT = api_says("the Anthropic API")
+_SAYS = {kind: f"{says}: {{said}}" for kind, says in _TRANSIENT.items()}
+_AUTH_SAYS = (
+    "Claude Code cannot authenticate ({said}). Fix: run `claude` and log in with /login, or set ANTHROPIC_API_KEY "
+    "(CLAUDE_CODE_OAUTH_TOKEN for a subscription)"
+)
+_MODEL_SAYS = (
+    "the model is not available ({said}). Fix: choose another with --model (haiku, sonnet, opus or a full name) or "
+    "agent.model in .ralph/config.yaml"
+)
+
+# Claude Code's failures, in the order they are told apart: the first row that matches names the kind. Its codes
+# are the result's "subtype:…", "api_error:…" and "type:…" (api_error_type), the synthetic assistant event's
+# "error:…", and "sentence:<kind>" for the kind its own "API Error: …" sentence states (sentence_kind). When the CLI
+# said nothing, a row shows the structured field it names instead ({code}, {status}, ...).
+RULES = (
+    Rule(
+        ErrorKind.REFUSED,
+        _ROOT,
+        "Claude Code refuses --dangerously-skip-permissions when run as root: run ralph as a normal user, or, only "
+        "inside a throwaway container or VM, set IS_SANDBOX=1",
+        stderr=True,
+    ),
+    Rule(
+        ErrorKind.MAX_TURNS,
+        None,
+        "Claude Code ran out of turns{limit}: {said}",
+        codes=("subtype:error_max_turns",),
+        unsaid="error_max_turns",
+    ),
+    Rule(
+        ErrorKind.BUDGET,
+        None,
+        "Claude Code reached its cost limit: {said}",
+        codes=("subtype:error_max_budget_usd",),
+        unsaid="error_max_budget_usd",
+    ),
+    Rule(ErrorKind.RESUME, _NO_SESSION, "the session to resume is gone: {said}", stderr=True, unsaid="{stderr}"),
+    Rule(
+        ErrorKind.AUTH,
+        _AUTH_TEXT,
+        _AUTH_SAYS,
+        statuses=(401, 403),
+        codes=("error:authentication_failed", "type:authentication_error"),
+        unsaid="{code_or_status}",
+    ),
+    Rule(
+        ErrorKind.BILLING,
+        _BILLING_TEXT,
+        "Claude Code cannot bill this account ({said}). Fix: add credits to the API account, or log in with a "
+        "subscription",
+        codes=("error:billing_error",),
+        unsaid="{code}",
+    ),
+    Rule(ErrorKind.BAD_MODEL, _MODEL_TEXT, _MODEL_SAYS, codes=("error:model_not_found",), unsaid="{code}"),
+    Rule(ErrorKind.BAD_MODEL, None, _MODEL_SAYS, statuses=(404,), only=("type:not_found_error",), unsaid="{code}"),
+    Rule(
+        ErrorKind.NETWORK,
+        _NETWORK_TEXT,
+        _SAYS[ErrorKind.NETWORK],
+        codes=("api_error:connection_failed",),
+        unsaid="{api_error}",
+    ),
+    Rule(
+        ErrorKind.OVERLOADED,
+        None,
+        _SAYS[ErrorKind.OVERLOADED],
+        statuses=range(500, 600),
+        codes=("type:overloaded_error",),
+        unsaid="{status}",
+    ),
+    # A usage limit is a 429 rate_limit_error too: the parser has ruled it out (its event, its sentence) by now.
+    Rule(
+        ErrorKind.RATE_LIMITED,
+        None,
+        _SAYS[ErrorKind.RATE_LIMITED],
+        statuses=(429,),
+        codes=("error:rate_limit", "type:rate_limit_error"),
+        unsaid="{status}",
+    ),
+    Rule(ErrorKind.OVERLOADED, None, _SAYS[ErrorKind.OVERLOADED], codes=("error:server_error",), unsaid="{code}"),
+    # Without structured fields (older versions), the kind the CLI's own sentence states: its exact shapes first
+    # ("API Error: 500 {...}", "API Error: Rate limit reached"), then its words anywhere in that sentence.
+    *(Rule(kind, None, says, codes=(f"sentence:{kind.value}",)) for kind, says in _SAYS.items()),
+    Rule(ErrorKind.OVERLOADED, _OVERLOADED_TEXT, _SAYS[ErrorKind.OVERLOADED]),
+    Rule(ErrorKind.RATE_LIMITED, _RATE_TEXT, _SAYS[ErrorKind.RATE_LIMITED]),
+)
+
+
 def classify(facts: Facts) -> tuple[ErrorKind, str] | None:
     """The kind of failure and a one-line message with the fix, or None when it is none of these
     (an ordinary failed attempt: the task's problem, not the service's)."""
     said = _said(facts)
-    everything = f"{said}\n{facts.stderr}"
-    if _ROOT.search(everything):
-        return ErrorKind.REFUSED, (
-            "Claude Code refuses --dangerously-skip-permissions when run as root: run ralph as a normal user, "
-            "or, only inside a throwaway container or VM, set IS_SANDBOX=1"
-        )
-    if facts.subtype == "error_max_turns":
-        limit = f" (claude.max_turns: {facts.max_turns})" if facts.max_turns else ""
-        return ErrorKind.MAX_TURNS, f"Claude Code ran out of turns{limit}: {said or 'error_max_turns'}"
-    if facts.subtype == "error_max_budget_usd":
-        return ErrorKind.BUDGET, f"Claude Code reached its cost limit: {said or 'error_max_budget_usd'}"
-    if _NO_SESSION.search(everything):
-        return ErrorKind.RESUME, f"the session to resume is gone: {said or one_line(facts.stderr)}"
-    code, status, kind = facts.error_code, facts.api_status, facts.api_type
-    refused_key = code == "authentication_failed" or status in (401, 403) or kind == "authentication_error"
-    if refused_key or _AUTH_TEXT.search(said):
-        return ErrorKind.AUTH, (
-            f"Claude Code cannot authenticate ({said or code or status}). Fix: run `claude` and log in with /login, "
-            "or set ANTHROPIC_API_KEY (CLAUDE_CODE_OAUTH_TOKEN for a subscription)"
-        )
-    if code == "billing_error" or _BILLING_TEXT.search(said):
-        return ErrorKind.BILLING, (
-            f"Claude Code cannot bill this account ({said or code}). Fix: add credits to the API account, "
-            "or log in with a subscription"
-        )
-    if code == "model_not_found" or (status == 404 and kind == "not_found_error") or _MODEL_TEXT.search(said):
-        return ErrorKind.BAD_MODEL, (
-            f"the model is not available ({said or code}). Fix: choose another with --model (haiku, sonnet, opus "
-            "or a full name) or agent.model in .ralph/config.yaml"
-        )
-    if facts.api_error == "connection_failed" or _NETWORK_TEXT.search(said):
-        return transient(_TRANSIENT, ErrorKind.NETWORK, said or facts.api_error)
-    if status == 529 or kind == "overloaded_error" or (status is not None and 500 <= status < 600):
-        return transient(_TRANSIENT, ErrorKind.OVERLOADED, said or str(status))
-    # A usage limit is a 429 rate_limit_error too: the parser has ruled it out (its event, its sentence) by now.
-    if status == 429 or code == "rate_limit" or kind == "rate_limit_error":
-        return transient(_TRANSIENT, ErrorKind.RATE_LIMITED, said or str(status))
-    if code == "server_error":
-        return transient(_TRANSIENT, ErrorKind.OVERLOADED, said or code)
-    return _stated(said, facts.stderr)
+    found = classify_by(
+        RULES, said, facts.api_status, codes=_codes(facts, said), stderr=facts.stderr, facts=_shown(facts)
+    )
+    return found or _last_stderr_line(facts.stderr)
 
 
-# What the screen says of each transient kind: the loop adds "retrying in Ns (attempt n/10)".
-_TRANSIENT = api_says("the Anthropic API")
+def _codes(facts: Facts, said: str) -> tuple[str, ...]:
+    """What the CLI stated besides its words, spelled as RULES' codes."""
+    sentence = sentence_kind(said)
+    return (
+        f"subtype:{facts.subtype}",
+        f"error:{facts.error_code}",
+        f"api_error:{facts.api_error}",
+        f"type:{facts.api_type}",
+        *((f"sentence:{sentence.value}",) if sentence is not None else ()),
+    )
 
 
-def _stated(said: str, stderr: str) -> tuple[ErrorKind, str] | None:
-    """Without structured fields (older versions), the kind the CLI's own sentence states: its exact shapes first
-    ("API Error: 500 {...}", "API Error: Rate limit reached"), then its words anywhere in that sentence. On
-    stderr, only the exact shape on the last line: stderr is the CLI's, but a hook's output may end up there."""
-    kind = sentence_kind(said)
-    if kind is None and _OVERLOADED_TEXT.search(said):
-        kind = ErrorKind.OVERLOADED
-    if kind is None and _RATE_TEXT.search(said):
-        kind = ErrorKind.RATE_LIMITED
-    if kind is not None:
-        return transient(_TRANSIENT, kind, said)
+def _shown(facts: Facts) -> dict[str, str]:
+    """The structured fields a row shows when the CLI said nothing, and the turn limit ralph asked for."""
+    return {
+        "limit": f" (claude.max_turns: {facts.max_turns})" if facts.max_turns else "",
+        "code": facts.error_code,
+        "status": str(facts.api_status),
+        "code_or_status": str(facts.error_code or facts.api_status),
+        "api_error": facts.api_error,
+        "stderr": one_line(facts.stderr),
+    }
+
+
+def _last_stderr_line(stderr: str) -> tuple[ErrorKind, str] | None:
+    """On stderr, only the exact shape on the last line: stderr is the CLI's, but a hook's output may end up there."""
     found = classify_line(last_line(stderr))
     return transient(_TRANSIENT, *found) if found is not None else None
 

@@ -22,7 +22,7 @@ from dataclasses import dataclass
 from datetime import UTC, datetime, timedelta
 from typing import Final
 
-from ralphloop.agents.api_errors import api_says, stated_status, transient, unavailable_model
+from ralphloop.agents.api_errors import UNAVAILABLE_MODEL, Rule, api_says, classify_by, stated_status
 from ralphloop.core.limits import UsageLimit
 from ralphloop.core.protocols import ErrorKind
 from ralphloop.guards.reset_time import DURATION_TEXT, RESET_TEXT, parse_reset
@@ -98,6 +98,53 @@ _TRANSIENT = {
     **api_says("Copilot's model API"),
     ErrorKind.NETWORK: "the Copilot service (or the custom provider) cannot be reached",
 }
+_LOGIN = (
+    "run `copilot login` (or `gh auth login`), or set COPILOT_GITHUB_TOKEN to a fine-grained token; with a "
+    "custom provider, check COPILOT_PROVIDER_API_KEY"
+)
+_NO_STATUS = "status:none"
+
+# Copilot's failures, in the order they are told apart: the first row that matches names the kind. Its codes are
+# "type:<errorType>", "code:<errorCode>", the family of that code ("code:*rate_limited", "code:*quota*") and
+# "status:none" when no HTTP status was stated. A rate limit or a spent quota may turn out to be the usage limit.
+RULES = (
+    Rule(
+        ErrorKind.AUTH,
+        _AUTH,
+        "Copilot cannot authenticate ({said}). Fix: " + _LOGIN,
+        statuses=(401, 403),
+        codes=("type:authentication", "type:authorization"),
+    ),
+    Rule(ErrorKind.REFUSED, None, "Copilot refused the request by policy ({said})", codes=("type:policy",)),
+    Rule(
+        ErrorKind.RATE_LIMITED,
+        None,
+        _TRANSIENT[ErrorKind.RATE_LIMITED] + ": {said}",
+        statuses=(429,),
+        codes=("type:rate_limit", "code:*rate_limited"),
+    ),
+    Rule(
+        ErrorKind.BUDGET,
+        None,
+        "Copilot's session spending limit ran out ({said})",
+        codes=("code:session_quota_exceeded",),
+    ),
+    Rule(
+        ErrorKind.BILLING,
+        _QUOTA,
+        "the Copilot account has no AI credits left ({said}). Fix: raise the budget at "
+        "github.com/settings/copilot/features, or wait for the monthly reset",
+        statuses=(402,),
+        codes=("type:quota", "code:*quota*"),
+    ),
+    Rule(ErrorKind.BAD_MODEL, _MODEL, UNAVAILABLE_MODEL, model_404=True),
+    # the conversation outgrew the model: this attempt failed, a fresh one may not
+    Rule(None, None, "", codes=("type:context_limit",)),
+    Rule(ErrorKind.OVERLOADED, None, _TRANSIENT[ErrorKind.OVERLOADED] + ": {said}", statuses=range(500, 600)),
+    # its words count only when Copilot stated no status: a stated status that is no 5xx outranks them
+    Rule(ErrorKind.OVERLOADED, _OVERLOADED, _TRANSIENT[ErrorKind.OVERLOADED] + ": {said}", only=(_NO_STATUS,)),
+    Rule(ErrorKind.NETWORK, _NETWORK, _TRANSIENT[ErrorKind.NETWORK] + ": {said}"),
+)
 
 
 def classify(error: CopilotError, now: datetime) -> Verdict | None:
@@ -106,56 +153,43 @@ def classify(error: CopilotError, now: datetime) -> Verdict | None:
     said = one_line(error.message, 300)
     if not said:
         return None
-    kind = error.error_type
     status = error.status if error.status is not None else stated_status(_STATUS, said)
-    if kind in ("authentication", "authorization") or status in (401, 403) or _AUTH.search(said):
-        return Verdict(ErrorKind.AUTH, f"Copilot cannot authenticate ({said}). Fix: {_LOGIN}")
-    if kind == "policy":
-        return Verdict(ErrorKind.REFUSED, f"Copilot refused the request by policy ({said})")
-    if kind == "rate_limit" or status == 429 or error.code in _LASTING_CODES or error.code.endswith("rate_limited"):
-        return _rate_limit(error, said, now)
-    if kind == "quota" or status == 402 or "quota" in error.code or _QUOTA.search(said):
-        return _quota(error, said, now)
-    if (status == 404 and "model" in said.lower()) or _MODEL.search(said):
-        return Verdict(*unavailable_model(said))
-    if kind == "context_limit":
-        return None  # the conversation outgrew the model: this attempt failed, a fresh one may not
-    if (status is not None and 500 <= status < 600) or (status is None and _OVERLOADED.search(said)):
-        return Verdict(*transient(_TRANSIENT, ErrorKind.OVERLOADED, said))
-    if _NETWORK.search(said):
-        return Verdict(*transient(_TRANSIENT, ErrorKind.NETWORK, said))
-    return None
-
-
-_LOGIN = (
-    "run `copilot login` (or `gh auth login`), or set COPILOT_GITHUB_TOKEN to a fine-grained token; with a "
-    "custom provider, check COPILOT_PROVIDER_API_KEY"
-)
-
-
-def _rate_limit(error: CopilotError, said: str, now: datetime) -> Verdict:
-    resets_at = reset_in(said, now)
-    lasting = _LASTING_CODES.get(error.code) or ("weekly" if "weekly" in said.lower() else "")
-    if not lasting and _LASTING.search(said):
-        lasting = "session" if "session" in said.lower() else "global"
-    if (resets_at is not None and resets_at - now > SHORT_WAIT) or lasting:
-        limit = UsageLimit("copilot", _limit_message(said), resets_at, lasting, "session_error")
+    found = classify_by(RULES, said, status, codes=_codes(error, status))
+    if found is None:
+        return None
+    limit = _usage_limit(found[0], error.code, said, now)
+    if limit is not None:
         return Verdict(ErrorKind.USAGE_LIMIT, f"Copilot's usage limit: {said}", limit)
-    return Verdict(*transient(_TRANSIENT, ErrorKind.RATE_LIMITED, said))
+    return Verdict(*found)
 
 
-def _quota(error: CopilotError, said: str, now: datetime) -> Verdict:
-    if error.code == "session_quota_exceeded":
-        return Verdict(ErrorKind.BUDGET, f"Copilot's session spending limit ran out ({said})")
-    resets_at = reset_in(said, now)
-    if resets_at is not None:
-        limit = UsageLimit("copilot", _limit_message(said), resets_at, "monthly", "session_error")
-        return Verdict(ErrorKind.USAGE_LIMIT, f"Copilot's usage limit: {said}", limit)
-    return Verdict(
-        ErrorKind.BILLING,
-        f"the Copilot account has no AI credits left ({said}). Fix: raise the budget at "
-        "github.com/settings/copilot/features, or wait for the monthly reset",
+def _codes(error: CopilotError, status: int | None) -> tuple[str, ...]:
+    """What Copilot stated besides its message, spelled as RULES' codes."""
+    code = error.code
+    return (
+        f"type:{error.error_type}",
+        f"code:{code}",
+        *(("code:*rate_limited",) if code.endswith("rate_limited") else ()),
+        *(("code:*quota*",) if "quota" in code else ()),
+        *((_NO_STATUS,) if status is None else ()),
     )
+
+
+def _usage_limit(kind: ErrorKind, code: str, said: str, now: datetime) -> UsageLimit | None:
+    """The usage limit a rate limit (`kind`) is when it lasts, or a spent quota is when it says when it resets;
+    None for any other failure."""
+    if kind is ErrorKind.RATE_LIMITED:
+        resets_at = reset_in(said, now)
+        lasting = _LASTING_CODES.get(code) or ("weekly" if "weekly" in said.lower() else "")
+        if not lasting and _LASTING.search(said):
+            lasting = "session" if "session" in said.lower() else "global"
+        if (resets_at is not None and resets_at - now > SHORT_WAIT) or lasting:
+            return UsageLimit("copilot", _limit_message(said), resets_at, lasting, "session_error")
+    if kind is ErrorKind.BILLING:
+        resets_at = reset_in(said, now)
+        if resets_at is not None:
+            return UsageLimit("copilot", _limit_message(said), resets_at, "monthly", "session_error")
+    return None
 
 
 def reset_in(said: str, now: datetime) -> datetime | None:

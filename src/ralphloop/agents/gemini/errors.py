@@ -14,7 +14,14 @@ from __future__ import annotations
 
 import re
 
-from ralphloop.agents.api_errors import api_says, stated_status, transient, transient_kind, unavailable_model
+from ralphloop.agents.api_errors import (
+    UNAVAILABLE_MODEL,
+    Rule,
+    api_says,
+    classify_by,
+    stated_status,
+    transient_rules,
+)
 from ralphloop.core.protocols import ErrorKind
 from ralphloop.words.textsafe import one_line
 
@@ -60,29 +67,48 @@ def http_status(said: str, exit_code: int | None) -> int | None:
     return stated_status(_CODE, said)
 
 
+# Gemini's failures, in the order they are told apart: the first row that matches names the kind. An exit code is
+# the code "exit:N".
+RULES = (
+    Rule(
+        ErrorKind.BILLING,
+        _BILLING,
+        "the Google account cannot pay for the Gemini API ({said}). Fix: enable billing or add credits for the key's "
+        "project in Google AI Studio, or log in with another account",
+    ),
+    Rule(
+        ErrorKind.AUTH,
+        _AUTH,
+        "Gemini CLI cannot authenticate ({said}). Fix: set GEMINI_API_KEY, or run `gemini` once to log in with Google",
+        statuses=(401, 403),
+        codes=("exit:41",),
+        unsaid="exit code {exit}",
+    ),
+    Rule(ErrorKind.BAD_MODEL, _MODEL, UNAVAILABLE_MODEL, statuses=(404,)),
+    *(
+        Rule(
+            ErrorKind.REFUSED,
+            None,
+            f"Gemini CLI refused to run because of {what} (exit code {code}): " + "{said}",
+            codes=(f"exit:{code}",),
+            unsaid="no message",
+        )
+        for code, what in _REFUSED_EXITS.items()
+    ),
+    Rule(
+        ErrorKind.MAX_TURNS,
+        None,
+        "Gemini CLI reached its session turn limit: {said}",
+        codes=("exit:53",),
+        unsaid="maxSessionTurns",
+    ),
+    *transient_rules(_TRANSIENT, _RATE, _OVERLOADED, _NETWORK, server=_FAILING),
+)
+
+
 def classify(said: str, exit_code: int | None) -> tuple[ErrorKind, str] | None:
     """The kind of failure Gemini's own message `said` and its exit code state, with a one-line message carrying
     the fix; None when it is none of these (an ordinary failed attempt: the task's problem, not the service's)."""
     said = one_line(said, 300)
     status = http_status(said, exit_code)
-    if _BILLING.search(said):
-        return ErrorKind.BILLING, (
-            f"the Google account cannot pay for the Gemini API ({said}). Fix: enable billing or add credits for the "
-            "key's project in Google AI Studio, or log in with another account"
-        )
-    if exit_code == 41 or status in (401, 403) or _AUTH.search(said):
-        return ErrorKind.AUTH, (
-            f"Gemini CLI cannot authenticate ({said or f'exit code {exit_code}'}). Fix: set GEMINI_API_KEY, or run "
-            "`gemini` once to log in with Google"
-        )
-    if status == 404 or _MODEL.search(said):
-        return unavailable_model(said)
-    if exit_code in _REFUSED_EXITS:
-        return ErrorKind.REFUSED, (
-            f"Gemini CLI refused to run because of {_REFUSED_EXITS[exit_code]} (exit code {exit_code}): "
-            f"{said or 'no message'}"
-        )
-    if exit_code == 53:
-        return ErrorKind.MAX_TURNS, f"Gemini CLI reached its session turn limit: {said or 'maxSessionTurns'}"
-    kind = transient_kind(status, said, _RATE, _OVERLOADED, _NETWORK, _FAILING)
-    return None if kind is None else transient(_TRANSIENT, kind, said)
+    return classify_by(RULES, said, status, codes=(f"exit:{exit_code}",), facts={"exit": str(exit_code)})
