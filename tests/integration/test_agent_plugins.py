@@ -172,22 +172,22 @@ BROKEN = [
     (
         {"ralph_broken_agent": "import ralph_no_such_module\n"},
         "ralph_broken_agent:make",
-        "cannot be loaded: ModuleNotFoundError: No module named 'ralph_no_such_module'",
+        " cannot be loaded: ModuleNotFoundError: No module named 'ralph_no_such_module'",
     ),
     (
         {"ralph_broken_agent": "def make(settings, paths):\n    raise ValueError('needs BROKEN_API_KEY')\n"},
         "ralph_broken_agent:make",
-        "failed to start: ValueError: needs BROKEN_API_KEY",
+        " failed to start: ValueError: needs BROKEN_API_KEY",
     ),
     (
         {"ralph_broken_agent": "factory = 42\n"},
         "ralph_broken_agent:missing",
-        "cannot be loaded: AttributeError: module 'ralph_broken_agent' has no attribute 'missing'",
+        " cannot be loaded: AttributeError: module 'ralph_broken_agent' has no attribute 'missing'",
     ),
     (
         {"ralph_broken_agent": "def make(settings, paths):\n    return None\n"},
         "ralph_broken_agent:make",
-        "returned NoneType, not an agent (no name, command, parser)",
+        ": returned NoneType, not an agent (no name, command, parser)",
     ),
 ]
 
@@ -200,7 +200,7 @@ def test_a_broken_plugin_is_one_line_naming_it(
     before = files(one_story.parent.parent)
     done = ralph("run", "--agent", "broken", "-n", "1", env={"PYTHONPATH": str(tmp_path / "site")})
     assert done.returncode == 1
-    assert done.stderr == f"ralph: error: agent plugin 'broken' ({target} from ralph-broken 0.1) {said}\n"
+    assert done.stderr == f"ralph: error: agent plugin 'broken' ({target} from ralph-broken 0.1){said}\n"
     assert files(one_story.parent.parent) == before
 
 

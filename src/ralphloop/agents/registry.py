@@ -72,6 +72,37 @@ def member_settings(settings: Settings, name: str) -> Settings:
     return replace(settings, agent=agent)
 
 
+def checked_agent(settings: Settings, paths: FeaturePaths, clock: Clock | None = None) -> Agent:
+    """The agent the settings name, made as a dry run makes it, with everything its settings and the workspace's
+    files refuse raised: an unknown name, a command agent's missing or unsplittable command, a scripted agent's
+    script, a CLI backend's settings (amp's `permissions: ask`). Whether an executable is on PATH is the machine's
+    business, left to `ready` (`ralph validate` checks inputs; `ralph run` builds its run with this agent)."""
+    chain = settings.agent.chain if len(settings.agent.chain) > 1 else (settings.agent.name,)
+    for name in chain:
+        if name == "command":
+            from ralphloop.agents.command import required_command, split_command
+
+            member = member_settings(settings, name) if len(chain) > 1 else settings
+            split_command(required_command(member), member.source("agent_command"))
+    return make_agent(settings, paths, dry_run=True, clock=clock)
+
+
+def ready(agent: Agent) -> None:
+    """Raise what stops a run of an agent `checked_agent` made: a CLI that is not installed (the first member of a
+    failover chain whose CLI is missing, as `make_agent` says it)."""
+    from ralphloop.agents.failover import FailoverAgent
+
+    for member in agent.agents if isinstance(agent, FailoverAgent) else (agent,):
+        if member.missing:
+            spec = spec_of(member.name)
+            _refuse_missing(member.name, spec or AgentSpec(""), member)
+
+
+def _refuse_missing(name: str, spec: AgentSpec, agent: Agent) -> None:
+    if agent.missing:  # its CLI is not installed, say
+        raise RalphError(agent.missing if not spec.plugin else f"{_label(name, spec)}: {one_line(agent.missing, 300)}")
+
+
 def _make(settings: Settings, paths: FeaturePaths, *, dry_run: bool) -> Agent:
     name = settings.agent.name
     spec = _spec(settings)
@@ -86,8 +117,8 @@ def _make(settings: Settings, paths: FeaturePaths, *, dry_run: bool) -> Agent:
         except Exception as exc:
             raise RalphError(f"{_label(name, spec)} failed to start: {_said(exc)}") from None
         agent = _completed(name, spec, made)
-    if agent.missing and not dry_run:  # its CLI is not installed, say
-        raise RalphError(agent.missing if not spec.plugin else f"{_label(name, spec)}: {one_line(agent.missing, 300)}")
+    if not dry_run:
+        _refuse_missing(name, spec, agent)
     return agent
 
 
@@ -95,7 +126,7 @@ def _completed(name: str, spec: AgentSpec, made: object) -> Agent:
     """A plugin's agent as the run uses it: refused when it is not one, given the defaults of what it leaves out."""
     lacking = [part for part in _REQUIRED if not hasattr(made, part)]
     if lacking:
-        raise RalphError(f"{_label(name, spec)} returned {type(made).__name__}, not an agent (no {', '.join(lacking)})")
+        raise RalphError(f"{_label(name, spec)}: returned {type(made).__name__}, not an agent (no {', '.join(lacking)})")
     if isinstance(made, AgentDefaults) or all(hasattr(made, part) for part in _OPTIONAL):
         agent = cast("Agent", made)
     else:
@@ -120,28 +151,6 @@ class _PluginAgent(AgentDefaults):
 
     def parser(self, request: AgentRequest) -> OutputParser:
         return cast("OutputParser", self._made.parser(request))  # type: ignore[attr-defined]
-
-
-def check_agent_settings(settings: Settings, paths: FeaturePaths) -> None:
-    """Raise the error `make_agent` would for the settings and the workspace's files alone: an unknown name, a
-    command agent's missing or unsplittable command, a scripted agent's script. Whether an executable is on
-    PATH is the machine's business, left to `make_agent` (`ralph validate` checks inputs)."""
-    if len(settings.agent.chain) > 1:
-        for name in settings.agent.chain:
-            check_agent_settings(member_settings(settings, name), paths)
-        return
-    _spec(settings)
-    row = CATALOG.get(settings.agent.name)
-    if row is not None and row.cli:
-        _make(settings, paths, dry_run=True)  # what its settings refuse (amp's `permissions: ask`), not PATH
-    if settings.agent.name == "command":
-        from ralphloop.agents.command import required_command, split_command
-
-        split_command(required_command(settings), settings.source("agent_command"))
-    elif settings.agent.name == "scripted":
-        from ralphloop.agents.scripted import make
-
-        make(settings, paths)  # it only reads and checks the script
 
 
 def _spec(settings: Settings) -> AgentSpec:

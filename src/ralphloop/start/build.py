@@ -14,7 +14,7 @@ from types import MappingProxyType
 from typing import Any
 
 from ralphloop.agents.failover import FailoverAgent
-from ralphloop.agents.registry import make_agent
+from ralphloop.agents.registry import ready
 from ralphloop.analysis.reading import Streaks
 from ralphloop.config.policy import Policy
 from ralphloop.config.settings import Settings, load_settings
@@ -128,6 +128,7 @@ def build_run(
         reset_circuit=request.reset_circuit,
         prompt=request.prompt,
         source=not pending,
+        clock=clock,
     )
     found = assembled.problems
     if request.dry_run:  # a dry run of `ralph init`'s example shows its prompt; a run would waste a call on it
@@ -135,9 +136,12 @@ def build_run(
         found = [problem for problem in found if EXAMPLE_WORDS not in problem.message]
     raise_first(found, paths.command("validate"))
     source, view = _source(paths, kind, settings, request, assembled, pending)
-    agent = make_agent(settings, paths, dry_run=request.dry_run, clock=clock)
+    agent = assembled.agent
+    assert agent is not None  # made, or its problem raised above
     if request.dry_run and agent.missing:
         warnings.append(f"{agent.missing} (a real run would stop here)")
+    elif not request.dry_run:
+        ready(agent)
     in_git, git_warnings = _git_preflight(paths, settings)
     branch = _branch(paths, settings, assembled.branch) if in_git and (view.tasks or not pending) else None
     # Unset, ralph commits for an agent that cannot (a sandbox without git, no shell under `permissions: edits`).
@@ -195,8 +199,7 @@ def build_run(
         resume=resume_command(request, paths),
         ask=ask if policy.usage.action == "ask" else None,
     )
-    if not request.reset_circuit:
-        run.breaker.load()  # a damaged breaker file stops the run here (--reset-circuit is what mends it)
+    # a damaged breaker file stopped the run in the check (--reset-circuit is what mends it)
     run.ledger.check()  # so does a damaged call ledger, or a FIFO or a link in its place or its lock's
     _wire_failover(agent, emit)
     return Built(run, settings, kind, view, branch, tuple(warnings), git_warnings)

@@ -18,10 +18,10 @@ import shlex
 from collections.abc import Callable
 from typing import NamedTuple
 
-from ralphloop.agents.registry import check_agent_settings
+from ralphloop.agents.registry import checked_agent
 from ralphloop.config.settings import Settings
 from ralphloop.core.errors import RalphError
-from ralphloop.core.protocols import TaskSource, TaskView
+from ralphloop.core.protocols import Agent, Clock, TaskSource, TaskView
 from ralphloop.files.safe_read import CONFIG_CAP, LOG_CAP, STATE_CAP, TASK_CAP, check_file, check_folder
 from ralphloop.notify.settings import apprise_missing
 from ralphloop.plugins.formats import format_of
@@ -43,6 +43,7 @@ class Assembly(NamedTuple):
     view: TaskView | None  # its first view
     template: str | None  # the prompt template's text
     branch: tuple[str, str, int] | None  # the branch the task file names, its file and line (format row's `branch`)
+    agent: Agent | None  # made as a dry run makes it: whether its CLI is installed is the run's to refuse
 
 
 def assemble(
@@ -55,10 +56,12 @@ def assemble(
     reset_circuit: bool = False,
     prompt: str | None = None,
     source: bool = True,
+    clock: Clock | None = None,
 ) -> Assembly:
     """Everything `ralph run` would refuse for this workspace and these settings, in the order it meets them, and
     what the check built on its way: `ralph validate` reads the problems, `ralph run` (start/build.py) the parts
-    too, so that the task file, the template and the branch are each read once. `source=False` leaves out the task
+    too, so that the task file, the template, the branch and the breaker are each read once and the agent made
+    once. `source=False` leaves out the task
     source, for a caller that has listed its problems already (or must settle a killed iteration first)."""
     problems: list[Problem] = []
     opened: TaskSource | None = None
@@ -81,10 +84,14 @@ def assemble(
         problems += _refused(
             lambda: load_breaker(paths.circuit_state, breaker, paths.command("reset-circuit")), breaker
         )
-    problems += _refused(lambda: check_agent_settings(settings, paths), "agent")
+    agent: Agent | None = None
+    try:
+        agent = checked_agent(settings, paths, clock)
+    except RalphError as exc:
+        problems.append(from_error(exc, "agent"))
     missing = apprise_missing(settings.notify)  # found now, not at the first notification hours later
     problems += [Problem(settings.source("notify_urls"), missing)] if missing else []
-    return Assembly(problems + runtime_problems(paths), opened, view, template, branch)
+    return Assembly(problems + runtime_problems(paths), opened, view, template, branch, agent)
 
 
 # ralph's own files in a workspace that it reads whole, with the most it reads of each; the others
