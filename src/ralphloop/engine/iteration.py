@@ -1,5 +1,5 @@
 """One iteration, top to bottom: prepare → agent → observe → verify → settle → judge → decide → apply →
-record → commit. Each phase is a function over frozen values; only `apply` and `commit` change the files.
+verdict → close. Each phase is a function over frozen values; only `apply` and `close` change the files.
 """
 
 from __future__ import annotations
@@ -11,19 +11,17 @@ from ralphloop.analysis.reading import read_iteration, says_done
 from ralphloop.analysis.text import last_paragraph
 from ralphloop.core.errors import RalphError
 from ralphloop.core.events import CircuitChanged, IterationClosed, Notice, Slot, Undoing
-from ralphloop.core.exitcodes import ExitReason
 from ralphloop.core.limits import UsageLimit
 from ralphloop.core.protocols import AgentResult, SettleFacts, Settlement, TaskView, iso
 from ralphloop.engine.decide import Action, Decision, decide
-from ralphloop.engine.judge import Facts, Judged, Verdict, judge, verdict
+from ralphloop.engine.judge import Facts, Judged, Verdict, judge, status_of, verdict
 from ralphloop.engine.phases import Prepared, Seen, observe, prepare, run_agent, verify
-from ralphloop.engine.record import record
+from ralphloop.engine.record import Closing, record
 from ralphloop.engine.run import Run
 from ralphloop.engine.state import LoopState
 from ralphloop.guards.breaker import Breaker, CircuitState, guidance
 from ralphloop.hooks.checks import Checks
 from ralphloop.words.textsafe import clean_text
-from ralphloop.workspace import captures
 from ralphloop.workspace.captures import WorkTree
 
 
@@ -49,31 +47,37 @@ def iteration(run: Run, state: LoopState, breaker: Breaker, view: TaskView, star
     facts = _facts(run, prepared, result, seen, checks, settled, end)
     judged = judge(state, breaker, facts, run.policy)
     decision = decide(judged.observation)
-    told = verdict(judged, decision, facts, run.policy)
     _breaker(run, prepared.number, judged)
-    view, applied = _apply(run, prepared, end, settled.view, told)
-    if run.workspace and run.workspace.failure:  # git failed (docs/guards.md): recorded, then the loop stops
-        told = replace(told, decision=Decision(Action.HALT, ExitReason.ERROR, run.workspace.failure))
-    committing = _committing(run, told, decision, facts)
-    state = _carried(judged, told, checks, session)
-    agent_commit = captures.head_moved(prepared.start, end)
+    undo = status_of(judged, decision, facts) if judged.undo else ""  # what kind of attempt is undone
+    view, applied = _apply(run, prepared, end, settled.view, undo)
+    git_failed = run.workspace.failure if run.workspace else None  # at the capture, the comparison or the undo
+    told = verdict(judged, decision, facts, run.policy, git_failed)
+    committing = _committing(run, told, facts, git_failed)
     notes = (*seen.notes, *told.notes, *checks.notes, *settled.notes, *applied)
     notes += ("changes committed by ralph (git.auto_commit)",) if committing else ()
-    run.emit(record(run, prepared, facts, judged, told, state, view, notes, agent_commit, committing))
+    carried = _carried(judged, told, checks, session)
+    return close(run, Closing(prepared, facts, end, judged, told, carried, view, notes, committing))
+
+
+def close(run: Run, closing: Closing) -> Step:
+    """The closing phase: the record, accepted work committed (git.auto_commit), the iteration closed (its
+    journal goes), the format's hooks; where the loop stands for the next iteration."""
+    prepared, judged, end = closing.prepared, closing.judged, closing.end
+    run.emit(record(run, closing))
     if judged.warning:
         run.emit(Notice("warning", judged.warning))
-    if committing and run.workspace is not None:
+    if closing.committing and run.workspace is not None:
         for event in run.workspace.commit_task(prepared.start, prepared.task, run.source.kind, prepared.number):
             run.emit(event)
     run.emit(IterationClosed(prepared.number))
-    if judged.counted and not seen.interrupted:
+    if judged.counted and not closing.facts.interrupted:
         run.hooks.format_hooks(run.source, prepared.context, run.now)
     # The next start from `end`, ralph's own records read again, when nothing else touched the files since:
     # after an undo, a commit or hooks, it is captured afresh (the private index no longer matches `end`).
-    fresh = told.undo or committing or bool(run.source.iteration_hooks()) or bool(run.hooks.running)
+    fresh = judged.undo or closing.committing or bool(run.source.iteration_hooks()) or bool(run.hooks.running)
     next_start = run.workspace.after_records(end) if run.workspace is not None and not fresh else None
-    message = clean_text(last_paragraph(result.final_text))  # the agent's output is redacted as it is read
-    return Step(state, told.decision, view, next_start, message, judged.limit)
+    message = clean_text(last_paragraph(closing.facts.result.final_text))  # redacted as it is read
+    return Step(closing.state, closing.told.decision, closing.view, next_start, message, judged.limit)
 
 
 def _settle_facts(run: Run, prepared: Prepared, seen: Seen, checks: Checks) -> SettleFacts:
@@ -127,7 +131,7 @@ def _facts(
 def _carried(judged: Judged, told: Verdict, checks: Checks, session: str) -> LoopState:
     """The loop's state for the next iteration: the judged counters, the notes for the next prompt, the session."""
     tally = replace(judged.state.tally, successes=judged.state.tally.successes + told.success)
-    notes, session = (*told.prompt_notes, *checks.prompt_notes), "" if told.undo else session  # undone: forgotten
+    notes, session = (*told.prompt_notes, *checks.prompt_notes), "" if judged.undo else session  # undone: forgotten
     return replace(judged.state, notes=notes, session=session, tally=tally)
 
 
@@ -143,24 +147,25 @@ def _breaker(run: Run, number: int, judged: Judged) -> None:
 
 
 def _apply(
-    run: Run, prepared: Prepared, end: WorkTree | None, view: TaskView, told: Verdict
+    run: Run, prepared: Prepared, end: WorkTree | None, view: TaskView, undo: str
 ) -> tuple[TaskView, tuple[str, ...]]:
-    """A failed or rejected attempt, or a call that did not count, is saved and undone; the task file read again."""
+    """A failed or rejected attempt, or a call that did not count (`undo`: its status word), is saved and undone,
+    the task file read again; other work is kept as the agent left it."""
     if run.workspace is None:
         return view, ()
-    if not told.undo:
+    if not undo:
         reopened = prepared.view.done_ids - view.done_ids
         return view, run.workspace.after_agent(prepared.start, end, prepared.number, reopened)
     run.emit(Undoing(prepared.number))
-    notes = (run.workspace.undo(prepared.start, end, prepared.number, prepared.task.id, told.status),)
+    notes = (run.workspace.undo(prepared.start, end, prepared.number, prepared.task.id, undo),)
     try:
         return run.source.load(), notes
     except RalphError as exc:
         return view, (*notes, f"task file invalid after the undo: {exc}")
 
 
-def _committing(run: Run, told: Verdict, decision: Decision, facts: Facts) -> bool:
+def _committing(run: Run, told: Verdict, facts: Facts, git_failed: str | None) -> bool:
     """seed 004: commit an accepted iteration's work; never work that is rejected, undone or interrupted."""
-    if not run.policy.auto_commit or not run.workspace or run.workspace.failure or not told.accepted:
+    if not run.policy.auto_commit or not run.workspace or git_failed or not told.accepted:
         return False
-    return decision.action is not Action.RETRY and run.workspace.work_changed(facts.changed)
+    return told.decision.action is not Action.RETRY and run.workspace.work_changed(facts.changed)

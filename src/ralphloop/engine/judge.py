@@ -1,6 +1,6 @@
 """What one iteration means, as pure functions of what it showed: counted or not, a failed attempt or
-progress, the breaker's new state, the facts for the decision table; then, with the decision, whether its
-work is accepted (committed), undone, or kept aside, and the words every record uses for it.
+progress, whether its work is undone, the breaker's new state, the facts for the decision table; then, with the
+decision and what git failed at, whether its work is accepted (committed) and the words every record uses for it.
 """
 
 from __future__ import annotations
@@ -13,6 +13,7 @@ from msgspec.structs import replace
 from ralphloop.analysis.reading import IterationReading, attempt_failure, iteration_notes, next_prompt_notes
 from ralphloop.analysis.signals import Analysis
 from ralphloop.config.policy import Policy
+from ralphloop.core.exitcodes import ExitReason
 from ralphloop.core.limits import UsageLimit
 from ralphloop.core.protocols import AgentResult, Settlement, Task, TaskView
 from ralphloop.engine.decide import Action, Decision, Observation
@@ -61,14 +62,19 @@ class Judged(Struct, frozen=True):
     notes: tuple[str, ...]
     warning: str | None = None  # to tell the user once (the model could not be verified)
 
+    @property
+    def undo(self) -> bool:
+        """Save its attempt, then put the workspace back: failed, rejected, or a call that did not count."""
+        uncounted = self.observation.interrupted or self.limit is not None
+        return self.task_failed is not None or self.rejected is not None or uncounted
+
 
 class Verdict(Struct, frozen=True):
-    """The iteration once decided: its status word, and what happens to its work."""
+    """The iteration once decided: its status word, whether its work is accepted, and the decision as told."""
 
     status: str
     success: bool
     accepted: bool  # its work may be committed
-    undo: bool  # save its attempt, then put the workspace back
     notes: tuple[str, ...]
     prompt_notes: tuple[str, ...]
     decision: Decision  # as told: a refusal the format already told is not told twice
@@ -184,25 +190,29 @@ def judge(state: LoopState, breaker: Breaker, facts: Facts, policy: Policy) -> J
     )
 
 
-def verdict(judged: Judged, decision: Decision, facts: Facts, policy: Policy) -> Verdict:
-    """The status word, success, the fate of the work (undone: failed, rejected or uncounted; accepted: committed)."""
+def status_of(judged: Judged, decision: Decision, facts: Facts) -> str:
+    """The iteration's status word (events.STATUSES); an undone attempt's says what kind it was."""
+    if facts.interrupted:
+        return "interrupted"
+    if judged.limit:
+        return "usage-limit"
+    if judged.observation.transient_error:
+        return "api-error"
+    if judged.task_failed or judged.rejected or facts.result.failed or facts.reading.failed_here:
+        return "failed"
+    if decision.refused_claim:
+        return "refused"
+    if judged.passed:
+        return "complete"
+    return "blocked" if facts.analysis.blocked else "in-progress"
+
+
+def verdict(judged: Judged, decision: Decision, facts: Facts, policy: Policy, git_failed: str | None) -> Verdict:
+    """The status word, success, whether the work is accepted (committed); the decision as told: the table's, or,
+    when git failed on the iteration's files, a stop with git's reason once it is recorded (docs/guards.md)."""
     a, reading = facts.analysis, facts.reading
     told = replace(decision, refused_claim=None) if facts.settled.refused_told else decision
-    failed = judged.task_failed or judged.rejected or (facts.result.failed and not facts.interrupted)
-    if facts.interrupted:
-        status = "interrupted"
-    elif judged.limit:
-        status = "usage-limit"
-    elif judged.observation.transient_error:
-        status = "api-error"
-    elif failed or reading.failed_here:
-        status = "failed"
-    elif decision.refused_claim:
-        status = "refused"
-    elif judged.passed:
-        status = "complete"
-    else:
-        status = "blocked" if a.blocked else "in-progress"
+    status = status_of(judged, decision, facts)
     # kept, never committed: a goal's steps its checks refute, a task file the loop halts on
     refuted = facts.gate_failures or facts.verify_failures or judged.observation.task_file_error
     accepted = judged.counted and not refuted and status in ("complete", "in-progress", "blocked")
@@ -217,8 +227,7 @@ def verdict(judged: Judged, decision: Decision, facts: Facts, policy: Policy) ->
         status=status,
         success=accepted and judged.progress,
         accepted=accepted,
-        undo=bool(judged.task_failed or judged.rejected) or facts.interrupted or judged.limit is not None,
         notes=(*notes, *judged.notes),
         prompt_notes=(*prompt_notes, *facts.settled.prompt_notes),
-        decision=told,
+        decision=Decision(Action.HALT, ExitReason.ERROR, git_failed) if git_failed else told,
     )
