@@ -23,6 +23,7 @@ from ralphloop.project.paths import RALPH_DIR
 from ralphloop.start.build import RunRequest, build_run
 from ralphloop.workspace.gitignore import ensure_gitignore
 from tests.conftest import read_json, write_prd
+from tests.policies import tuned
 
 RUNS = Path(__file__).resolve().parents[1] / "fixtures" / "claude" / "runs"
 OK = RUNS / "claude_mock_tool_streamjson"  # exit 0, result "ok", 1,734 input and 57 output tokens, $0.015057
@@ -80,7 +81,7 @@ def replay(
     built = build_run(str(project), request, clock=clock, sinks=[events.append], cancel=cancel, runner=runner)
     if usage_action is not None:
         policy["usage"] = replace(built.run.policy.usage, action=usage_action)
-    engine = replace(built.run, policy=replace(built.run.policy, **policy))
+    engine = replace(built.run, policy=tuned(built.run.policy, **policy))
     try:
         return run_loop(engine), events, runner
     finally:

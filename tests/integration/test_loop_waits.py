@@ -40,6 +40,7 @@ from ralphloop.words.figures import local_time
 from ralphloop.workspace.gitignore import ensure_gitignore
 from tests.conftest import AGENTS, PYTHON, agent_cmd, read_json, write_prd
 from tests.integration.helpers import entry_fields, progress_entries
+from tests.policies import tuned
 
 HOUR = timedelta(hours=1)
 MINUTE = timedelta(minutes=1)
@@ -111,13 +112,13 @@ class Run:
         flags = {"agent_command": (agent_cmd("say.py", "unused"), "--agent-cmd")}
         request = RunRequest(feature=paths.name, flags=flags, archive=False, terminal=ask is not None)
         built = build_run(paths.project_root, request, clock=clock, sinks=[self.sink], cancel=self.cancel, ask=ask)
-        policy = replace(built.run.policy, max_iterations=10, limits=ProcessLimits(timeout_s=60.0))
+        policy = tuned(built.run.policy, max_iterations=10, limits=ProcessLimits(timeout_s=60.0))
         usage = policy.usage
         if "usage_margin_s" in config:
             usage = replace(usage, margin_s=config.pop("usage_margin_s"))
         if "usage_policy" in config:
             usage = replace(usage, action=config.pop("usage_policy"))
-        policy = replace(policy, usage=usage, **config)
+        policy = tuned(policy, usage=usage, **config)
         self.engine = replace(built.run, agent=agent, policy=policy, ledger=self.ledger)
 
     def sink(self, event: object) -> None:

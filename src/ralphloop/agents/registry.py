@@ -126,7 +126,8 @@ def _completed(name: str, spec: AgentSpec, made: object) -> Agent:
     """A plugin's agent as the run uses it: refused when it is not one, given the defaults of what it leaves out."""
     lacking = [part for part in _REQUIRED if not hasattr(made, part)]
     if lacking:
-        raise RalphError(f"{_label(name, spec)}: returned {type(made).__name__}, not an agent (no {', '.join(lacking)})")
+        what = f"returned {type(made).__name__}, not an agent (no {', '.join(lacking)})"
+        raise RalphError(f"{_label(name, spec)}: {what}")
     if isinstance(made, AgentDefaults) or all(hasattr(made, part) for part in _OPTIONAL):
         agent = cast("Agent", made)
     else:

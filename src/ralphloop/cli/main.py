@@ -250,5 +250,3 @@ def _save_traceback() -> str:
     except OSError:
         return "(could not be saved)"
     return path
-
-

@@ -196,7 +196,7 @@ def _fleet(
         target=target_branch,
         landing_tree=landing,
         parallel=args.parallel,
-        max_attempts=max(1, run.policy.max_retries),
+        max_attempts=max(1, run.policy.loop.max_retries),
         child_words=_child_words(argv, target, paths, root),
         book=Book(paths, clock),
         launcher=launcher,
@@ -319,7 +319,7 @@ def _gates(run: Run, kind: str, cancel: CancelToken) -> Gates:
             limits=run.policy.limits,
             cancel=cancel,
             emit=lambda event: None,
-            model=run.policy.model,
+            model=run.policy.agent.model,
         )
         return runner.run_gates(runner.context_for(open_source(loop, kind), story, 0, "")).failures
 

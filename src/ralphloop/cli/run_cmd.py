@@ -330,24 +330,24 @@ def _dry_run(built: Built) -> int:
     given = "prompt on stdin" if invocation.stdin else f"prompt in {request.prompt_file}"
     print(f"# Command (run in {paths.project_root}, {given}): {shlex.join(invocation.argv)}")
     print("# Environment: " + " ".join(f"{key}={shlex.quote(value)}" for key, value in invocation.env.items()))
-    limit = policy.max_iterations or "unlimited"
+    limit = policy.loop.max_iterations or "unlimited"
     print(
         f"# Limits: {limit} iterations ({settings.source('max_iterations')}), timeout {policy.limits.timeout_s:.0f}s "
         f"({settings.source('timeout_s')})"
     )
     breaker = policy.breaker
     print(
-        f"# Guards: {policy.rate_limit_per_hour} calls/hour ({settings.source('rate_limit_per_hour')}; "
+        f"# Guards: {policy.loop.rate_limit_per_hour} calls/hour ({settings.source('rate_limit_per_hour')}; "
         f"ledger {run.ledger.path}), circuit breaker {run.breaker.load().state.value} (no progress "
         f"{breaker.no_progress_threshold}, same error {breaker.same_error_threshold}, failures "
-        f"{breaker.failure_threshold}), {policy.max_retries} attempts per task, usage limit: {policy.usage.action}"
+        f"{breaker.failure_threshold}), {policy.loop.max_retries} attempts per task, usage limit: {policy.usage.action}"
     )
     budget = policy.budget
-    if budget.any or policy.model:
+    if budget.any or policy.agent.model:
         print(
             f"# Budget: cost {budget.max_cost_usd or '-'} USD, tokens (input + output) {budget.max_tokens or '-'}, "
-            f"runtime {budget.max_runtime_s or '-'} s; model {policy.model or 'any'}"
-            + (" (poorman)" if policy.poorman else "")
+            f"runtime {budget.max_runtime_s or '-'} s; model {policy.agent.model or 'any'}"
+            + (" (poorman)" if policy.agent.poorman else "")
         )
     if built.branch:
         print(

@@ -71,23 +71,17 @@ class UsagePolicy(Struct, frozen=True):
 
 
 class Policy(Struct, frozen=True):
-    """The resolved knobs of one run."""
+    """The resolved knobs of one run, as the engine reads them: the settings' own sections, held as they are
+    (config/settings.py is their one owner; nothing is copied field by field), and what building the run decided."""
 
-    max_iterations: int | None
+    loop: LoopSettings
+    agent: AgentSettings
     limits: ProcessLimits
     template: str
-    progress_bytes: int = 16 * 1024
-    rate_limit_per_hour: int = 100
     archive: bool = True
-    completion: str = "verify"  # verify | trust
-    promise: str | None = None  # the completion promise the agent is told to print; None: the default
-    blocked_threshold: int = 3
-    max_retries: int = 3
     breaker: BreakerConfig = field(default_factory=BreakerConfig)
     usage: UsagePolicy = field(default_factory=UsagePolicy)
     budget: Budget = field(default_factory=Budget)
-    model: str | None = None
-    poorman: bool = False  # any model will do: --model is not verified
     backoff: Backoff = field(default_factory=Backoff)
     reset_circuit: str | None = None  # reset the breaker before the first iteration, for this reason
     auto_commit: bool = False  # commit each accepted iteration's changes (seed 004)

@@ -89,8 +89,8 @@ def judge(state: LoopState, breaker: Breaker, facts: Facts, policy: Policy) -> J
     fatal = r.error if kind is not None and kind.fatal and not switched else None
     transient = r.error if kind is not None and kind.transient else None
     skip = facts.interrupted or limit or fatal or transient or switched
-    want = None if skip or not r.model_asked else policy.model  # a failover agent runs its own default model
-    mismatch, warning = model_check(want, policy.poorman, r.model, warned=state.model_unverified)
+    want = None if skip or not r.model_asked else policy.agent.model  # a failover agent runs its own default model
+    mismatch, warning = model_check(want, policy.agent.poorman, r.model, warned=state.model_unverified)
     counted = not (facts.interrupted or switched) and limit is None and not (mismatch or fatal or transient)
     view, broken = settled.view, facts.broken or settled.error
     failures = facts.gate_failures + facts.verify_failures
@@ -140,13 +140,13 @@ def judge(state: LoopState, breaker: Breaker, facts: Facts, policy: Policy) -> J
         claimed_complete=a.completion_claimed and not undone,  # trust mode too: not over an attempt undone
         interrupted=facts.interrupted,
         iterations_run=spent.counted,
-        max_iterations=policy.max_iterations,
+        max_iterations=policy.loop.max_iterations,
         claim_sources=a.claim_sources,
-        trust=policy.completion == "trust",
+        trust=policy.loop.completion == "trust",
         task_file_error=broken,
         needs_human=a.needs_human,
         blocked_streak=new_state.streaks.blocked,
-        blocked_threshold=policy.blocked_threshold,
+        blocked_threshold=policy.loop.blocked_threshold,
         blocked_reason=a.blocked_reason,
         usage_limit=limit.message if limit else None,
         usage_action="exit" if policy.usage.action == "exit" else "wait",
@@ -165,7 +165,7 @@ def judge(state: LoopState, breaker: Breaker, facts: Facts, policy: Policy) -> J
         circuit_cooldown_s=policy.breaker.cooldown_s,
         task_failed=task_failed,
         attempt=retries,
-        max_retries=policy.max_retries,
+        max_retries=policy.loop.max_retries,
         budget_exceeded=exceeded(policy.budget, Spent(spent.cost_usd, spent.tokens, facts.runtime_s))
         if counted
         else None,
@@ -216,12 +216,12 @@ def verdict(judged: Judged, decision: Decision, facts: Facts, policy: Policy, gi
     # kept, never committed: a goal's steps its checks refute, a task file the loop halts on
     refuted = facts.gate_failures or facts.verify_failures or judged.observation.task_file_error
     accepted = judged.counted and not refuted and status in ("complete", "in-progress", "blocked")
-    notes = list(iteration_notes(a, reading, judged.state.streaks, told.refused_claim, policy.blocked_threshold))
-    prompt_notes = next_prompt_notes(a, reading, told.refused_claim, policy.blocked_threshold)
+    notes = list(iteration_notes(a, reading, judged.state.streaks, told.refused_claim, policy.loop.blocked_threshold))
+    prompt_notes = next_prompt_notes(a, reading, told.refused_claim, policy.loop.blocked_threshold)
     if decision.action is Action.RETRY and judged.task_failed:
         prompt_notes.append(
             f"your previous attempt at {facts.task.id} failed ({one_line(judged.task_failed)}) and was undone; "
-            f"this is attempt {judged.state.retries + 1} of {policy.max_retries}: try another way"
+            f"this is attempt {judged.state.retries + 1} of {policy.loop.max_retries}: try another way"
         )
     return Verdict(
         status=status,

@@ -59,7 +59,7 @@ def run_loop(run: Run) -> LoopOutcome:
         run.hooks.lifecycle("pre_run", run.context(view.next_task.id if view.next_task else "", state.number))
         if view.all_done:
             decision = _already_done(run, state, view)
-        elif run.policy.max_iterations == 0:
+        elif run.policy.loop.max_iterations == 0:
             decision = Decision(Action.HALT, ExitReason.MAX_ITERATIONS, "no iterations allowed")
         while decision.action in _GOING_ON:
             if run.cancel.is_set():
@@ -93,17 +93,17 @@ def _started(run: Run, view: TaskView, breaker: Breaker) -> None:
             feature_dir=run.paths.display(),
             source_kind=run.source.kind,
             agent=run.agent.name,
-            max_iterations=run.policy.max_iterations,
+            max_iterations=run.policy.loop.max_iterations,
             timeout_s=run.policy.limits.timeout_s,
             done=view.done_count,
             total=view.total,
             started_at=run.clock.now(),
             metrics_file=os.path.relpath(run.paths.metrics, os.getcwd()),
             scope=view.scope,
-            max_retries=run.policy.max_retries,
+            max_retries=run.policy.loop.max_retries,
             circuit_state=breaker.state.value,
             circuit_reason=breaker.reason,
-            rate_limit=run.policy.rate_limit_per_hour,
+            rate_limit=run.policy.loop.rate_limit_per_hour,
             number=run.start.number,
         )
     )
@@ -154,7 +154,7 @@ def _finish(run: Run, decision: Decision, state: LoopState, view: TaskView, step
         guidance=told,
         scope=view.scope,
         last_message=last_words,
-        max_iterations=run.policy.max_iterations,
+        max_iterations=run.policy.loop.max_iterations,
         state=state.persisted(),
     )
     run.emit(ended)

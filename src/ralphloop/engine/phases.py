@@ -68,7 +68,7 @@ def prepare(run: Run, state: LoopState, view: TaskView, start: WorkTree | None, 
     with open(request.prompt_file, "w", encoding="utf-8") as handle:
         handle.write(prompt)
     log_path = run.paths.iteration_log(number)
-    run.source.begin(number, run.policy.max_iterations, iso(run.clock.now()))
+    run.source.begin(number, run.policy.loop.max_iterations, iso(run.clock.now()))
     attempt = state.attempt_at(task.id) + 1
     reserved = replace(state, number=number, task=task.id, retries=attempt - 1).persisted()
     run.emit(
@@ -76,12 +76,12 @@ def prepare(run: Run, state: LoopState, view: TaskView, start: WorkTree | None, 
             run_id=run.id,
             number=number,
             tally=state.tally,
-            max_iterations=run.policy.max_iterations,
+            max_iterations=run.policy.loop.max_iterations,
             task_id=task.id,
             task_title=task.title,
             log_path=log_path,
             attempt=attempt,
-            max_retries=run.policy.max_retries,
+            max_retries=run.policy.loop.max_retries,
             slot=slot,
             started_at=run.clock.now(),
             prompt_path=request.prompt_file,
@@ -150,7 +150,8 @@ def observe(run: Run, prepared: Prepared, result: AgentResult) -> Seen:
         view, broken = prepared.view, str(exc)
         notes.append(f"task file invalid after this iteration: {exc}")
     new = signal_log.read_new(run.paths.signals, prepared.signals_offset, prepared.number)
-    reply = analyze(result.final_text, prepared.prompt, run.policy.promise, trust=run.policy.completion == "trust")
+    loop = run.policy.loop
+    reply = analyze(result.final_text, prepared.prompt, loop.promise, trust=loop.completion == "trust")
     analysis = with_records(reply, new.records)
     interrupted = result.interrupted or run.cancel.is_set()
     left = run.workspace.left_the_run(prepared.start, run.workspace.position()) if run.workspace else None

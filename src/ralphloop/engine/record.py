@@ -64,7 +64,7 @@ def record(run: Run, closing: Closing) -> IterationFinished:
         exit_reason=decision.reason.value if decision.reason else None,
         refused_claim=decision.refused_claim,
         attempt=prepared.attempt,
-        max_retries=run.policy.max_retries,
+        max_retries=run.policy.loop.max_retries,
         next_prompt_notes=state.notes,
         state=state.persisted(),
         usage_limit=limit.record(run.policy.usage.action, iso(run.clock.now())) if limit else None,

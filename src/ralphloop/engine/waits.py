@@ -51,7 +51,7 @@ def guards_before(run: Run, state: LoopState) -> Cleared | Decision:
         if over:
             return Decision(Action.HALT, ExitReason.BUDGET, over)
         now = run.clock.now()
-        taken = run.ledger.take(now, run.policy.rate_limit_per_hour)
+        taken = run.ledger.take(now, run.policy.loop.rate_limit_per_hour)
         slot = Slot(taken.used, taken.limit, taken.resets_at)
         if taken.granted:
             return Cleared(breaker, slot)

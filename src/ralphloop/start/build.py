@@ -156,7 +156,7 @@ def build_run(
     ledger = CallLedger(ledger_path(ralph_home(), settings.loop.rate_account or settings.agent.name))
 
     def slots() -> Slot:
-        taken = ledger.peek(clock.now(), policy.rate_limit_per_hour)
+        taken = ledger.peek(clock.now(), policy.loop.rate_limit_per_hour)
         return Slot(taken.used, taken.limit, taken.resets_at)
 
     records: list[EventSink] = [
@@ -190,7 +190,7 @@ def build_run(
             limits=policy.limits,
             cancel=cancel,
             emit=emit,
-            model=policy.model,
+            model=policy.agent.model,
         ),
         breaker=BreakerFile(paths.circuit_state, paths.circuit_history, display_path(paths.circuit_state, root)),
         workspace=Workspace.open(paths, source.path, lambda text: emit(Notice("warning", text))),
@@ -277,23 +277,15 @@ def resume_command(request: RunRequest, paths: FeaturePaths) -> str:
 
 
 def _policy(settings: Settings, template: str, request: RunRequest, auto_commit: bool) -> Policy:
-    loop = settings.loop
     return Policy(
-        max_iterations=loop.max_iterations,
+        loop=settings.loop,
+        agent=settings.agent,
         limits=settings.process,
         template=template,
-        progress_bytes=loop.progress_bytes,
-        rate_limit_per_hour=loop.rate_limit_per_hour,
         archive=request.archive,
-        completion=loop.completion,
-        promise=loop.promise,
-        blocked_threshold=loop.blocked_threshold,
-        max_retries=loop.max_retries,
         breaker=settings.breaker,
         usage=settings.usage.at(request.terminal),
         budget=settings.budget,
-        model=settings.agent.model,
-        poorman=settings.agent.poorman,
         backoff=settings.backoff,
         reset_circuit="requested with ralph run --reset-circuit" if request.reset_circuit else None,
         auto_commit=auto_commit,

@@ -214,7 +214,7 @@ def _record(
         source_kind=run.source.kind,
         agent=journal.agent or run.agent.name,
         attempt=journal.attempt,
-        max_retries=run.policy.max_retries,
+        max_retries=run.policy.loop.max_retries,
         state=journal.state,
         done_ids=tuple(sorted(view.done_ids)) if view else (),
         open_ids=view.open_ids if view else (),

@@ -147,9 +147,9 @@ def iteration_prompt(
         task_id=task.id,
         task_section=source.describe(task),
         notes=notes,
-        promise=policy.promise,
+        promise=policy.loop.promise,
     )
-    return redact_text(build_prompt(policy.template, parts, policy.progress_bytes))  # notes quote the agent
+    return redact_text(build_prompt(policy.template, parts, policy.loop.progress_bytes))  # notes quote the agent
 
 
 def iteration_request(
@@ -166,6 +166,6 @@ def iteration_request(
         prompt_file=paths.iteration_prompt(number),
         task_id=task.id,
         started_at=now,
-        model=policy.model,
+        model=policy.agent.model,
         resume_session=session or None,
     )
