@@ -15,6 +15,8 @@ from hypothesis import settings
 
 from tests.warm_ralph import WarmRalph
 
+# tests/<package>/ tests src/ralphloop/<package>/, but agents/ holds stand-in agents and plugins/ installed plug-ins:
+# the tests of src/ralphloop/agents/ are in tests/backends/, those of src/ralphloop/plugins/ in tests/plugin_tables/.
 AGENTS = Path(__file__).parent / "agents"
 PYTHON = sys.executable
 

@@ -2,9 +2,9 @@
 
 from __future__ import annotations
 
+from tests.backends.test_error_line import NODE_ENOSPC
 from tests.conftest import agent_cmd, read_json
 from tests.integration.helpers import entry_fields, progress_entries
-from tests.unit.test_error_line import NODE_ENOSPC
 
 
 def test_failed_iterations_are_recorded_and_the_loop_continues(feature, ralph):

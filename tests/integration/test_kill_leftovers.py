@@ -5,7 +5,7 @@ nothing a live process still uses is touched:
   write and the rename: removed once its writer is gone (or it is ten minutes old); a writer still at work keeps
   its file, and a file that is not ralph's is never removed;
 - the private index's lock (`.git/ralph/<feature>.index.lock`) a killed git left: removed though another git
-  (an editor's, a pager left open) works in the repository (tests/unit/test_gitlocks.py: a git naming that
+  (an editor's, a pager left open) works in the repository (tests/workspace/test_gitlocks.py: a git naming that
   index keeps it).
 
 Real `ralph run`, real git. The killed writer is ralph's own atomic writer in a process that SIGKILLs (or

@@ -1,7 +1,7 @@
 """The exit decision as one table: a pure function of what the iteration observed.
 
 The table is data (ROWS); `decide` walks it and docs/exit-decision.md holds the same table
-(tests/unit/test_decide_rows.py renders ROWS and keeps the two identical).
+(tests/engine/test_decide_rows.py renders ROWS and keeps the two identical).
 """
 
 from __future__ import annotations
