@@ -31,20 +31,6 @@ USAGE_LIMIT = RUNS / "claude_mock_oauth_unified_rejected_streamjson"  # the 5-ho
 AUTH = RUNS / "claude_mock_auth_401_streamjson"  # Invalid API key, exit 1
 
 
-@pytest.fixture
-def home(project: Path, ralph_env: dict[str, str], monkeypatch: pytest.MonkeyPatch) -> Path:
-    """This process gets the test environment; `claude` names an executable that exists (the replay runner never
-    starts it) so that the run builder's check of the CLI passes as on a machine that has it."""
-    for key in list(os.environ):
-        if key.startswith(("RALPH_", "GIT_")):
-            monkeypatch.delenv(key)
-    for key, value in ralph_env.items():
-        monkeypatch.setenv(key, value)
-    monkeypatch.setenv("RALPH_CLAUDE_COMMAND", "/bin/true")
-    monkeypatch.chdir(project)
-    return Path(ralph_env["RALPH_HOME"])
-
-
 def feature(project: Path, count: int = 2) -> Path:
     stories = [
         {"id": f"S-{n}", "title": f"Story {n}", "acceptanceCriteria": [f"c{n}"], "priority": n, "passes": False}

@@ -83,7 +83,7 @@ def command(args: argparse.Namespace, argv: list[str]) -> int:
     for message in built.warnings:
         print(f"ralph: warning: {message}", file=sys.stderr)
     if args.dry_run:
-        return _dry_run(built)
+        return show_dry_run(built)
     run = built.run
     if args.monitor and in_tmux(argv, run.paths, terminal):
         return 0  # the loop runs in tmux now; this process only launched (and showed) it
@@ -296,7 +296,7 @@ _GUARD_FLAGS = (
 )
 
 
-def _dry_run(built: Built) -> int:
+def show_dry_run(built: Built) -> int:
     """The next iteration's prompt and agent command, and the settings with where each came from; nothing
     is started, written or counted."""
     run, settings = built.run, built.settings
