@@ -191,3 +191,25 @@ def test_a_format_plugin_runs_its_tasks_in_parallel_each_merged_and_marked_by_it
     fleet = read_json(folder / "fleet.json")
     assert fleet["status"] == "complete" and fleet["storiesMerged"] == 4
     assert (folder / "TASKS.txt").read_text().count("[ ]") == 3  # the user's checkout is left as it was
+
+
+def test_a_plugin_format_that_cannot_be_loaded_is_named_where_its_folder_is_nobodys(
+    project: Path, ralph: RalphRunner, tmp_path: Path
+) -> None:
+    site = tmp_path / "site"
+    info = site / "ralph_notes-0.1.dist-info"
+    info.mkdir(parents=True)
+    (info / "METADATA").write_text("Metadata-Version: 2.1\nName: ralph-notes\nVersion: 0.1\n")
+    (info / "entry_points.txt").write_text("[ralphloop.formats]\nnotes = ralph_notes:FORMAT\n")
+    folder = project / ".ralph" / "jots"
+    folder.mkdir(parents=True)
+    (folder / "NOTES.txt").write_text("- a note\n")
+
+    done = ralph("run", "-f", "jots", "--agent-cmd", "true", env={"PYTHONPATH": str(site)})
+
+    assert done.returncode == 1
+    assert done.stderr.count("\n") == 1 and "Traceback" not in done.stderr
+    assert (
+        "; plug-in format 'notes' could not be loaded (ralph_notes:FORMAT from ralph-notes 0.1: ModuleNotFoundError: "
+        "No module named 'ralph_notes')" in done.stderr
+    )

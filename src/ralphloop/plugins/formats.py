@@ -12,6 +12,7 @@ from functools import cache
 
 from ralphloop.plugins import detect as finders
 from ralphloop.plugins.entry_points import entry_points, load
+from ralphloop.words.textsafe import one_line
 
 TYPE_CHECKING = False
 if TYPE_CHECKING:
@@ -254,23 +255,43 @@ def detect(folder: str) -> str | None:
     return found
 
 
+# The plug-in formats that could not be loaded, by name: why, said where a folder turns out to be nobody's.
+_BROKEN: dict[str, str] = {}
+
+
 @cache  # read once a process needs them
 def plugin_formats() -> dict[str, Format]:
     """The formats installed packages add under the `ralphloop.formats` entry-point group, each a Format (the first
     of a name wins; a built-in name is never a plugin's). One that cannot be loaded is left out: a folder it would
-    find is then nobody's, which every command says."""
+    find is then nobody's, which every command says, naming it (`missing_message`)."""
     found: dict[str, Format] = {}
     for point in entry_points(ENTRY_POINT_GROUP):
         if point.name in FORMATS or point.name in found:
             continue
         try:
             row = point.load()
-        except Exception:  # a broken plugin is not a crash of every command
+        except Exception as exc:  # a broken plugin is not a crash of every command
+            said = one_line(str(exc), 200)
+            _BROKEN[point.name] = f"{point.value} from {point.dist}: {type(exc).__name__}{': ' if said else ''}{said}"
             continue
         if isinstance(row, Format) and row.name == point.name:
             row.plugin = point.dist
             found[point.name] = row
+        else:
+            _BROKEN[point.name] = f"{point.value} from {point.dist}: not a Format named {point.name!r}"
     return found
+
+
+def missing_message(display: str) -> str:
+    """The error for a folder that holds no task source at all, naming the plug-in formats that could not be
+    loaded (one of them may be the folder's)."""
+    return finders.missing_message(display) + broken_note()
+
+
+def broken_note() -> str:
+    """ "; plug-in format 'x' could not be loaded (why)" for each such format: "" when every one loaded."""
+    plugin_formats()
+    return "".join(f"; plug-in format {name!r} could not be loaded ({why})" for name, why in _BROKEN.items())
 
 
 def all_formats() -> dict[str, Format]:

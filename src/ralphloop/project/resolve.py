@@ -14,8 +14,8 @@ import shlex
 from ralphloop.core.errors import RalphError
 from ralphloop.files.safe_read import check_file
 from ralphloop.plugins import detect as _detect
-from ralphloop.plugins.detect import detect_root, missing_message
-from ralphloop.plugins.formats import detect, format_of
+from ralphloop.plugins.detect import detect_root
+from ralphloop.plugins.formats import broken_note, detect, format_of, missing_message
 from ralphloop.project.paths import (
     ARCHIVE_DIR,
     ARCHIVE_NAME,
@@ -174,6 +174,9 @@ def _checked(project_root: str, folder: str) -> FeaturePaths:
             path = os.path.join(paths.dir, name)
             check_file(path, display_path(path, os.getcwd()))
         if paths.is_feature_folder:
-            raise RalphError(f"{paths.display()}: no prd.json in this folder (create a feature with: ralph init NAME)")
+            raise RalphError(
+                f"{paths.display()}: no prd.json in this folder (create a feature with: ralph init NAME)"
+                + broken_note()
+            )
         raise RalphError(missing_message(paths.display()))
     return paths

@@ -13,7 +13,8 @@ import os
 
 from ralphloop.core.errors import RalphError
 from ralphloop.core.protocols import Task, TaskView
-from ralphloop.plugins.detect import RALPH_DIR, fix_plan_file, missing_message
+from ralphloop.plugins.detect import RALPH_DIR, fix_plan_file
+from ralphloop.plugins.formats import missing_message
 from ralphloop.project.paths import FeaturePaths, display_path
 from ralphloop.tasks.base import SourceBase
 from ralphloop.tasks.bullets import near_miss, prose_miss

@@ -7,8 +7,7 @@ import re
 
 from ralphloop.core.errors import RalphError
 from ralphloop.core.protocols import TaskSource, TaskView
-from ralphloop.plugins.detect import missing_message
-from ralphloop.plugins.formats import detect, find_format
+from ralphloop.plugins.formats import detect, find_format, missing_message
 from ralphloop.project.paths import FeaturePaths, display_path
 from ralphloop.tasks.focus import OneTask, ResumeFrom
 from ralphloop.tasks.problems import Problem, from_error
