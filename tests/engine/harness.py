@@ -20,13 +20,17 @@ from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 from datetime import UTC, datetime
 from pathlib import Path
-from typing import Any
+from typing import Any, Protocol
+
+from msgspec.structs import replace
 
 from ralphloop.cli.render import TerminalRenderer
 from ralphloop.core.cancel import CancelToken
 from ralphloop.core.protocols import Clock, EventSink, FakeClock, ProcessOutcome
 from ralphloop.core.runner import Launch, OutputHook
 from ralphloop.engine.loop import LoopOutcome, run_loop
+from ralphloop.notify.events import Seen
+from ralphloop.notify.sink import Notifier
 from ralphloop.processes.replay import Recording, ReplayRunner
 from ralphloop.start.build import Built, RunRequest, build_run
 from ralphloop.workspace import git
@@ -36,6 +40,13 @@ from tests.integration.helpers import entry_fields, progress_entries
 # The command backend (--agent-cmd) with an executable the run builder's check finds; the replay runner never starts it.
 AGENT_CMD: dict[str, tuple[Any, str]] = {"agent_command": ("/bin/true", "--agent-cmd")}
 ALL = ("*",)  # Turn.passes: every story
+
+
+class Plays(Protocol):
+    """What a launch plays: a `Turn`, or any other plan that makes its recording from the launch (a goal agent that
+    reads its mode from the prompt)."""
+
+    def recording(self, launch: Launch) -> Recording: ...
 
 
 @dataclass(frozen=True)
@@ -86,6 +97,12 @@ class Turn:
         return Recording(out.encode(), fill(self.err).encode(), self.exit, edits=edits)
 
 
+# tests/agents/story_agent.py's turn: the story it is given finished (work-ID.txt, passing), committed.
+STORY = Turn(
+    write={"work-{task}.txt": "done {task}\n"}, passes=["{task}"], commit="feat: {task}", say="finished {task}\n"
+)
+
+
 def passing(prd: Path, ids: Sequence[str]) -> str:
     """prd.json's text with the stories `ids` (ALL: every one) passing, as the test agents write it."""
     body = json.loads(prd.read_text())
@@ -112,7 +129,7 @@ class Turns:
 
     name = "replay"
 
-    def __init__(self, *turns: Turn | Recording, then: Turn | Recording | None = None) -> None:
+    def __init__(self, *turns: Plays | Recording, then: Plays | Recording | None = None) -> None:
         self.turns = list(turns)
         self.then = then
         self.launches: list[Launch] = []
@@ -178,12 +195,37 @@ def build(
     return built, events, screen
 
 
-def run(project: Path, agent: Turns, **how: Any) -> Ran:
+def run(
+    project: Path,
+    agent: Turns,
+    *,
+    notify: bool = False,
+    ask: Callable[[str, float], str | None] | None = None,
+    **how: Any,
+) -> Ran:
     """One `ralph run` in-process (see `build`), driven as the CLI drives it (cli/run_cmd.py): the runtime files kept
-    out of git, on the task file's branch, the loop to its end."""
+    out of git, on the task file's branch, the loop to its end. With `notify`, the run's `notify` section at work, as
+    the CLI subscribes it (its warnings on stderr), the run's end sent before this returns. With `ask`, the run is on
+    a terminal: at a usage limit under the policy `ask` it puts its question (and its timeout in seconds) to `ask`,
+    as `ralph run` asks on the terminal; "exit", "wait", or None when nobody answered."""
     cancel = how.pop("cancel", None) or CancelToken()
-    built, events, screen = build(project, agent, cancel=cancel, **how)
+    later: list[EventSink] = []  # the sinks cli/run_cmd.py subscribes once the run is built
+
+    def tell_later(event: object) -> None:
+        for sink in later:
+            sink(event)
+
+    if ask is not None:
+        how["terminal"] = True
+    built, events, screen = build(project, agent, cancel=cancel, sinks=[*how.pop("sinks", ()), tell_later], **how)
     engine = built.run
+    if ask is not None:
+        engine = replace(engine, ask=ask if engine.policy.usage.action == "ask" else None)
+    notifier = None
+    if notify:
+        warn = TerminalRenderer(out=io.StringIO()).warning  # `ralph: warning: ...` on stderr, as the CLI says it
+        notifier = Notifier(built.settings.notify, Seen(engine.paths.name, engine.paths.dir, built.kind), warn)
+        later.append(notifier)
     keep_out_of_git(engine.paths, None, engine.agent.runtime_files)
     if built.branch:
         git.switch_branch(engine.paths.project_root, built.branch)
@@ -191,6 +233,8 @@ def run(project: Path, agent: Turns, **how: Any) -> Ran:
         outcome = run_loop(engine)
     finally:
         cancel.close()
+        if notifier is not None:
+            notifier.close()  # the run's end sent, once the feature folder is where it stays
     return Ran(outcome, events, screen.getvalue(), built)
 
 

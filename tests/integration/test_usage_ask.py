@@ -3,6 +3,9 @@
 Seed 003: "Prompt user: wait or exit"; "No response in 30s → Auto-exit". The question says what happens without an
 answer; `usage_limit.ask_timeout_seconds` (30) and `usage_limit.on_no_answer` (exit) make it a policy. The tests
 that let the question go unanswered configure a timeout of 0 s, so that nothing depends on how fast anything is.
+What the engine makes of an answer (a "wait" that beats the default, `on_no_answer: wait`, status.json while the
+question waits) is tests/engine/test_usage_ask.py's, in-process; here the terminal's side: the question on a pty, an
+answer typed, Enter alone, "no answer", the command to run later, pasted, and a bad setting's error line.
 """
 
 from __future__ import annotations
@@ -129,59 +132,10 @@ def test_a_question_nobody_answers_exits_with_code_2_and_the_command_to_run_late
     assert read_json(feature / "status.json")["exitReason"] == "complete"
 
 
-def _waits_for_the_reset(run: OnTerminal, feature: Path) -> None:
-    """The run waits out the usage limit (status.json says so); a Ctrl+C then stops it, exit 130."""
-
-    def waiting() -> bool:
-        try:
-            found = read_json(feature / "status.json").get("waiting") or {}
-        except (OSError, ValueError):
-            return False
-        return found.get("kind") == "usage limit"
-
-    assert wait_until(lambda: waiting() or run.proc.poll() is not None), run.text
-    assert run.proc.poll() is None, run.text
-    assert read_json(feature / "status.json")["usageLimit"]["policy"] == "wait"
-    run.type(b"\x03")  # Ctrl+C, through the terminal's line discipline
-
-
-def test_on_no_answer_wait_waits_for_the_reset_when_nobody_answers(
-    project: Path, feature: Path, ralph_env: dict[str, str], background: Background, tmp_path: Path
-) -> None:
-    _configure(project, agent_cmd("limit_once.py", str(tmp_path / "marker"), LIMIT), timeout="0", on_no_answer="wait")
-    run = OnTerminal(["run", "-n", "3"], project, terminal_env(ralph_env), background)
-    try:
-        _waits_for_the_reset(run, feature)
-        code, output = run.finish()
-    finally:
-        run.close()
-
-    assert code == 130, output
-    assert "Wait or exit? (waiting in 0s unless told) [w]ait/[e]xit:" in output
-    assert "no answer" in output
-
-
-def test_an_answer_beats_the_default_and_enter_alone_takes_it(
+def test_enter_alone_takes_what_the_question_said(
     project: Path, feature: Path, ralph_env: dict[str, str], background: Background, tmp_path: Path
 ) -> None:
     _configure(project, agent_cmd("limit_once.py", str(tmp_path / "marker"), LIMIT))
-    waits = OnTerminal(["run", "-n", "3"], project, terminal_env(ralph_env), background)
-    try:
-        assert wait_until(lambda: "[w]ait/[e]xit:" in waits.text or waits.proc.poll() is not None), waits.text
-        asking = read_json(feature / "status.json")  # while the question waits: the truth, before any answer
-        assert asking["waiting"]["kind"] == "answer", asking
-        assert "waiting for your answer" in asking["waiting"]["message"]
-        assert asking["usageLimit"]["resetsAt"] == "2030-01-01T00:00:00Z"  # recorded before asking
-        assert "waiting for your answer" in (feature / "events.jsonl").read_text()
-        waits.type(b"w\n")  # the default is exit: the answer wins
-        _waits_for_the_reset(waits, feature)
-        code, output = waits.finish()
-    finally:
-        waits.close()
-    assert code == 130, output
-    assert "(exiting in 30s unless told)" in output
-
-    (tmp_path / "marker").unlink()  # the agent hits the limit again
     enter = OnTerminal(["run", "-n", "3"], project, terminal_env(ralph_env), background)
     try:
         assert wait_until(lambda: "[w]ait/[e]xit:" in enter.text or enter.proc.poll() is not None), enter.text
@@ -190,6 +144,7 @@ def test_an_answer_beats_the_default_and_enter_alone_takes_it(
     finally:
         enter.close()
     assert code == 2, output
+    assert "(exiting in 30s unless told)" in output
     assert read_json(feature / "status.json")["usageLimit"]["policy"] == "exit"
 
 
