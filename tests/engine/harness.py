@@ -29,9 +29,11 @@ from ralphloop.core.cancel import CancelToken
 from ralphloop.core.protocols import Clock, EventSink, FakeClock, ProcessOutcome
 from ralphloop.core.runner import Launch, OutputHook
 from ralphloop.engine.loop import LoopOutcome, run_loop
+from ralphloop.files.store import RunLock
 from ralphloop.notify.events import Seen
 from ralphloop.notify.sink import Notifier
 from ralphloop.processes.replay import Recording, ReplayRunner
+from ralphloop.project.paths import FeaturePaths
 from ralphloop.start.build import Built, RunRequest, build_run
 from ralphloop.workspace import git
 from ralphloop.workspace.gitignore import keep_out_of_git
@@ -226,6 +228,7 @@ def run(
         warn = TerminalRenderer(out=io.StringIO()).warning  # `ralph: warning: ...` on stderr, as the CLI says it
         notifier = Notifier(built.settings.notify, Seen(engine.paths.name, engine.paths.dir, built.kind), warn)
         later.append(notifier)
+    os.makedirs(engine.paths.state_dir, exist_ok=True)  # .ralph/ for a workspace at the project root
     keep_out_of_git(engine.paths, None, engine.agent.runtime_files)
     if built.branch:
         git.switch_branch(engine.paths.project_root, built.branch)
@@ -269,3 +272,23 @@ def metrics(feature: Path) -> list[dict[str, Any]]:
 
 def git_out(project: Path, *args: str) -> str:
     return subprocess.run(["git", *args], cwd=project, check=True, capture_output=True, text=True).stdout
+
+
+def signal(kind: str, *words: str) -> Callable[[Launch], None]:
+    """A turn's `first`: the agent's `ralph signal KIND WORDS`, run in this process with the launch's environment,
+    the feature's lock held as `ralph run` holds it (a signal with no run holding it is refused)."""
+
+    def send(launch: Launch) -> None:
+        env = launch.command.env
+        paths = FeaturePaths(env["RALPH_PROJECT_ROOT"], env["RALPH_FEATURE_DIR"])
+        before = dict(os.environ)
+        try:
+            with RunLock(paths.lock, "ralph run"):
+                os.environ.update(env)
+                said = ralph("signal", kind, *words)
+        finally:
+            os.environ.clear()
+            os.environ.update(before)
+        assert said.code == 0, said.err
+
+    return send

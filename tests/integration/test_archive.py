@@ -1,6 +1,7 @@
 """Archiving (seed 003 F9) moves the feature folder to .ralph/archive/<timestamp>-<feature>/: `ralph archive`, and a
 run that completes. The folder is gone afterwards and its name free again; a rename keeps every file as it was
-(the same inodes: nothing was copied); a taken destination is never written over; a running feature is refused."""
+(the same inodes: nothing was copied); a taken destination is never written over; a running feature is refused.
+A completed run's archive (after its end hooks) is tests/engine/test_archive.py's, in-process."""
 
 from __future__ import annotations
 
@@ -15,7 +16,7 @@ from pathlib import Path
 import pytest
 
 from tests.conftest import agent_cmd, read_json
-from tests.integration.helpers import assert_one_line_error, progress_entries, read_pid, snapshot, wait_until
+from tests.integration.helpers import assert_one_line_error, read_pid, snapshot, wait_until
 
 ARCHIVE_NAME = re.compile(r"^\d{8}-\d{6}-feat(-\d+)?$")
 
@@ -25,7 +26,7 @@ def _inodes(folder: Path) -> dict[str, int]:
     return {str(path.relative_to(folder)): path.stat().st_ino for path in folder.rglob("*") if path.is_file()}
 
 
-def _only_archive(project: Path) -> Path:
+def only_archive(project: Path) -> Path:
     archives = list((project / ".ralph" / "archive").iterdir())
     assert len(archives) == 1, archives
     assert ARCHIVE_NAME.match(archives[0].name), archives[0].name
@@ -40,7 +41,7 @@ def test_archive_moves_the_feature_and_frees_its_name(project, feature, ralph):
 
     assert done.returncode == 0, done.stdout + done.stderr
     assert not feature.exists()
-    target = _only_archive(project)
+    target = only_archive(project)
     assert snapshot(target) == before  # every file, the run's lock included, as it was
     assert _inodes(target) == inodes  # moved, not copied
     assert done.stdout.strip() == f"Archived .ralph/feat to {target.relative_to(project)}"
@@ -60,36 +61,6 @@ def test_archive_twice_keeps_both(project, feature, ralph):
     assert done.returncode == 0, done.stderr
     assert not feature.exists()
     assert len(list((project / ".ralph" / "archive").iterdir())) == 2
-
-
-def test_a_completed_run_moves_the_feature_into_the_archive(project, feature, ralph):
-    prompt_inode = (feature / "prompt.md").stat().st_ino
-
-    done = ralph("run", "--agent-cmd", agent_cmd("story_agent.py"))
-
-    assert done.returncode == 0, done.stdout + done.stderr
-    assert not feature.exists()  # seed 003: archive_and_exit moves the folder
-    target = _only_archive(project)
-    assert f"Archived: the feature folder moved to {target.relative_to(project)}" in done.stdout
-    assert all(story["passes"] for story in read_json(target / "prd.json")["userStories"])
-    assert len(progress_entries((target / "progress.txt").read_text())) == 3
-    assert read_json(target / "status.json")["exitReason"] == "complete"
-    assert (target / "prompt.md").stat().st_ino == prompt_inode
-    assert ralph("init", "feat").returncode == 0  # the name starts afresh
-
-
-def test_the_end_hooks_run_before_the_feature_moves(project, feature, ralph, tmp_path):
-    seen = tmp_path / "seen.txt"
-    hook = f"ls $RALPH_FEATURE_DIR > {seen}"
-    config = project / ".ralph" / "config.yaml"
-    config.write_text(config.read_text() + f"hooks:\n  on_complete: {hook!r}\n")
-
-    done = ralph("run", "--agent-cmd", agent_cmd("story_agent.py"))
-
-    assert done.returncode == 0, done.stdout + done.stderr
-    assert "prd.json" in seen.read_text().split()  # the hook found the feature where it was
-    assert not feature.exists()
-    assert (_only_archive(project) / "logs" / "hooks").is_dir()  # its log went with the feature
 
 
 def _stamps(around: datetime, seconds: int) -> Iterator[str]:

@@ -1,7 +1,8 @@
 """Real users' checklists through the real CLI (issue 31; samples in tests/fixtures/wild/): a fix plan in
 plain bullets is refused by `ralph validate` and `ralph run` in the same words, naming the line and `ralph validate
 --fix`; the fix shows its diff, saves the original, asks on a terminal, and what it writes `ralph run` accepts; a
-declined, cancelled or impossible fix changes nothing. Table rows are tasks; m42-sprint files are told apart."""
+declined, cancelled or impossible fix changes nothing. m42-sprint files are told apart. That table rows are tasks
+the agent ticks in their cells is tests/engine/test_checklist_fix.py's, in-process."""
 
 from __future__ import annotations
 
@@ -139,20 +140,6 @@ def test_a_plan_the_fix_cannot_box_is_left_as_it_was(
     assert fixed.returncode == 1 and "---" not in fixed.stdout
     assert fixed.stdout.startswith("fix_plan.md:5: `### 1. [DONE] Add chat history cleanup")
     assert snapshot(project) == before
-
-
-def test_table_rows_are_tasks_the_agent_ticks_in_their_cells(
-    project: Path, ralph: RalphRunner, ralph_env: dict[str, str]
-) -> None:
-    plan = "# Plan\n\n| # | Task | Status |\n|---|------|--------|\n| 1 | Add login | [ ] |\n| 2 | Add logout | [ ] |\n"
-    (project / "fix_plan.md").write_text(plan)
-    git(project, ralph_env, "add", "-A")
-    git(project, ralph_env, "commit", "-q", "-m", "plan")
-    done = ralph("run", CHECK, agent_cmd("checklist_agent.py", "fix_plan.md"))
-    assert done.returncode == 0 and "ALL COMPLETE!" in done.stdout, done.stdout + done.stderr
-    assert (project / "fix_plan.md").read_text().endswith("| 1 | Add login | [x] |\n| 2 | Add logout | [x] |\n")
-    prompt = (project / ".ralph" / "logs" / "iteration-1.prompt.md").read_text()
-    assert "tick its box in the table row on line 5 (the cell `[ ]` becomes `[x]`)" in prompt
 
 
 def test_a_real_table_plan_is_accepted(project: Path, ralph: RalphRunner, ralph_env: dict[str, str]) -> None:

@@ -1,5 +1,6 @@
-"""Git before the first iteration (seeds 003, 004): the preflight checks, the branch, and that a
-refusal leaves every file as it was."""
+"""Git before the first iteration (seeds 003, 004) at the CLI's edge: real `ralph run`, real git. Each refusal is
+one error line with every file left as it was; the warnings and the branch the run prints. A run outside git when
+git is not required and the branch branch.auto_create names are tests/engine/test_git_preflight.py's, in-process."""
 
 from __future__ import annotations
 
@@ -19,19 +20,6 @@ def test_not_a_repository_is_an_error(tmp_path: Path, ralph: RalphRunner, ralph_
     done = ralph("run", "plans/x", "--agent-cmd", FINISH, cwd=plain)
     assert_one_line_error(done, "not a git repository", "git init")
     assert snapshot(plain) == before
-
-
-def test_not_a_repository_runs_when_git_is_not_required(
-    tmp_path: Path, ralph: RalphRunner, ralph_env: dict[str, str]
-) -> None:
-    plain = tmp_path / "plain"
-    (plain / ".ralph").mkdir(parents=True)
-    (plain / ".ralph" / "config.yaml").write_text("git:\n  require: false\n")
-    (plain / "plans" / "x").mkdir(parents=True)
-    (plain / "plans" / "x" / "TODO.md").write_text("- [ ] one\n")
-    done = ralph("run", "plans/x", "--agent-cmd", agent_cmd("checklist_agent.py", "TODO.md"), cwd=plain)
-    assert done.returncode == 0, done.stdout + done.stderr
-    assert (plain / "plans" / "x" / "TODO.md").read_text() == "- [x] one\n"
 
 
 def test_detached_head_is_an_error(project: Path, feature: Path, ralph: RalphRunner, ralph_env: dict[str, str]) -> None:
@@ -125,20 +113,3 @@ def test_switch_that_would_overwrite_user_work_is_refused(
     after.pop(".ralph/feat/events.jsonl")  # the monitor's event log (a runtime file): the dirty-tree warning
     assert after == before
     assert current_branch(project, ralph_env) == "main"
-
-
-def test_auto_create_uses_the_prefix_without_a_branch_name(
-    project: Path, ralph: RalphRunner, ralph_env: dict[str, str]
-) -> None:
-    plan = project / "plans" / "tidy"
-    plan.mkdir(parents=True)
-    (plan / "TODO.md").write_text("- [ ] one\n")
-    (project / ".ralph").mkdir()
-    (project / ".ralph" / "config.yaml").write_text('branch:\n  auto_create: true\n  prefix: "ralph/"\n')
-    git(project, ralph_env, "add", "-A")
-    git(project, ralph_env, "commit", "-q", "-m", "plan")
-    done = ralph("run", "plans/tidy", "--agent-cmd", agent_cmd("checklist_agent.py", "TODO.md"))
-    assert done.returncode == 0, done.stdout + done.stderr
-    assert current_branch(project, ralph_env) == "ralph/tidy"
-    # the task's commit is on that branch, not on main
-    assert git(project, ralph_env, "log", "--format=%s", "main..ralph/tidy").splitlines() == ["one"]

@@ -1,7 +1,9 @@
-"""prd.json files real users wrote (tests/fixtures/wild/prd/), through the real `ralph`: `"stories"`, a top-level
-array, snake_case fields, priority labels and a UTF-16 file are read and worked to the end by an agent that knows
-nothing but the prompt's instruction; what is refused, `ralph validate`, `ralph run` and `ralph status` refuse in
-the same words (the first problem validate lists), naming the line and the fix, and leave every file as it was."""
+"""prd.json files real users wrote (tests/fixtures/wild/prd/), through the real `ralph`: what is refused,
+`ralph validate`, `ralph run` and `ralph status` refuse in the same words (the first problem validate lists), naming
+the line and the fix, and leave every file as it was; `--parallel` and the scripted agent find the stories where the
+file keeps them. That `"stories"`, a top-level array, snake_case fields, priority labels and a UTF-16 file are read
+and worked to the end by an agent that knows nothing but the prompt's instruction is tests/engine/test_prd_wild.py's,
+in-process."""
 
 from __future__ import annotations
 
@@ -11,7 +13,7 @@ from pathlib import Path
 
 import pytest
 
-from tests.conftest import RalphRunner, agent_cmd, read_json
+from tests.conftest import RalphRunner, agent_cmd
 from tests.integration.helpers import assert_one_line_error, git, snapshot
 
 WILD = Path(__file__).resolve().parent.parent / "fixtures" / "wild" / "prd"
@@ -36,92 +38,6 @@ def stories_in(path: Path, key: str) -> list[dict[str, object]]:
     data = json.loads(path.read_bytes())
     stories: list[dict[str, object]] = data[key] if key else data
     return stories
-
-
-def test_a_stories_file_with_snake_case_fields_is_worked_to_the_end(
-    project: Path, ralph: RalphRunner, ralph_env: dict[str, str]
-) -> None:
-    """The seven wild files written with `"stories"` were refused ("userStories: missing") before issue 31."""
-    prd = put(project, ralph_env, "Acurioustractor__empathy-ledger-v2")
-    assert ralph("validate").stdout == "ok: .ralph/feat: prd.json valid\n"
-    assert "Stories:    0 / 4 pass" in ralph("status").stdout
-
-    done = ralph("run", "feat", "--agent-cmd", FOLLOWER)
-
-    assert done.returncode == 0, done.stdout + done.stderr
-    archived = next((project / ".ralph" / "archive").iterdir())  # complete: the feature moved to the archive
-    stories = stories_in(archived / "prd.json", "stories")
-    assert [(story["id"], story["passes"]) for story in stories] == [(f"HERO-00{n}", True) for n in range(1, 5)]
-    assert all("acceptance_criteria" in story and "acceptanceCriteria" not in story for story in stories)
-    log = git(project, ralph_env, "log", "--format=%s", "--reverse").splitlines()
-    assert [line for line in log if line.startswith("feat: ")] == [f"feat: HERO-00{n}" for n in range(1, 5)]
-    prompt = (archived / "logs" / "iteration-1.prompt.md").read_text()
-    assert 'set `"passes": true` for HERO-001 in .ralph/feat/prd.json (its "stories" array).' in prompt
-    assert "- [ ] " in prompt  # the acceptance_criteria, shown as the story's criteria
-    assert not prd.exists()
-
-
-@pytest.mark.parametrize(
-    ("sample", "key", "first", "before"),
-    [
-        ("CCExtractor__ccextractor", "", "DVB-004", (3, 8)),  # a top-level array
-        ("Diego-redpine__red-pine-beats", "stories", "BUGFIX-003", (27, 28)),  # CRITICAL/HIGH/MEDIUM/LOW, dependencies
-        ("77smith-norm__applspeech", "stories", "S01-project-setup", (0, 11)),  # acceptance_criteria, dependencies
-        ("7D-codes__lifeos-core", "stories", "LC-005", (4, 12)),  # "status": "completed"/"todo", no passes
-    ],
-)
-def test_one_iteration_on_a_real_file_marks_its_next_story(
-    project: Path,
-    ralph: RalphRunner,
-    ralph_env: dict[str, str],
-    sample: str,
-    key: str,
-    first: str,
-    before: tuple[int, int],
-) -> None:
-    prd = put(project, ralph_env, sample)
-    dry = ralph("run", "feat", "--dry-run", "--agent-cmd", FOLLOWER)
-    assert dry.returncode == 0, dry.stderr
-    assert f"## Current story: {first} - " in dry.stdout
-    status = json.loads(ralph("status", "--json").stdout)
-    assert (status["storiesComplete"], status["storiesTotal"]) == before
-
-    done = ralph("run", "feat", "-n", "1", "--agent-cmd", FOLLOWER)
-
-    assert done.returncode in (0, 1), done.stdout + done.stderr  # complete, or the one iteration spent
-    passing = None
-    if prd.exists():
-        passing = {str(story["id"]) for story in stories_in(prd, key) if story.get("passes") is True}
-    assert passing is None or first in passing, done.stdout
-    after = ralph("status", "--json")
-    if prd.exists():
-        assert json.loads(after.stdout)["storiesComplete"] == before[0] + 1
-
-
-def test_a_utf16_prd_is_read_alike_by_validate_run_and_status(
-    project: Path, ralph: RalphRunner, ralph_env: dict[str, str]
-) -> None:
-    """A prd.json saved as UTF-16 (Windows' "Unicode"): validate said ok, the run refused it."""
-    body = {
-        "branchName": "main",
-        "userStories": [
-            {"id": "US-1", "title": "Café", "priority": 1, "passes": True},
-            {"id": "US-2", "title": "Thé", "priority": 2, "passes": False},
-        ],
-    }
-    prd = put(project, ralph_env, json.dumps(body, indent=2, ensure_ascii=False).encode("utf-16"))
-    assert ralph("validate").stdout == "ok: .ralph/feat: prd.json valid\n"
-    assert "Stories:    1 / 2 pass" in ralph("status").stdout
-    dry = ralph("run", "feat", "--dry-run", "--agent-cmd", FOLLOWER)
-    assert dry.returncode == 0, dry.stderr
-    assert "## Current story: US-2 - Thé" in dry.stdout
-
-    done = ralph("run", "feat", "--agent-cmd", FOLLOWER)
-
-    assert done.returncode == 0, done.stdout + done.stderr
-    assert not prd.exists()  # complete: archived
-    archived = next((project / ".ralph" / "archive").iterdir())
-    assert [story["passes"] for story in read_json(archived / "prd.json")["userStories"]] == [True, True]
 
 
 MISSPELT = b'{\n  "userStories": [\n    {"id": "A", "title": "a", "passes": false,\n     "prority": 2}\n  ]\n}\n'

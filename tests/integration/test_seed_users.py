@@ -1,5 +1,7 @@
 """A seed's user switching to ralph (issue 21): their flags, commands and layouts never silently mean something
-else. Every test goes through the real CLI in a real git repository."""
+else. Every test goes through the real CLI in a real git repository: the seed's spellings refused in one line, the
+commands ralph prints working when pasted, what a dry run and `ralph status` say. What the loop decides and records
+for a seed's workspace (its signals, confident prose, the circuit) is tests/engine/test_seed_users.py's."""
 
 from __future__ import annotations
 
@@ -150,17 +152,6 @@ def test_the_config_ralph_init_writes_keeps_the_formats_defaults(project: Path, 
     assert "a run goes up to 45 iterations" in ralph("status").stdout
 
 
-def test_done_clears_current_story(project: Path, ralph: RalphRunner, ralph_env: dict[str, str]):
-    story_root(project, ralph_env)
-
-    done = ralph("run", "-n", "1", "--agent-cmd", agent_cmd("spec_agent.py"))
-
-    assert done.returncode == 1, done.stdout + done.stderr  # max iterations, 9.2 still open
-    state = json.loads((project / ".ralph" / "state.json").read_text())
-    assert state["completed_stories"] == ["9.1"]
-    assert state["current_story"] is None and state["retry_count"] == 0
-
-
 def test_a_plan_folder_asks_for_opus_as_seed_004_does(project: Path, ralph: RalphRunner, ralph_env: dict[str, str]):
     plan = project / "plans" / "arena"
     plan.mkdir(parents=True)
@@ -192,19 +183,6 @@ def test_a_missing_plan_folder_says_todo_md_not_found(project: Path, ralph: Ralp
 
 
 # ---------------------------------------------------------------- seed 000
-
-
-def test_five_failures_in_a_row_open_the_circuit_in_a_fix_plan(
-    project: Path, ralph: RalphRunner, ralph_env: dict[str, str]
-):
-    fix_plan_root(project, ralph_env)
-
-    done = ralph("run", "--agent-cmd", "sh -c 'echo boom; exit 1'")
-
-    assert done.returncode == 1
-    status = json.loads(ralph("status", "--json").stdout)
-    assert (status["exitReason"], status["totalIterations"]) == ("circuit_open", 5), done.stdout
-    assert "retries_exhausted" not in done.stdout
 
 
 def test_the_seed_000_command_spellings_work(project: Path, ralph: RalphRunner, ralph_env: dict[str, str]):
@@ -314,60 +292,6 @@ def test_top_level_help_names_the_seed_spellings() -> None:
     assert "ralph --status" in shown and "ralph --reset-circuit" in shown
 
 
-CONFIDENT = "I finished. All tasks are complete. The feature is complete. Nothing left to do. No remaining tasks."
-
-
-@pytest.mark.parametrize("mode", ["trust", "verify"])
-def test_a_confidence_of_40_ends_the_loop_only_under_completion_trust(
-    project: Path, ralph: RalphRunner, ralph_env: dict[str, str], mode: str
-):
-    fix_plan_root(project, ralph_env)
-    (project / ".ralph").mkdir(exist_ok=True)
-    (project / ".ralph" / "config.yaml").write_text(f"completion: {mode}\n")
-
-    done = ralph("run", "-n", "2", "--agent-cmd", agent_cmd("say.py", CONFIDENT))
-
-    status = json.loads(ralph("status", "--json").stdout)
-    if mode == "trust":  # seed 000, UC-2 6a: no explicit signal, but confident prose is a claim
-        assert done.returncode == 0, done.stdout + done.stderr
-        assert (status["exitReason"], status["totalIterations"]) == ("complete", 1)
-        assert "confidence 50 ≥ 40" in done.stdout
-    else:  # verify: prose never ends a run, and no claim was made to refuse
-        assert done.returncode == 1
-        assert (status["exitReason"], status["totalIterations"]) == ("max_iterations", 2)
-
-
-def test_confident_prose_with_a_blocked_signal_is_no_claim_under_trust(
-    project: Path, ralph: RalphRunner, ralph_env: dict[str, str]
-):
-    fix_plan_root(project, ralph_env)
-    (project / ".ralph").mkdir(exist_ok=True)
-    (project / ".ralph" / "config.yaml").write_text("completion: trust\n")
-    agent = f"sh -c 'python -m ralphloop signal blocked \"need a key\"; echo {shlex.quote(CONFIDENT)}'"
-
-    done = ralph("run", "-n", "1", "--agent-cmd", agent)
-    analyzed = ralph("analyze", ".ralph/logs/iteration-1.log", "--json")
-
-    assert done.returncode == 1, done.stdout + done.stderr
-    assert "ALL COMPLETE" not in done.stdout
-    assert json.loads(ralph("status", "--json").stdout)["exitReason"] != "complete"
-    assert json.loads(analyzed.stdout)["completion_claimed"] is False
-
-
-def test_confident_prose_that_says_not_done_is_no_claim_even_under_trust(
-    project: Path, ralph: RalphRunner, ralph_env: dict[str, str]
-):
-    fix_plan_root(project, ralph_env)
-    (project / ".ralph").mkdir(exist_ok=True)
-    (project / ".ralph" / "config.yaml").write_text("completion: trust\n")
-    reply = CONFIDENT + "\n---RALPH_STATUS---\nSTATUS: IN_PROGRESS\nEXIT_SIGNAL: false\n---END_RALPH_STATUS---"
-
-    done = ralph("run", "-n", "1", "--agent-cmd", agent_cmd("say.py", reply))
-
-    assert done.returncode == 1
-    assert json.loads(ralph("status", "--json").stdout)["exitReason"] == "max_iterations"
-
-
 def _pasted_from_anywhere(ralph: RalphRunner, project: Path, command: str) -> None:
     """`command`, pasted as printed (a run as its dry run), works from the root and from a folder inside it."""
     words = shlex.split(command)
@@ -409,26 +333,6 @@ def test_the_retry_hint_works_when_pasted_for_a_root_story_project(
     assert hint is not None, stopped.stdout
     assert "--agent-cmd" in hint.group(1)  # the same agent, not Claude Code
     _pasted_from_anywhere(ralph, project, hint.group(1))
-
-
-def test_a_story_the_agent_marks_done_itself_is_not_done(project: Path, ralph: RalphRunner, ralph_env):
-    story_root(project, ralph_env)
-    spec_file = next((project / "specs").rglob("story-9.1-*.md"))
-    sneaky = f"sh -c 'sed -i s/pending/done/ {shlex.quote(str(spec_file))}; echo finished'"
-
-    done = ralph("run", "-n", "1", "--agent-cmd", sneaky)
-
-    assert done.returncode == 1, done.stdout + done.stderr  # no DONE signal: a failed attempt, not ALL COMPLETE
-    assert "ALL COMPLETE" not in done.stdout
-    assert "status: pending" in spec_file.read_text()
-    progress = (project / "progress.txt").read_text()
-    assert "done itself: put back to pending" in progress and "[DONE] Story 9.1" not in progress
-    assert json.loads((project / ".ralph" / "state.json").read_text())["completed_stories"] == []
-
-    honest = f"sh -c 'sed -i s/pending/done/ {shlex.quote(str(spec_file))}; echo \"<ralph>DONE 9.1</ralph>\"'"
-    again = ralph("run", "-n", "1", "--agent-cmd", honest)  # its own edit, and the signal: done once, by ralph
-    assert "[DONE] Story 9.1" in (project / "progress.txt").read_text(), again.stdout
-    assert "status: done" in spec_file.read_text()
 
 
 def test_a_folder_with_two_task_files_says_which_one_is_worked(project: Path, ralph: RalphRunner, ralph_env):

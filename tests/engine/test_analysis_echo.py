@@ -1,19 +1,23 @@
-"""An agent that echoes its prompt (all of it, or one instruction line) makes no claim by doing so."""
+"""An agent that echoes its prompt (all of it, or one instruction line) makes no claim by doing so. In-process: runs
+built as `ralph run -p TEMPLATE` builds them, their agents played back (harness.py), the real analysis and records."""
 
 from __future__ import annotations
 
-import json
+from dataclasses import dataclass
 from pathlib import Path
-from typing import Any
 
 import pytest
 
-from tests.conftest import RalphRunner, agent_cmd, read_json
-from tests.integration.helpers import entry_fields, progress_entries
+from ralphloop.core.runner import Launch
+from ralphloop.processes.replay import Recording
+from tests.conftest import read_json
+from tests.engine.harness import Plays, Ran, Turn, Turns, entries, run
+from tests.engine.test_analysis_claims import COMPLETE_BLOCK, PROMISE
 
-PROMISE = "<promise>COMPLETE</promise>"
 INSTRUCTION = f"When all stories pass, output {PROMISE} at the end."
-# Every signal written plainly (no backticks, no fence): only the echo logic can tell it is not the agent's.
+# The claims test's status block, as a prompt's example of one. Every signal is written plainly (no backticks, no
+# fence): only the echo logic can tell it is not the agent's.
+EXAMPLE_BLOCK = COMPLETE_BLOCK[COMPLETE_BLOCK.index("---RALPH_STATUS---") :].replace("ship it", "nothing left to do")
 TEMPLATE = f"""# Echo test
 
 Work on story {{{{task_id}}}} of {{{{feature}}}}.
@@ -21,28 +25,25 @@ Work on story {{{{task_id}}}} of {{{{feature}}}}.
 
 End every reply with a status block like this one:
 
----RALPH_STATUS---
-STATUS: COMPLETE
-TASKS_COMPLETED_THIS_LOOP: 1
-FILES_MODIFIED: 1
-TESTS_STATUS: PASSING
-WORK_TYPE: IMPLEMENTATION
-EXIT_SIGNAL: true
-RECOMMENDATION: nothing left to do
----END_RALPH_STATUS---
-"""
+{EXAMPLE_BLOCK}"""
 
 
-def plan_agent(tmp_path: Path, plan: dict[str, Any]) -> str:
-    path = tmp_path / "plan.json"
-    path.write_text(json.dumps(plan))
-    return agent_cmd("plan_agent.py", str(path))
+@dataclass(frozen=True)
+class EchoLine:
+    """tests/agents/plan_agent.py's "echo_line": the one prompt line that holds `text`, printed."""
+
+    text: str
+
+    def recording(self, launch: Launch) -> Recording:
+        line = next(line for line in launch.command.stdin.decode().splitlines() if self.text in line)
+        return Recording(f"{line}\n".encode())
 
 
-def template(project: Path) -> str:
+def run_with_template(project: Path, turn: Plays, n: int) -> Ran:
+    """`ralph run -n N -p echo-template.md`, every iteration played by `turn`."""
     path = project / "echo-template.md"
     path.write_text(TEMPLATE)
-    return str(path)
+    return run(project, Turns(then=turn), n=n, prompt=str(path))
 
 
 def assert_no_claim_seen(feature: Path) -> None:
@@ -58,19 +59,14 @@ def assert_no_claim_seen(feature: Path) -> None:
     assert signals["done_signals"] == []
     progress = (feature / "progress.txt").read_text()
     assert "refused" not in progress.lower(), progress
-    entries = progress_entries(progress)
-    assert [entry_fields(entry)["Status"] for entry in entries] == ["in-progress", "in-progress"]
+    assert [entry["Status"] for entry in entries(feature)] == ["in-progress", "in-progress"]
     assert "refused" not in (feature / "logs" / "iteration-2.prompt.md").read_text().lower()
 
 
-def test_echo_of_the_whole_prompt_is_not_a_claim(
-    project: Path, feature: Path, ralph: RalphRunner, tmp_path: Path
-) -> None:
-    cmd = plan_agent(tmp_path, {"*": {"echo_prompt": True}})
+def test_echo_of_the_whole_prompt_is_not_a_claim(project: Path, feature: Path) -> None:
+    done = run_with_template(project, Turn(echo_prompt=True), n=2)
 
-    done = ralph("run", "-n", "2", "-p", template(project), "--agent-cmd", cmd)
-
-    assert done.returncode == 1, done.stdout + done.stderr
+    assert done.outcome.reason.exit_code == 1, done.screen
     log = (feature / "logs" / "iteration-1.log").read_text()
     # The echo really happened, with the promise and the status block in plain text.
     assert log == (feature / "logs" / "iteration-1.prompt.md").read_text()
@@ -86,14 +82,10 @@ def test_echo_of_the_whole_prompt_is_not_a_claim(
     assert analysis["status"] is None
 
 
-def test_echo_of_one_instruction_line_is_not_a_claim(
-    project: Path, feature: Path, ralph: RalphRunner, tmp_path: Path
-) -> None:
-    cmd = plan_agent(tmp_path, {"*": {"echo_line": "When all stories pass"}})
+def test_echo_of_one_instruction_line_is_not_a_claim(project: Path, feature: Path) -> None:
+    done = run_with_template(project, EchoLine("When all stories pass"), n=2)
 
-    done = ralph("run", "-n", "2", "-p", template(project), "--agent-cmd", cmd)
-
-    assert done.returncode == 1, done.stdout + done.stderr
+    assert done.outcome.reason.exit_code == 1, done.screen
     assert (feature / "logs" / "iteration-1.log").read_text() == INSTRUCTION + "\n"
     assert_no_claim_seen(feature)
     analysis = read_json(feature / ".response_analysis")
@@ -102,13 +94,11 @@ def test_echo_of_one_instruction_line_is_not_a_claim(
     assert analysis["quotations_ignored"] >= 1
 
 
-def test_a_claim_after_an_echo_still_counts(project: Path, feature: Path, ralph: RalphRunner, tmp_path: Path) -> None:
+def test_a_claim_after_an_echo_still_counts(project: Path, feature: Path) -> None:
     """Removing the echo must not remove the agent's own words after it."""
-    cmd = plan_agent(tmp_path, {"*": {"echo_prompt": True, "say": f"\nAll done.\n{PROMISE}\n"}})
+    done = run_with_template(project, Turn(echo_prompt=True, say=f"\nAll done.\n{PROMISE}\n"), n=2)
 
-    done = ralph("run", "-n", "2", "-p", template(project), "--agent-cmd", cmd)
-
-    assert done.returncode == 1, done.stdout + done.stderr
+    assert done.outcome.reason.exit_code == 1, done.screen
     signals = read_json(feature / ".exit_signals")
     assert [claim["iteration"] for claim in signals["refused_claims"]] == [1, 2]
     analysis = read_json(feature / ".response_analysis")
@@ -117,7 +107,6 @@ def test_a_claim_after_an_echo_still_counts(project: Path, feature: Path, ralph:
     assert analysis["claim_sources"] == ["promise"]
 
 
-EXAMPLE_BLOCK = TEMPLATE[TEMPLATE.index("---RALPH_STATUS---") :]
 COPIES = {
     # (what the agent prints after "My report:", whether it is the agent's own claim)
     "prose-copy": (EXAMPLE_BLOCK, False),
@@ -127,15 +116,12 @@ COPIES = {
 
 
 @pytest.mark.parametrize("case", sorted(COPIES))
-def test_a_copy_of_the_prompts_example_block_is_not_a_claim(
-    project: Path, feature: Path, ralph: RalphRunner, tmp_path: Path, case: str
-) -> None:
+def test_a_copy_of_the_prompts_example_block_is_not_a_claim(project: Path, feature: Path, case: str) -> None:
     block, claims = COPIES[case]
-    cmd = plan_agent(tmp_path, {"*": {"say": f"My report:\n\n{block}"}})
 
-    done = ralph("run", "-n", "1", "-p", template(project), "--agent-cmd", cmd)
+    done = run_with_template(project, Turn(say=f"My report:\n\n{block}"), n=1)
 
-    assert done.returncode == 1, done.stdout + done.stderr
+    assert done.outcome.reason.exit_code == 1, done.screen
     analysis = read_json(feature / ".response_analysis")
     assert analysis["echo_removed"] is False
     assert analysis["completion_claimed"] is claims
