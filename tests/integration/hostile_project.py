@@ -3,12 +3,15 @@ once so that every runtime file exists; and what "every file as it was" means wh
 
 from __future__ import annotations
 
+import fcntl
 import json
 import os
 import shutil
 import stat
 import subprocess
 from pathlib import Path
+
+import pytest
 
 from tests.conftest import PYTHON, agent_cmd, isolated_env, write_prd
 
@@ -37,6 +40,23 @@ def cold_ralph(base: Path, *args: str) -> subprocess.CompletedProcess[str]:
 
 def _git(base: Path, *args: str) -> None:
     subprocess.run(["git", *args], cwd=base / "project", env=env_of(base), check=True, capture_output=True)
+
+
+def shared_template(factory: pytest.TempPathFactory) -> Path:
+    """The template, made once for the whole test run: every worker's cases, in every module, are copies of it
+    (made anew in each worker it cost seconds of a dozen cold `ralph` runs each time). Never written once made."""
+    root = factory.getbasetemp()
+    if os.environ.get("PYTEST_XDIST_WORKER"):
+        root = root.parent  # the run's own folder, which its workers' folders are in
+    base, made = root / "hostile-template", root / "hostile-template.made"
+    with open(root / "hostile-template.lock", "w") as lock:
+        fcntl.flock(lock, fcntl.LOCK_EX)  # the first worker makes it; the others wait for it
+        if not made.exists():
+            shutil.rmtree(base, ignore_errors=True)
+            base.mkdir()
+            make_template(base)
+            made.touch()
+    return base
 
 
 def make_template(base: Path) -> Path:

@@ -17,7 +17,7 @@ from pathlib import Path
 import pytest
 
 from tests.conftest import agent_cmd
-from tests.integration.hostile_project import cold_ralph, copy_case, make_template
+from tests.integration.hostile_project import cold_ralph, copy_case, shared_template
 
 CLIPBOARD = "\x1b]52;c;cm0gLXJmIH4=\x07"  # OSC 52: "rm -rf ~" put in the clipboard
 TITLE = "\x1b]0;pwned title\x07"
@@ -42,7 +42,7 @@ def assert_clean(what: str, stdout: str, stderr: str) -> None:
 
 @pytest.fixture(scope="module")
 def template(tmp_path_factory: pytest.TempPathFactory) -> Path:
-    return make_template(tmp_path_factory.mktemp("escapes"))
+    return shared_template(tmp_path_factory)
 
 
 def test_an_agent_that_prints_escapes_leaves_none_on_any_screen(template: Path, tmp_path: Path) -> None:

@@ -21,7 +21,7 @@ import pytest
 
 from ralphloop.state.fleet import FLEET, LOOP
 from tests.integration.helpers import killed_journal
-from tests.integration.hostile_project import SAY, copy_case, env_of, make_template, tree
+from tests.integration.hostile_project import SAY, copy_case, env_of, shared_template, tree
 from tests.warm_ralph import WarmRalph
 
 TIMEOUT = 15  # a command that has not finished by then hangs
@@ -119,7 +119,7 @@ KINDS = (*NOT_A_FILE, "sparse-1gb", *CONTENT)
 
 @pytest.fixture(scope="module")
 def template(tmp_path_factory: pytest.TempPathFactory) -> Path:
-    base = make_template(tmp_path_factory.mktemp("hostile"))
+    base = shared_template(tmp_path_factory)
     for target in TARGETS.values():
         assert target.seed or (base / target.path).is_file(), target.path
     return base

@@ -13,7 +13,7 @@ from typing import Any
 
 import pytest
 
-from tests.integration.hostile_project import SAY, copy_case, env_of, make_template, tree
+from tests.integration.hostile_project import SAY, copy_case, env_of, shared_template, tree
 from tests.warm_ralph import WarmRalph
 
 TIMEOUT = 15
@@ -68,7 +68,7 @@ HOSTILE_JSON_NUMBERS = ["NaN", "Infinity", "-Infinity", "1e308", "1" + "0" * 30,
 
 @pytest.fixture(scope="module")
 def template(tmp_path_factory: pytest.TempPathFactory) -> Path:
-    return make_template(tmp_path_factory.mktemp("values"))
+    return shared_template(tmp_path_factory)
 
 
 @pytest.fixture(scope="module")
