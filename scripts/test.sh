@@ -5,7 +5,11 @@ cd "$(dirname "${BASH_SOURCE[0]}")/.."
 source scripts/setup.sh
 .venv/bin/ruff check .
 .venv/bin/ruff format --check .
-.venv/bin/mypy
+# mypy checks beside the suite (its seconds of one core overlap the workers' start); its verdict is waited for
+# below and fails the run as before, its output shown after the tests'.
+mypy_out=$(mktemp)
+.venv/bin/mypy >"$mypy_out" 2>&1 &
+mypy_pid=$!
 # The suite writes and fsyncs hundreds of thousands of small files (git repositories, ralph's atomic state): on
 # a virtual disk that was half its time, on a tmpfs it costs nothing. /dev/shm when it is a writable tmpfs with
 # room (4 GiB) where programs may run (the tests' stand-in agents live there; hardened hosts mount it noexec),
@@ -32,4 +36,13 @@ unset PYTHONDONTWRITEBYTECODE
 # three workers a core (on 2 cores: 275 s, against 289 s with two and 277 s with four). Each worker is handed two
 # tests at a time (--maxschedchunk): xdist's first hand-out is otherwise a quarter of a worker's share in one block,
 # so the slow tests that conftest.py puts first all went to the first worker, one after another (7 minutes).
-exec .venv/bin/pytest -n "$(( $(nproc) * 3 ))" --maxschedchunk 2 --durations=25 "$@"
+status=0
+.venv/bin/pytest -n "$(( $(nproc) * 3 ))" --maxschedchunk 2 --durations=25 "$@" || status=$?
+mypy_status=0
+wait "$mypy_pid" || mypy_status=$?
+cat "$mypy_out"
+rm -f "$mypy_out"
+if [ "$mypy_status" != 0 ]; then
+    exit "$mypy_status"
+fi
+exit "$status"
