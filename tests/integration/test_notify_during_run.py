@@ -1,11 +1,10 @@
-"""Notifications while a real `ralph run` goes on: a story done reaches a loopback ntfy-style receiver through apprise
-(`ntfy://127.0.0.1:PORT/TOPIC`) and the plain webhook before the next iteration ends; a blocked stop is needs_input
-with the agent's last words; a failing delivery is a warning that never shows a URL's secrets, nor does any file,
-`--dry-run` or `ralph validate`; URLs without apprise installed are refused at once, in one line."""
+"""Notifications around a real `ralph run`: a failing delivery is a warning that never shows a URL's secrets, nor
+does any file, `--dry-run` or `ralph validate`; URLs without apprise installed are refused at once, in one line; a
+run without URLs never loads apprise. What reaches the receivers while a run goes on (a story done, a blocked stop,
+a question at a usage limit) is tests/engine/test_notify_during_run.py's, in-process."""
 
 from __future__ import annotations
 
-import json
 import socket
 import subprocess
 from pathlib import Path
@@ -13,13 +12,10 @@ from typing import Any
 
 import pytest
 
-from tests.conftest import PYTHON, RalphRunner, agent_cmd, loaded_modules, write_prd
-from tests.integration.conftest import Background
-from tests.integration.helpers import assert_one_line_error, wait_until
-from tests.integration.on_terminal import OnTerminal, terminal_env
+from tests.conftest import PYTHON, RalphRunner, agent_cmd, loaded_modules
+from tests.integration.helpers import assert_one_line_error
 from tests.receiver import NO_PROXY, Receiver, receiving
 
-TOPIC = "ralph-feat-7c1e"
 SECRETS = ("t0pic-s3cret", "pa55-s3cret", "tk_s3cret", "hooks-s3cret", "q-s3cret")
 
 
@@ -29,75 +25,9 @@ def receiver(tmp_path: Path) -> Any:
         yield server
 
 
-def _steps(tmp_path: Path, plan: dict[str, Any]) -> str:
-    path = tmp_path / "plan.json"
-    path.write_text(json.dumps(plan))
-    return agent_cmd("step_agent.py", str(path))
-
-
 def _config(project: Path, *lines: str) -> None:
     config = project / ".ralph" / "config.yaml"
     config.write_text(config.read_text() + "\nnotify:\n" + "".join(f"  {line}\n" for line in lines))
-
-
-def test_story_done_and_complete_reach_ntfy_and_the_webhook_during_the_run(
-    project: Path, feature: Path, ralph: RalphRunner, receiver: Receiver, tmp_path: Path
-) -> None:
-    write_prd(feature, 2)
-    _config(
-        project,
-        "desktop: false",
-        f"webhook: {receiver.url}",
-        f"urls: [{receiver.ntfy(TOPIC)}]",
-        "on: [story_done, complete]",
-    )
-    # Iteration 2 goes on only once S-1's notification came in on both channels (else it exits 3 and the run fails).
-    plan = {
-        "1": {"write": {"one.txt": "1\n"}, "pass": ["S-1"]},
-        "2": {"await": [str(receiver.record), 2], "write": {"two.txt": "2\n"}, "pass": ["S-2"]},
-    }
-
-    done = ralph("run", "--no-archive", "--agent-cmd", _steps(tmp_path, plan), env=NO_PROXY)
-
-    assert done.returncode == 0, done.stdout + done.stderr
-    assert "warning" not in done.stderr
-    assert [(item["topic"], item["title"], item["message"]) for item in receiver.published()] == [
-        (TOPIC, "ralph · feat: done", "S-1 passes · 1/2 stories"),
-        (TOPIC, "ralph · feat: done", "S-2 passes · 2/2 stories"),
-        (TOPIC, "ralph · feat: complete", "complete — 2/2 stories in 2 iterations"),
-    ]
-    hooks = receiver.webhook()
-    assert [(body["event"], body["text"]) for body in hooks] == [
-        ("story_done", "ralph: feat: S-1 passes · 1/2 stories"),
-        ("story_done", "ralph: feat: S-2 passes · 2/2 stories"),
-        ("complete", "ralph: feat complete — 2/2 stories in 2 iterations"),
-    ]
-    assert [(body["taskId"], body["iteration"]) for body in hooks[:2]] == [("S-1", 1), ("S-2", 2)]
-    assert {body["featureDir"] for body in hooks} == {str(feature)}
-
-
-def test_a_blocked_stop_needs_your_input_and_says_the_agents_last_words(
-    project: Path, feature: Path, ralph: RalphRunner, receiver: Receiver, tmp_path: Path
-) -> None:
-    config = project / ".ralph" / "config.yaml"
-    config.write_text(config.read_text().replace("\nblocked_threshold: 3\n", "\nblocked_threshold: 1\n"))
-    _config(project, "desktop: false", f"webhook: {receiver.url}")
-    blocked = (
-        "I cannot reach the staging database.\n\n---RALPH_STATUS---\nSTATUS: BLOCKED\nEXIT_SIGNAL: false\n"
-        "RECOMMENDATION: Need the staging DB password\n---END_RALPH_STATUS---\n"
-    )
-
-    done = ralph("run", "-n", "5", "--agent-cmd", _steps(tmp_path, {"*": {"say": blocked}}), env=NO_PROXY)
-
-    assert done.returncode == 1, done.stdout + done.stderr
-    [body] = receiver.webhook()
-    assert (body["event"], body["reason"], body["title"]) == (
-        "needs_input",
-        "blocked",
-        "ralph · feat: needs your input",
-    )
-    assert "I cannot reach the staging database" in body["lastMessage"]
-    assert body["text"].endswith(f"— the agent's last words: {body['lastMessage']}")
 
 
 def _closed_port() -> int:
@@ -198,27 +128,3 @@ def test_a_run_without_urls_never_loads_apprise(project: Path, feature: Path, ra
 
     assert done.returncode == 1, done.stderr  # one iteration that finishes nothing
     assert sorted(name for name in loaded if name.split(".")[0] in ("apprise", "requests", "markdown")) == []
-
-
-def test_a_question_at_a_usage_limit_is_notified_while_it_waits_for_the_answer(
-    project: Path, feature: Path, ralph_env: dict[str, str], background: Background, receiver: Receiver, tmp_path: Path
-) -> None:
-    _config(project, "desktop: false", f"webhook: {receiver.url}", "on: [needs_input, usage_limit]")
-    limit = "Claude AI usage limit reached|1893456000"  # 2030-01-01T00:00:00Z
-    cmd = agent_cmd("limit_once.py", str(tmp_path / "marker"), limit)
-    run = OnTerminal(
-        ["run", "-n", "3", "--agent-cmd", cmd], project, {**terminal_env(ralph_env), **NO_PROXY}, background
-    )
-    try:
-        assert wait_until(lambda: "[w]ait/[e]xit:" in run.text or run.proc.poll() is not None), run.text
-        # nobody has answered yet: the phone already says the loop waits for its user
-        assert wait_until(lambda: any(body["event"] == "needs_input" for body in receiver.webhook())), run.text
-        run.type(b"e\n")
-        code, output = run.finish()
-    finally:
-        run.close()
-    assert code == 2, output
-    events = [body["event"] for body in receiver.webhook()]
-    assert events[:2] == ["usage_limit", "needs_input"], events  # the limit (with its reset), then the question
-    limited = receiver.webhook()[0]
-    assert "2030-01-01T00:00:00Z" in json.dumps(limited), limited

@@ -1,4 +1,5 @@
-"""`ralph report`: the summary of a feature's ralph_metrics.jsonl, through the real `ralph`; it only reads."""
+"""`ralph report`: the summary of a feature's ralph_metrics.jsonl, through the real `ralph`; it only reads. What it
+charts of a run's own records (the budget that run had) is tests/engine/test_report_cmd.py's, in-process."""
 
 from __future__ import annotations
 
@@ -10,7 +11,7 @@ from pathlib import Path
 
 import pytest
 
-from tests.conftest import RalphRunner, agent_cmd, loaded_modules
+from tests.conftest import RalphRunner, loaded_modules
 from tests.integration.helpers import snapshot
 
 METRICS = ".ralph/feat/ralph_metrics.jsonl"
@@ -355,15 +356,3 @@ def test_times_out_of_range_in_the_records_are_unknown_not_a_crash(project, feat
         done = ralph("report", "-f", "feat", *args)
         assert done.returncode == 0, (args, done.stdout + done.stderr)
         assert "internal error" not in done.stderr and "Traceback" not in done.stderr
-
-
-def test_the_page_charts_the_budget_the_run_had_not_the_configs(project, feature, ralph):
-    """`--max-cost 2` is in no file the report can read later: each metrics line keeps its run's budget."""
-    config = project / ".ralph" / "config.yaml"
-    config.write_text(config.read_text() + "\nbudget:\n  max_cost_usd: 5\n")
-    done = ralph("run", "-n", "1", "--max-cost", "2", "--agent-cmd", agent_cmd("story_agent.py"))
-    assert done.returncode == 1, done.stdout + done.stderr  # one of three stories: the limit of 1 iteration
-    assert json.loads((feature / "ralph_metrics.jsonl").read_text().splitlines()[-1])["max_cost_usd"] == 2
-    page = ralph("report", "-f", "feat", "--html", "-")
-    assert page.returncode == 0, page.stderr
-    assert "budget $2.00 a run" in page.stdout and "$5.00" not in page.stdout

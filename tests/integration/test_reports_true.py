@@ -31,8 +31,8 @@ def prepared(project: Path, env: dict[str, str], ralph: RalphRunner, stories: in
 
 
 def passing(folder: Path) -> list[str]:
-    """The stories prd.json marks passing (tests/integration/test_reports_true_review.py and test_left_the_run.py
-    use these helpers too)."""
+    """The stories prd.json marks passing (tests/integration/test_reports_true_review.py and tests/engine use
+    these helpers too)."""
     return [story["id"] for story in read_json(folder / "prd.json")["userStories"] if story["passes"]]
 
 
