@@ -9,7 +9,6 @@ and the iteration's `ralph signal` records, so the analysis is the one the loop 
 from __future__ import annotations
 
 import argparse
-import difflib
 import json
 import os
 import re
@@ -22,6 +21,7 @@ from ralphloop.core.errors import RalphError
 from ralphloop.files.safe_read import LOG_CAP, TASK_CAP, open_regular, read_file, read_tail, shown_path
 from ralphloop.plugins.agents import every_spec
 from ralphloop.records.signal_log import MAX_READ, parse_line
+from ralphloop.words.choices import not_a_choice
 from ralphloop.words.textsafe import strip_terminal_controls
 
 CHUNK = 1024 * 1024
@@ -107,9 +107,7 @@ def _known(fmt: str) -> str:
     names = ["auto", "text", "claude-json", *readable()]
     if fmt in names:
         return fmt
-    near = difflib.get_close_matches(fmt, names, n=1)
-    hint = f"did you mean {near[0]!r}? " if near else ""
-    raise RalphError(f"--format {fmt!r}: not a format ralph reads; {hint}the formats: {', '.join(names)}")
+    raise RalphError(not_a_choice("--format", fmt, "not a format ralph reads", names))
 
 
 def _agent_format(agent: str | None) -> str | None:

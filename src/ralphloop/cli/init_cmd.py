@@ -5,7 +5,6 @@ TODO.md, fix_plan.md + PROMPT.md, or a story spec), progress.txt and the prompt;
 from __future__ import annotations
 
 import argparse
-import difflib
 import os
 import re
 import shutil
@@ -20,6 +19,7 @@ from ralphloop.files.store import atomic_write_text
 from ralphloop.plugins.formats import all_formats, find_format, format_of
 from ralphloop.project.paths import ARCHIVE_DIR, RALPH_DIR, display_path, find_project_root
 from ralphloop.records.progress import header
+from ralphloop.words.choices import not_a_choice
 from ralphloop.workspace.gitignore import ensure_gitignore
 
 _NAME = re.compile(r"^[A-Za-z0-9][A-Za-z0-9._-]{0,99}$")
@@ -75,10 +75,7 @@ def _known(kind: str) -> None:
     """A format ralph has or a plug-in adds; else a one-line error naming the near miss and every name."""
     if find_format(kind) is not None:
         return
-    names = list(all_formats())
-    near = difflib.get_close_matches(kind, names, n=1)
-    hint = f"did you mean {near[0]!r}? " if near else ""
-    raise RalphError(f"--format {kind!r}: no such task format; {hint}the formats: {', '.join(names)}")
+    raise RalphError(not_a_choice("--format", kind, "no such task format", list(all_formats())))
 
 
 def _starter_files(kind: str, name: str, created: str) -> dict[str, str]:

@@ -247,8 +247,7 @@ def _check_target(root: str, top: str, task_file: str, task_format: Format, targ
     theirs_raw = gitops.blob(root, f"refs/heads/{target}", rel)
     if theirs_raw is None:
         raise RalphError(f"{shown}: not on branch {target}, where the loops start: {_bring(root, target, branch)}")
-    read(theirs_raw, f"{shown} on branch {target}")  # its first problem raised
-    theirs = _stories_without_marks(read, theirs_raw)
+    theirs = {story.id: story.body for story in read(theirs_raw, f"{shown} on branch {target}")}  # or its problem
     differ = sorted(sid for sid in set(mine) | set(theirs) if mine.get(sid) != theirs.get(sid))
     if differ:
         raise RalphError(
