@@ -1,11 +1,14 @@
 """What npm_cli.py and pypi_cli.py share about a pinned CLI's install: its folder in the cache every test run
 shares (`$RALPH_TEST_CACHE/<folder>-<version>`, default parent `~/.cache/ralphloop-tests`), installing it once
 under an exclusive file lock, its `--version` output, and moving a checked install into place, so that a
-concurrent or interrupted run never sees a half-finished one."""
+concurrent or interrupted run never sees a half-finished one. What a checked install printed for `--version` is
+kept beside it (`checked_version_output`): every test worker asked each CLI again, seconds of node each time."""
 
 from __future__ import annotations
 
+import contextlib
 import fcntl
+import json
 import os
 import shutil
 import subprocess
@@ -60,3 +63,27 @@ def version_output(binary: Path, timeout: float) -> str:
     except (OSError, subprocess.TimeoutExpired) as error:
         return f"{binary} --version: {error}"
     return done.stdout + done.stderr
+
+
+def checked_version_output(prefix: Path, binary: Path, timeout: float) -> str:
+    """`version_output` of an install's binary, kept in `prefix/.version-output` with the binary's identity (its
+    resolved path, inode, size and mtime): asked again only when the binary is not the one that printed it."""
+    try:
+        info = binary.resolve().stat()
+    except OSError:
+        return version_output(binary, timeout)
+    identity = [str(binary.resolve()), info.st_ino, info.st_size, info.st_mtime_ns]
+    stamp = prefix / ".version-output"
+    try:
+        kept = json.loads(stamp.read_text(encoding="utf-8"))
+        if kept["identity"] == identity:
+            return str(kept["output"])
+    except (OSError, ValueError, KeyError, TypeError):
+        pass
+    output = version_output(binary, timeout)
+    with contextlib.suppress(OSError):  # a cache it may not write to is asked each time, as before
+        fd, scratch = tempfile.mkstemp(prefix=".version-output.", dir=prefix)
+        with os.fdopen(fd, "w", encoding="utf-8") as handle:
+            json.dump({"identity": identity, "output": output}, handle)
+        os.replace(scratch, stamp)  # whole or absent: a worker reading it meanwhile sees the old one or none
+    return output

@@ -21,7 +21,14 @@ from typing import Final, NoReturn
 
 import pytest
 
-from tests.e2e.cli_cache import cache_dir, install_once, put_in_place, staging_dir, version_output
+from tests.e2e.cli_cache import (
+    cache_dir,
+    checked_version_output,
+    install_once,
+    put_in_place,
+    staging_dir,
+    version_output,
+)
 
 INSTALL_TIMEOUT_S: Final = 900
 
@@ -65,7 +72,7 @@ class PinnedCli:
         return prefix / "node_modules" / ".bin" / self.binary
 
     def _installed(self, prefix: Path) -> bool:
-        return self.version_ok(version_output(self._binary(prefix), 60))
+        return self.version_ok(checked_version_output(prefix, self._binary(prefix), 60))
 
 
 def _skip_if_registry_unreachable(spec: str) -> None:

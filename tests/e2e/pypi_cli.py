@@ -25,7 +25,14 @@ from typing import Final, NoReturn
 
 import pytest
 
-from tests.e2e.cli_cache import cache_dir, install_once, put_in_place, staging_dir, version_output
+from tests.e2e.cli_cache import (
+    cache_dir,
+    checked_version_output,
+    install_once,
+    put_in_place,
+    staging_dir,
+    version_output,
+)
 
 INSTALL_TIMEOUT_S: Final = 1800
 
@@ -77,7 +84,7 @@ class PinnedPypiCli:
         return found[0]
 
     def _installed(self, prefix: Path) -> bool:
-        return self.version_ok(version_output(self.launcher(prefix), 120))
+        return self.version_ok(checked_version_output(prefix, self.launcher(prefix), 120))
 
     def write_launcher(self, prefix: Path) -> None:
         """`run-<binary>`: the console script's work, with the virtualenv's Python found beside the launcher."""

@@ -65,7 +65,7 @@ def make_template(base: Path) -> Path:
     (base / "project").mkdir()
     (base / "home").mkdir()
     (base / "home" / "config.yaml").write_text("defaults:\n  rate_limit_per_hour: 100\n")
-    _git(base, "init", "-q", "-b", "main")
+    _git(base, "init", "-q", "-b", "main", "--template=")  # no sample hooks: each case copies what is here
     _git(base, "commit", "-q", "--allow-empty", "-m", "initial")
     for name, kind in FEATURES.items():
         assert cold_ralph(base, "init", name, "--format", kind).returncode == 0
@@ -83,6 +83,7 @@ def make_template(base: Path) -> Path:
     assert cold_ralph(base, "reset-circuit", "-f", "feat").returncode == 0
     _git(base, "add", "-A")
     _git(base, "commit", "-q", "-m", "after the first runs")
+    _git(base, "gc", "-q", "--prune=now")  # a few packed files, not a hundred loose ones, for each case to copy
     return base
 
 
