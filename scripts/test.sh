@@ -51,11 +51,12 @@ for pid in "${collectors[@]}"; do
     wait "$pid" || true  # a module that does not import is reported by the run itself
 done
 # The suite waits on processes (agents, git, tmux, a browser, an agent CLI's own backoff) as much as it computes:
-# three workers a core (on 2 cores: 275 s, against 289 s with two and 277 s with four). Each worker is handed two
-# tests at a time (--maxschedchunk): xdist's first hand-out is otherwise a quarter of a worker's share in one block,
-# so the slow tests that conftest.py puts first all went to the first worker, one after another (7 minutes).
+# two workers a core (on 2 cores: 185-190 s, against 190-210 s with three, which spend 15% more CPU). Each
+# worker is handed two tests at a time (--maxschedchunk): xdist's first hand-out is otherwise a quarter of a
+# worker's share in one block, so the slow tests that conftest.py puts first all went to the first worker, one
+# after another (7 minutes).
 status=0
-.venv/bin/pytest -n "$(( $(nproc) * 3 ))" --maxschedchunk 2 --durations=25 "$@" || status=$?
+.venv/bin/pytest -n "$(( $(nproc) * 2 ))" --maxschedchunk 2 --durations=25 "$@" || status=$?
 mypy_status=0
 wait "$mypy_pid" || mypy_status=$?
 cat "$mypy_out"
