@@ -1,12 +1,13 @@
 """An agent that notes when it started and ended, so ralph's own time is what lies between two agents.
 
 `stamp_agent STAMPS [EXIT [FILE|- [goal|pass]]]` reads the prompt, appends a line to `FILE` (a path in the
-project) when given, with `goal` answers as a goal-mode agent (completes the step the prompt names, adds
-one), with `pass` marks the first open story of $RALPH_FEATURE_DIR/prd.json passing, appends
-"<start> <end>" (CLOCK_MONOTONIC seconds, the clock of Python's time.monotonic) to STAMPS
-and exits with EXIT. It is compiled from C so that its own start-up (well under a millisecond)
-hardly counts; without a C compiler a Python one stands in, and its interpreter start-up (~15 ms) then
-counts as ralph's.
+project; several joined by commas) when given, with `goal` answers as a goal-mode agent (completes the step
+the prompt names, adds one), with `pass` marks the first open story of $RALPH_FEATURE_DIR/prd.json passing,
+appends "<start> <end>" (CLOCK_MONOTONIC seconds, the clock of Python's time.monotonic) to STAMPS
+and exits with EXIT. EXIT as `CODE/N` exits CODE on every Nth call (counted by the lines STAMPS holds) and 0
+on the others, as an agent that gives up every so often: a call that fails passes no story. It is compiled
+from C so that its own start-up (well under a millisecond) hardly counts; without a C compiler a Python one
+stands in, and its interpreter start-up (~15 ms) then counts as ralph's.
 """
 
 from __future__ import annotations
@@ -64,6 +65,28 @@ static void pass_a_story(void) {
     free(text);
 }
 
+/* Appends a line to each of the comma-separated paths in `list`, as an agent that edits the code. */
+static void touch_files(char *list) {
+    for (char *path = strtok(list, ","); path; path = strtok(NULL, ",")) {
+        FILE *touched = fopen(path, "a");
+        if (touched) { fputs("attempt\n", touched); fclose(touched); }
+    }
+}
+
+/* EXIT as given, or for "CODE/N": CODE when this call (the lines STAMPS holds, plus one) is a multiple of N,
+   else 0. */
+static int exit_code(const char *spec, const char *stamps) {
+    const char *slash = strchr(spec, '/');
+    if (!slash) return atoi(spec);
+    long every = atol(slash + 1), call = 1;
+    FILE *in = fopen(stamps, "r");
+    if (in) {
+        for (int c; (c = fgetc(in)) != EOF;) call += c == '\n';
+        fclose(in);
+    }
+    return every > 0 && call % every == 0 ? atoi(spec) : 0;
+}
+
 int main(int argc, char **argv) {
     struct timespec start, end;
     clock_gettime(CLOCK_MONOTONIC, &start);
@@ -75,11 +98,9 @@ int main(int argc, char **argv) {
         if (size == room) prompt = realloc(prompt, (room *= 2) + 1);
     }
     prompt[size] = '\0';
-    if (argc > 3 && strcmp(argv[3], "-") != 0) {
-        FILE *touched = fopen(argv[3], "a");
-        if (touched) { fputs("attempt\n", touched); fclose(touched); }
-    }
-    if (argc > 4 && strcmp(argv[4], "pass") == 0) pass_a_story();
+    int code = argc > 2 ? exit_code(argv[2], argv[1]) : 0;
+    if (argc > 3 && strcmp(argv[3], "-") != 0) touch_files(argv[3]);
+    if (argc > 4 && strcmp(argv[4], "pass") == 0 && code == 0) pass_a_story();
     if (argc > 4 && strcmp(argv[4], "goal") == 0) {
         char *step = next_step(prompt);
         const char *iteration = getenv("RALPH_ITERATION");
@@ -93,7 +114,7 @@ int main(int argc, char **argv) {
     if (!stamps) return 2;
     fprintf(stamps, "%ld.%09ld %ld.%09ld\n", (long)start.tv_sec, start.tv_nsec, (long)end.tv_sec, end.tv_nsec);
     fclose(stamps);
-    return argc > 2 ? atoi(argv[2]) : 0;
+    return code;
 }
 """
 
@@ -101,10 +122,19 @@ PY_SOURCE = r"""
 import json, os, re, sys, time
 start = time.monotonic()
 prompt = sys.stdin.read()
+code, _, every = (sys.argv[2] if len(sys.argv) > 2 else "0").partition("/")
+if every:
+    try:
+        with open(sys.argv[1]) as previous:
+            call = previous.read().count("\n") + 1
+    except FileNotFoundError:
+        call = 1
+    code = code if int(every) > 0 and call % int(every) == 0 else "0"
 if len(sys.argv) > 3 and sys.argv[3] != "-":
-    with open(sys.argv[3], "a") as touched:
-        touched.write("attempt\n")
-if len(sys.argv) > 4 and sys.argv[4] == "pass":
+    for path in sys.argv[3].split(","):
+        with open(path, "a") as touched:
+            touched.write("attempt\n")
+if len(sys.argv) > 4 and sys.argv[4] == "pass" and int(code) == 0:
     prd = os.path.join(os.environ["RALPH_FEATURE_DIR"], "prd.json")
     with open(prd) as handle:
         text = handle.read()
@@ -117,7 +147,7 @@ if len(sys.argv) > 4 and sys.argv[4] == "goal":
     print("```json\n" + json.dumps(result) + "\n```", flush=True)
 with open(sys.argv[1], "a") as stamps:
     stamps.write(f"{start:.9f} {time.monotonic():.9f}\n")
-sys.exit(int(sys.argv[2]) if len(sys.argv) > 2 else 0)
+sys.exit(int(code))
 """
 
 
@@ -129,12 +159,22 @@ class StampAgent:
     compiled: bool
 
     def command(
-        self, stamps: str, exit_code: int = 0, touch: str | None = None, goal: bool = False, passes: bool = False
+        self,
+        stamps: str,
+        exit_code: int = 0,
+        touch: str | tuple[str, ...] | None = None,
+        goal: bool = False,
+        passes: bool = False,
+        fail_every: int = 0,
     ) -> str:
-        """The `--agent-cmd` value that records into `stamps`; with `goal`, it answers as a goal agent; with
-        `passes`, it marks the first open story of the feature's prd.json passing (a story done)."""
+        """The `--agent-cmd` value that records into `stamps`; it appends a line to `touch` (one path or
+        several); with `goal`, it answers as a goal agent; with `passes`, it marks the first open story of the
+        feature's prd.json passing (a story done); with `fail_every` N, only every Nth call exits `exit_code`
+        (and passes no story), the others 0."""
         role = ["goal"] if goal else ["pass"] if passes else []
-        words = [*self.argv, stamps, str(exit_code), touch or "-", *role]
+        files = ",".join(touch) if isinstance(touch, tuple) else touch
+        code = f"{exit_code}/{fail_every}" if fail_every else str(exit_code)
+        words = [*self.argv, stamps, code, files or "-", *role]
         return " ".join(words)
 
 

@@ -99,8 +99,9 @@ def quiet_env(env: dict[str, str]) -> dict[str, str]:
 
 
 def table(title: str, rows: list[tuple[str, list[str]]], target: str) -> None:
-    """Print one measurement: a line per version, then the target."""
+    """Print one measurement: a line per version (or reference), then the target."""
     print(title)
+    width = max([24, *(len(label) for label, _ in rows)])
     for label, cells in rows:
-        print(f"  {label:<24} " + "  ".join(cells))
+        print(f"  {label:<{width}} " + "  ".join(cells))
     print(f"  target: {target}")

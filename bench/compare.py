@@ -29,7 +29,7 @@ def main() -> None:
         rows = [
             (
                 v.label,
-                [*loop_overhead.summary(times[v.label][0]), f"CPU {statistics.median(times[v.label][1]):5.1f} ms"],
+                [*loop_overhead.summary(times[v.label].gaps), f"CPU {statistics.median(times[v.label].cpu):5.1f} ms"],
             )
             for v in found
         ]
@@ -37,7 +37,7 @@ def main() -> None:
     started = startup.run_startup(found, agent, 0, runs)
     rows = [(v.label, startup.cells(started[v.label][1:])) for v in found]
     table("ralph run: start to the first agent call, small project:", rows, startup.TARGET)
-    status = status_latency.measure(found, runs * 2)
+    status = status_latency.measure(found, runs * 2)[status_latency.JSON]
     rows = [(v.label, status_latency.describe(status[v.label])) for v in found]
     table("ralph status --json:", rows, status_latency.TARGET)
 
