@@ -66,16 +66,21 @@ def close(run: Run, closing: Closing) -> Step:
     run.emit(record(run, closing))
     if judged.warning:
         run.emit(Notice("warning", judged.warning))
+    # Only ralph's record has touched the files since `end` unless a hook runs (the format's, after this, or one
+    # still running in the background): then the commit and the next start walk every file again.
+    quiet = not (run.source.iteration_hooks() or run.hooks.running)
     if closing.committing and run.workspace is not None:
-        for event in run.workspace.commit_task(prepared.start, prepared.task, run.source.kind, prepared.number):
+        since = end if quiet else None
+        for event in run.workspace.commit_task(prepared.start, prepared.task, run.source.kind, prepared.number, since):
             run.emit(event)
     run.emit(IterationClosed(prepared.number))
     if judged.counted and not closing.facts.interrupted:
         run.hooks.format_hooks(run.source, prepared.context, run.now)
-    # The next start from `end`, ralph's own records read again, when nothing else touched the files since:
-    # after an undo, a commit or hooks, it is captured afresh (the private index no longer matches `end`).
-    fresh = judged.undo or closing.committing or bool(run.source.iteration_hooks()) or bool(run.hooks.running)
-    next_start = run.workspace.after_records(end) if run.workspace is not None and not fresh else None
+    # The next start from `end` (or from what the commit was made of), ralph's own records read again, when nothing
+    # else touched the files since; after an undo or a hook it is captured afresh.
+    next_start: WorkTree | None = None
+    if run.workspace is not None and quiet and not run.hooks.running and not judged.undo:
+        next_start = run.workspace.after_commit() if closing.committing else run.workspace.after_records(end)
     message = clean_text(last_paragraph(closing.facts.result.final_text))  # redacted as it is read
     return Step(closing.state, closing.told.decision, closing.view, next_start, message, judged.limit)
 

@@ -8,7 +8,7 @@ from __future__ import annotations
 
 import os
 import subprocess
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 
 from msgspec import Struct
 
@@ -247,12 +247,18 @@ def switch_branch(root: str, name: str) -> str:
     return f"switched to branch {name}" if exists else f"created branch {name}"
 
 
-def commit_paths(top: str, names: Sequence[str], message: str) -> str | None:
+def commit_paths(
+    top: str,
+    names: Sequence[str],
+    message: str,
+    read_head: Callable[[], tuple[bool, str | None]] | None = None,
+) -> str | None:
     """Stage exactly `names` (paths from the repository's top `top`: changed, new or deleted) and commit
     them with the user's identity and hooks; the user's other uncommitted work stays as it was.
 
     Returns the new commit, or None when there was nothing to commit. Raises OSError when git refuses
-    (a failing pre-commit hook, say); the paths are unstaged again then."""
+    (a failing pre-commit hook, say); the paths are unstaged again then. `read_head`: the new HEAD read
+    without a git process, as (known, commit) (gitcache.read_head); git is asked when it is not known."""
     if not names:
         return None
     listed = _nul_list(names)
@@ -275,6 +281,9 @@ def commit_paths(top: str, names: Sequence[str], message: str) -> str | None:
         if run(top, "rev-parse", "--verify", "-q", "HEAD").returncode == 0:
             run(top, "-c", "core.literalPathspecs=true", "reset", "-q", *literal, stdin=listed)
         raise OSError(f"git commit failed: {reason(done)}")
+    known, made = read_head() if read_head is not None else (False, None)
+    if known and made:
+        return made
     head = run(top, "rev-parse", "HEAD")
     return head.stdout.decode().strip() or None
 

@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import os
 from collections.abc import Callable
+from functools import partial
 
 from ralphloop.core.errors import RalphError
 from ralphloop.core.events import Committed
@@ -47,6 +48,7 @@ class Workspace:
         # paths (from the top) never committed: a --parallel loop's task file and progress, which its coordinator
         # commits once the story is merged (docs/parallel.md)
         self.kept_out: frozenset[str] = frozenset()
+        self.committed: captures.WorkTree | None = None  # the workspace the last auto-commit was made from
 
     @classmethod
     def open(cls, paths: FeaturePaths, task_file: str = "", warn: Callable[[str], None] = _unsaid) -> Workspace | None:
@@ -102,6 +104,17 @@ class Workspace:
             return None
         try:
             return captures.recapture(self.top, self.index_file, base, [self.progress_rel])
+        except OSError:
+            return self.capture()
+
+    def after_commit(self) -> captures.WorkTree | None:
+        """The workspace an auto-commit left: the files it was made from (ralph's commit changes none of them)
+        with HEAD and the staging area read again; None when there was no commit to start from."""
+        base, self.committed = self.committed, None
+        if base is None or self.failure:
+            return None
+        try:
+            return captures.recapture(self.top, self.index_file, base, [])
         except OSError:
             return self.capture()
 
@@ -255,23 +268,40 @@ class Workspace:
             said.append(f"{os.path.relpath(self.paths.progress, self.paths.project_root)} was rewound too: put back")
         return ("; ".join([*said, kept]),)
 
-    def commit_task(self, start: captures.WorkTree | None, task: Task, kind: str, number: int) -> list[object]:
+    def commit_task(
+        self,
+        start: captures.WorkTree | None,
+        task: Task,
+        kind: str,
+        number: int,
+        end: captures.WorkTree | None = None,
+    ) -> list[object]:
         """Commit an accepted iteration's work under its task's name (the format says how it is written): the
         Committed event that tells it, none when nothing changed. Raises GitFailed as `commit` does."""
         message = task.title if format_of(kind).title_commits else f"{task.id}: {task.title}"
-        made = self.commit(start, message, number)
+        made = self.commit(start, message, number, end)
         return [Committed(number, made, one_line(message, 72))] if made else []
 
-    def commit(self, start: captures.WorkTree | None, message: str, number: int) -> str | None:
+    def commit(
+        self, start: captures.WorkTree | None, message: str, number: int, end: captures.WorkTree | None = None
+    ) -> str | None:
         """Commit what changed since `start` (the agent's work and ralph's record of it); never ralph's runtime
         files, never the user's other uncommitted work, nor the files of an earlier iteration whose work was not
         accepted (a refused claim, a usage limit) unless this one changed them too. Returns the commit; raises
-        GitFailed when git refuses (a failing pre-commit hook, say): nothing is left uncommitted unsaid."""
+        GitFailed when git refuses (a failing pre-commit hook, say): nothing is left uncommitted unsaid.
+
+        `end`: the iteration's own capture, when nothing but ralph's record ran since (no hook): only
+        progress.txt is read again, where a capture walks every file (the 20,000 files of a big project)."""
         held = self.clear_locks()
+        self.committed = None
         try:
-            now = captures.capture(self.paths.project_root, self.index_file)
+            if end is None:
+                now = captures.capture(self.paths.project_root, self.index_file)
+            else:
+                now = captures.recapture(self.top, self.index_file, end, [self.progress_rel])
             names = sorted(name for name in self.changed(start, now) if name not in self.kept_out)
-            made = git.commit_paths(self.top, names, one_line(message, 200))
+            made = git.commit_paths(self.top, names, one_line(message, 200), partial(gitcache.read_head, self.layout))
+            self.committed = now
         except OSError as exc:
             raise GitFailed(
                 f"the auto-commit of iteration {number} failed, its changes stay uncommitted: {_with(exc, held)}; "

@@ -1,0 +1,78 @@
+"""git.auto_commit over a run whose iterations pass, fail and pass again: each commit holds what its own iteration
+changed and ralph's record of it (progress.txt), never an earlier iteration's work nor the user's uncommitted
+files; a failed attempt after a commit is undone back to that commit's files. The commit reads again only what
+ralph wrote since the iteration's capture, and the next iteration starts from what the commit was made of: these
+runs check that nothing is lost or misattributed on that shorter way.
+
+In-process runs built as `ralph run` builds them (harness.py): real git, the agent's turns played back.
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+from tests.engine.harness import Turn, Turns, entries, git_out, run
+
+
+def _committed(project: Path) -> list[tuple[str, list[str]]]:
+    """ralph's commits on the run's branch, oldest first: (subject, the files it changed)."""
+    log = git_out(project, "log", "--reverse", "--format=%x00%s", "--name-only", "main..HEAD")
+    commits = []
+    for chunk in log.split("\0")[1:]:
+        subject, *files = [line for line in chunk.splitlines() if line]
+        commits.append((subject, sorted(files)))
+    return commits
+
+
+def _prepared(project: Path, feature: Path, config: str = "") -> None:
+    (project / ".ralph" / "config.yaml").write_text("git:\n  auto_commit: true\n" + config)
+    git_out(project, "add", "-A")
+    git_out(project, "commit", "-q", "-m", "plan")
+    (project / "mine.txt").write_text("the user's, uncommitted\n")  # never ralph's to commit
+
+
+def test_each_commit_holds_its_own_iteration_and_a_failed_attempt_goes_back_to_the_last_commit(
+    project: Path, feature: Path
+) -> None:
+    _prepared(project, feature)
+    turns = Turns(
+        Turn(write={"a.txt": "a\n"}, passes=["S-1"], say="did S-1\n"),
+        Turn(write={"b.txt": "b\n", "a.txt": "a broken\n"}, exit=1, err="Error: tests failed\n"),
+        Turn(write={"c.txt": "c\n"}, passes=["S-2"], say="did S-2\n"),
+    )
+
+    done = run(project, turns, n=3)
+
+    assert "Traceback" not in done.screen
+    prd = ".ralph/feat/prd.json"
+    progress = ".ralph/feat/progress.txt"
+    assert _committed(project) == [
+        ("S-1: Story 1", sorted(["a.txt", prd, progress])),
+        ("S-2: Story 2", sorted(["c.txt", prd, progress])),
+    ]
+    # the failed attempt was undone to the first commit's files, the user's file left as it was
+    assert (project / "a.txt").read_text() == "a\n"
+    assert not (project / "b.txt").exists()
+    assert (project / "mine.txt").read_text() == "the user's, uncommitted\n"
+    assert git_out(project, "status", "--porcelain", "--", ".", ":!.ralph").splitlines() == ["?? mine.txt"]
+    # each commit's progress.txt holds ralph's entry of its own iteration (and of those before it)
+    first = git_out(project, "show", f"HEAD~1:{progress}")
+    assert "Iteration: 1" in first and "Iteration: 2" not in first
+    last = git_out(project, "show", f"HEAD:{progress}")
+    assert all(f"Iteration: {n}" in last for n in (1, 2, 3))
+    assert [entry["Status"] for entry in entries(feature)] == ["complete", "failed", "complete"]
+
+
+def test_what_a_post_iteration_hook_writes_is_committed_with_its_iteration(project: Path, feature: Path) -> None:
+    hook = 'hooks:\n  post_iteration: echo "$RALPH_ITERATION" >> hooked.txt\n'
+    _prepared(project, feature, hook)
+    turns = Turns(Turn(write={"a.txt": "a\n"}, passes=["S-1"]), Turn(write={"c.txt": "c\n"}, passes=["S-2"]))
+
+    done = run(project, turns, n=2)
+
+    assert "Traceback" not in done.screen
+    commits = _committed(project)
+    assert [subject for subject, _ in commits] == ["S-1: Story 1", "S-2: Story 2"], commits
+    assert {"a.txt", "hooked.txt"} <= set(commits[0][1]) and {"c.txt", "hooked.txt"} <= set(commits[1][1])
+    assert "a.txt" not in commits[1][1]
+    assert git_out(project, "show", "HEAD:hooked.txt").split() == ["1", "2"]
