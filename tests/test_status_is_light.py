@@ -38,6 +38,8 @@ def test_status_imports_nothing_heavy(feature: Path, ralph: RalphRunner, ralph_e
     assert json.loads(done.stdout)["totalIterations"] == 1
     heavy = sorted(name for name in loaded if name.split(".")[0] in HEAVY or name.startswith(HEAVY))
     assert heavy == []
+    # its own parser alone: not the other commands', whose help texts name every backend and format
+    assert "ralphloop.plugins.agents" not in loaded
 
 
 def test_logs_imports_nothing_heavy(feature: Path, ralph: RalphRunner, ralph_env: dict[str, str]) -> None:

@@ -13,7 +13,7 @@ from ralphloop.cli.run_flags import add_run
 
 TYPE_CHECKING = False
 if TYPE_CHECKING:
-    from collections.abc import Sequence
+    from collections.abc import Callable, Sequence
     from typing import Any
 
 
@@ -39,7 +39,9 @@ examples:
 Seed 000's spellings `ralph --status` and `ralph --reset-circuit` work too."""
 
 
-def build_parser() -> argparse.ArgumentParser:
+def build_parser(only: str | None = None) -> argparse.ArgumentParser:
+    """The `ralph` parser with every command, or with the command `only` alone: a command's own parse then costs
+    none of the others' flags, help texts and imports (half of `ralph status`'s own time was building them)."""
     parser = Parser(
         prog="ralph",
         usage="%(prog)s [-h] [--version] COMMAND ...",
@@ -53,7 +55,13 @@ def build_parser() -> argparse.ArgumentParser:
         dest="command", metavar="COMMAND", parser_class=Parser, prog="ralph", action=Commands, help=argparse.SUPPRESS
     )
     parser.list_commands(commands, _GROUPS)
+    for name, add in _COMMANDS.items():
+        if only is None or name == only:
+            add(commands)
+    return parser
 
+
+def _add_init(commands: Any) -> None:
     init = commands.add_parser("init", help="create a feature folder in .ralph/")
     init.add_argument("feature", metavar="FEATURE", help="feature name (letters, digits, . _ -)")
     init.add_argument(
@@ -65,13 +73,19 @@ def build_parser() -> argparse.ArgumentParser:
     )
     init.set_defaults(handler="init")
 
+
+def _add_run(commands: Any) -> None:
     add_run(commands.add_parser("run", help="run the loop over a feature until done"))
 
+
+def _add_status(commands: Any) -> None:
     status = commands.add_parser("status", help="show a feature's loop state")
     status.add_argument("-f", "--feature", help="feature name or folder")
     status.add_argument("--json", action="store_true", help="machine-readable output")
     status.set_defaults(handler="status")
 
+
+def _add_monitor(commands: Any) -> None:
     monitor = commands.add_parser("monitor", help="watch a feature's loop live (exits when the run ends)")
     monitor.add_argument("-f", "--feature", help="feature name or folder")
     monitor.add_argument(
@@ -81,26 +95,29 @@ def build_parser() -> argparse.ArgumentParser:
     monitor.add_argument("--beside-run", action="store_true", help=argparse.SUPPRESS)  # the same, with none before
     monitor.set_defaults(handler="monitor")
 
-    _add_serve(commands)
 
+def _add_report(commands: Any) -> None:
     report = commands.add_parser("report", help="show the metrics summary of a feature's iterations")
     report.add_argument("-f", "--feature", help="feature name or folder")
     report.add_argument("--json", action="store_true", help="machine-readable output")
     report.add_argument("--html", metavar="FILE", help="write a self-contained page with charts (- for stdout)")
     report.set_defaults(handler="report")
 
+
+def _add_reset_circuit(commands: Any) -> None:
     reset = commands.add_parser("reset-circuit", help="close an open circuit breaker, zeroing its counters")
     reset.add_argument("-f", "--feature", help="feature name or folder")
     reset.add_argument("--reason", metavar="TEXT", default="manual reset by user", help="why (kept in the history)")
     reset.set_defaults(handler="reset_circuit")
 
+
+def _add_archive(commands: Any) -> None:
     archive = commands.add_parser("archive", help="move a feature into .ralph/archive/")
     archive.add_argument("-f", "--feature", help="feature name or folder")
     archive.set_defaults(handler="archive")
 
-    _add_analyze(commands)
-    _add_logs(commands)
 
+def _add_signal(commands: Any) -> None:
     signal = commands.add_parser(
         "signal",
         help="record a signal for the running loop (for agents)",
@@ -112,11 +129,15 @@ def build_parser() -> argparse.ArgumentParser:
     signal.add_argument("-f", "--feature", help="feature name or folder (default: $RALPH_FEATURE_DIR)")
     signal.set_defaults(handler="signal")
 
+
+def _add_prd(commands: Any) -> None:
     prd = commands.add_parser("prd", help="turn a spec.md into prd.json (deterministic)")
     prd.add_argument("spec", nargs="?", metavar="SPEC", help="the spec.md (default: the feature's spec.md)")
     prd.add_argument("-f", "--feature", help="feature name or folder to write prd.json into")
     prd.set_defaults(handler="prd")
 
+
+def _add_validate(commands: Any) -> None:
     validate = commands.add_parser("validate", help="check a feature's task files and config; list every problem")
     validate.add_argument("-f", "--feature", help="feature name or folder (default: the only one)")
     validate.add_argument(
@@ -127,10 +148,11 @@ def build_parser() -> argparse.ArgumentParser:
     )
     validate.set_defaults(handler="validate")
 
+
+def _add_help(commands: Any) -> None:
     helper = commands.add_parser("help", help="show help for a command")
     helper.add_argument("topic", nargs="?", metavar="COMMAND")
     helper.set_defaults(handler="help")
-    return parser
 
 
 def _add_analyze(commands: Any) -> None:
@@ -198,12 +220,33 @@ def _add_logs(commands: Any) -> None:
     logs.set_defaults(handler="logs")
 
 
+# Each command's parser, in the order `ralph --help` has always listed them.
+_COMMANDS: dict[str, Callable[[Any], None]] = {
+    "init": _add_init,
+    "run": _add_run,
+    "status": _add_status,
+    "monitor": _add_monitor,
+    "serve": _add_serve,
+    "report": _add_report,
+    "reset-circuit": _add_reset_circuit,
+    "archive": _add_archive,
+    "analyze": _add_analyze,
+    "logs": _add_logs,
+    "signal": _add_signal,
+    "prd": _add_prd,
+    "validate": _add_validate,
+    "help": _add_help,
+}
+
+
 def main(argv: Sequence[str] | None = None) -> int:
     """Entry point of the `ralph` command."""
     arguments = list(sys.argv[1:] if argv is None else argv)
     if arguments and arguments[0] in _COMMAND_ALIASES:
         arguments[0] = _COMMAND_ALIASES[arguments[0]]
-    parser = build_parser()
+    # A command named first is parsed by its own parser alone; anything else (help, a typo, a flag) by all of them.
+    chosen = arguments[0] if arguments and arguments[0] in _COMMANDS and arguments[0] != "help" else None
+    parser = build_parser(chosen)
     args = parser.parse_args(arguments)
     if args.command is None:
         parser.print_help()
