@@ -5,8 +5,20 @@ from __future__ import annotations
 import itertools
 
 import pytest
+from hypothesis import given
+from hypothesis import strategies as st
 
-from ralphloop.analysis.text import MAX_FENCES, OwnText, Segment, code_spans, normalise, own_text, split_fences
+from ralphloop.analysis.text import (
+    _SIGNAL_MARKS,
+    MAX_FENCES,
+    OwnText,
+    Segment,
+    _signal_lines,
+    code_spans,
+    normalise,
+    own_text,
+    split_fences,
+)
 
 PROMISE = "<promise>COMPLETE</promise>"
 
@@ -227,3 +239,18 @@ def test_in_code_near_a_very_long_paragraph_still_finds_the_local_span() -> None
     text = "word " * 10_000 + f"`{PROMISE}`" + " word" * 10_000
     start = text.index(PROMISE)
     assert split_fences(text).in_code(start, start + len(PROMISE)) is True
+
+
+_PIECES = ("<promise>", "<ralph", "[DONE]", "[FAIL]", "RALPH_STATUS", "EXIT_SIGNAL", "MINE", "<prom", "ise>", "x")
+
+
+@given(
+    st.lists(st.sampled_from((*_PIECES, "\n", " ", "\r", "\t")), max_size=60).map("".join),
+    st.lists(st.sampled_from(("MINE", "", "x\n", "<promise>DONE", "SIGNAL\nEX")), max_size=2).map(tuple),
+)
+def test_the_prompt_lines_that_name_a_signal_are_those_holding_a_mark(echo: str, marks: tuple[str, ...]) -> None:
+    """The lines of an echoed prompt whose repetition says nothing: each line (stripped) that holds a signal's
+    mark or a configured one, found mark by mark; a mark with a newline is in no line, an empty one in all."""
+    every = (*_SIGNAL_MARKS, *marks)
+    expected = frozenset(line.strip() for line in echo.split("\n") if any(mark in line for mark in every))
+    assert _signal_lines(echo, marks) == expected

@@ -33,11 +33,12 @@ def test_atomic_write_json_adds_schema_version(tmp_path: Path) -> None:
     assert path.read_text(encoding="utf-8").endswith("}\n")
 
 
-def test_atomic_write_replaces_and_leaves_no_temp_file(tmp_path: Path) -> None:
+@pytest.mark.parametrize("sync", [True, False], ids=["fsynced", "not-fsynced"])
+def test_atomic_write_replaces_and_leaves_no_temp_file(tmp_path: Path, sync: bool) -> None:
     path = tmp_path / "state.json"
     path.write_text("old")
-    atomic_write_json(path, {"a": 1})
-    atomic_write_json(str(path), {"a": 2})
+    atomic_write_json(path, {"a": 1}, sync=sync)
+    atomic_write_json(str(path), {"a": 2}, sync=sync)
     assert json.loads(path.read_text())["a"] == 2
     assert os.listdir(tmp_path) == ["state.json"]
 

@@ -143,8 +143,7 @@ def own_text(output: str, prompt: str = "", marks: tuple[str, ...] = ()) -> OwnT
     removed = False
     if len(echo) >= MIN_ECHO and echo in text:
         text, removed = text.replace(echo, "\n"), True
-    lines = frozenset(line.strip() for line in echo.split("\n") if _mentions_signal(line, marks))
-    own = split_fences(text, removed, lines)
+    own = split_fences(text, removed, _signal_lines(echo, marks))
     own.prompt = echo
     return own
 
@@ -152,8 +151,22 @@ def own_text(output: str, prompt: str = "", marks: tuple[str, ...] = ()) -> OwnT
 _SIGNAL_MARKS = ("<promise", "<ralph", "[DONE]", "[FAIL]", "RALPH_STATUS", "EXIT_SIGNAL")
 
 
-def _mentions_signal(line: str, marks: tuple[str, ...] = ()) -> bool:
-    return any(mark in line for mark in (*_SIGNAL_MARKS, *marks))
+def _signal_lines(echo: str, marks: tuple[str, ...] = ()) -> frozenset[str]:
+    """The lines of `echo` (stripped) that name a signal: found mark by mark, not line by line (the prompt holds
+    the progress log, hundreds of lines, every iteration)."""
+    found: set[str] = set()
+    for mark in {*_SIGNAL_MARKS, *marks}:
+        if not mark:  # names every line
+            return frozenset(line.strip() for line in echo.split("\n"))
+        if "\n" in mark:  # is in no line
+            continue
+        at = echo.find(mark)
+        while at != -1:
+            start, end = echo.rfind("\n", 0, at) + 1, echo.find("\n", at)
+            end = len(echo) if end == -1 else end
+            found.add(echo[start:end].strip())
+            at = echo.find(mark, end)
+    return frozenset(found)
 
 
 def split_fences(text: str, echo_removed: bool = False, prompt_lines: frozenset[str] = frozenset()) -> OwnText:

@@ -32,8 +32,10 @@ TEMP_PREFIX = ".tmp-"
 TEMP_MARK = "ralph-"
 
 
-def atomic_write_bytes(path: str | os.PathLike[str], data: bytes) -> None:
-    """Replace `path` with `data` so that readers never see a partial file."""
+def atomic_write_bytes(path: str | os.PathLike[str], data: bytes, *, sync: bool = True) -> None:
+    """Replace `path` with `data` so that readers never see a partial file. `sync=False`: not fsynced first, for
+    a file the loop writes anew at its next step (status.json): readers still see the old or the new whole, and
+    a machine that stops meanwhile may lose its last write, not more."""
     target = os.fspath(path)
     folder = os.path.dirname(target) or "."
     fd, tmp = tempfile.mkstemp(prefix=f"{TEMP_PREFIX}{TEMP_MARK}{os.getpid()}-", dir=folder)
@@ -42,7 +44,8 @@ def atomic_write_bytes(path: str | os.PathLike[str], data: bytes) -> None:
         with os.fdopen(fd, "wb") as handle:
             handle.write(data)
             handle.flush()
-            os.fsync(handle.fileno())
+            if sync:
+                os.fsync(handle.fileno())
         os.replace(tmp, target)
     except BaseException:
         with contextlib.suppress(FileNotFoundError):
@@ -66,20 +69,25 @@ def _umask() -> int:
     return mask
 
 
-def atomic_write_text(path: str | os.PathLike[str], text: str) -> None:
+def atomic_write_text(path: str | os.PathLike[str], text: str, *, sync: bool = True) -> None:
     """Atomically replace `path` with UTF-8 `text`."""
-    atomic_write_bytes(path, text.encode("utf-8"))
+    atomic_write_bytes(path, text.encode("utf-8"), sync=sync)
 
 
 def atomic_write_json(
-    path: str | os.PathLike[str], value: dict[str, Any], version: int = SCHEMA_VERSION, *, marked: bool = False
+    path: str | os.PathLike[str],
+    value: dict[str, Any],
+    version: int = SCHEMA_VERSION,
+    *,
+    marked: bool = False,
+    sync: bool = True,
 ) -> None:
     """Atomically replace `path` with `value` as indented JSON (with its schema_version first), secrets masked:
     ralph's state files hold the agent's words (its last message, reasons, learnings). `marked`: a runtime file
     whose name another tool uses too carries ralph's mark after the version (project/owner.py)."""
     mark = {MARK_KEY: MARK} if marked else {}
     body = {"schema_version": version, **mark, **value}
-    atomic_write_text(path, redact_text(json.dumps(body, indent=2, ensure_ascii=False)) + "\n")
+    atomic_write_text(path, redact_text(json.dumps(body, indent=2, ensure_ascii=False)) + "\n", sync=sync)
 
 
 def append_text(path: str | os.PathLike[str], text: str, *, sync: bool = True, follow: bool = True) -> None:

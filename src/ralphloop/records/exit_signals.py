@@ -67,7 +67,10 @@ class ExitSignals(Struct):
 
 def write_response_analysis(path: str, iteration: int, at: str, analysis: dict[str, Any], **loop: Any) -> None:
     """The last analysis: every field of `ralph analyze --json`, plus what the loop concluded from it."""
-    atomic_write_json(path, {"iteration": iteration, "analyzed_at": at, **analysis, "loop": loop}, marked=True)
+    # what `ralph analyze` shows of the last iteration, rewritten at the next: no fsync
+    atomic_write_json(
+        path, {"iteration": iteration, "analyzed_at": at, **analysis, "loop": loop}, marked=True, sync=False
+    )
 
 
 class SignalRecords:

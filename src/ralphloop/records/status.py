@@ -151,7 +151,8 @@ class LiveStatus(Struct):
         )
 
     def write(self, now: datetime) -> None:
-        atomic_write_json(self.path, self.to_json(now), version=STATUS.version, marked=True)
+        # a view of the loop, written again at its next event: not worth an fsync each time (two an iteration)
+        atomic_write_json(self.path, self.to_json(now), version=STATUS.version, marked=True, sync=False)
 
 
 class StatusFile:
