@@ -76,3 +76,51 @@ def test_what_a_post_iteration_hook_writes_is_committed_with_its_iteration(proje
     assert {"a.txt", "hooked.txt"} <= set(commits[0][1]) and {"c.txt", "hooked.txt"} <= set(commits[1][1])
     assert "a.txt" not in commits[1][1]
     assert git_out(project, "show", "HEAD:hooked.txt").split() == ["1", "2"]
+
+
+def _hook(project: Path, name: str, script: str) -> None:
+    hook = project / ".git" / "hooks" / name
+    hook.write_text("#!/bin/sh\n" + script)
+    hook.chmod(0o755)
+
+
+def test_a_pre_commit_hook_that_reformats_the_work_is_where_the_next_iteration_starts(
+    project: Path, feature: Path
+) -> None:
+    # lint-staged style: the hook strips trailing spaces from the staged files and stages them again
+    _prepared(project, feature)
+    fix = (
+        'for f in $(git diff --cached --name-only --diff-filter=ACM -- "*.txt"); do\n'
+        '  sed -i "s/ *$//" "$f"; git add "$f"\n'
+        "done\n"
+    )
+    _hook(project, "pre-commit", fix)
+    turns = Turns(
+        Turn(write={"a.txt": "a   \n"}, passes=["S-1"]),
+        Turn(write={"b.txt": "b\n"}, exit=1, err="Error: tests failed\n"),
+        Turn(write={"c.txt": "c\n"}, passes=["S-2"]),
+    )
+
+    done = run(project, turns, n=3)
+
+    assert "Traceback" not in done.screen
+    # the undo went back to the files as the commit left them, never to the agent's before the hook
+    assert (project / "a.txt").read_text() == git_out(project, "show", "HEAD~1:a.txt") == "a\n"
+    assert not (project / "b.txt").exists()
+    assert git_out(project, "status", "--porcelain", "--", ".", ":!.ralph").splitlines() == ["?? mine.txt"]
+    assert "a.txt" not in _committed(project)[1][1]
+
+
+def test_what_a_post_commit_hook_writes_is_never_charged_to_the_next_iteration(project: Path, feature: Path) -> None:
+    _prepared(project, feature)
+    _hook(project, "post-commit", "git log -1 --format=%s > LAST_COMMIT.txt\n")
+    turns = Turns(Turn(write={"a.txt": "a\n"}, passes=["S-1"]), Turn(write={"c.txt": "c\n"}, passes=["S-2"]))
+
+    done = run(project, turns, n=2)
+
+    assert "Traceback" not in done.screen
+    assert [files for _, files in _committed(project)] == [
+        sorted(["a.txt", ".ralph/feat/prd.json", ".ralph/feat/progress.txt"]),
+        sorted(["c.txt", ".ralph/feat/prd.json", ".ralph/feat/progress.txt"]),
+    ]
+    assert "LAST_COMMIT.txt" not in entries(feature)[1].get("Files Changed", "")

@@ -11,15 +11,17 @@ side (bad input's one-line errors, `ralph init --format goal`) is tests/integrat
 from __future__ import annotations
 
 import shlex
+import shutil
 import textwrap
 from pathlib import Path
 
 import pytest
 
 from ralphloop.core.exitcodes import ExitReason
+from ralphloop.core.runner import Launch
 from tests.conftest import read_json
 from tests.engine.goal import GoalAgent, given, hook_runs, prompt_of, run_goal
-from tests.engine.harness import Ran, Turns, entries
+from tests.engine.harness import Ran, Turn, Turns, entries
 from tests.integration.helpers import entry_files, git, progress_entries
 from tests.integration.test_goal_mode import GOAL, SPRINT_DIR, progress_yaml, sprint_yaml, write_sprint
 
@@ -541,3 +543,25 @@ def test_a_hook_that_ended_is_recorded_even_when_sprint_yaml_is_broken(
     assert done.outcome.reason.exit_code == 1, done.screen
     runs = hook_runs(progress_yaml(folder), "edit")
     assert [(run["iteration"], run["status"], run["exit-code"]) for run in runs] == [(1, "completed", 0)]
+
+
+@pytest.mark.parametrize("with_git", [True, False], ids=["git", "no-git"])
+def test_a_sprint_yaml_half_edited_while_the_agent_works_leaves_no_journal_behind(
+    project: Path, home: Path, ralph_env: dict[str, str], with_git: bool
+) -> None:
+    """The iteration closes whole (its journal goes) though the format cannot list its hooks at that instant: the
+    next run has nothing to settle and says nothing of a kill."""
+    folder = write_sprint(project, ralph_env, sprint_yaml())
+    if not with_git:
+        (project / ".ralph").mkdir(exist_ok=True)
+        (project / ".ralph" / "config.yaml").write_text("git:\n  require: false\n")
+        shutil.rmtree(project / ".git")
+    sprint = folder / "SPRINT.yaml"
+
+    def half_typed(launch: Launch) -> None:
+        sprint.write_text(sprint.read_text().replace("goal: |", "goal: [half-typed"))
+
+    done = run_goal(project, Turns(then=Turn(first=half_typed, say="oops\n", exit=1, err="Error: crashed\n")), n=2)
+
+    assert "Traceback" not in done.screen
+    assert not (folder / ".iteration.json").exists(), done.screen

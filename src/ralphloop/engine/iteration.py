@@ -66,11 +66,10 @@ def close(run: Run, closing: Closing) -> Step:
     run.emit(record(run, closing))
     if judged.warning:
         run.emit(Notice("warning", judged.warning))
-    # Only ralph's record has touched the files since `end` unless a hook runs (the format's, after this, or one
-    # still running in the background): then the commit and the next start walk every file again.
-    quiet = not (run.source.iteration_hooks() or run.hooks.running)
+    # Only ralph's record has touched the files since `end`, unless a hook still runs in the background: the
+    # commit then reads progress.txt again, not every file.
     if closing.committing and run.workspace is not None:
-        since = end if quiet else None
+        since = None if run.hooks.running else end
         for event in run.workspace.commit_task(prepared.start, prepared.task, run.source.kind, prepared.number, since):
             run.emit(event)
     run.emit(IterationClosed(prepared.number))
@@ -79,10 +78,25 @@ def close(run: Run, closing: Closing) -> Step:
     # The next start from `end` (or from what the commit was made of), ralph's own records read again, when nothing
     # else touched the files since; after an undo or a hook it is captured afresh.
     next_start: WorkTree | None = None
-    if run.workspace is not None and quiet and not run.hooks.running and not judged.undo:
-        next_start = run.workspace.after_commit() if closing.committing else run.workspace.after_records(end)
+    if run.workspace is None or judged.undo:
+        pass
+    elif closing.committing:
+        next_start = None if _hooks_ran(run) else run.workspace.after_commit()
+    elif not (run.source.iteration_hooks() or run.hooks.running):
+        next_start = run.workspace.after_records(end)
     message = clean_text(last_paragraph(closing.facts.result.final_text))  # redacted as it is read
     return Step(closing.state, closing.told.decision, closing.view, next_start, message, judged.limit)
+
+
+def _hooks_ran(run: Run) -> bool:
+    """Whether a hook may have touched the files after an auto-commit: the format's own (a format that cannot list
+    them now, its SPRINT.yaml in the middle of an edit, counts as having them) or one still running."""
+    if run.hooks.running:
+        return True
+    try:
+        return bool(run.source.iteration_hooks())
+    except RalphError:
+        return True
 
 
 def _settle_facts(run: Run, prepared: Prepared, seen: Seen, checks: Checks) -> SettleFacts:

@@ -1,8 +1,9 @@
 """Durable file primitives: atomic replace, fsynced appends, and the run lock.
 
-Every state file is written to a temporary file in the same folder, fsynced and
-renamed over the old one, so a reader (the monitor, `ralph status`) sees either
-the old or the new content, never half of one.
+Every state file is written to a temporary file in the same folder, fsynced (all but
+the views the loop writes anew at its next step: status.json) and renamed over the old
+one, so a reader (the monitor, `ralph status`) sees either the old or the new content,
+never half of one.
 """
 
 from __future__ import annotations

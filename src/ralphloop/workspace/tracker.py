@@ -49,6 +49,7 @@ class Workspace:
         # commits once the story is merged (docs/parallel.md)
         self.kept_out: frozenset[str] = frozenset()
         self.committed: captures.WorkTree | None = None  # the workspace the last auto-commit was made from
+        self._hooks: bool | None = None  # whether git runs a hook of the user's at a commit (asked once)
 
     @classmethod
     def open(cls, paths: FeaturePaths, task_file: str = "", warn: Callable[[str], None] = _unsaid) -> Workspace | None:
@@ -301,13 +302,25 @@ class Workspace:
                 now = captures.recapture(self.top, self.index_file, end, [self.progress_rel])
             names = sorted(name for name in self.changed(start, now) if name not in self.kept_out)
             made = git.commit_paths(self.top, names, one_line(message, 200), partial(gitcache.read_head, self.layout))
-            self.committed = now
+            # the next start is what the commit was made of, unless git ran a hook of the user's that may have
+            # changed files (a formatter that stages again, a post-commit that writes one)
+            self.committed = None if made and self._commit_hooks() else now
         except OSError as exc:
             raise GitFailed(
                 f"the auto-commit of iteration {number} failed, its changes stay uncommitted: {_with(exc, held)}; "
                 "commit them yourself (or mend what refused them), then run again"
             ) from None
         return made[:12] if made else None
+
+    def _commit_hooks(self) -> bool:
+        """Whether a `git commit` here runs a hook of the user's (core.hooksPath or .git/hooks), asked of git once."""
+        if self._hooks is None:
+            found = git.run(self.top, "rev-parse", "--git-path", "hooks")
+            folder = os.path.join(self.top, found.stdout.decode(errors="replace").strip())
+            self._hooks = found.returncode != 0 or any(
+                os.access(os.path.join(folder, name), os.X_OK) for name in _COMMIT_HOOKS
+            )
+        return self._hooks
 
     def _failed(self, what: str) -> str:
         self.failure = f"{what}: look at the workspace (git status) and put it as you want it, then run again"
@@ -334,6 +347,17 @@ class Workspace:
 
     def _shown(self, path: str) -> str:
         return display_path(path, self.paths.project_root)
+
+
+# The hooks `git commit` may run, each of which may change the files after ralph read them.
+_COMMIT_HOOKS = (
+    "pre-commit",
+    "prepare-commit-msg",
+    "commit-msg",
+    "post-commit",
+    "reference-transaction",
+    "post-index-change",
+)
 
 
 def _same(start: captures.WorkTree, end: captures.WorkTree) -> bool:
