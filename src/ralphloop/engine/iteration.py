@@ -78,19 +78,15 @@ def close(run: Run, closing: Closing) -> Step:
     # The next start from `end` (or from what the commit was made of), ralph's own records read again, when nothing
     # else touched the files since; after an undo or a hook it is captured afresh.
     next_start: WorkTree | None = None
-    if run.workspace is None or judged.undo:
-        pass
-    elif closing.committing:
-        next_start = None if _hooks_ran(run) else run.workspace.after_commit()
-    elif not (run.source.iteration_hooks() or run.hooks.running):
-        next_start = run.workspace.after_records(end)
+    if run.workspace is not None and not judged.undo and not _hooks_ran(run):
+        next_start = run.workspace.after_commit() if closing.committing else run.workspace.after_records(end)
     message = clean_text(last_paragraph(closing.facts.result.final_text))  # redacted as it is read
     return Step(closing.state, closing.told.decision, closing.view, next_start, message, judged.limit)
 
 
 def _hooks_ran(run: Run) -> bool:
-    """Whether a hook may have touched the files after an auto-commit: the format's own (a format that cannot list
-    them now, its SPRINT.yaml in the middle of an edit, counts as having them) or one still running."""
+    """Whether a hook may have touched the files since the iteration's capture: the format's own (a format that
+    cannot list them now, its SPRINT.yaml in the middle of an edit, counts as having them) or one still running."""
     if run.hooks.running:
         return True
     try:
