@@ -45,9 +45,11 @@ def gemini_api() -> Iterator[FakeGemini]:
 @pytest.fixture
 def env(tmp_path: Path, gemini_api: FakeGemini, ralph_env: dict[str, str]) -> dict[str, str]:
     """ralph's test environment plus Gemini's: a private HOME whose settings.json picks API-key auth, the fake's
-    URL and a fake key, and no real Google credentials."""
+    URL and a fake key, no real Google credentials, and a temp folder of its own (the CLI writes a
+    gemini-client-error-*.json report there at each failed call, never removed)."""
     home = tmp_path / "gemini-home"
     (home / ".gemini").mkdir(parents=True)
+    (tmp_path / "gemini-tmp").mkdir()
     (home / ".gemini" / "settings.json").write_text(json.dumps(gemini_settings()))
     cli = {key: value for key, value in ralph_env.items() if not key.startswith(("GEMINI_", "GOOGLE_"))}
     return {
@@ -56,6 +58,7 @@ def env(tmp_path: Path, gemini_api: FakeGemini, ralph_env: dict[str, str]) -> di
         "GEMINI_API_KEY": FAKE_API_KEY,
         "GOOGLE_GEMINI_BASE_URL": gemini_api.url,
         "GEMINI_CLI_NO_RELAUNCH": "1",
+        "TMPDIR": str(tmp_path / "gemini-tmp"),
     }
 
 
