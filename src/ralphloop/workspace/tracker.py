@@ -101,21 +101,20 @@ class Workspace:
     def after_records(self, base: captures.WorkTree | None) -> captures.WorkTree | None:
         """`base` (the files as an iteration left them) with ralph's own appends since read again: the
         next iteration's start without walking every file. Valid only when nothing else ran meanwhile."""
-        if base is None or self.failure:
-            return None
-        try:
-            return captures.recapture(self.top, self.index_file, base, [self.progress_rel])
-        except OSError:
-            return self.capture()
+        return self._read_again(base, [self.progress_rel])
 
     def after_commit(self) -> captures.WorkTree | None:
         """The workspace an auto-commit left: the files it was made from (ralph's commit changes none of them)
         with HEAD and the staging area read again; None when there was no commit to start from."""
         base, self.committed = self.committed, None
+        return self._read_again(base, [])
+
+    def _read_again(self, base: captures.WorkTree | None, paths: list[str]) -> captures.WorkTree | None:
+        """`base` with `paths` (and HEAD, the staging area) read again; a whole capture when git cannot."""
         if base is None or self.failure:
             return None
         try:
-            return captures.recapture(self.top, self.index_file, base, [])
+            return captures.recapture(self.top, self.index_file, base, paths)
         except OSError:
             return self.capture()
 
