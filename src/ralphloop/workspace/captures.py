@@ -16,7 +16,8 @@ from collections.abc import Callable, Sequence
 
 from msgspec import Struct
 
-from ralphloop.workspace import gitcache
+from ralphloop.workspace import gitcache, objects
+from ralphloop.workspace.derived import tree_with
 from ralphloop.workspace.git import parse_status, reason, run
 
 
@@ -93,28 +94,59 @@ def position(root: str, index_file: str) -> WorkTree:
 
 def recapture(root: str, index_file: str, base: WorkTree, paths: Sequence[str]) -> WorkTree:
     """capture() when only `paths` (absolute, or from `root`) can have changed since `base`, this index's
-    last capture, as when ralph itself wrote them between two iterations: nothing else is looked at.
+    last capture (or a tree derived from it), as when ralph itself wrote them between two iterations: nothing
+    else is looked at.
 
-    Costs `git add` of those paths and `write-tree`, where capture() runs a `git status` of every file;
-    falls back to capture() when `base` is not what the private index last held."""
+    Derives the tree without git when it can (workspace/derived.py), else costs `git add` of those paths and
+    `write-tree`, where capture() runs a `git status` of every file; falls back to capture() when `base` is not
+    what the private index last held."""
     memo = gitcache.memo(index_file)
-    if memo is None or memo.tree is None or memo.tree != base.tree:
+    if memo is None or memo.tree is None:
+        return capture(root, index_file)
+    derived = memo.derived if memo.derived is not None and memo.derived[0] == memo.tree else None
+    if base.tree == memo.tree:
+        pending: tuple[str, ...] = ()  # what the private index does not hold yet
+    elif derived is not None and base.tree == derived[1]:
+        pending = derived[2]
+    else:
         return capture(root, index_file)
     top = os.path.realpath(memo.layout.top)
-    inside = [os.path.relpath(os.path.realpath(os.path.join(root, path)), top) for path in paths]
+    # the folders resolved, not the file: a file that is a symlink is added as one
+    inside = [os.path.relpath(_resolved_folder(os.path.join(root, path)), top) for path in paths]
     listed = [path for path in inside if path != ".." and not path.startswith(("../", "/"))]
-    private = private_git(index_file, gitcache.is_big(index_file, gitcache.index_header(index_file)))
-    if listed and not _add_paths(memo.layout.top, private, listed):
-        return capture(root, index_file)
-    tree = private(root, "write-tree") if listed else None
-    if tree is not None and tree.returncode != 0:
-        gitcache.forget(index_file)
-        raise OSError(f"git write-tree failed: {reason(tree)}")
-    if tree is not None:
-        memo.tree = tree.stdout.decode().strip()
+    tree = base.tree
+    if listed:
+        made = tree_with(memo, base.tree, listed)
+        if made is not None:
+            memo.derived = (memo.tree, made, tuple(sorted({*pending, *listed})))
+            tree = made
+        else:
+            added = _added(root, index_file, memo, sorted({*pending, *listed}))
+            if added is None:
+                return capture(root, index_file)
+            tree = added
     layout = memo.layout
     user = _user_tree(root, memo)
-    return WorkTree(_head(root, layout), memo.tree, user, gitcache.head_ref(layout), gitcache.operation(layout))
+    return WorkTree(_head(root, layout), tree, user, gitcache.head_ref(layout), gitcache.operation(layout))
+
+
+def _resolved_folder(path: str) -> str:
+    folder, name = os.path.split(path)
+    return os.path.join(os.path.realpath(folder), name)
+
+
+def _added(root: str, index_file: str, memo: gitcache.Memo, listed: list[str]) -> str | None:
+    """The private index's tree once `listed` are added again; None when git refused them (one vanished, say).
+    Raises OSError when the tree cannot be written."""
+    private = private_git(index_file, gitcache.is_big(index_file, gitcache.index_header(index_file)))
+    if not _add_paths(memo.layout.top, private, listed):
+        return None
+    tree = private(root, "write-tree")
+    if tree.returncode != 0:
+        gitcache.forget(index_file)
+        raise OSError(f"git write-tree failed: {reason(tree)}")
+    memo.tree = tree.stdout.decode().strip()
+    return memo.tree
 
 
 def _capture_tree(root: str, memo: gitcache.Memo, index_file: str) -> tuple[str | None, str]:
@@ -242,10 +274,15 @@ def blob(root: str, tree: str, rel: str) -> bytes | None:
     return done.stdout if done.returncode == 0 else None
 
 
-def changed_between(root: str, before: WorkTree, after: WorkTree) -> list[str]:
-    """Paths whose content differs between two captures (commits and uncommitted work alike)."""
+def changed_between(root: str, before: WorkTree, after: WorkTree, layout: gitcache.Layout | None = None) -> list[str]:
+    """Paths whose content differs between two captures (commits and uncommitted work alike). With the
+    repository's `layout`, two trees held as loose objects are compared without a git process."""
     if before.tree == after.tree:
         return []
+    store = objects.Store.of(layout.common_dir) if layout is not None else None
+    found = objects.changed_paths(store, before.tree, after.tree) if store is not None else None
+    if found is not None:
+        return found
     done = run(root, "diff-tree", "-r", "--name-only", "-z", "--no-renames", before.tree, after.tree)
     if done.returncode != 0:
         raise OSError(f"git diff-tree failed: {reason(done)}")

@@ -59,6 +59,12 @@ class Memo(Struct):
     tree: str | None = None
     user_stamp: Stamp | None = None
     user_tree: str | None = None
+    # A tree derived from `tree` without git (workspace/derived.py): (from, derived, the paths it put in). The
+    # private index still holds `from`; valid while `tree` is `from`.
+    derived: tuple[str, str, tuple[str, ...]] | None = None
+    # Whether files may be hashed as they are (no filter, no end-of-line conversion), and the stamps of the
+    # attribute and config files that said so.
+    plain: tuple[tuple[Stamp | None, ...], bool] | None = None
 
 
 _MEMOS: dict[str, Memo] = {}  # by private index file

@@ -123,7 +123,7 @@ class Workspace:
         if start is None or end is None:
             return ()
         try:
-            names = captures.changed_between(self.paths.project_root, start, end)
+            names = captures.changed_between(self.paths.project_root, start, end, self.layout)
         except OSError as exc:
             self.failure = f"git could not compare the workspace with its start: {exc}"
             return ()

@@ -1,0 +1,171 @@
+"""git's loose objects, read and written directly: the trees ralph derives between two iterations without a
+git process (a file ralph itself wrote put into the last capture's tree), and what changed between two trees.
+
+Only what is simple and settled is done here: SHA-1 repositories, loose objects (the format git has kept since
+2005: `<kind> <size>\\0<content>`, zlib-compressed, under objects/xx/), plain files. Anything else (a packed
+object, an alternate object store, a SHA-256 repository, a filter or an end-of-line conversion on the file)
+answers None, and the caller asks git, which stays the authority. Each git process costs 1.5-2 ms; a loose
+object is read or written in microseconds (bench/loop_overhead.py, issue 33).
+"""
+
+from __future__ import annotations
+
+import contextlib
+import hashlib
+import os
+import stat
+import zlib
+
+_TREE_MODE = b"40000"
+_FILE_MODES = {b"100644": 0o644, b"100755": 0o755}
+
+Entry = tuple[bytes, bytes]  # (mode, raw object id) of one name in a tree
+
+
+class Store:
+    """One repository's object folder (`<common dir>/objects`), or None from `of` where git's environment
+    points elsewhere (GIT_OBJECT_DIRECTORY, alternates given in the environment)."""
+
+    def __init__(self, folder: str) -> None:
+        self.folder = folder
+
+    @classmethod
+    def of(cls, common_dir: str) -> Store | None:
+        if os.environ.get("GIT_OBJECT_DIRECTORY") or os.environ.get("GIT_ALTERNATE_OBJECT_DIRECTORIES"):
+            return None
+        return cls(os.path.join(common_dir, "objects"))
+
+    def read(self, oid: str, kind: bytes) -> bytes | None:
+        """The content of loose object `oid` when it is one of `kind`; None when it is not loose (packed, or
+        missing) or not readable as one."""
+        if len(oid) != 40:
+            return None
+        try:
+            with open(os.path.join(self.folder, oid[:2], oid[2:]), "rb") as handle:
+                raw = zlib.decompress(handle.read())
+        except (OSError, zlib.error):
+            return None
+        header, _, content = raw.partition(b"\0")
+        if header != kind + b" " + str(len(content)).encode():
+            return None
+        return content
+
+    def write(self, kind: bytes, content: bytes) -> str:
+        """Store `content` as a loose object of `kind` (as git does: a temporary file linked into place, read
+        only; an object already there is kept); returns its id. Raises OSError when the folder is not writable."""
+        raw = kind + b" " + str(len(content)).encode() + b"\0" + content
+        oid = hashlib.sha1(raw, usedforsecurity=False).hexdigest()
+        folder = os.path.join(self.folder, oid[:2])
+        final = os.path.join(folder, oid[2:])
+        if os.path.exists(final):
+            return oid
+        if not os.path.isdir(folder):
+            with contextlib.suppress(FileExistsError):
+                os.mkdir(folder, stat.S_IMODE(os.stat(self.folder).st_mode))
+        temporary = os.path.join(folder, f"tmp_obj_ralph_{os.getpid()}")
+        with open(temporary, "wb") as handle:
+            handle.write(zlib.compress(raw, 1))
+        os.chmod(temporary, 0o444)
+        try:
+            os.link(temporary, final)
+        except FileExistsError:
+            pass
+        finally:
+            os.unlink(temporary)
+        return oid
+
+    def tree(self, oid: str) -> dict[bytes, Entry] | None:
+        """The entries of loose tree `oid` by name; None when it is not a loose tree."""
+        content = self.read(oid, b"tree")
+        try:
+            return None if content is None else _parse_tree(content)
+        except ValueError:  # not a tree git wrote
+            return None
+
+
+def with_file(store: Store, tree: str, path: str, content: bytes, mode: int) -> str | None:
+    """The tree `tree` with the file at `path` (from the repository's top, '/'-separated) holding `content`, its
+    executable bit as `mode` says: written, and its id returned. None when the path is not a plain file of that
+    tree already, or a tree on the way is not loose: git must do it."""
+    names = path.encode("utf-8", "surrogateescape").split(b"/")
+    trees: list[dict[bytes, Entry]] = []
+    current = tree
+    for name in names[:-1]:
+        entries = store.tree(current)
+        found = entries.get(name) if entries is not None else None
+        if entries is None or found is None or found[0] != _TREE_MODE:
+            return None
+        trees.append(entries)
+        current = found[1].hex()
+    entries = store.tree(current)
+    old = entries.get(names[-1]) if entries is not None else None
+    if entries is None or old is None or old[0] not in _FILE_MODES:
+        return None
+    executable = b"100755" if mode & 0o100 else b"100644"
+    if old[0] != executable:
+        return None  # a mode change: git knows whether core.fileMode lets it count
+    blob = store.write(b"blob", content)
+    # One entry's id replaced in place: git's order of the entries stays as git wrote it.
+    oid = store.write(b"tree", _tree_bytes({**entries, names[-1]: (old[0], bytes.fromhex(blob))}))
+    for parent, name in zip(reversed(trees), reversed(names[:-1]), strict=True):
+        oid = store.write(b"tree", _tree_bytes({**parent, name: (_TREE_MODE, bytes.fromhex(oid))}))
+    return oid
+
+
+def changed_paths(store: Store, before: str, after: str) -> list[str] | None:
+    """The paths whose file (content, mode or kind) differs between two trees, as
+    `git diff-tree -r --name-only --no-renames` lists them, sorted; None when a tree to read is not loose."""
+    found: set[bytes] = set()
+    try:
+        _walk(store, before, after, b"", found)
+    except _NotLoose:
+        return None
+    return sorted(name.decode("utf-8", "surrogateescape") for name in found)
+
+
+class _NotLoose(Exception):
+    """A tree needed for the comparison is packed or missing: git compares instead."""
+
+
+def _walk(store: Store, before: str | None, after: str | None, prefix: bytes, found: set[bytes]) -> None:
+    if before == after:
+        return
+    old = _entries(store, before)
+    new = _entries(store, after)
+    for name in old.keys() | new.keys():
+        a, b = old.get(name), new.get(name)
+        if a == b:
+            continue
+        path = prefix + name
+        a_tree = a is not None and a[0] == _TREE_MODE
+        b_tree = b is not None and b[0] == _TREE_MODE
+        if a_tree or b_tree:
+            _walk(store, a[1].hex() if a and a_tree else None, b[1].hex() if b and b_tree else None, path + b"/", found)
+        if (a is not None and not a_tree) or (b is not None and not b_tree):
+            found.add(path)
+
+
+def _entries(store: Store, oid: str | None) -> dict[bytes, Entry]:
+    if oid is None:
+        return {}
+    entries = store.tree(oid)
+    if entries is None:
+        raise _NotLoose(oid)
+    return entries
+
+
+def _parse_tree(content: bytes) -> dict[bytes, Entry]:
+    entries: dict[bytes, Entry] = {}
+    at = 0
+    while at < len(content):
+        space = content.index(b" ", at)
+        nul = content.index(b"\0", space)
+        if nul + 21 > len(content):
+            raise ValueError("a tree entry cut short")
+        entries[content[space + 1 : nul]] = (content[at:space], content[nul + 1 : nul + 21])
+        at = nul + 21
+    return entries
+
+
+def _tree_bytes(entries: dict[bytes, Entry]) -> bytes:
+    return b"".join(mode + b" " + name + b"\0" + oid for name, (mode, oid) in entries.items())

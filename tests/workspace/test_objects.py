@@ -1,0 +1,251 @@
+"""Trees ralph derives without git (workspace/objects.py, workspace/derived.py), checked against real git: a
+derived tree is the tree `git add` and `git write-tree` make, a comparison of two trees is `git diff-tree`'s,
+and wherever git would store other bytes than the file's, or an object is not loose, git is asked instead."""
+
+from __future__ import annotations
+
+import os
+import shutil
+import subprocess
+import sys
+import textwrap
+from collections.abc import Callable
+from pathlib import Path
+
+import pytest
+
+from ralphloop.workspace import captures, gitcache, objects
+from ralphloop.workspace.captures import WorkTree
+
+PROGRESS = ".ralph/feat/progress.txt"
+ENV = {
+    **{key: value for key, value in os.environ.items() if not key.startswith("GIT_")},
+    "GIT_AUTHOR_NAME": "T",
+    "GIT_AUTHOR_EMAIL": "t@t.invalid",
+    "GIT_COMMITTER_NAME": "T",
+    "GIT_COMMITTER_EMAIL": "t@t.invalid",
+}
+
+
+def git(root: Path, *args: str) -> str:
+    done = subprocess.run(["git", *args], cwd=root, env=ENV, check=True, capture_output=True, text=True)
+    return done.stdout.strip()
+
+
+@pytest.fixture
+def repo(tmp_path: Path) -> Path:
+    root = tmp_path / "repo"
+    (root / ".ralph" / "feat").mkdir(parents=True)
+    (root / "src").mkdir()
+    (root / PROGRESS).write_text("# progress\n")
+    (root / "src" / "a.py").write_text("a = 1\n")
+    (root / "run.sh").write_text("#!/bin/sh\n")
+    (root / "run.sh").chmod(0o755)
+    for args in (["init", "-q", "-b", "main"], ["add", "-A"], ["commit", "-q", "-m", "base"]):
+        git(root, *args)
+    return root
+
+
+def fresh(root: Path, tmp_path: Path) -> WorkTree:
+    """A capture through a new private index: git's own `add -A` and `write-tree` of every file."""
+    index = tmp_path / f"fresh-{len(list(tmp_path.glob('fresh-*')))}.index"
+    return captures.capture(str(root), str(index))
+
+
+def append(root: Path, path: str, text: str) -> None:
+    with open(root / path, "a", encoding="utf-8") as handle:
+        handle.write(text)
+
+
+def test_a_derived_tree_is_the_tree_git_writes_and_costs_no_git_process(repo: Path, tmp_path: Path) -> None:
+    shim = tmp_path / "bin" / "git"
+    shim.parent.mkdir()
+    shim.write_text(f'#!/bin/sh\necho "$@" >> "$GIT_CALLS"\nexec {shutil.which("git")} "$@"\n')
+    shim.chmod(0o755)
+    calls = tmp_path / "calls.txt"
+    script = textwrap.dedent(
+        """
+        import os, sys
+        from ralphloop.workspace import captures, gitcache
+        root, progress = sys.argv[1], sys.argv[2]
+        index = captures.scratch_index(root, "feat")
+        start = captures.capture(root, index)
+        start = captures.recapture(root, index, start, [progress])  # once to learn the attributes
+        for entry in range(3):
+            with open(os.path.join(root, progress), "a") as handle:
+                handle.write(f"entry {entry}\\n")
+            open(os.environ["GIT_CALLS"], "a").write("--\\n")
+            start = captures.recapture(root, index, start, [progress])
+            assert gitcache.memo(index).derived[1] == start.tree, gitcache.memo(index).derived
+            open(os.environ["GIT_CALLS"], "a").write("==\\n")
+        print(start.tree)
+        """
+    )
+    env = {**ENV, "PATH": f"{shim.parent}{os.pathsep}{ENV['PATH']}", "GIT_CALLS": str(calls)}
+    done = subprocess.run(
+        [sys.executable, "-c", script, str(repo), PROGRESS], env=env, check=True, capture_output=True, text=True
+    )
+    between = [part.split("--\n")[-1] for part in calls.read_text().split("==\n")[:-1]]
+    assert between == ["", "", ""]  # no git process for a derived tree
+    assert done.stdout.strip() == fresh(repo, tmp_path).tree
+    assert "error" not in git(repo, "fsck", "--no-dangling", "--strict")
+
+
+def test_a_derived_tree_keeps_the_executable_bit_and_a_deep_path(repo: Path, tmp_path: Path) -> None:
+    index = str(tmp_path / "private.index")
+    start = captures.capture(str(repo), index)
+    append(repo, "run.sh", "echo hi\n")
+    append(repo, PROGRESS, "one\n")
+    again = captures.recapture(str(repo), index, start, ["run.sh", PROGRESS])
+    memo = gitcache.memo(index)
+    assert memo is not None and memo.derived is not None and memo.derived[1] == again.tree
+    assert again == fresh(repo, tmp_path)
+    assert git(repo, "ls-tree", again.tree, "run.sh").startswith("100755 ")
+
+
+def test_the_next_capture_after_a_derived_tree_holds_every_change(repo: Path, tmp_path: Path) -> None:
+    """The private index still holds the tree the derived one came from: the next capture adds ralph's file
+    too, and the comparison with the derived start leaves it out when the agent did not touch it."""
+    index = str(tmp_path / "private.index")
+    captured = captures.capture(str(repo), index)
+    append(repo, PROGRESS, "ralph's entry\n")
+    start = captures.recapture(str(repo), index, captured, [PROGRESS])
+    append(repo, "src/a.py", "a = 2\n")  # the agent's work
+    end = captures.capture(str(repo), index)
+    assert end == fresh(repo, tmp_path)
+    assert captures.changed_between(str(repo), start, end, gitcache.memo(index).layout) == ["src/a.py"]  # type: ignore[union-attr]
+    assert captures.recapture(str(repo), index, start, []) == fresh(repo, tmp_path)  # from the derived tree
+
+
+Change = Callable[[Path], None]
+
+
+def write(path: str, text: str) -> Change:
+    def change(root: Path) -> None:
+        (root / path).parent.mkdir(parents=True, exist_ok=True)
+        (root / path).write_text(text)
+
+    return change
+
+
+def unlink(path: str) -> Change:
+    return lambda root: (root / path).unlink()
+
+
+def folder_to_file(root: Path) -> None:
+    shutil.rmtree(root / "src")
+    (root / "src").write_text("now a file\n")
+
+
+def file_to_folder(root: Path) -> None:
+    (root / "run.sh").unlink()
+    (root / "run.sh").mkdir()
+    (root / "run.sh" / "inner.txt").write_text("inside\n")
+
+
+CHANGES: list[tuple[str, Change]] = [
+    ("nothing", lambda root: None),
+    ("an edit", write("src/a.py", "a = 2\n")),
+    ("a new file deep down", write("src/x/y/z.py", "z\n")),
+    ("a deletion", unlink("src/x/y/z.py")),
+    ("a mode change", lambda root: (root / "src" / "a.py").chmod(0o755)),
+    ("a symlink", lambda root: (root / "link").symlink_to("src/a.py")),
+    ("a name that sorts beside a folder", lambda root: (root / "src.txt").symlink_to("run.sh")),
+    ("a symlink's target changed", lambda root: os.replace(root / "src.txt", root / "link")),
+    ("a folder becomes a file", folder_to_file),
+    ("a file becomes a folder", file_to_folder),
+    ("an odd name", write("odd\tname\nwith 'quotes'.txt", "x\n")),
+]
+
+
+def test_a_comparison_of_loose_trees_is_git_diff_tree(repo: Path, tmp_path: Path) -> None:
+    index = str(tmp_path / "private.index")
+    trees = [captures.capture(str(repo), index)]
+    for _name, change in CHANGES:
+        change(repo)
+        trees.append(captures.capture(str(repo), index))
+    store = objects.Store(os.path.join(repo, ".git", "objects"))
+    for before in trees:
+        for after in trees:
+            listed = git(repo, "diff-tree", "-r", "--name-only", "-z", "--no-renames", before.tree, after.tree)
+            expected = sorted(name for name in listed.split("\0") if name) if before.tree != after.tree else []
+            assert objects.changed_paths(store, before.tree, after.tree) == expected
+
+
+def test_packed_trees_are_compared_and_derived_by_git(repo: Path, tmp_path: Path) -> None:
+    index = str(tmp_path / "private.index")
+    start = captures.capture(str(repo), index)
+    append(repo, "src/a.py", "a = 2\n")
+    end = captures.capture(str(repo), index)
+    git(repo, "update-ref", "refs/keep/start", git(repo, "commit-tree", start.tree, "-m", "s"))
+    git(repo, "update-ref", "refs/keep/end", git(repo, "commit-tree", end.tree, "-m", "e"))
+    git(repo, "repack", "-adq")
+    git(repo, "prune-packed")
+    store = objects.Store(os.path.join(repo, ".git", "objects"))
+    assert objects.changed_paths(store, start.tree, end.tree) is None  # not loose: git is asked
+    layout = gitcache.memo(index).layout  # type: ignore[union-attr]
+    assert captures.changed_between(str(repo), start, end, layout) == ["src/a.py"]
+    append(repo, PROGRESS, "entry\n")
+    assert objects.with_file(store, end.tree, PROGRESS, (repo / PROGRESS).read_bytes(), 0o644) is None
+    assert captures.recapture(str(repo), index, end, [PROGRESS]) == fresh(repo, tmp_path)
+
+
+@pytest.mark.parametrize(
+    "setting",
+    [
+        ("attributes", "*.txt text eol=crlf\n"),
+        ("attributes", "progress.txt filter=upper\n"),
+        ("attributes", "*.txt ident\n"),
+        ("config", "core.autocrlf=input"),
+    ],
+    ids=["eol", "filter", "ident", "autocrlf"],
+)
+def test_a_file_git_would_convert_is_added_by_git(repo: Path, tmp_path: Path, setting: tuple[str, str]) -> None:
+    """git stores such a file as its conversion makes it: hashing the bytes on disk would be wrong. The
+    attributes are read again when a file that holds them changes, here in the middle of a run."""
+    index = str(tmp_path / "private.index")
+    git(repo, "config", "filter.upper.clean", "tr a-z A-Z")
+    start = captures.capture(str(repo), index)
+    append(repo, PROGRESS, "first entry\r\n$Id$\n")
+    derived = captures.recapture(str(repo), index, start, [PROGRESS])
+    memo = gitcache.memo(index)
+    assert memo is not None and memo.derived is not None and memo.derived[1] == derived.tree  # plain so far
+    kind, text = setting
+    if kind == "attributes":
+        (repo / ".ralph" / "feat" / ".gitattributes").write_text(text)
+        git(repo, "add", ".ralph/feat/.gitattributes")
+    else:
+        git(repo, "config", *text.split("="))
+    base = captures.capture(str(repo), index)
+    append(repo, PROGRESS, "second entry\r\n")
+    again = captures.recapture(str(repo), index, base, [PROGRESS])
+    assert memo.derived is None or memo.derived[0] != memo.tree  # git added it
+    assert again == fresh(repo, tmp_path)
+
+
+def test_a_progress_file_that_became_a_symlink_is_left_to_git(repo: Path, tmp_path: Path) -> None:
+    index = str(tmp_path / "private.index")
+    start = captures.capture(str(repo), index)
+    (repo / PROGRESS).unlink()
+    (repo / PROGRESS).symlink_to("/dev/zero")
+    again = captures.recapture(str(repo), index, start, [PROGRESS])
+    assert again == fresh(repo, tmp_path)
+    assert git(repo, "ls-tree", again.tree, PROGRESS).startswith("120000 ")
+
+
+def test_a_store_named_by_the_environment_is_left_to_git(monkeypatch: pytest.MonkeyPatch, repo: Path) -> None:
+    monkeypatch.setenv("GIT_OBJECT_DIRECTORY", str(repo / ".git" / "objects"))
+    assert objects.Store.of(str(repo / ".git")) is None
+
+
+def test_what_is_not_a_loose_tree_reads_as_none(repo: Path) -> None:
+    store = objects.Store(os.path.join(repo, ".git", "objects"))
+    head = git(repo, "rev-parse", "HEAD")
+    assert store.tree(head) is None  # a commit
+    assert store.tree("0" * 40) is None
+    assert store.tree("ab" * 32) is None  # a SHA-256 id
+    blob = store.write(b"blob", b"x")
+    assert git(repo, "cat-file", "-p", blob) == "x"
+    assert store.tree(blob) is None
+    broken = store.write(b"tree", b"100644 cut\0short")
+    assert store.tree(broken) is None
