@@ -124,3 +124,28 @@ def test_what_a_post_commit_hook_writes_is_never_charged_to_the_next_iteration(p
         sorted(["c.txt", ".ralph/feat/prd.json", ".ralph/feat/progress.txt"]),
     ]
     assert "LAST_COMMIT.txt" not in entries(feature)[1].get("Files Changed", "")
+
+
+def test_the_staging_area_ralph_committed_is_where_an_undo_puts_it_back(project: Path, feature: Path) -> None:
+    """After ralph's commit the staging area is known without git (the commit's tree): an attempt that stages a
+    file and fails is undone to exactly that staging area."""
+    _prepared(project, feature)
+
+    def stage(launch: object) -> None:
+        (project / "staged.txt").write_text("staged by the agent\n")
+        git_out(project, "add", "staged.txt")
+
+    turns = Turns(
+        Turn(write={"a.txt": "a\n"}, passes=["S-1"], say="did S-1\n"),
+        Turn(first=stage, write={"a.txt": "a broken\n"}, exit=1, err="Error: tests failed\n"),
+    )
+
+    done = run(project, turns, n=2)
+
+    assert "Traceback" not in done.screen
+    assert _committed(project) == [
+        ("S-1: Story 1", sorted(["a.txt", ".ralph/feat/prd.json", ".ralph/feat/progress.txt"]))
+    ]
+    assert git_out(project, "diff", "--cached", "--name-only") == ""
+    assert not (project / "staged.txt").exists()
+    assert (project / "a.txt").read_text() == "a\n"

@@ -163,6 +163,29 @@ def test_commit_paths_stages_a_deletion_the_index_no_longer_holds(repo: Path, gi
     assert git(repo, git_env, "show", "--name-only", "--format=", "HEAD").decode().split() == ["kept.txt"]
 
 
+@pytest.mark.parametrize("hooks", [True, False], ids=["asked-first", "found-by-the-commit"])
+def test_commit_paths_of_work_the_agent_committed_itself_makes_no_commit(
+    repo: Path, git_env: dict[str, str], hooks: bool
+) -> None:
+    """Nothing left to stage: no commit and no error, whether git is asked first or `git commit` finds it out; a
+    commit git refuses for another reason still raises, with the paths unstaged again."""
+    git(repo, git_env, "config", "user.name", "T")
+    git(repo, git_env, "config", "user.email", "t@t.invalid")
+    (repo / "work.txt").write_text("done\n")
+    commit_all(repo, git_env)
+    head = git(repo, git_env, "rev-parse", "HEAD")
+
+    assert commit_paths(str(repo), ["work.txt"], "ralph's commit", hooks=hooks) is None
+    assert git(repo, git_env, "rev-parse", "HEAD") == head
+
+    (repo / "work.txt").write_text("more\n")
+    git(repo, git_env, "config", "commit.gpgSign", "true")  # a signature git cannot make
+    git(repo, git_env, "config", "gpg.program", "false")
+    with pytest.raises(OSError, match="git commit failed"):
+        commit_paths(str(repo), ["work.txt"], "ralph's commit", hooks=hooks)
+    assert git(repo, git_env, "diff", "--cached", "--name-only") == b""
+
+
 def test_the_reason_of_a_git_failure_is_its_error_line_not_its_advice(repo: Path, git_env: dict[str, str]) -> None:
     (repo / ".git" / "index.lock").write_text("")
     (repo / "a.txt").write_text("a\n")

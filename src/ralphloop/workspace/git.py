@@ -252,13 +252,17 @@ def commit_paths(
     names: Sequence[str],
     message: str,
     read_head: Callable[[], tuple[bool, str | None]] | None = None,
+    *,
+    hooks: bool = True,
 ) -> str | None:
     """Stage exactly `names` (paths from the repository's top `top`: changed, new or deleted) and commit
     them with the user's identity and hooks; the user's other uncommitted work stays as it was.
 
     Returns the new commit, or None when there was nothing to commit. Raises OSError when git refuses
     (a failing pre-commit hook, say); the paths are unstaged again then. `read_head`: the new HEAD read
-    without a git process, as (known, commit) (gitcache.read_head); git is asked when it is not known."""
+    without a git process, as (known, commit) (gitcache.read_head); git is asked when it is not known.
+    `hooks=False`, known to run no hook of the user's and no merge waiting: `git commit` itself finds out
+    whether there is anything to commit (a process fewer when there is)."""
     if not names:
         return None
     listed = _nul_list(names)
@@ -274,10 +278,13 @@ def commit_paths(
         )
         if staged is not None and staged.returncode != 0:
             raise OSError(f"git {args[0]} failed: {reason(staged)}")
-    if run(top, "diff", "--cached", "--quiet").returncode == 0:
+    # A hook must not run for nothing: with hooks, ask first whether anything is staged.
+    if hooks and _nothing_staged(top):
         return None
     done = run(top, "commit", "-q", "-m", message)
     if done.returncode != 0:
+        if not hooks and _nothing_staged(top):
+            return None
         if run(top, "rev-parse", "--verify", "-q", "HEAD").returncode == 0:
             run(top, "-c", "core.literalPathspecs=true", "reset", "-q", *literal, stdin=listed)
         raise OSError(f"git commit failed: {reason(done)}")
@@ -286,6 +293,10 @@ def commit_paths(
         return made
     head = run(top, "rev-parse", "HEAD")
     return head.stdout.decode().strip() or None
+
+
+def _nothing_staged(top: str) -> bool:
+    return run(top, "diff", "--cached", "--quiet").returncode == 0
 
 
 def _nul_list(paths: Sequence[str]) -> bytes:

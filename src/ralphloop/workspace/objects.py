@@ -83,6 +83,14 @@ class Store:
             return None
 
 
+def commit_tree(store: Store, oid: str) -> str | None:
+    """The tree of loose commit `oid`; None when it is not a loose commit."""
+    content = store.read(oid, b"commit")
+    if content is None or not content.startswith(b"tree ") or content[45:46] != b"\n":
+        return None
+    return content[5:45].decode("ascii", "replace")
+
+
 def with_file(store: Store, tree: str, path: str, content: bytes, mode: int) -> str | None:
     """The tree `tree` with the file at `path` (from the repository's top, '/'-separated) holding `content`, its
     executable bit as `mode` says: written, and its id returned. None when the path is not a plain file of that

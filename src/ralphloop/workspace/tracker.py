@@ -20,7 +20,7 @@ from ralphloop.files.store import atomic_write_bytes
 from ralphloop.plugins.formats import format_of
 from ralphloop.project.paths import FeaturePaths, display_path
 from ralphloop.words.textsafe import one_line
-from ralphloop.workspace import captures, git, gitcache, gitlocks, undo
+from ralphloop.workspace import captures, git, gitcache, gitlocks, objects, undo
 
 
 class GitFailed(RalphError):
@@ -300,16 +300,29 @@ class Workspace:
             else:
                 now = captures.recapture(self.top, self.index_file, end, [self.progress_rel])
             names = sorted(name for name in self.changed(start, now) if name not in self.kept_out)
-            made = git.commit_paths(self.top, names, one_line(message, 200), partial(gitcache.read_head, self.layout))
+            hooks = self._commit_hooks() or now.operation is not None
+            head = partial(gitcache.read_head, self.layout)
+            made = git.commit_paths(self.top, names, one_line(message, 200), head, hooks=hooks)
             # the next start is what the commit was made of, unless git ran a hook of the user's that may have
             # changed files (a formatter that stages again, a post-commit that writes one)
-            self.committed = None if made and self._commit_hooks() else now
+            self.committed = None if made and hooks else now
+            if made and not hooks:
+                self._staged_as(made)
         except OSError as exc:
             raise GitFailed(
                 f"the auto-commit of iteration {number} failed, its changes stay uncommitted: {_with(exc, held)}; "
                 "commit them yourself (or mend what refused them), then run again"
             ) from None
         return made[:12] if made else None
+
+    def _staged_as(self, commit: str) -> None:
+        """The staging area is the tree of the commit git just made of it (no hook ran to change it since): known
+        for the next capture without a `git write-tree`."""
+        store = objects.Store.of(self.layout.common_dir)
+        tree = objects.commit_tree(store, commit) if store is not None else None
+        memo = gitcache.memo(self.index_file)
+        if tree is not None and memo is not None:
+            memo.user_stamp, memo.user_tree = gitcache.stamp(self.layout.user_index), tree
 
     def _commit_hooks(self) -> bool:
         """Whether a `git commit` here runs a hook of the user's (core.hooksPath or .git/hooks), asked of git once."""
