@@ -68,7 +68,7 @@ def test_atomic_write_of_a_new_file_is_not_private_to_the_temp_file(tmp_path: Pa
     atomic_write_json(path, {})
     mask = os.umask(0o022)
     os.umask(mask)
-    # mkstemp makes 0600 files; a new state file gets the usual 0666 less the umask.
+    # a new state file gets the usual 0666 less the umask, never a private temporary file's 0600
     assert stat.S_IMODE(path.stat().st_mode) == 0o666 & ~mask
 
 

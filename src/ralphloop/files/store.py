@@ -12,10 +12,10 @@ import contextlib
 import errno
 import fcntl
 import functools
+import itertools
 import json
 import os
 import stat
-import tempfile
 import time
 from collections.abc import Iterator
 from typing import Any
@@ -26,7 +26,7 @@ from ralphloop.files.schemas import MARK, MARK_KEY
 from ralphloop.words.redact import redact_text
 
 SCHEMA_VERSION = 1
-# An atomic write's temporary file: this, "ralph-", the writer's PID and "-", then mkstemp's 8 characters (the PID
+# An atomic write's temporary file: this, "ralph-", the writer's PID and "-", then 8 characters (_temporary) (the PID
 # tells a later run whether its writer is gone, "ralph-" that the file is ralph's where the user's files are too:
 # state/leftovers.py). The prefix alone is what .gitignore and FeaturePaths.is_runtime match.
 TEMP_PREFIX = ".tmp-"
@@ -38,20 +38,41 @@ def atomic_write_bytes(path: str | os.PathLike[str], data: bytes, *, sync: bool 
     a file the loop writes anew at its next step (status.json): readers still see the old or the new whole, and
     a machine that stops meanwhile may lose its last write, not more."""
     target = os.fspath(path)
-    folder = os.path.dirname(target) or "."
-    fd, tmp = tempfile.mkstemp(prefix=f"{TEMP_PREFIX}{TEMP_MARK}{os.getpid()}-", dir=folder)
+    mode = _mode_for(target)
+    fd, tmp = _temporary(os.path.dirname(target) or ".", mode)
     try:
-        os.fchmod(fd, _mode_for(target))
-        with os.fdopen(fd, "wb") as handle:
-            handle.write(data)
-            handle.flush()
+        try:
+            if mode & _umask():  # os.open's mode lost bits to the umask that the file had
+                os.fchmod(fd, mode)
+            view = memoryview(data)
+            while view:
+                view = view[os.write(fd, view) :]
             if sync:
-                os.fsync(handle.fileno())
+                os.fsync(fd)
+        finally:
+            os.close(fd)
         os.replace(tmp, target)
     except BaseException:
         with contextlib.suppress(FileNotFoundError):
             os.unlink(tmp)
         raise
+
+
+# The temporary files' last 8 characters: this process's count of them (mkstemp's random names cost more; the
+# PID before them keeps two processes apart).
+_TEMPORARIES = itertools.count()
+
+
+def _temporary(folder: str, mode: int) -> tuple[int, str]:
+    """A new temporary file in `folder`, open for writing: (its descriptor, its path)."""
+    flags = os.O_WRONLY | os.O_CREAT | os.O_EXCL | os.O_CLOEXEC | os.O_NOFOLLOW
+    while True:
+        number = next(_TEMPORARIES) & 0xFFFFFFFF
+        tmp = os.path.join(folder, f"{TEMP_PREFIX}{TEMP_MARK}{os.getpid()}-{number:08x}")
+        try:
+            return os.open(tmp, flags, mode), tmp
+        except FileExistsError:  # left by an earlier process of the same PID
+            continue
 
 
 def _mode_for(target: str) -> int:

@@ -51,8 +51,8 @@ class Store:
         return content
 
     def write(self, kind: bytes, content: bytes) -> str:
-        """Store `content` as a loose object of `kind` (as git does: a temporary file linked into place, read
-        only; an object already there is kept); returns its id. Raises OSError when the folder is not writable."""
+        """Store `content` as a loose object of `kind` (as git does: a read-only temporary file moved into place;
+        an object already there is kept); returns its id. Raises OSError when the folder is not writable."""
         raw = kind + b" " + str(len(content)).encode() + b"\0" + content
         oid = hashlib.sha1(raw, usedforsecurity=False).hexdigest()
         folder = os.path.join(self.folder, oid[:2])
@@ -63,15 +63,15 @@ class Store:
             with contextlib.suppress(FileExistsError):
                 os.mkdir(folder, stat.S_IMODE(os.stat(self.folder).st_mode))
         temporary = os.path.join(folder, f"tmp_obj_ralph_{os.getpid()}")
-        with open(temporary, "wb") as handle:
-            handle.write(zlib.compress(raw, 1))
-        os.chmod(temporary, 0o444)
+        with contextlib.suppress(FileNotFoundError):
+            os.unlink(temporary)  # left by a killed process of the same PID
+        handle = os.open(temporary, os.O_WRONLY | os.O_CREAT | os.O_EXCL | os.O_CLOEXEC | os.O_NOFOLLOW, 0o444)
         try:
-            os.link(temporary, final)
-        except FileExistsError:
-            pass
+            with os.fdopen(handle, "wb", closefd=False) as writing:
+                writing.write(zlib.compress(raw, 1))
         finally:
-            os.unlink(temporary)
+            os.close(handle)
+        os.replace(temporary, final)  # the same content if git wrote it meanwhile
         return oid
 
     def tree(self, oid: str) -> dict[bytes, Entry] | None:
