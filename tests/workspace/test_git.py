@@ -6,6 +6,8 @@ import subprocess
 from pathlib import Path
 
 import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
 
 from ralphloop.workspace.git import Snapshot, commit_paths, is_repo, parse_status, reason
 
@@ -193,3 +195,15 @@ def test_the_reason_of_a_git_failure_is_its_error_line_not_its_advice(repo: Path
     assert done.returncode != 0
     said = reason(done)
     assert said.startswith("fatal: Unable to create") and "index.lock" in said, said
+
+
+@settings(max_examples=150, deadline=None)
+@given(st.text(alphabet="ab0_-./@{}~^:?*[\\ HEADlock", min_size=1, max_size=12))
+def test_a_branch_name_taken_without_git_is_one_git_takes(name: str) -> None:
+    """valid_branch_name answers plain names itself: each it takes, `git check-ref-format --branch` takes too."""
+    from ralphloop.workspace import git as workspace_git
+
+    plain = workspace_git._PLAIN_BRANCH.fullmatch(name) and ".." not in name and name != "HEAD"
+    if plain and not any(part.endswith(".lock") for part in name.split("/")):
+        done = subprocess.run(["git", "check-ref-format", "--branch", name], capture_output=True, check=False)
+        assert done.returncode == 0, name

@@ -30,6 +30,7 @@ from typing import Any, NamedTuple
 
 from ralphloop.core.protocols import ErrorKind
 from ralphloop.guards.usage import ANSI_ESCAPE
+from ralphloop.words.patterns import lazy
 from ralphloop.words.textsafe import one_line
 
 _RATE = ErrorKind.RATE_LIMITED
@@ -43,18 +44,18 @@ _BY_TYPE = {"rate_limit_error": _RATE, "api_error": _SERVER, "overloaded_error":
 # Not a Markdown quote or list mark: an agent quoting an error in its summary has not met it.
 _LEAD = " \t⎿●⏺"
 # "API Error: WHAT", and "API Error (529 {...}) · Retrying in 1 seconds…" (the UI while it retries).
-_CLAUDE = re.compile(r"API Error(?::\s*|\s*\()(?P<what>.*)", re.DOTALL)
+_CLAUDE = lazy(r"API Error(?::\s*|\s*\()(?P<what>.*)", re.DOTALL)
 # WHAT as a status: alone, before the API's JSON body or a "·" detail, or with its HTTP reason phrase.
-_STATUS = re.compile(
+_STATUS = lazy(
     r"(?P<status>\d{3})(?:\s*$|\s*[{(·]|\s+(?:Internal server error|Overloaded|Service Unavailable|Bad Gateway|"
     r"Gateway Time-?out|Server Error|Too Many Requests)\b)",
     re.IGNORECASE,
 )
-_REJECTED = re.compile(r"(?:Request rejected \(|Repeated )(?P<status>\d{3})\b")
-_RATE_WORDS = re.compile(r"Rate limit reached|Rate limited|Server is temporarily limiting requests", re.IGNORECASE)
-_NETWORK_WORDS = re.compile(r"Can't reach the API server|Connection error|Request timed out", re.IGNORECASE)
+_REJECTED = lazy(r"(?:Request rejected \(|Repeated )(?P<status>\d{3})\b")
+_RATE_WORDS = lazy(r"Rate limit reached|Rate limited|Server is temporarily limiting requests", re.IGNORECASE)
+_NETWORK_WORDS = lazy(r"Can't reach the API server|Connection error|Request timed out", re.IGNORECASE)
 # SDK exceptions: Python's "anthropic.RateLimitError: Error code: 429 - {...}", Node's "Error: 529 {...}".
-_SDK = re.compile(r"[\w.]*Error: (?:Error code: (?P<coded>\d{3}) - |(?P<bare>\d{3}) \{)")
+_SDK = lazy(r"[\w.]*Error: (?:Error code: (?P<coded>\d{3}) - |(?P<bare>\d{3}) \{)")
 
 _MAX_JSON = 64 * 1024  # a longer last line is not an error message
 
@@ -245,7 +246,7 @@ def classify_by(
     return None
 
 
-_PLACE = re.compile(r"\{(\w+)\}")
+_PLACE = lazy(r"\{(\w+)\}")
 
 
 def _filled(template: str, values: Mapping[str, str]) -> str:

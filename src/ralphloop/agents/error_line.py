@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import re
 
+from ralphloop.words.patterns import lazy
 from ralphloop.words.textsafe import strip_terminal_controls
 
 MAX_CHARS = 300
@@ -17,7 +18,7 @@ MAX_CHARS = 300
 # A line that says it is an error: `Error: …`, `error: …`, `error[E0308]: …` (rustc), `ERROR …`, `FATAL …`,
 # `fatal: …` (git), `panic: …` (Go), Rust's `thread 'main' panicked at …`, an exception's `TypeError: …`, and the
 # same behind a log line's level in brackets (`[ERROR] …`).
-_MARKED = re.compile(
+_MARKED = lazy(
     r"""^\[?(?:
         (?:Error|error|Fatal|fatal|panic)(?:\[\w+\])?:
       | (?:ERROR|FATAL|CRITICAL)\b\]?
@@ -27,10 +28,10 @@ _MARKED = re.compile(
     )""",
     re.VERBOSE,
 )
-_TRACEBACK = re.compile(r"^Traceback \(most recent call last\):")
-_FRAME = re.compile(r"^\s+at\s|^\s+\.\.\. \d+ more")  # a Node (or Java) stack frame
+_TRACEBACK = lazy(r"^Traceback \(most recent call last\):")
+_FRAME = lazy(r"^\s+at\s|^\s+\.\.\. \d+ more")  # a Node (or Java) stack frame
 # What is never the reason: a runtime's version, advice, npm's chatter, a caret or a brace alone.
-_NOISE = re.compile(
+_NOISE = lazy(
     r"""^(?:
         Node\.js\ v\d
       | npm\ (?:notice|warn|WARN)\b

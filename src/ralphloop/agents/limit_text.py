@@ -22,17 +22,18 @@ from ralphloop.agents.claude import limit_sentences as claude
 from ralphloop.core.limits import UsageLimit
 from ralphloop.guards.reset_time import DURATION_TEXT, RESET_TEXT
 from ralphloop.guards.usage import ANSI_ESCAPE, LimitSentence
+from ralphloop.words.patterns import lazy
 
 _SENTENCE_MAX = 500  # how far past its start a sentence (Codex's plan advice, then "try again at ...") may run
 _APOS = "['’‘ʼ`]"
 
 # Codex: "You’ve hit your usage limit. <plan advice> or try again at Nov 21st, 2026 1:04 AM." (Try again later.)
-_CODEX = re.compile(rf"You{_APOS}ve hit your usage limit(?: for [^\n]{{1,80}}?)?\.")
-_CODEX_AGAIN = re.compile(rf"[Tt]ry again (?:at\s+(?P<reset>{RESET_TEXT})|in\s+(?P<after>{DURATION_TEXT})|later)\.?")
+_CODEX = lazy(rf"You{_APOS}ve hit your usage limit(?: for [^\n]{{1,80}}?)?\.")
+_CODEX_AGAIN = lazy(rf"[Tt]ry again (?:at\s+(?P<reset>{RESET_TEXT})|in\s+(?P<after>{DURATION_TEXT})|later)\.?")
 # Gemini: "You have exhausted your daily quota on this model." (no reset time), and the Code Assist form
 # "You have exhausted your capacity on this model. Your quota will reset after 19h14m47s."
-_GEMINI_DAILY = re.compile(r"You have exhausted your daily quota on this model\.?")
-_GEMINI_CAPACITY = re.compile(
+_GEMINI_DAILY = lazy(r"You have exhausted your daily quota on this model\.?")
+_GEMINI_CAPACITY = lazy(
     r"You have exhausted your capacity on this model\.?"
     rf"(?:\s*Your quota will reset after\s+(?P<after>{DURATION_TEXT})\.?)?"
 )
@@ -60,10 +61,10 @@ _FINDERS: tuple[tuple[tuple[str, ...], Callable[[str], Iterator[LimitSentence]]]
     (("exhausted your",), _gemini),
     (claude.KEYWORDS, claude.find),
 )
-_KEYWORDS = re.compile("|".join(re.escape(word) for words, _ in _FINDERS for word in words), re.IGNORECASE)
+_KEYWORDS = lazy("|".join(re.escape(word) for words, _ in _FINDERS for word in words), re.IGNORECASE)
 # What may stand right before a sentence on its line: nothing, a TUI bullet or a log prefix, or "...Error:".
 _ANCHOR_CHARS = frozenset("⎿■●•│✕⚠❌⏺[]")
-_ANCHOR_LABEL = re.compile(r"(?:error|failed|failure|content|exception|warning|warn)\s*:$", re.IGNORECASE)
+_ANCHOR_LABEL = lazy(r"(?:error|failed|failure|content|exception|warning|warn)\s*:$", re.IGNORECASE)
 
 
 def from_text(text: str, now: datetime, local: tzinfo) -> UsageLimit | None:
@@ -105,8 +106,8 @@ def _anchored(line: str, start: int) -> bool:
 # Where sentences may sit in an output: plain lines, or the error fields of JSON events.
 
 _DECODER = json.JSONDecoder()
-_JSON_FIELD = re.compile(r'"(?P<key>message|error|result)"\s*:\s*(?P<value>"(?:[^"\\\n]|\\.){0,4000}")')
-_IS_ERROR = re.compile(r'"is_error"\s*:\s*true')
+_JSON_FIELD = lazy(r'"(?P<key>message|error|result)"\s*:\s*(?P<value>"(?:[^"\\\n]|\\.){0,4000}")')
+_IS_ERROR = lazy(r'"is_error"\s*:\s*true')
 
 
 def _candidate_lines(text: str) -> Iterator[str]:

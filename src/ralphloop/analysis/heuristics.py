@@ -28,6 +28,7 @@ import re
 
 from msgspec import Struct
 
+from ralphloop.words.patterns import lazy
 from ralphloop.words.textsafe import clean_text
 
 HEURISTIC_CHARS = 16 * 1024
@@ -54,31 +55,31 @@ _NOTHING_TO_DO = (
     ("no changes needed", r"\bno (?:further )?changes (?:are )?(?:needed|required|necessary)\b"),
 )
 # A question to the user: an ask addressed to "you", or a request for a decision.
-_QUESTION = re.compile(
+_QUESTION = lazy(
     r"(?:^|(?<=[.!?:]\s))(?P<q>[^.!?\n]{0,300}\b(?:you|your|should i|shall i|do i|can i|may i|which|prefer|"
     r"confirm|let me know|would it)\b[^.!?\n]{0,300}\?)",
     re.IGNORECASE | re.MULTILINE,
 )
 # An ask without a question mark, and a wait for the user's word ("Awaiting your input on the design.").
 # Only a wait for *your* decision-like word: "Waiting for tests to finish" and "awaiting CI" are status.
-_ASK = re.compile(
+_ASK = lazy(
     r"\b(?:let me know (?:if|whether|which|how)|please (?:confirm|advise|clarify|let me know)|"
     r"(?:await(?:ing|s)?|wait(?:ing)? (?:for|on)) your (?:input|decision|confirmation|approval|feedback|answer|"
     r"response|reply|guidance|go-ahead|direction|instructions|call|choice|preference)s?)\b[^.!?\n]{0,300}[.!?]?",
     re.IGNORECASE,
 )
-_TESTING = re.compile(
+_TESTING = lazy(
     r"\b(?:ran|run|running|re-ran|executed|execute) (?:the |all |all the )?(?:unit |integration |e2e )?"
     r"(?:tests?|test suite|specs?)\b|\b(?:pytest|npm test|npm run test|cargo test|go test|bats|jest|vitest)\b",
     re.IGNORECASE,
 )
-_BUILDING = re.compile(
+_BUILDING = lazy(
     r"\b(?:implement(?:ed|ing)?|add(?:ed|ing)?|creat(?:ed|ing)|wr(?:ote|iting)|fix(?:ed|ing)?|refactor(?:ed|ing)?|"
     r"chang(?:ed|ing)|updat(?:ed|ing)|modif(?:ied|ying)|edit(?:ed|ing)?)\b",
     re.IGNORECASE,
 )
-_COMPILED_COMPLETION = tuple((label, re.compile(pattern, re.IGNORECASE)) for label, pattern in _COMPLETION)
-_COMPILED_NOTHING = tuple((label, re.compile(pattern, re.IGNORECASE)) for label, pattern in _NOTHING_TO_DO)
+_COMPILED_COMPLETION = tuple((label, lazy(pattern, re.IGNORECASE)) for label, pattern in _COMPLETION)
+_COMPILED_NOTHING = tuple((label, lazy(pattern, re.IGNORECASE)) for label, pattern in _NOTHING_TO_DO)
 
 
 class Heuristics(Struct, frozen=True):

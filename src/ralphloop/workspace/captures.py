@@ -16,7 +16,7 @@ from collections.abc import Callable, Sequence
 
 from msgspec import Struct
 
-from ralphloop.workspace import gitcache, objects
+from ralphloop.workspace import git, gitcache, objects
 from ralphloop.workspace.derived import tree_with
 from ralphloop.workspace.git import parse_status, reason, run
 
@@ -42,8 +42,7 @@ def head_moved(start: WorkTree | None, end: WorkTree | None) -> str | None:
 
 def scratch_index(root: str, name: str) -> str | None:
     """A private index file for captures (inside .git), so the user's staging area is never touched."""
-    done = run(root, "rev-parse", *gitcache.LAYOUT_ARGS)
-    layout = gitcache.parse_layout(root, done.stdout) if done.returncode == 0 else None
+    layout = git.layout(root)
     if layout is None:
         return None
     folder = os.path.join(layout.git_dir, "ralph")

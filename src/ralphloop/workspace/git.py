@@ -7,12 +7,14 @@ or untracked path. GIT_OPTIONAL_LOCKS=0 keeps ralph from fighting the agent's ow
 from __future__ import annotations
 
 import os
+import re
 import subprocess
 from collections.abc import Callable, Sequence
 
 from msgspec import Struct
 
 from ralphloop.files.safe_read import CONFIG_CAP, read_file
+from ralphloop.workspace import gitcache
 
 # What ralph adds to git's environment: the rest is ralph's own, as it is when git starts (a process that changes
 # its environment after importing this, a warm loop given its run, passes the new one on).
@@ -82,32 +84,36 @@ def parse_status(raw: bytes) -> Snapshot:
     return Snapshot(head=head, entries=entries)
 
 
-_TOPS: dict[str, str] = {}  # a folder's repository top, asked once: several steps of a run start want it
+_LAYOUTS: dict[str, gitcache.Layout] = {}  # by folder, asked once: several steps of a run's start want it
+
+
+def layout(root: str) -> gitcache.Layout | None:
+    """Where the repository `root` is in keeps things (its top, its git folders, the index), from one
+    `git rev-parse` remembered for the process; None outside a repository (or without git)."""
+    known = _LAYOUTS.get(root)
+    if known is not None:
+        return known
+    try:
+        done = run(root, "rev-parse", *gitcache.LAYOUT_ARGS)
+    except FileNotFoundError:
+        return None
+    found = gitcache.parse_layout(root, done.stdout) if done.returncode == 0 else None
+    if found is not None:
+        _LAYOUTS[root] = found
+    return found
 
 
 def toplevel(root: str) -> str | None:
     """The top folder of the repository `root` is in; None outside one (or without git)."""
-    known = _TOPS.get(root)
-    if known is not None:
-        return known
-    try:
-        done = run(root, "rev-parse", "--show-toplevel")
-    except FileNotFoundError:
-        return None
-    top = done.stdout.decode().strip() or None if done.returncode == 0 else None
-    if top is not None:
-        _TOPS[root] = top
-    return top
+    found = layout(root)
+    return found.top if found is not None else None
 
 
 def git_dir(root: str) -> str | None:
     """This worktree's own git folder (`.git`, or `.git/worktrees/NAME` in a linked worktree); None outside a
     repository."""
-    try:
-        done = run(root, "rev-parse", "--absolute-git-dir")
-    except FileNotFoundError:
-        return None
-    return done.stdout.decode(errors="replace").strip() or None if done.returncode == 0 else None
+    found = layout(root)
+    return found.git_dir if found is not None else None
 
 
 def exclude_paths(root: str, patterns: list[str]) -> bool:
@@ -223,11 +229,27 @@ def is_ancestor(root: str, old: str, new: str) -> bool:
 
 
 def current_branch(root: str) -> str | None:
+    """The branch checked out in `root` (short), read from .git/HEAD; git is asked when HEAD does not name a
+    branch there (detached, or refs kept in a reftable)."""
+    found = layout(root)
+    if found is not None and not os.path.isdir(os.path.join(found.common_dir, "reftable")):
+        ref = gitcache.head_ref(found)
+        if ref is not None:
+            return ref.removeprefix("refs/heads/")
     done = run(root, "symbolic-ref", "-q", "--short", "HEAD")
     return done.stdout.decode().strip() or None if done.returncode == 0 else None
 
 
+# Branch names git accepts whatever else its rules say: words of letters, digits, '_', '-' and inner dots between
+# single slashes. Any other name is left to `git check-ref-format`.
+_WORD = r"[A-Za-z0-9_](?:[A-Za-z0-9_.-]*[A-Za-z0-9_-])?"
+_PLAIN_BRANCH = re.compile(rf"(?:{_WORD}/)*{_WORD}")
+
+
 def valid_branch_name(root: str, name: str) -> bool:
+    plain = _PLAIN_BRANCH.fullmatch(name) and ".." not in name and name != "HEAD"
+    if plain and not any(part.endswith(".lock") for part in name.split("/")):
+        return True
     return run(root, "check-ref-format", "--branch", name).returncode == 0 and not name.startswith("-")
 
 

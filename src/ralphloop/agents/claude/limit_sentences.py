@@ -14,6 +14,7 @@ from collections.abc import Iterator
 
 from ralphloop.guards.reset_time import RESET_TEXT
 from ralphloop.guards.usage import LimitSentence
+from ralphloop.words.patterns import lazy
 
 # Words every sentence below contains: limit_text.py skips lines without any of them.
 KEYWORDS = ("hit your", "limit reached", "out of extra usage")
@@ -25,15 +26,15 @@ _NAMES = (
 _SEP = r"\s*[·∙•]\s*"
 
 # Claude Code 2.x: "You've hit your 5-hour limit · resets 8pm (America/New_York)"; "You've hit your limit · ...".
-_HIT = re.compile(rf"You{_APOS}ve hit your (?:(?P<name>{_NAMES})\s+)?limit(?=\s*(?:[·∙•]|\.?\s*$))")
-_HIT_RESETS = re.compile(rf"{_SEP}resets(?:\s+at)?\s+(?P<reset>{RESET_TEXT})")
+_HIT = lazy(rf"You{_APOS}ve hit your (?:(?P<name>{_NAMES})\s+)?limit(?=\s*(?:[·∙•]|\.?\s*$))")
+_HIT_RESETS = lazy(rf"{_SEP}resets(?:\s+at)?\s+(?P<reset>{RESET_TEXT})")
 # With extra usage on: "You're out of extra usage · resets 9pm (Europe/Berlin)"; its reset phrase is _HIT_RESETS's.
-_EXTRA = re.compile(rf"You{_APOS}re out of extra usage(?=\s*(?:[·∙•]|\.?\s*$))")
+_EXTRA = lazy(rf"You{_APOS}re out of extra usage(?=\s*(?:[·∙•]|\.?\s*$))")
 # Older Claude Code UI: "5-hour limit reached ∙ resets 3pm", "Weekly limit reached ∙ resets 5am".
-_REACHED = re.compile(rf"(?P<name>{_NAMES}) limit reached{_SEP}resets(?:\s+at)?\s+(?P<reset>{RESET_TEXT})")
+_REACHED = lazy(rf"(?P<name>{_NAMES}) limit reached{_SEP}resets(?:\s+at)?\s+(?P<reset>{RESET_TEXT})")
 # Claude Code 1.0.x: "Claude AI usage limit reached|1755615600" and its human form.
-_EPOCH = re.compile(r"Claude AI usage limit reached\s*\|\s*(?P<reset>\d{9,13})")
-_WILL_RESET = re.compile(rf"Claude usage limit reached\.\s*Your limit will reset at\s+(?P<reset>{RESET_TEXT})\.?")
+_EPOCH = lazy(r"Claude AI usage limit reached\s*\|\s*(?P<reset>\d{9,13})")
+_WILL_RESET = lazy(rf"Claude usage limit reached\.\s*Your limit will reset at\s+(?P<reset>{RESET_TEXT})\.?")
 
 _KIND_BY_NAME = {
     "5-hour": "five_hour",

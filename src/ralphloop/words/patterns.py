@@ -1,0 +1,53 @@
+"""Regular expressions compiled the first time they are used, not when their module is imported.
+
+The patterns that read an agent's reply and its errors (usage limits, API errors, completion words) are long
+alternations: compiling them all costs about 10 ms, which every `ralph run` paid before its first agent call
+though none is used before the agent has answered (bench/startup.py, issue 33).
+"""
+
+from __future__ import annotations
+
+import re
+import sys
+from collections.abc import Callable, Iterator
+
+
+class Lazy:
+    """`re.compile(pattern, flags)`, made at its first use; the methods ralph uses, with re's own signatures."""
+
+    __slots__ = ("_compiled", "_flags", "_pattern")
+
+    def __init__(self, pattern: str, flags: int = 0) -> None:
+        self._pattern = pattern
+        self._flags = flags
+        self._compiled: re.Pattern[str] | None = None
+
+    @property
+    def compiled(self) -> re.Pattern[str]:
+        if self._compiled is None:
+            self._compiled = re.compile(self._pattern, self._flags)
+        return self._compiled
+
+    @property
+    def pattern(self) -> str:
+        return self._pattern
+
+    def search(self, string: str, pos: int = 0, endpos: int = sys.maxsize) -> re.Match[str] | None:
+        return self.compiled.search(string, pos, endpos)
+
+    def match(self, string: str, pos: int = 0, endpos: int = sys.maxsize) -> re.Match[str] | None:
+        return self.compiled.match(string, pos, endpos)
+
+    def fullmatch(self, string: str, pos: int = 0, endpos: int = sys.maxsize) -> re.Match[str] | None:
+        return self.compiled.fullmatch(string, pos, endpos)
+
+    def finditer(self, string: str, pos: int = 0, endpos: int = sys.maxsize) -> Iterator[re.Match[str]]:
+        return self.compiled.finditer(string, pos, endpos)
+
+    def sub(self, repl: str | Callable[[re.Match[str]], str], string: str, count: int = 0) -> str:
+        return self.compiled.sub(repl, string, count)
+
+
+def lazy(pattern: str, flags: int = 0) -> Lazy:
+    """A pattern compiled at its first use (see Lazy)."""
+    return Lazy(pattern, flags)
