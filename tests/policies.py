@@ -3,15 +3,14 @@ settings goes into that section (Policy holds the sections as config/settings.py
 
 from __future__ import annotations
 
-import dataclasses
 from typing import Any
 
-from msgspec.structs import replace
+from msgspec.structs import fields, replace
 
 from ralphloop.config.policy import AgentSettings, LoopSettings, Policy
 
-_LOOP = {field.name for field in dataclasses.fields(LoopSettings)}
-_AGENT = {field.name for field in dataclasses.fields(AgentSettings)}
+_LOOP = {field.name for field in fields(LoopSettings)}
+_AGENT = {field.name for field in fields(AgentSettings)}
 
 
 def tuned(policy: Policy, **knobs: Any) -> Policy:
@@ -20,7 +19,7 @@ def tuned(policy: Policy, **knobs: Any) -> Policy:
     rest = {key: value for key, value in knobs.items() if key not in _LOOP and key not in _AGENT}
     return replace(
         policy,
-        loop=dataclasses.replace(policy.loop, **loop),
-        agent=dataclasses.replace(policy.agent, **agent),
+        loop=replace(policy.loop, **loop),
+        agent=replace(policy.agent, **agent),
         **rest,
     )

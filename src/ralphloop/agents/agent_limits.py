@@ -14,8 +14,9 @@ from __future__ import annotations
 
 import json
 import os
-from dataclasses import dataclass
 from datetime import UTC, datetime
+
+from msgspec import Struct
 
 from ralphloop.core.errors import RalphError
 from ralphloop.files.safe_read import STATE_CAP, check_file, read_file
@@ -26,8 +27,7 @@ _MAX_KEYS = 256  # a file is never allowed to grow without bound: the oldest mar
 _MAX_TEXT = 300
 
 
-@dataclass(frozen=True, slots=True)
-class Limited:
+class Limited(Struct, frozen=True):
     """One account's limit: until when, of what kind, and the vendor's words."""
 
     until: datetime

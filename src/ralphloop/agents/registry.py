@@ -21,8 +21,9 @@ from __future__ import annotations
 
 import os
 from collections.abc import Callable
-from dataclasses import replace
 from typing import TYPE_CHECKING, cast
+
+from msgspec.structs import replace
 
 from ralphloop.core.errors import RalphError
 from ralphloop.core.protocols import AgentDefaults

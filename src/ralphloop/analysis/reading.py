@@ -9,7 +9,6 @@ from __future__ import annotations
 
 import re
 from collections.abc import Mapping
-from dataclasses import dataclass
 from typing import Any
 
 from msgspec import Struct
@@ -23,9 +22,7 @@ _TEST_PATH = re.compile(
 )
 
 
-# A dataclass still: start/build.py's `_carried` changes it with dataclasses.replace.
-@dataclass(frozen=True, slots=True)
-class Streaks:
+class Streaks(Struct, frozen=True):
     """Consecutive counted iterations with a property. Any counted iteration without it resets that count;
     an uncounted one (interrupted, limited, an API retry) is no evidence either way."""
 

@@ -2,8 +2,6 @@
 
 from __future__ import annotations
 
-from dataclasses import dataclass
-
 from msgspec import Struct, field
 from msgspec.structs import replace
 
@@ -14,8 +12,7 @@ from ralphloop.guards.breaker import BreakerConfig
 from ralphloop.guards.budget import Budget
 
 
-@dataclass(frozen=True, slots=True)
-class AgentSettings:
+class AgentSettings(Struct, frozen=True):
     """Which agent runs, and what every backend may be asked (the `agent:` and `scripted:` settings)."""
 
     name: str  # the backend: built in or a plugin's (with failover, the first of `chain`)
@@ -29,9 +26,7 @@ class AgentSettings:
     scripted_script: str | None  # the scripted agent's script (absolute); None: the feature's script.yaml
 
 
-# A dataclass still: start/build.py changes it with dataclasses.replace.
-@dataclass(frozen=True, slots=True)
-class LoopSettings:
+class LoopSettings(Struct, frozen=True):
     """How the loop goes: how long, what it reads into prompts, when it stops on the agent's word."""
 
     max_iterations: int | None  # None: until done

@@ -13,9 +13,10 @@ from __future__ import annotations
 
 import os
 from collections.abc import Callable, Mapping
-from dataclasses import dataclass
 from types import MappingProxyType
 from typing import TYPE_CHECKING, Any
+
+from msgspec import Struct
 
 from ralphloop.core.errors import RalphError
 from ralphloop.core.hook_spec import CommandSpec, LifecycleHooks
@@ -40,8 +41,7 @@ Converter = Callable[[Any], Any]
 _NONE: Mapping[str, Any] = MappingProxyType({})
 
 
-@dataclass(frozen=True, slots=True)
-class Settings:
+class Settings(Struct, frozen=True):
     """Everything `ralph run` needs to know, resolved: one component for each part of ralph that uses it."""
 
     loop: LoopSettings

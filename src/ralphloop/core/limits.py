@@ -3,15 +3,12 @@ guards/usage.py and the engine): "the subscription ran out until T", which is no
 
 from __future__ import annotations
 
-from dataclasses import dataclass
 from datetime import datetime
 
 from msgspec import Struct
 
 
-# A dataclass still: agents/claude/parser.py changes it with dataclasses.replace.
-@dataclass(frozen=True, slots=True)
-class UsageLimit:
+class UsageLimit(Struct, frozen=True):
     """A vendor usage limit the agent hit (not a failure of the task)."""
 
     vendor: str  # "claude" | "codex" | "gemini" | "unknown"

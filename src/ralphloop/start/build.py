@@ -9,9 +9,11 @@ from __future__ import annotations
 import os
 import shlex
 from collections.abc import Mapping
-from dataclasses import dataclass, field, replace
 from types import MappingProxyType
 from typing import Any
+
+from msgspec import Struct, field
+from msgspec.structs import replace
 
 from ralphloop.agents.failover import FailoverAgent
 from ralphloop.agents.registry import ready
@@ -50,8 +52,7 @@ from ralphloop.workspace import git
 from ralphloop.workspace.tracker import Workspace
 
 
-@dataclass(frozen=True, slots=True)
-class RunRequest:
+class RunRequest(Struct, frozen=True):
     """What the user asked of `ralph run` (flags already parsed)."""
 
     target: str | None = None  # FEATURE or PLAN_DIR, as given
@@ -67,8 +68,7 @@ class RunRequest:
     argv: tuple[str, ...] = ()  # the words after `ralph` as typed ("run", ...): printed commands repeat them
 
 
-@dataclass(frozen=True, slots=True)
-class Built:
+class Built(Struct, frozen=True):
     """A run and what `ralph run` shows or does around it."""
 
     run: Run

@@ -10,9 +10,10 @@ settings, so `ralph analyze` reads a saved log without loading the run's configu
 from __future__ import annotations
 
 import re
-from dataclasses import replace
 from datetime import UTC, datetime
 from typing import Any
+
+from msgspec.structs import replace
 
 from ralphloop.agents.claude.activity import tool_activity
 from ralphloop.agents.claude.errors import Facts, classify

@@ -2,11 +2,10 @@
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from msgspec import Struct
 
 
-@dataclass(frozen=True, slots=True)
-class ClaudeSettings:
+class ClaudeSettings(Struct, frozen=True):
     """Claude Code's own settings, resolved (config/settings.py builds it from the `claude:` section)."""
 
     skip_permissions: bool  # claude.dangerously_skip_permissions: `permissions: all` for Claude Code alone

@@ -12,10 +12,11 @@ Free of the backend's settings, so `ralph analyze` reads a saved log without loa
 
 from __future__ import annotations
 
-from dataclasses import replace
 from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
+
+from msgspec.structs import replace
 
 from ralphloop.agents.codex import session_file
 from ralphloop.agents.codex.activity import item_activity
