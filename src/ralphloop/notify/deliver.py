@@ -206,7 +206,10 @@ def _no_redirect_handler() -> type:
 
 
 def host_name() -> str:
-    """This machine's name, for the payload ("" when it has none to give)."""
+    """This machine's name, for the payload ("" when it has none to give): the kernel's node name, which is what
+    gethostname answers, without importing socket (2 ms of every run's start)."""
+    if hasattr(os, "uname"):
+        return os.uname().nodename
     import socket
 
     try:
