@@ -43,3 +43,13 @@ compiled = [where for where in found if getattr(sys.modules[where[0]], where[1])
 assert not compiled, compiled
 """
     subprocess.run([sys.executable, "-c", script], check=True)
+
+
+def test_a_warm_loop_process_compiles_every_pattern_ahead() -> None:
+    script = """
+import ralphloop.cli.run_cmd, ralphloop.engine.loop, ralphloop.agents.command
+from ralphloop.words import patterns
+assert patterns.compile_all() >= 20
+assert all(made._compiled is not None for made in patterns._MADE)
+"""
+    subprocess.run([sys.executable, "-c", script], check=True)

@@ -51,12 +51,16 @@ def _warm_up(agents: str) -> None:
     import ralphloop.agents.error_line
     import ralphloop.cli.main
     import ralphloop.cli.run_cmd
-    import ralphloop.tasks.prd_json  # noqa: F401
+    import ralphloop.tasks.prd_json
     from ralphloop.plugins.agents import CATALOG
 
     for name in agents.split(","):
         if name in CATALOG:
             importlib.import_module(CATALOG[name].factory.partition(":")[0])
+    import ralphloop.engine.loop  # noqa: F401 - the reply's analysis, whose patterns compile next
+    from ralphloop.words.patterns import compile_all
+
+    compile_all()
 
 
 if __name__ == "__main__":

@@ -21,6 +21,7 @@ class Lazy:
         self._pattern = pattern
         self._flags = flags
         self._compiled: re.Pattern[str] | None = None
+        _MADE.append(self)
 
     @property
     def compiled(self) -> re.Pattern[str]:
@@ -48,6 +49,17 @@ class Lazy:
         return self.compiled.sub(repl, string, count)
 
 
+_MADE: list[Lazy] = []  # every pattern defined so far, for compile_all
+
+
 def lazy(pattern: str, flags: int = 0) -> Lazy:
     """A pattern compiled at its first use (see Lazy)."""
     return Lazy(pattern, flags)
+
+
+def compile_all() -> int:
+    """Compile every pattern the modules imported so far define: a warm loop process (cli/warm.py) does it ahead,
+    while other loops' agents work, so that its loop pays nothing at its first reply. Returns how many."""
+    for pattern in _MADE:
+        _ = pattern.compiled
+    return len(_MADE)
