@@ -25,6 +25,7 @@ from ralphloop.core.exitcodes import ExitReason
 from ralphloop.core.protocols import EventSink, SystemClock
 from ralphloop.engine.loop import run_loop
 from ralphloop.engine.phases import prompt_for
+from ralphloop.files import yaml_cache
 from ralphloop.files.safe_read import check_file, nonblocking
 from ralphloop.files.store import RunLock
 from ralphloop.fleet.launcher import child_kept_out, die_with_parent
@@ -111,6 +112,7 @@ def command(args: argparse.Namespace, argv: list[str]) -> int:
             become_subreaper()  # an agent's daemonised grandchildren come back to ralph, to be stopped
             run = reconcile(run)  # an iteration a killed run left: its agent stopped, its work settled
             _on_branch(args, built, run)
+            yaml_cache.keep()  # what the config files were read as, for the next command's start
             # up to the last line: a Ctrl+C or a hang-up after the loop must not end ralph in a traceback either
             interrupts.install(screen)
             try:

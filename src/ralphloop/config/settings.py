@@ -37,6 +37,7 @@ if TYPE_CHECKING:
     from ralphloop.workspace.git import GitSettings
 
 CONFIG_NAME = "config.yaml"
+CACHE_DIR = os.path.join("cache", "config")  # under ralph's home: what config files were read as (files/yaml_cache.py)
 Converter = Callable[[Any], Any]
 _NONE: Mapping[str, Any] = MappingProxyType({})
 
@@ -233,7 +234,7 @@ def load_settings(
     try:
         for rank, path in enumerate(files, start=1):
             label = display_path(path, os.getcwd())
-            data = read_yaml_mapping(path, label)
+            data = read_yaml_mapping(path, label, cache=os.path.join(ralph_home(), CACHE_DIR))
             for key, (raw, where) in _file_layer(data, label, notes).items():
                 values[key] = _convert(key, raw, f"{label}: {where}")
                 sources[key], layer[key] = f"{label} ({where})", rank

@@ -13,13 +13,29 @@ def _one_line(exc: BaseException) -> str:
     return text if len(text) <= 100 else text[:97] + "..."
 
 
-def read_yaml_mapping(path: str, label: str, *, cap: int = CONFIG_CAP, follow: bool = True) -> dict[str, Any] | None:
+def read_yaml_mapping(
+    path: str, label: str, *, cap: int = CONFIG_CAP, follow: bool = True, cache: str | None = None
+) -> dict[str, Any] | None:
     """A YAML file's top-level mapping; None when the file is absent or empty. Never executes anything.
     A string holding a NUL or a lone surrogate (YAML's "\\0", "\\uD800") is refused: no argument, variable or
-    file name could carry it."""
+    file name could carry it. `cache`: a folder where what these bytes were read as may be kept (files/yaml_cache.py),
+    checked as the YAML's own reading is."""
     raw = read_file(path, label, cap=cap, follow=follow)
     if raw is None:
         return None
+    if cache is not None:
+        from ralphloop.files import yaml_cache
+
+        kept = yaml_cache.found(cache, raw)
+        if kept is not None and not (shape_problem(kept) or not_text(kept)):
+            return kept
+    data = _parsed(raw, label)
+    if data is not None and cache is not None:
+        yaml_cache.read_as(cache, raw, data)
+    return data
+
+
+def _parsed(raw: bytes, label: str) -> dict[str, Any] | None:
     import yaml
 
     loader = getattr(yaml, "CSafeLoader", yaml.SafeLoader)
