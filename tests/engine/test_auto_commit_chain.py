@@ -11,6 +11,7 @@ from __future__ import annotations
 
 from pathlib import Path
 
+from ralphloop.core.events import IterationFinished
 from tests.engine.harness import Turn, Turns, entries, git_out, run
 
 
@@ -149,3 +150,26 @@ def test_the_staging_area_ralph_committed_is_where_an_undo_puts_it_back(project:
     assert git_out(project, "diff", "--cached", "--name-only") == ""
     assert not (project / "staged.txt").exists()
     assert (project / "a.txt").read_text() == "a\n"
+
+
+def test_the_iteration_after_an_undo_starts_from_what_the_undo_left(project: Path, feature: Path) -> None:
+    """After an undo the next start is the capture that checked it (with ralph's records read again), not a walk of
+    every file: each iteration's changes are its own, and a second undo puts back the work the first one left."""
+    git_out(project, "add", "-A")
+    git_out(project, "commit", "-q", "-m", "plan")
+    turns = Turns(
+        Turn(write={"a.txt": "failed\n"}, exit=1, err="Error: tests failed\n"),
+        Turn(write={"b.txt": "b\n"}, passes=["S-1"], say="did S-1\n"),
+        Turn(write={"c.txt": "failed\n", "b.txt": "b broken\n"}, exit=1, err="Error: tests failed\n"),
+        Turn(write={"d.txt": "d\n"}, passes=["S-2"], say="did S-2\n"),
+    )
+
+    done = run(project, turns, n=4)
+
+    assert "Traceback" not in done.screen
+    changed = [event.files_changed for event in done.events if isinstance(event, IterationFinished)]
+    prd = ".ralph/feat/prd.json"
+    assert changed == [("a.txt",), (prd, "b.txt"), ("b.txt", "c.txt"), (prd, "d.txt")]
+    assert not (project / "a.txt").exists() and not (project / "c.txt").exists()
+    assert (project / "b.txt").read_text() == "b\n" and (project / "d.txt").read_text() == "d\n"
+    assert [entry["Status"] for entry in entries(feature)] == ["failed", "complete", "failed", "complete"]

@@ -75,11 +75,11 @@ def close(run: Run, closing: Closing) -> Step:
     run.emit(IterationClosed(prepared.number))
     if judged.counted and not closing.facts.interrupted:
         run.hooks.format_hooks(run.source, prepared.context, run.now)
-    # The next start from `end` (or from what the commit was made of), ralph's own records read again, when nothing
-    # else touched the files since; after an undo or a hook it is captured afresh.
+    # The next start from `end` (or the commit's, or the undo's), ralph's records read again; after a hook, afresh.
     next_start: WorkTree | None = None
-    if run.workspace is not None and not judged.undo and not _hooks_ran(run):
-        next_start = run.workspace.after_commit() if closing.committing else run.workspace.after_records(end)
+    if (workspace := run.workspace) is not None and not _hooks_ran(run):
+        after = workspace.after_undo if judged.undo else workspace.after_commit if closing.committing else None
+        next_start = after() if after is not None else workspace.after_records(end)
     message = clean_text(last_paragraph(closing.facts.result.final_text))  # redacted as it is read
     return Step(closing.state, closing.told.decision, closing.view, next_start, message, judged.limit)
 

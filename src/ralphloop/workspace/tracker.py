@@ -27,10 +27,6 @@ class GitFailed(RalphError):
     """git could not do a step the loop relies on: the loop stops with this reason."""
 
 
-def _unsaid(_text: str) -> None:
-    return None
-
-
 class Workspace:
     """One feature's view of its repository. `None` from `open` outside a git repository."""
 
@@ -50,11 +46,13 @@ class Workspace:
         self.kept_out: frozenset[str] = frozenset()
         self.committed: captures.WorkTree | None = None  # the workspace the last auto-commit was made from
         self._hooks: bool | None = None  # whether git runs a hook of the user's at a commit (asked once)
+        self.restored: captures.WorkTree | None = None  # the workspace the last undo left (its checking capture)
 
     @classmethod
-    def open(cls, paths: FeaturePaths, task_file: str = "", warn: Callable[[str], None] = _unsaid) -> Workspace | None:
-        top = git.toplevel(paths.project_root)
-        index = captures.scratch_index(paths.project_root, paths.name) if top else None
+    def open(
+        cls, paths: FeaturePaths, task_file: str = "", warn: Callable[[str], None] = lambda _text: None
+    ) -> Workspace | None:
+        index = captures.scratch_index(paths.project_root, paths.name)  # None outside a repository
         memo = gitcache.memo(index) if index else None
         return cls(paths, memo.layout, index, task_file, warn) if index and memo else None
 
@@ -102,6 +100,10 @@ class Workspace:
         """`base` (the files as an iteration left them) with ralph's own appends since read again: the
         next iteration's start without walking every file. Valid only when nothing else ran meanwhile."""
         return self._read_again(base, [self.progress_rel])
+
+    def after_undo(self) -> captures.WorkTree | None:
+        """The workspace the last undo left, progress.txt (put back, appended to) read again; None: it did not end."""
+        return self._read_again(self.restored, [self.progress_rel])
 
     def after_commit(self) -> captures.WorkTree | None:
         """The workspace an auto-commit left: the files it was made from (ralph's commit changes none of them)
@@ -155,9 +157,11 @@ class Workspace:
         (what is left in the files may be only part of it). Otherwise an older attempt of the same number (the
         numbering started again) is never replaced: this one is saved beside it."""
         kind = {"interrupted": "interrupted", "usage-limit": "usage-limited"}.get(status, "failed")
+        self.restored = None
         if start is None or end is None:
             return f"the {kind} attempt's changes stay in place: {self.failure or 'git could not capture them'}"
         if _same(start, end):
+            self.restored = end
             return f"the {kind} attempt changed no file; nothing to undo"
         attempt = f"the {kind} attempt at {task_id} (iteration {number})"
         ref = self.attempt_ref(number)
@@ -181,8 +185,10 @@ class Workspace:
         )
         if held:
             return self._failed(f"{attempt} is saved as {where} but not undone: {held}")
-        try:
-            undo.restore(root, start, self.index_file)
+        try:  # nothing but ralph's breaker file has changed since `end`: the undo starts from it, read again
+            self.restored = undo.restore(
+                root, start, self.index_file, captures.recapture(self.top, self.index_file, end, [])
+            )
         except OSError as exc:
             return self._failed(f"{attempt} is saved as {where}, but could not be undone: {exc}")
         restored = _read_bytes(self.paths.progress)
@@ -316,11 +322,9 @@ class Workspace:
         return made[:12] if made else None
 
     def _staged_as(self, commit: str) -> None:
-        """The staging area is the tree of the commit git just made of it (no hook ran to change it since): known
-        for the next capture without a `git write-tree`."""
-        store = objects.Store.of(self.layout.common_dir)
+        """The staging area is the tree of the commit git just made of it (no hook ran since): no write-tree next."""
+        store, memo = objects.Store.of(self.layout.common_dir), gitcache.memo(self.index_file)
         tree = objects.commit_tree(store, commit) if store is not None else None
-        memo = gitcache.memo(self.index_file)
         if tree is not None and memo is not None:
             memo.user_stamp, memo.user_tree = gitcache.stamp(self.layout.user_index), tree
 

@@ -72,24 +72,30 @@ def saved_attempt(root: str, ref: str, patch_path: str) -> SavedAttempt | None:
     return SavedAttempt(ref, found.stdout.decode().strip(), patch_path if os.path.isfile(patch_path) else None)
 
 
-def restore(root: str, before: WorkTree, index_file: str) -> None:
+def restore(root: str, before: WorkTree, index_file: str, now: WorkTree | None = None) -> WorkTree:
     """Put the workspace back as `before` (captured with `index_file`) holds it: a merge, rebase, cherry-pick,
     revert or am the agent left waiting forgotten; the branch at its commit and checked out again (when the agent
     switched, detached or moved it); every file under `root` (untracked ones included); the staging area. Ignored
-    files (ralph's runtime files among them) and files outside `root` are left alone. A capture then checks it.
+    files (ralph's runtime files among them) and files outside `root` are left alone. A capture then checks it,
+    and is returned: the workspace as it now is.
 
-    Raises OSError naming what git refused, or what still differs; save the attempt first (save_attempt):
-    this discards everything done since `before`."""
-    now = capture(root, index_file)  # every file as it is now, with its stat: only changed ones are written back
+    `now`: the workspace as it is, when the caller has just captured it (the iteration's own capture); otherwise it
+    is captured first. Raises OSError naming what git refused, or what still differs; save the attempt first
+    (save_attempt): this discards everything done since `before`."""
+    if now is None:
+        now = capture(root, index_file)  # every file as it is now, with its stat: only changed ones are written back
     memo = gitcache.memo(index_file)
     assert memo is not None  # made by the capture
     _quit_operations(root, memo.layout, before.operation)
     _restore_head(root, before, now)
     _restore_files(root, before, index_file)
-    _restore_staged(root, before)
-    wrong = _differences(root, before, capture(root, index_file))
+    if before.index_tree is None or now.index_tree != before.index_tree:  # the staging area moved (or had conflicts)
+        _restore_staged(root, before)
+    after = capture(root, index_file)
+    wrong = _differences(root, before, after)
     if wrong:
         raise OSError(f"after the undo, {'; '.join(wrong)}")
+    return after
 
 
 def _quit_operations(root: str, layout: gitcache.Layout, kept: str | None) -> None:
