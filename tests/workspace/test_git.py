@@ -188,6 +188,36 @@ def test_commit_paths_of_work_the_agent_committed_itself_makes_no_commit(
     assert git(repo, git_env, "diff", "--cached", "--name-only") == b""
 
 
+def test_commit_paths_of_tracked_files_stages_them_as_it_commits(repo: Path, git_env: dict[str, str]) -> None:
+    """`tracked`: every path is in the staging area, so one `git commit --include` stages and commits them, an
+    edit and a deletion alike; other work of the user's stays uncommitted, and a refusal is said as before."""
+    git(repo, git_env, "config", "user.name", "T")
+    git(repo, git_env, "config", "user.email", "t@t.invalid")
+    for name in ("edited.txt", "deleted.txt", "mine.txt"):
+        (repo / name).write_text("v1\n")
+    commit_all(repo, git_env)
+    (repo / "edited.txt").write_text("v2\n")
+    (repo / "deleted.txt").unlink()
+    (repo / "mine.txt").write_text("the user's, not staged\n")
+
+    made = commit_paths(str(repo), ["deleted.txt", "edited.txt"], "ralph's commit", hooks=False, tracked=True)
+
+    assert made == git(repo, git_env, "rev-parse", "HEAD").decode().strip()
+    assert git(repo, git_env, "show", "--name-only", "--format=", "HEAD").decode().split() == [
+        "deleted.txt",
+        "edited.txt",
+    ]
+    assert git(repo, git_env, "status", "--porcelain").decode().splitlines() == [" M mine.txt"]
+    assert commit_paths(str(repo), ["edited.txt"], "again", hooks=False, tracked=True) is None
+
+    (repo / "edited.txt").write_text("v3\n")
+    git(repo, git_env, "config", "commit.gpgSign", "true")
+    git(repo, git_env, "config", "gpg.program", "false")
+    with pytest.raises(OSError, match="git commit failed"):
+        commit_paths(str(repo), ["edited.txt"], "refused", hooks=False, tracked=True)
+    assert git(repo, git_env, "diff", "--cached", "--name-only") == b""
+
+
 def test_the_reason_of_a_git_failure_is_its_error_line_not_its_advice(repo: Path, git_env: dict[str, str]) -> None:
     (repo / ".git" / "index.lock").write_text("")
     (repo / "a.txt").write_text("a\n")

@@ -249,3 +249,18 @@ def test_what_is_not_a_loose_tree_reads_as_none(repo: Path) -> None:
     assert store.tree(blob) is None
     broken = store.write(b"tree", b"100644 cut\0short")
     assert store.tree(broken) is None
+
+
+def test_a_tree_holds_the_paths_it_has_and_no_others(repo: Path, tmp_path: Path) -> None:
+    index = str(tmp_path / "private.index")
+    tree = captures.capture(str(repo), index).tree
+    store = objects.Store(os.path.join(repo, ".git", "objects"))
+    assert objects.holds_all(store, tree, [PROGRESS, "src/a.py", "run.sh"])
+    assert not objects.holds_all(store, tree, ["src/a.py", "src/new.py"])  # a new file
+    assert not objects.holds_all(store, tree, ["src"])  # a folder, not a file
+    assert not objects.holds_all(store, tree, ["run.sh/inner"])  # a file, not a folder
+    assert not objects.holds_all(None, tree, ["src/a.py"]) and not objects.holds_all(store, None, ["src/a.py"])
+    git(repo, "update-ref", "refs/keep/tree", git(repo, "commit-tree", tree, "-m", "t"))
+    git(repo, "repack", "-adq")
+    git(repo, "prune-packed")
+    assert not objects.holds_all(store, tree, ["src/a.py"])  # packed: not known here, so not said

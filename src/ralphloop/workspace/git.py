@@ -276,6 +276,7 @@ def commit_paths(
     read_head: Callable[[], tuple[bool, str | None]] | None = None,
     *,
     hooks: bool = True,
+    tracked: bool = False,
 ) -> str | None:
     """Stage exactly `names` (paths from the repository's top `top`: changed, new or deleted) and commit
     them with the user's identity and hooks; the user's other uncommitted work stays as it was.
@@ -284,12 +285,20 @@ def commit_paths(
     (a failing pre-commit hook, say); the paths are unstaged again then. `read_head`: the new HEAD read
     without a git process, as (known, commit) (gitcache.read_head); git is asked when it is not known.
     `hooks=False`, known to run no hook of the user's and no merge waiting: `git commit` itself finds out
-    whether there is anything to commit (a process fewer when there is)."""
+    whether there is anything to commit (a process fewer when there is); with `tracked` too (every path is in the
+    staging area already), it stages them as it commits (`--include`: one process, one read of a big index)."""
     if not names:
         return None
     listed = _nul_list(names)
     # literal pathspecs from stdin: no glob, no magic, no argv length limit
     literal = ("--pathspec-from-file=-", "--pathspec-file-nul")
+    if tracked and not hooks:
+        done = run(top, "-c", "core.literalPathspecs=true", "commit", "-q", "-i", "-m", message, *literal, stdin=listed)
+        if done.returncode == 0:
+            return _new_head(top, read_head)
+        if done.returncode == 1 and any(words in done.stdout for words in _NOTHING_TO_COMMIT):
+            return None
+        # any other refusal leaves the index as it was: staged and committed the usual way below, which says why
     gone = [name for name in names if not os.path.lexists(os.path.join(top, name))]
     present = [name for name in names if name not in set(gone)]
     # A deleted file is staged by `rm --cached`, which lets one the index no longer holds (the agent's own
@@ -310,11 +319,19 @@ def commit_paths(
         if run(top, "rev-parse", "--verify", "-q", "HEAD").returncode == 0:
             run(top, "-c", "core.literalPathspecs=true", "reset", "-q", *literal, stdin=listed)
         raise OSError(f"git commit failed: {reason(done)}")
+    return _new_head(top, read_head)
+
+
+def _new_head(top: str, read_head: Callable[[], tuple[bool, str | None]] | None) -> str | None:
     known, made = read_head() if read_head is not None else (False, None)
     if known and made:
         return made
     head = run(top, "rev-parse", "HEAD")
     return head.stdout.decode().strip() or None
+
+
+# What `git commit` says (LC_ALL=C) when it made no commit for want of changes; any other failure is told.
+_NOTHING_TO_COMMIT = (b"nothing to commit", b"nothing added to commit", b"no changes added to commit")
 
 
 def _nothing_staged(top: str) -> bool:

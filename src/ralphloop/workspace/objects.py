@@ -91,6 +91,26 @@ def commit_tree(store: Store, oid: str) -> str | None:
     return content[5:45].decode("ascii", "replace")
 
 
+def holds_all(store: Store | None, tree: str | None, paths: list[str]) -> bool:
+    """Whether `tree` holds each of `paths` (from the top, '/'-separated) as a file or a submodule; False when one
+    is missing, a tree on the way is not loose, or there is no store or tree to look in."""
+    if store is None or tree is None:
+        return False
+    for path in paths:
+        current: str | None = tree
+        names = path.encode("utf-8", "surrogateescape").split(b"/")
+        for depth, name in enumerate(names):
+            entries = store.tree(current) if current is not None else None
+            found = entries.get(name) if entries is not None else None
+            if found is None:
+                return False
+            last = depth == len(names) - 1
+            if last != (found[0] != _TREE_MODE):
+                return False  # a folder where a file was named, or the other way round
+            current = found[1].hex()
+    return True
+
+
 def with_file(store: Store, tree: str, path: str, content: bytes, mode: int) -> str | None:
     """The tree `tree` with the file at `path` (from the repository's top, '/'-separated) holding `content`, its
     executable bit as `mode` says: written, and its id returned. None when the path is not a plain file of that

@@ -307,8 +307,9 @@ class Workspace:
                 now = captures.recapture(self.top, self.index_file, end, [self.progress_rel])
             names = sorted(name for name in self.changed(start, now) if name not in self.kept_out)
             hooks = self._commit_hooks() or now.operation is not None
+            tracked = objects.holds_all(objects.Store.of(self.layout.common_dir), now.index_tree, names)
             head = partial(gitcache.read_head, self.layout)
-            made = git.commit_paths(self.top, names, one_line(message, 200), head, hooks=hooks)
+            made = git.commit_paths(self.top, names, one_line(message, 200), head, hooks=hooks, tracked=tracked)
             # the next start is what the commit was made of, unless git ran a hook of the user's that may have
             # changed files (a formatter that stages again, a post-commit that writes one)
             self.committed = None if made and hooks else now
