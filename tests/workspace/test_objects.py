@@ -264,3 +264,36 @@ def test_a_tree_holds_the_paths_it_has_and_no_others(repo: Path, tmp_path: Path)
     git(repo, "repack", "-adq")
     git(repo, "prune-packed")
     assert not objects.holds_all(store, tree, ["src/a.py"])  # packed: not known here, so not said
+
+
+@pytest.mark.parametrize("planted", ["fifo", "zero", "bomb", "not-zlib"])
+def test_what_is_planted_where_an_object_goes_reads_as_not_loose(repo: Path, planted: str) -> None:
+    """An agent may put a FIFO, a link to /dev/zero or a zlib bomb where ralph reads an object: it reads as not
+    loose, at once and in bounded memory (git is asked instead)."""
+    import zlib
+
+    store = objects.Store(os.path.join(repo, ".git", "objects"))
+    oid = "ab" * 20
+    path = repo / ".git" / "objects" / oid[:2] / oid[2:]
+    path.parent.mkdir(exist_ok=True)
+    if planted == "fifo":
+        os.mkfifo(path)
+    elif planted == "zero":
+        path.symlink_to("/dev/zero")
+    elif planted == "bomb":
+        path.write_bytes(zlib.compress(b"tree 99999999999\0" + b"\0" * (64 * 1024 * 1024), 9))
+    else:
+        path.write_bytes(b"plain text")
+    assert store.read(oid, b"tree") is None
+    assert store.tree(oid) is None
+
+
+def test_a_flooded_progress_file_is_left_to_git(repo: Path, tmp_path: Path) -> None:
+    index = str(tmp_path / "private.index")
+    start = captures.capture(str(repo), index)
+    with open(repo / PROGRESS, "ab") as handle:
+        handle.write(b"x" * (64 * 1024 * 1024 + 1))
+    again = captures.recapture(str(repo), index, start, [PROGRESS])
+    memo = gitcache.memo(index)
+    assert memo is not None and (memo.derived is None or memo.derived[1] != again.tree)  # git added it
+    assert again == fresh(repo, tmp_path)

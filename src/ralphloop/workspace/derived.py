@@ -37,18 +37,22 @@ def tree_with(memo: gitcache.Memo, base: str, paths: list[str]) -> str | None:
     return tree
 
 
+_CAP = 64 * 1024 * 1024  # a file ralph wrote, hashed here; a bigger one (an agent's flood) is git's to add
+
+
 def _regular_file(path: str) -> tuple[bytes, int] | None:
-    """A regular file's bytes and mode, never through a symlink; None for anything else."""
+    """A regular file's bytes and mode, never through a symlink; None for anything else, or one over the cap."""
     try:
         handle = os.open(path, os.O_RDONLY | os.O_NOFOLLOW | os.O_NONBLOCK | os.O_CLOEXEC)
     except OSError:
         return None
     try:
         info = os.fstat(handle)
-        if not stat.S_ISREG(info.st_mode):
+        if not stat.S_ISREG(info.st_mode) or info.st_size > _CAP:
             return None
         with os.fdopen(handle, "rb", closefd=False) as reading:
-            return reading.read(), info.st_mode
+            data = reading.read(_CAP + 1)  # a file still growing stops at the cap too
+        return (data, info.st_mode) if len(data) <= _CAP else None
     except OSError:
         return None
     finally:

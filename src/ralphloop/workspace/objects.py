@@ -20,6 +20,8 @@ _TREE_MODE = b"40000"
 _FILE_MODES = {b"100644": 0o644, b"100755": 0o755}
 
 Entry = tuple[bytes, bytes]  # (mode, raw object id) of one name in a tree
+_CAP = 16 * 1024 * 1024  # an object read here (a tree, a commit), packed or not: more is git's to read
+_READ_FLAGS = os.O_RDONLY | os.O_NOFOLLOW | os.O_NONBLOCK | os.O_CLOEXEC
 
 
 class Store:
@@ -37,14 +39,28 @@ class Store:
 
     def read(self, oid: str, kind: bytes) -> bytes | None:
         """The content of loose object `oid` when it is one of `kind`; None when it is not loose (packed, or
-        missing) or not readable as one."""
+        missing) or not readable as one: a link, a FIFO or a device planted in its place, a file or a content over
+        the cap (a tree ralph reads is a few KB), data that is not zlib's."""
         if len(oid) != 40:
             return None
         try:
-            with open(os.path.join(self.folder, oid[:2], oid[2:]), "rb") as handle:
-                raw = zlib.decompress(handle.read())
+            handle = os.open(os.path.join(self.folder, oid[:2], oid[2:]), _READ_FLAGS)
+        except OSError:
+            return None
+        try:
+            info = os.fstat(handle)
+            if not stat.S_ISREG(info.st_mode) or info.st_size > _CAP:
+                return None
+            with os.fdopen(handle, "rb", closefd=False) as reading:
+                packed = reading.read(_CAP + 1)
+            inflate = zlib.decompressobj()
+            raw = inflate.decompress(packed, _CAP)
+            if inflate.unconsumed_tail:
+                return None
         except (OSError, zlib.error):
             return None
+        finally:
+            os.close(handle)
         header, _, content = raw.partition(b"\0")
         if header != kind + b" " + str(len(content)).encode():
             return None
