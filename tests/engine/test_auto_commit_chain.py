@@ -173,3 +173,34 @@ def test_the_iteration_after_an_undo_starts_from_what_the_undo_left(project: Pat
     assert not (project / "a.txt").exists() and not (project / "c.txt").exists()
     assert (project / "b.txt").read_text() == "b\n" and (project / "d.txt").read_text() == "d\n"
     assert [entry["Status"] for entry in entries(feature)] == ["failed", "complete", "failed", "complete"]
+
+
+def test_work_git_leaves_out_of_a_commit_stops_the_run_said(project: Path, feature: Path) -> None:
+    """A file the user marked skip-worktree is passed over by `git commit --include`: the run stops and says so,
+    the work left in place, never counted as committed."""
+    (project / "local.cfg").write_text("user's\n")
+    _prepared(project, feature)
+    git_out(project, "update-index", "--skip-worktree", "local.cfg")
+    turns = Turns(Turn(write={"local.cfg": "the agent's\n"}, passes=["S-1"], say="did S-1\n"))
+
+    done = run(project, turns, n=1)
+
+    assert "Traceback" not in done.screen
+    assert "skip-worktree" in done.screen, done.screen
+    assert (project / "local.cfg").read_text() == "the agent's\n"
+    assert "local.cfg" not in git_out(project, "show", "--name-only", "--format=", "HEAD")
+
+
+def test_an_undo_takes_back_what_the_agent_staged_as_intent_to_add(project: Path, feature: Path) -> None:
+    """`git add -N` shows in no tree of the staging area: the undo puts the staging area back all the same."""
+    _prepared(project, feature)
+
+    def intend(launch: object) -> None:
+        git_out(project, "add", "-N", "mine.txt")
+
+    turns = Turns(Turn(first=intend, write={"a.txt": "broken\n"}, exit=1, err="Error: tests failed\n"))
+
+    run(project, turns, n=1)
+
+    assert git_out(project, "status", "--porcelain", "--", "mine.txt").splitlines() == ["?? mine.txt"]
+    assert git_out(project, "diff", "--cached", "--name-only") == ""

@@ -197,14 +197,18 @@ def test_packed_trees_are_compared_and_derived_by_git(repo: Path, tmp_path: Path
         ("attributes", "progress.txt filter=upper\n"),
         ("attributes", "*.txt ident\n"),
         ("config", "core.autocrlf=input"),
+        ("attributes-file", "progress.txt filter=upper\n"),
     ],
-    ids=["eol", "filter", "ident", "autocrlf"],
+    ids=["eol", "filter", "ident", "autocrlf", "core-attributes-file"],
 )
 def test_a_file_git_would_convert_is_added_by_git(repo: Path, tmp_path: Path, setting: tuple[str, str]) -> None:
     """git stores such a file as its conversion makes it: hashing the bytes on disk would be wrong. The
     attributes are read again when a file that holds them changes, here in the middle of a run."""
     index = str(tmp_path / "private.index")
     git(repo, "config", "filter.upper.clean", "tr a-z A-Z")
+    elsewhere = tmp_path / "my-attributes"  # core.attributesFile, outside every place watched by default
+    elsewhere.write_text("")
+    git(repo, "config", "core.attributesFile", str(elsewhere))
     start = captures.capture(str(repo), index)
     append(repo, PROGRESS, "first entry\r\n$Id$\n")
     derived = captures.recapture(str(repo), index, start, [PROGRESS])
@@ -214,6 +218,8 @@ def test_a_file_git_would_convert_is_added_by_git(repo: Path, tmp_path: Path, se
     if kind == "attributes":
         (repo / ".ralph" / "feat" / ".gitattributes").write_text(text)
         git(repo, "add", ".ralph/feat/.gitattributes")
+    elif kind == "attributes-file":
+        elsewhere.write_text(text)
     else:
         git(repo, "config", *text.split("="))
     base = captures.capture(str(repo), index)
@@ -297,3 +303,30 @@ def test_a_flooded_progress_file_is_left_to_git(repo: Path, tmp_path: Path) -> N
     memo = gitcache.memo(index)
     assert memo is not None and (memo.derived is None or memo.derived[1] != again.tree)  # git added it
     assert again == fresh(repo, tmp_path)
+
+
+def test_a_progress_file_that_is_a_symlink_in_the_repository_is_read_through(repo: Path, tmp_path: Path) -> None:
+    """ralph appends through the link: what it names is read again too, so the next start holds the entry."""
+    (repo / "notes").mkdir()
+    (repo / "notes" / "log.txt").write_text("# log\n")
+    (repo / PROGRESS).unlink()
+    (repo / PROGRESS).symlink_to("../../notes/log.txt")
+    index = str(tmp_path / "private.index")
+    start = captures.capture(str(repo), index)
+    append(repo, PROGRESS, "an entry\n")
+    assert captures.recapture(str(repo), index, start, [PROGRESS]) == fresh(repo, tmp_path)
+
+
+def test_a_tree_planted_to_hold_itself_is_left_to_git(repo: Path) -> None:
+    """Objects are not checked against their names here: a "tree" that names itself as a folder reads as not
+    loose, at a bounded depth, never a crash."""
+    import zlib
+
+    store = objects.Store(os.path.join(repo, ".git", "objects"))
+    oid = "cd" * 20
+    content = b"40000 d\0" + bytes.fromhex(oid)
+    path = repo / ".git" / "objects" / oid[:2] / oid[2:]
+    path.parent.mkdir(exist_ok=True)
+    path.write_bytes(zlib.compress(b"tree %d\0" % len(content) + content))
+    empty = store.write(b"tree", b"")
+    assert objects.changed_paths(store, empty, oid) is None

@@ -85,13 +85,12 @@ def close(run: Run, closing: Closing) -> Step:
 
 
 def _hooks_ran(run: Run) -> bool:
-    """Whether a hook may have touched the files since the iteration's capture: the format's own (a format that
-    cannot list them now, its SPRINT.yaml in the middle of an edit, counts as having them) or one still running."""
+    """Whether a hook (the format's, one still running) may have touched the files since the iteration's capture."""
     if run.hooks.running:
         return True
     try:
         return bool(run.source.iteration_hooks())
-    except RalphError:
+    except RalphError:  # a format that cannot list them now (its SPRINT.yaml half edited) counts as having them
         return True
 
 
@@ -172,7 +171,8 @@ def _apply(
         reopened = prepared.view.done_ids - view.done_ids
         return view, run.workspace.after_agent(prepared.start, end, prepared.number, reopened)
     run.emit(Undoing(prepared.number))
-    notes = (run.workspace.undo(prepared.start, end, prepared.number, prepared.task.id, undo),)
+    fresh = not run.hooks.running  # nothing ran since `end` was captured: the undo starts from it
+    notes = (run.workspace.undo(prepared.start, end, prepared.number, prepared.task.id, undo, fresh=fresh),)
     try:
         return run.source.load(), notes
     except RalphError as exc:

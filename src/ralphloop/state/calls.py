@@ -52,9 +52,7 @@ class CallLedger:
                 starts = self._read()
                 kept, slot = ratelimit.take(starts, moment, limit)
                 if kept != starts:
-                    # not fsynced: a machine that stops at this instant forgets one start of the hour, no more
-                    body = {"account": self.account, "starts": [_stamp(s) for s in kept]}
-                    atomic_write_json(self.path, body, sync=False)
+                    atomic_write_json(self.path, {"account": self.account, "starts": [_stamp(s) for s in kept]})
         except OSError as exc:
             raise RalphError(f"{self.path}: cannot update the call ledger ({exc.strerror or exc})") from None
         return slot

@@ -70,8 +70,8 @@ class RunState(Struct):
         state.iteration = max(state.iteration, highest_log_number(logs_dir))
         return state
 
-    def save(self, path: str, *, sync: bool = True) -> None:
-        atomic_write_json(path, self.to_json(), version=STATE.version, marked=True, sync=sync)
+    def save(self, path: str) -> None:
+        atomic_write_json(path, self.to_json(), version=STATE.version, marked=True)
 
     def to_json(self) -> dict[str, Any]:
         """Seed 002's schema first ({completed_stories, current_story, retry_count}), then ralph's own fields."""
@@ -134,9 +134,7 @@ class StateFile:
         if state.current_task in state.completed_ids:  # seed 002: DONE sets current_story to null
             state.current_task = ""
         state.updated_at = iso(self.now())
-        # The number's reservation is made durable by the journal, written before it (records/journal.py; the
-        # next run takes its number from there after a crash): here it is a view, not fsynced.
-        state.save(self.path, sync=not isinstance(event, IterationStarted))
+        state.save(self.path)
 
     def _carry(self, carried: Mapping[str, Any]) -> None:
         state = self.state

@@ -110,8 +110,10 @@ def recapture(root: str, index_file: str, base: WorkTree, paths: Sequence[str]) 
     else:
         return capture(root, index_file)
     top = os.path.realpath(memo.layout.top)
-    # the folders resolved, not the file: a file that is a symlink is added as one
-    inside = [os.path.relpath(_resolved_folder(os.path.join(root, path)), top) for path in paths]
+    # the folders resolved, not the file (a file that is a symlink is added as one), and what a symlink names, which
+    # is what ralph wrote to
+    full = [os.path.join(root, path) for path in paths]
+    inside = list(dict.fromkeys(os.path.relpath(where, top) for path in full for where in _written(path)))
     listed = [path for path in inside if path != ".." and not path.startswith(("../", "/"))]
     tree = base.tree
     if listed:
@@ -129,9 +131,10 @@ def recapture(root: str, index_file: str, base: WorkTree, paths: Sequence[str]) 
     return WorkTree(_head(root, layout), tree, user, gitcache.head_ref(layout), gitcache.operation(layout))
 
 
-def _resolved_folder(path: str) -> str:
+def _written(path: str) -> tuple[str, ...]:
     folder, name = os.path.split(path)
-    return os.path.join(os.path.realpath(folder), name)
+    here = os.path.join(os.path.realpath(folder), name)
+    return (here, os.path.realpath(here)) if os.path.islink(here) else (here,)
 
 
 def _added(root: str, index_file: str, memo: gitcache.Memo, listed: list[str]) -> str | None:

@@ -62,18 +62,25 @@ def _regular_file(path: str) -> tuple[bytes, int] | None:
 def _plain(memo: gitcache.Memo, paths: list[str]) -> bool:
     """Whether git stores each of `paths` as its bytes on disk; asked of git again when a file that can say
     otherwise changed."""
-    key = tuple(gitcache.stamp(source) for source in _sources(memo.layout, paths))
+    key = tuple(gitcache.stamp(source) for source in _sources(memo, paths))
     if memo.plain is not None and memo.plain[0] == key:
         return memo.plain[1]
-    plain = _asked_git(memo.layout.top, paths)
+    plain = _asked_git(memo, paths)  # a core.attributesFile it names is watched from the next call on
     memo.plain = (key, plain)
     return plain
 
 
-def _asked_git(top: str, paths: list[str]) -> bool:
-    autocrlf = run(top, "config", "--get", "core.autocrlf")
-    if autocrlf.returncode not in {0, 1} or autocrlf.stdout.strip().lower() not in {b"", b"false"}:
+def _asked_git(memo: gitcache.Memo, paths: list[str]) -> bool:
+    top = memo.layout.top
+    config = run(top, "config", "--get-regexp", r"^core\.(autocrlf|attributesfile)$")
+    if config.returncode not in {0, 1}:
         return False
+    for line in config.stdout.decode("utf-8", "surrogateescape").splitlines():
+        key, _, value = line.partition(" ")
+        if key == "core.attributesfile":  # watched from now on, with the usual places
+            memo.attributes = os.path.join(top, os.path.expanduser(value))
+        elif value.strip().lower() not in {"", "false"}:
+            return False
     attributes = run(top, "check-attr", "-z", *_CONVERTING, "--", *paths)
     if attributes.returncode != 0:
         return False
@@ -82,9 +89,11 @@ def _asked_git(top: str, paths: list[str]) -> bool:
     return len(values) == len(paths) * len(_CONVERTING) and all(value == b"unspecified" for value in values)
 
 
-def _sources(layout: gitcache.Layout, paths: list[str]) -> list[str]:
+def _sources(memo: gitcache.Memo, paths: list[str]) -> list[str]:
     """The files whose change can change `_plain`'s answer: every .gitattributes on the way to each path, the
-    repository's info/attributes and config, the user's and the system's."""
+    repository's info/attributes and config, the user's and the system's, and core.attributesFile once git named
+    it (a file a config includes is not watched)."""
+    layout = memo.layout
     home = os.path.expanduser("~")
     xdg = os.environ.get("XDG_CONFIG_HOME") or os.path.join(home, ".config")
     found = [
@@ -96,6 +105,7 @@ def _sources(layout: gitcache.Layout, paths: list[str]) -> list[str]:
         os.path.join(xdg, "git", "attributes"),
         os.environ.get("GIT_CONFIG_SYSTEM") or "/etc/gitconfig",
         "/etc/gitattributes",
+        *([memo.attributes] if memo.attributes else []),
     ]
     for path in paths:
         folder = ""

@@ -269,6 +269,17 @@ def switch_branch(root: str, name: str) -> str:
     return f"switched to branch {name}" if exists else f"created branch {name}"
 
 
+# The hooks `git commit` may run, each of which may change the files after ralph read them.
+COMMIT_HOOKS = (
+    "pre-commit",
+    "prepare-commit-msg",
+    "commit-msg",
+    "post-commit",
+    "reference-transaction",
+    "post-index-change",
+)
+
+
 def commit_paths(
     top: str,
     names: Sequence[str],

@@ -65,6 +65,7 @@ class Memo(Struct):
     # Whether files may be hashed as they are (no filter, no end-of-line conversion), and the stamps of the
     # attribute and config files that said so.
     plain: tuple[tuple[Stamp | None, ...], bool] | None = None
+    attributes: str | None = None  # core.attributesFile, once git named it
 
 
 _MEMOS: dict[str, Memo] = {}  # by private index file

@@ -76,8 +76,10 @@ class Store:
         if os.path.exists(final):
             return oid
         if not os.path.isdir(folder):
+            mode = stat.S_IMODE(os.stat(self.folder).st_mode)  # a shared repository's group bits, as git keeps them
             with contextlib.suppress(FileExistsError):
-                os.mkdir(folder, stat.S_IMODE(os.stat(self.folder).st_mode))
+                os.mkdir(folder, mode)
+                os.chmod(folder, mode)
         temporary = os.path.join(folder, f"tmp_obj_ralph_{os.getpid()}")
         with contextlib.suppress(FileNotFoundError):
             os.unlink(temporary)  # left by a killed process of the same PID
@@ -127,6 +129,35 @@ def holds_all(store: Store | None, tree: str | None, paths: list[str]) -> bool:
     return True
 
 
+def left_out(store: Store | None, commit: str | None, tree: str, paths: list[str]) -> list[str]:
+    """The paths whose entry in `commit`'s tree is not their entry in `tree` (what was to be committed); none when
+    it cannot be told here (an object not loose)."""
+    top = commit_tree(store, commit) if store is not None and commit else None
+    if store is None or top is None:
+        return []
+    committed, wanted = _entries_at(store, top, paths), _entries_at(store, tree, paths)
+    if committed is None or wanted is None:
+        return []
+    return [path for path in paths if committed[path] != wanted[path]]
+
+
+def _entries_at(store: Store, tree: str, paths: list[str]) -> dict[str, Entry | None] | None:
+    """Each path's entry in `tree` (None: it holds no such path); None when a tree on the way is not loose."""
+    found: dict[str, Entry | None] = {}
+    for path in paths:
+        entry: Entry | None = (_TREE_MODE, bytes.fromhex(tree))
+        for name in path.encode("utf-8", "surrogateescape").split(b"/"):
+            if entry is None or entry[0] != _TREE_MODE:
+                entry = None
+                break
+            entries = store.tree(entry[1].hex())
+            if entries is None:
+                return None
+            entry = entries.get(name)
+        found[path] = entry
+    return found
+
+
 def with_file(store: Store, tree: str, path: str, content: bytes, mode: int) -> str | None:
     """The tree `tree` with the file at `path` (from the repository's top, '/'-separated) holding `content`, its
     executable bit as `mode` says: written, and its id returned. None when the path is not a plain file of that
@@ -171,9 +202,16 @@ class _NotLoose(Exception):
     """A tree needed for the comparison is packed or missing: git compares instead."""
 
 
-def _walk(store: Store, before: str | None, after: str | None, prefix: bytes, found: set[bytes]) -> None:
+_DEEPEST = 512  # folders in folders: deeper than any real tree (a tree planted to hold itself never ends)
+
+
+def _walk(
+    store: Store, before: str | None, after: str | None, prefix: bytes, found: set[bytes], depth: int = 0
+) -> None:
     if before == after:
         return
+    if depth > _DEEPEST:
+        raise _NotLoose(prefix)
     old = _entries(store, before)
     new = _entries(store, after)
     for name in old.keys() | new.keys():
@@ -184,7 +222,8 @@ def _walk(store: Store, before: str | None, after: str | None, prefix: bytes, fo
         a_tree = a is not None and a[0] == _TREE_MODE
         b_tree = b is not None and b[0] == _TREE_MODE
         if a_tree or b_tree:
-            _walk(store, a[1].hex() if a and a_tree else None, b[1].hex() if b and b_tree else None, path + b"/", found)
+            old_tree = a[1].hex() if a and a_tree else None
+            _walk(store, old_tree, b[1].hex() if b and b_tree else None, path + b"/", found, depth + 1)
         if (a is not None and not a_tree) or (b is not None and not b_tree):
             found.add(path)
 

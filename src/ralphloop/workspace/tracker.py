@@ -148,6 +148,7 @@ class Workspace:
         status: str = "failed",
         *,
         finishing: bool = False,
+        fresh: bool = False,
     ) -> str:
         """Save a failed attempt, or a call that did not count (its `status` names it), as a git ref and a patch,
         then put the workspace back as it was at its start;
@@ -155,7 +156,7 @@ class Workspace:
         workspace cannot be put back, the note is also the `failure` the loop stops on.
         `finishing`: an undo a kill cut short, finished by the next run: the attempt it saved is kept as it is
         (what is left in the files may be only part of it). Otherwise an older attempt of the same number (the
-        numbering started again) is never replaced: this one is saved beside it."""
+        numbering started again) is never replaced: this one is saved beside it. `fresh`: nothing ran since `end`."""
         kind = {"interrupted": "interrupted", "usage-limit": "usage-limited"}.get(status, "failed")
         self.restored = None
         if start is None or end is None:
@@ -185,10 +186,9 @@ class Workspace:
         )
         if held:
             return self._failed(f"{attempt} is saved as {where} but not undone: {held}")
-        try:  # nothing but ralph's breaker file has changed since `end`: the undo starts from it, read again
-            self.restored = undo.restore(
-                root, start, self.index_file, captures.recapture(self.top, self.index_file, end, [])
-            )
+        try:  # `fresh`: nothing ran since `end` (ralph's breaker file aside), so the undo starts from it
+            now = captures.recapture(self.top, self.index_file, end, []) if fresh else None
+            self.restored = undo.restore(root, start, self.index_file, now)
         except OSError as exc:
             return self._failed(f"{attempt} is saved as {where}, but could not be undone: {exc}")
         restored = _read_bytes(self.paths.progress)
@@ -307,9 +307,16 @@ class Workspace:
                 now = captures.recapture(self.top, self.index_file, end, [self.progress_rel])
             names = sorted(name for name in self.changed(start, now) if name not in self.kept_out)
             hooks = self._commit_hooks() or now.operation is not None
-            tracked = objects.holds_all(objects.Store.of(self.layout.common_dir), now.index_tree, names)
+            store = objects.Store.of(self.layout.common_dir)
+            tracked = objects.holds_all(store, now.index_tree, names)
             head = partial(gitcache.read_head, self.layout)
             made = git.commit_paths(self.top, names, one_line(message, 200), head, hooks=hooks, tracked=tracked)
+            # `git commit --include` passes over an entry marked skip-worktree (or assume-unchanged): never unsaid
+            if tracked and not hooks and (left := objects.left_out(store, made or head()[1], now.tree, names)):
+                made_of = f"commit {made[:12]}" if made else "its commit"
+                raise OSError(
+                    f"git left {', '.join(left[:5])} out of {made_of} (marked skip-worktree or assume-unchanged?)"
+                )
             # the next start is what the commit was made of, unless git ran a hook of the user's that may have
             # changed files (a formatter that stages again, a post-commit that writes one)
             self.committed = None if made and hooks else now
@@ -335,7 +342,7 @@ class Workspace:
             found = git.run(self.top, "rev-parse", "--git-path", "hooks")
             folder = os.path.join(self.top, found.stdout.decode(errors="replace").strip())
             self._hooks = found.returncode != 0 or any(
-                os.access(os.path.join(folder, name), os.X_OK) for name in _COMMIT_HOOKS
+                os.access(os.path.join(folder, name), os.X_OK) for name in git.COMMIT_HOOKS
             )
         return self._hooks
 
@@ -364,17 +371,6 @@ class Workspace:
 
     def _shown(self, path: str) -> str:
         return display_path(path, self.paths.project_root)
-
-
-# The hooks `git commit` may run, each of which may change the files after ralph read them.
-_COMMIT_HOOKS = (
-    "pre-commit",
-    "prepare-commit-msg",
-    "commit-msg",
-    "post-commit",
-    "reference-transaction",
-    "post-index-change",
-)
 
 
 def _same(start: captures.WorkTree, end: captures.WorkTree) -> bool:

@@ -89,8 +89,7 @@ def restore(root: str, before: WorkTree, index_file: str, now: WorkTree | None =
     _quit_operations(root, memo.layout, before.operation)
     _restore_head(root, before, now)
     _restore_files(root, before, index_file)
-    if before.index_tree is None or now.index_tree != before.index_tree:  # the staging area moved (or had conflicts)
-        _restore_staged(root, before)
+    _restore_staged(root, before)  # always: an intent-to-add entry or stale stat data does not show in its tree
     after = capture(root, index_file)
     wrong = _differences(root, before, after)
     if wrong:
