@@ -43,8 +43,6 @@ from ralphloop.core.events import (
 from ralphloop.core.exitcodes import ExitReason
 from ralphloop.plugins.formats import format_of
 from ralphloop.records.metrics import METRICS_NAME, line_of
-from ralphloop.records.metrics_text import format_iteration, format_summary
-from ralphloop.records.summary import summarize
 from ralphloop.words.durations import format_duration
 from ralphloop.words.figures import iteration_words, money, short_tokens
 from ralphloop.words.textsafe import clean_text, one_line, strip_terminal_controls
@@ -280,6 +278,8 @@ class TerminalRenderer(Struct):
             return
         if event.signals:
             self.line(self.paint("dim", f"    · signals: {', '.join(event.signals)}"))
+        from ralphloop.records.metrics_text import format_iteration  # once an agent has answered: not at the start
+
         self.line(self.paint("dim", format_iteration(line_of(event))))
 
     def _head(self, event: IterationFinished) -> str:
@@ -323,6 +323,9 @@ class TerminalRenderer(Struct):
             self.line(strip_terminal_controls(line))
         lines = [line_of(item) for item in self.finished]
         if lines:
+            from ralphloop.records.metrics_text import format_summary
+            from ralphloop.records.summary import summarize
+
             report = summarize(lines, max_iterations=self.max_iterations)
             self.line(format_summary(report, metrics_path=self.metrics_file))
         self.line(self.summary(event))
