@@ -11,6 +11,7 @@ import os
 import signal
 import subprocess
 import sys
+import threading
 from collections.abc import Mapping, Sequence
 from typing import Protocol
 
@@ -19,6 +20,7 @@ from msgspec import Struct
 from ralphloop.processes import reaper
 from ralphloop.project.paths import RALPH_DIR, FeaturePaths
 
+REFILL_AFTER_S = 1.0  # a warm process taken is replaced this long after
 PARENT_ENV = "RALPH_FLEET_PARENT"  # the coordinator's pid: the child asks to be signalled when it dies
 
 
@@ -113,18 +115,27 @@ class LocalProcessLauncher:
         self.warm = warm
         self.agents = agents  # the backends a warm process imports ahead (cli/warm.py)
         self.ready: list[subprocess.Popen[bytes]] = []
+        self._lock = threading.Lock()  # `ready` is filled by a timer's thread too
+        self._refill: threading.Timer | None = None
+        self._closed = False
         self._fill()
 
     def start(self, loop: LoopSpec) -> LocalHandle:
-        while self.ready:
-            process = self.ready.pop(0)
+        while True:
+            with self._lock:
+                process = self.ready.pop(0) if self.ready else None
+            if process is None:
+                return self._cold(loop)
             if self._hand(process, loop):
-                self._fill()
+                self._fill_later()
                 return LocalHandle(process, reaper.start_time(process.pid))
-        return self._cold(loop)
 
     def close(self) -> None:
         """The warm processes not needed: told so (an empty stdin), and reaped."""
+        with self._lock:
+            self._closed = True
+            if self._refill is not None:
+                self._refill.cancel()
         for process in self.ready:
             with contextlib.suppress(OSError):
                 assert process.stdin is not None
@@ -137,18 +148,31 @@ class LocalProcessLauncher:
                 process.wait()
         self.ready = []
 
+    def _fill_later(self) -> None:
+        """The warm process taken is replaced once the loops just started have had the cores for their own start
+        (on 2 cores, warming at once took a quarter of a second from each: bench/parallel.py)."""
+        with self._lock:
+            if self._refill is None or not self._refill.is_alive():
+                self._refill = threading.Timer(REFILL_AFTER_S, self._fill)
+                self._refill.daemon = True
+                self._refill.start()
+
     def _fill(self) -> None:
-        while len(self.ready) < self.warm:
-            self.ready.append(
-                subprocess.Popen(
-                    [sys.executable, "-m", "ralphloop.cli.warm"],
-                    env={**os.environ, PARENT_ENV: str(os.getpid()), "RALPH_WARM_AGENTS": self.agents},
-                    stdin=subprocess.PIPE,
-                    stdout=subprocess.DEVNULL,
-                    stderr=subprocess.DEVNULL,
-                    start_new_session=True,
-                )
+        with self._lock:
+            while len(self.ready) < self.warm and not self._closed:
+                self._start_warm()
+
+    def _start_warm(self) -> None:
+        self.ready.append(
+            subprocess.Popen(
+                [sys.executable, "-m", "ralphloop.cli.warm"],
+                env={**os.environ, PARENT_ENV: str(os.getpid()), "RALPH_WARM_AGENTS": self.agents},
+                stdin=subprocess.PIPE,
+                stdout=subprocess.DEVNULL,
+                stderr=subprocess.DEVNULL,
+                start_new_session=True,
             )
+        )
 
     def _hand(self, process: subprocess.Popen[bytes], loop: LoopSpec) -> bool:
         """The loop given to a warm process; False when that process is gone (a cold one is started instead)."""
