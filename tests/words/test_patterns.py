@@ -27,6 +27,7 @@ def test_a_lazy_pattern_answers_as_the_compiled_one(text: str, pos: int) -> None
 
 
 def test_the_run_command_imports_no_reply_pattern_compiled() -> None:
+    """Nor dataclasses (1-2 ms each to define) nor PyYAML (read when a config file is, unless its reading is kept)."""
     script = """
 import sys
 import ralphloop.cli.run_cmd, ralphloop.engine.loop, ralphloop.agents.command
@@ -41,6 +42,7 @@ found = [
 assert len(found) >= 20, found
 compiled = [where for where in found if getattr(sys.modules[where[0]], where[1])._compiled is not None]
 assert not compiled, compiled
+assert "dataclasses" not in sys.modules and "yaml" not in sys.modules  # the run's values are Structs; YAML is read
 """
     subprocess.run([sys.executable, "-c", script], check=True)
 

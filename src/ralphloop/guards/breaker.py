@@ -15,13 +15,12 @@ iteration without progress adds to no-progress and ends the failure streak. Prog
 from __future__ import annotations
 
 from collections.abc import Mapping
-from dataclasses import dataclass
 from datetime import UTC, datetime, timedelta
 from enum import Enum
 from typing import Any
 
 from msgspec import Struct
-from msgspec.structs import replace
+from msgspec.structs import force_setattr, replace
 
 from ralphloop.analysis.fingerprint import fingerprint, iteration_error
 from ralphloop.core.protocols import AgentResult, iso
@@ -38,9 +37,7 @@ class CircuitState(Enum):
     OPEN = "OPEN"
 
 
-# A dataclass still: its __post_init__ derives half_open_after with object.__setattr__, which a frozen Struct refuses.
-@dataclass(frozen=True, slots=True)
-class BreakerConfig:
+class BreakerConfig(Struct, frozen=True):
     """The `circuit_breaker:` settings."""
 
     no_progress_threshold: int = 3
@@ -52,7 +49,7 @@ class BreakerConfig:
 
     def __post_init__(self) -> None:
         if self.half_open_after < 1:  # a frozen value: set once, while it is being made
-            object.__setattr__(self, "half_open_after", min(2, self.no_progress_threshold))
+            force_setattr(self, "half_open_after", min(2, self.no_progress_threshold))
 
 
 class IterationFacts(Struct, frozen=True):

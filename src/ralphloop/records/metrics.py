@@ -12,7 +12,6 @@ from __future__ import annotations
 import gc
 import json
 import os
-from dataclasses import dataclass
 
 from ralphloop.core.errors import RalphError
 from ralphloop.files.safe_read import LOG_CAP, maybe_not_text, read_file, scrub
@@ -123,12 +122,15 @@ def append_metrics(path: str | os.PathLike[str], line: Mapping[str, Any]) -> Non
 # ---------------------------------------------------------------- reading
 
 
-@dataclass(frozen=True, slots=True)
 class MetricsRead:
-    """The lines of a metrics file, and those skipped as cut short by a crash: (line number, why)."""
+    """The lines of a metrics file, and those skipped as cut short by a crash: (line number, why). A plain class:
+    a dataclass costs `ralph run` 3 ms of import and definition before its first agent call."""
 
-    lines: list[dict[str, Any]]
-    skipped: list[tuple[int, str]]
+    __slots__ = ("lines", "skipped")
+
+    def __init__(self, lines: list[dict[str, Any]], skipped: list[tuple[int, str]]) -> None:
+        self.lines = lines
+        self.skipped = skipped
 
 
 def read_metrics(path: str | os.PathLike[str]) -> MetricsRead:
