@@ -12,6 +12,8 @@ from __future__ import annotations
 import os
 import stat
 
+from ralphloop.core.errors import RalphError
+from ralphloop.files.safe_read import read_file
 from ralphloop.workspace import gitcache, objects
 from ralphloop.workspace.git import run
 
@@ -43,20 +45,11 @@ _CAP = 64 * 1024 * 1024  # a file ralph wrote, hashed here; a bigger one (an age
 def _regular_file(path: str) -> tuple[bytes, int] | None:
     """A regular file's bytes and mode, never through a symlink; None for anything else, or one over the cap."""
     try:
-        handle = os.open(path, os.O_RDONLY | os.O_NOFOLLOW | os.O_NONBLOCK | os.O_CLOEXEC)
-    except OSError:
+        info = os.lstat(path)
+        data = read_file(path, cap=_CAP, follow=False) if stat.S_ISREG(info.st_mode) else None
+    except (RalphError, OSError):  # refused (a link, a FIFO, over the cap), or gone
         return None
-    try:
-        info = os.fstat(handle)
-        if not stat.S_ISREG(info.st_mode) or info.st_size > _CAP:
-            return None
-        with os.fdopen(handle, "rb", closefd=False) as reading:
-            data = reading.read(_CAP + 1)  # a file still growing stops at the cap too
-        return (data, info.st_mode) if len(data) <= _CAP else None
-    except OSError:
-        return None
-    finally:
-        os.close(handle)
+    return (data, info.st_mode) if data is not None else None
 
 
 def _plain(memo: gitcache.Memo, paths: list[str]) -> bool:

@@ -16,12 +16,14 @@ import os
 import stat
 import zlib
 
+from ralphloop.core.errors import RalphError
+from ralphloop.files.safe_read import read_file
+
 _TREE_MODE = b"40000"
 _FILE_MODES = {b"100644": 0o644, b"100755": 0o755}
 
 Entry = tuple[bytes, bytes]  # (mode, raw object id) of one name in a tree
 _CAP = 16 * 1024 * 1024  # an object read here (a tree, a commit), packed or not: more is git's to read
-_READ_FLAGS = os.O_RDONLY | os.O_NOFOLLOW | os.O_NONBLOCK | os.O_CLOEXEC
 
 
 class Store:
@@ -44,23 +46,13 @@ class Store:
         if len(oid) != 40:
             return None
         try:
-            handle = os.open(os.path.join(self.folder, oid[:2], oid[2:]), _READ_FLAGS)
-        except OSError:
-            return None
-        try:
-            info = os.fstat(handle)
-            if not stat.S_ISREG(info.st_mode) or info.st_size > _CAP:
-                return None
-            with os.fdopen(handle, "rb", closefd=False) as reading:
-                packed = reading.read(_CAP + 1)
+            packed = read_file(os.path.join(self.folder, oid[:2], oid[2:]), cap=_CAP, follow=False)
             inflate = zlib.decompressobj()
-            raw = inflate.decompress(packed, _CAP)
-            if inflate.unconsumed_tail:
-                return None
-        except (OSError, zlib.error):
+            raw = inflate.decompress(packed, _CAP) if packed is not None else None
+        except (RalphError, OSError, zlib.error):  # refused (not a regular file, over the cap), unreadable
             return None
-        finally:
-            os.close(handle)
+        if raw is None or inflate.unconsumed_tail:
+            return None
         header, _, content = raw.partition(b"\0")
         if header != kind + b" " + str(len(content)).encode():
             return None
