@@ -168,3 +168,47 @@ def test_one_ctrl_c_stops_a_running_hook_and_ralph_ends_interrupted(
     assert wait_dead(stubborn)  # ... then killed, after the grace period
     status = read_json(feature / "status.json")
     assert (status["status"], status["exitReason"]) == ("interrupted", "interrupted")
+
+
+# ralph's own code in a real process: the run's Interrupts installed, a command that would run for a minute, and
+# a SIGINT the kernel hands to another thread (as it may when the main thread is busy, and as happens in effect when
+# a signal comes just before the main thread enters its poll): the handler cannot interrupt the poll.
+_SIGNAL_ON_ANOTHER_THREAD = """
+import os, signal, sys, threading, time
+from ralphloop.cli.interrupts import Interrupts
+from ralphloop.core.cancel import CancelToken
+from ralphloop.core.protocols import AgentCommand
+from ralphloop.core.runner import ProcessLimits
+from ralphloop.processes.local import run_agent_process
+
+cancel = CancelToken()
+Interrupts(cancel, sys.argv[1]).install()
+
+def press() -> None:
+    time.sleep(0.5)
+    signal.pthread_kill(threading.get_ident(), signal.SIGINT)
+
+threading.Thread(target=press).start()
+began = time.monotonic()
+outcome = run_agent_process(
+    AgentCommand(argv=("sleep", "60"), env={}, stdin=b""), cwd=".", log_path=sys.argv[2],
+    limits=ProcessLimits(timeout_s=120.0), cancel=cancel, on_stdout=lambda data: None,
+)
+print(f"{outcome.interrupted} {time.monotonic() - began:.1f}")
+"""
+
+
+def test_a_ctrl_c_the_main_thread_does_not_receive_still_stops_the_command_at_once(tmp_path: Path) -> None:
+    done = subprocess.run(
+        [PYTHON, "-c", _SIGNAL_ON_ANOTHER_THREAD, str(tmp_path / "status.json"), str(tmp_path / "command.log")],
+        cwd=tmp_path,
+        capture_output=True,
+        text=True,
+        timeout=90,
+        check=False,
+    )
+    assert done.returncode == 0, done.stderr
+    interrupted, took = done.stdout.split()
+    assert interrupted == "True", done.stdout
+    assert float(took) < 30, f"the Ctrl+C waited for the command to end on its own ({took} s)"
+    assert "Ctrl+C again to quit at once" in done.stderr

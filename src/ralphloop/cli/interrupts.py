@@ -40,11 +40,13 @@ class Interrupts:
         self._watch = outputs.OutputWatch()
         self._unlisten: Callable[[], None] | None = None
         self._pressed = False  # a Ctrl+C (or SIGTERM) came: the next one quits at once
+        self._wakeup = -1  # the signal wake-up fd before install()
 
     def install(self, screen: TerminalGuard | None = None) -> None:
         self.screen = screen
         for signum in _SIGNALS:
             self._previous[signum] = signal.signal(signum, self._on_signal)
+        self._wakeup = self.cancel.wake_on_signals()
         self._unlisten = outputs.on_lost(self.hang_up)
         self._watch.start()
 
@@ -57,6 +59,7 @@ class Interrupts:
         self._unlisten = None
         for signum, handler in self._previous.items():
             signal.signal(signum, handler)
+        signal.set_wakeup_fd(self._wakeup)
 
     def _on_signal(self, signum: int, frame: object) -> None:
         if signum == signal.SIGHUP:

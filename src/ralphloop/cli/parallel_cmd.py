@@ -92,6 +92,7 @@ def _coordinate(
     previous = {signal.SIGINT: signal.getsignal(signal.SIGINT), signal.SIGTERM: signal.getsignal(signal.SIGTERM)}
     for number in previous:
         signal.signal(number, lambda *_: cancel.set())
+    wakeup = cancel.wake_on_signals()  # a signal just before a wait still wakes it (core/cancel.py)
     try:
         with contextlib.ExitStack() as locks:
             locks.enter_context(WorktreeLock(fleets[0].paths, tuple(run_flags(argv, target))))
@@ -122,6 +123,7 @@ def _coordinate(
     finally:
         for number, handler in previous.items():
             signal.signal(number, handler)
+        signal.set_wakeup_fd(wakeup)
     for fleet in fleets:
         _report(fleet, reason)
     if reason is ExitReason.INTERRUPTED:

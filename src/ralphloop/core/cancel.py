@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import contextlib
 import os
+import signal
 
 
 class CancelToken:
@@ -28,6 +29,18 @@ class CancelToken:
 
     def fileno(self) -> int:
         return self._read
+
+    def wake_on_signals(self) -> int:
+        """Make every signal a Python handler catches also write a byte to this token's pipe, so a wait on
+        `fileno()` wakes for it; returns the wake-up fd that was set before (-1: none), to put back. From the
+        main thread only.
+
+        Why: a handler runs between bytecodes of the main thread. A signal that comes just before the main
+        thread enters `epoll_wait` (or that the kernel hands to another thread) interrupts nothing, and the
+        handler would wait for the poll's timeout: a Ctrl+C during a hook with no timeout did nothing for
+        minutes. Every handler installed while this holds cancels the run, so a readable pipe means what it
+        meant before: look at `is_set()`."""
+        return signal.set_wakeup_fd(self._write, warn_on_full_buffer=False)
 
     def close(self) -> None:
         for fd in (self._read, self._write):
