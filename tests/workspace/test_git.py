@@ -237,3 +237,26 @@ def test_a_branch_name_taken_without_git_is_one_git_takes(name: str) -> None:
     if plain and not any(part.endswith(".lock") for part in name.split("/")):
         done = subprocess.run(["git", "check-ref-format", "--branch", name], capture_output=True, check=False)
         assert done.returncode == 0, name
+
+
+@pytest.mark.parametrize("hooks", [True, False], ids=["with-hooks", "include"])
+def test_git_keeps_the_repository_on_one_commit_of_ralphs_in_every_maintain_every(
+    repo: Path, git_env: dict[str, str], hooks: bool, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """`git commit` looks for maintenance to do after each commit, in a process of its own; ralph's commits let it
+    on one commit in MAINTAIN_EVERY (whichever of the process's commits these are), and the commits are made."""
+    from ralphloop.workspace.git import MAINTAIN_EVERY
+
+    git(repo, git_env, "config", "user.name", "T")
+    git(repo, git_env, "config", "user.email", "t@t.invalid")
+    (repo / "work.txt").write_text("0\n")
+    commit_all(repo, git_env)
+    trace = tmp_path / "trace.json"
+    monkeypatch.setenv("GIT_TRACE2_EVENT", str(trace))  # every git process, the ones git itself starts too
+    for number in range(1, 2 * MAINTAIN_EVERY + 1):
+        (repo / "work.txt").write_text(f"{number}\n")
+        assert commit_paths(str(repo), ["work.txt"], f"commit {number}", hooks=hooks, tracked=not hooks)
+
+    starts = [line for line in trace.read_text().splitlines() if '"event":"start"' in line]
+    assert sum('"maintenance"' in line for line in starts) == 2, "maintenance ran on other than 1 commit in 25"
+    assert git(repo, git_env, "rev-list", "--count", "HEAD").strip() == str(2 * MAINTAIN_EVERY + 1).encode()

@@ -266,10 +266,13 @@ def test_a_tree_holds_the_paths_it_has_and_no_others(repo: Path, tmp_path: Path)
     assert not objects.holds_all(store, tree, ["src"])  # a folder, not a file
     assert not objects.holds_all(store, tree, ["run.sh/inner"])  # a file, not a folder
     assert not objects.holds_all(None, tree, ["src/a.py"]) and not objects.holds_all(store, None, ["src/a.py"])
-    git(repo, "update-ref", "refs/keep/tree", git(repo, "commit-tree", tree, "-m", "t"))
+    (repo / "src" / "b.py").write_text("b = 2\n")
+    unread = captures.capture(str(repo), index).tree  # a tree ralph has not read yet
+    git(repo, "update-ref", "refs/keep/tree", git(repo, "commit-tree", unread, "-m", "t"))
     git(repo, "repack", "-adq")
     git(repo, "prune-packed")
-    assert not objects.holds_all(store, tree, ["src/a.py"])  # packed: not known here, so not said
+    assert not objects.holds_all(store, unread, ["src/a.py"])  # packed: not known here, so not said
+    assert objects.holds_all(store, tree, ["src/a.py"])  # read once while loose: an id names its content for good
 
 
 @pytest.mark.parametrize("planted", ["fifo", "zero", "bomb", "not-zlib"])

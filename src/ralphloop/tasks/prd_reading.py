@@ -220,13 +220,13 @@ class _Reader:
 
     def story(self, item: object, index: int, base: tuple[str, ...]) -> tuple[dict[str, Any] | None, str]:
         """One story in ralph's shape and its priority as written, or (None, "") when it has a flaw."""
+        if isinstance(item, dict) and _plain(item):  # snarktank's fields only, each of its kind: nothing to fix
+            written = item.get("priority")
+            return {**_defaults(index), **item}, "" if written is None else str(written)
         where = _where(base, index)
         if not isinstance(item, dict):
             self.flaw(f"{where}: expected an object (found {kind_of(item)})", *base, index)
             return None, ""
-        if _plain(item):  # snarktank's own fields only, each of its kind: nothing to rename, guess or refuse
-            written = item.get("priority")
-            return {**_defaults(index), **item}, "" if written is None else str(written)
         before = len(self.flaws)
         keys = _field_keys(item)
         story: dict[str, Any] = {}
@@ -283,7 +283,7 @@ class _Reader:
         """Every story's id once, and none empty (of the stories whose id is text)."""
         seen: dict[str, int] = {}
         for index, item in enumerate(items):
-            key = _field_keys(item).get("id", "") if isinstance(item, dict) else ""
+            key = ("id" if "id" in item else _field_keys(item).get("id", "")) if isinstance(item, dict) else ""
             sid = item[key] if key else None
             if not isinstance(sid, str):
                 continue
@@ -304,14 +304,14 @@ class _Reader:
             for story in aliased:  # `dependencies` that name no story anywhere are not theirs (packages, say)
                 story["dependsOn"] = []
         for index, story in enumerate(stories):
-            key = _field_keys(items[index]).get("dependsOn", "")
             for dep in story["dependsOn"]:
                 if dep not in ids:
+                    key = _field_keys(items[index]).get("dependsOn", "")
                     close = close_match(dep, known, cutoff=0.6)
                     hint = f" (did you mean {close!r}?)" if close else ""
                     message = f"story {story['id']}'s {key} names {dep!r}, which is no story's id{hint}"
                     self.flaw(message, *base, index, key)
-        if self.flaws:
+        if self.flaws or not any(story["dependsOn"] for story in stories):
             return
         cycle = cycle_in({story["id"]: story["dependsOn"] for story in stories})
         if cycle:
@@ -361,7 +361,7 @@ def _plain(item: dict[str, Any]) -> bool:
 
 
 def _alias_of_depends(item: dict[str, Any]) -> bool:
-    return _field_keys(item).get("dependsOn") in _ALIASES
+    return "dependsOn" not in item and _field_keys(item).get("dependsOn") in _ALIASES
 
 
 def _near(item: dict[str, Any], field: str, keys: dict[str, str]) -> str | None:

@@ -24,6 +24,10 @@ _FILE_MODES = {b"100644": 0o644, b"100755": 0o755}
 
 Entry = tuple[bytes, bytes]  # (mode, raw object id) of one name in a tree
 _CAP = 16 * 1024 * 1024  # an object read here (a tree, a commit), packed or not: more is git's to read
+# Trees read or written, by (object folder, id): an object's id names its content for good, and each iteration
+# reads again the trees the last one wrote or compared. Nobody changes an entry (copies are made).
+_TREES: dict[tuple[str, str], dict[bytes, Entry]] = {}
+_TREES_KEPT = 1024
 
 
 class Store:
@@ -85,12 +89,30 @@ class Store:
         return oid
 
     def tree(self, oid: str) -> dict[bytes, Entry] | None:
-        """The entries of loose tree `oid` by name; None when it is not a loose tree."""
+        """The entries of loose tree `oid` by name (not to be changed: they are kept); None when it is not a
+        loose tree."""
+        kept = _TREES.get((self.folder, oid))
+        if kept is not None:
+            return kept
         content = self.read(oid, b"tree")
         try:
-            return None if content is None else _parse_tree(content)
+            entries = None if content is None else _parse_tree(content)
         except ValueError:  # not a tree git wrote
             return None
+        if entries is not None:
+            self._keep(oid, entries)
+        return entries
+
+    def write_tree(self, entries: dict[bytes, Entry]) -> str:
+        """`entries` stored as a tree object (kept: the next iteration reads it); its id."""
+        oid = self.write(b"tree", _tree_bytes(entries))
+        self._keep(oid, entries)
+        return oid
+
+    def _keep(self, oid: str, entries: dict[bytes, Entry]) -> None:
+        if len(_TREES) >= _TREES_KEPT:
+            del _TREES[next(iter(_TREES))]  # the oldest
+        _TREES[(self.folder, oid)] = entries
 
 
 def commit_tree(store: Store, oid: str) -> str | None:
@@ -173,9 +195,9 @@ def with_file(store: Store, tree: str, path: str, content: bytes, mode: int) -> 
         return None  # a mode change: git knows whether core.fileMode lets it count
     blob = store.write(b"blob", content)
     # One entry's id replaced in place: git's order of the entries stays as git wrote it.
-    oid = store.write(b"tree", _tree_bytes({**entries, names[-1]: (old[0], bytes.fromhex(blob))}))
+    oid = store.write_tree({**entries, names[-1]: (old[0], bytes.fromhex(blob))})
     for parent, name in zip(reversed(trees), reversed(names[:-1]), strict=True):
-        oid = store.write(b"tree", _tree_bytes({**parent, name: (_TREE_MODE, bytes.fromhex(oid))}))
+        oid = store.write_tree({**parent, name: (_TREE_MODE, bytes.fromhex(oid))})
     return oid
 
 
