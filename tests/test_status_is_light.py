@@ -40,6 +40,8 @@ def test_status_imports_nothing_heavy(feature: Path, ralph: RalphRunner, ralph_e
     assert heavy == []
     # its own parser alone: not the other commands', whose help texts name every backend and format
     assert "ralphloop.plugins.agents" not in loaded
+    # and as it is nearly always typed, no parser at all: argparse is a quarter of the command's time
+    assert "argparse" not in loaded
 
 
 def test_logs_imports_nothing_heavy(feature: Path, ralph: RalphRunner, ralph_env: dict[str, str]) -> None:

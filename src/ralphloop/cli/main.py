@@ -3,16 +3,14 @@ so `ralph status` pays for nothing it does not use (no YAML, no msgspec, no engi
 
 from __future__ import annotations
 
-import argparse
 import importlib
 import sys
 
 from ralphloop import __version__
-from ralphloop.cli.help_format import Commands, Parser
-from ralphloop.cli.run_flags import add_run
 
 TYPE_CHECKING = False
 if TYPE_CHECKING:
+    import argparse
     from collections.abc import Callable, Sequence
     from typing import Any
 
@@ -42,6 +40,10 @@ Seed 000's spellings `ralph --status` and `ralph --reset-circuit` work too."""
 def build_parser(only: str | None = None) -> argparse.ArgumentParser:
     """The `ralph` parser with every command, or with the command `only` alone: a command's own parse then costs
     none of the others' flags, help texts and imports (half of `ralph status`'s own time was building them)."""
+    import argparse
+
+    from ralphloop.cli.help_format import Commands, Parser
+
     parser = Parser(
         prog="ralph",
         usage="%(prog)s [-h] [--version] COMMAND ...",
@@ -75,6 +77,8 @@ def _add_init(commands: Any) -> None:
 
 
 def _add_run(commands: Any) -> None:
+    from ralphloop.cli.run_flags import add_run
+
     add_run(commands.add_parser("run", help="run the loop over a feature until done"))
 
 
@@ -86,6 +90,8 @@ def _add_status(commands: Any) -> None:
 
 
 def _add_monitor(commands: Any) -> None:
+    import argparse
+
     monitor = commands.add_parser("monitor", help="watch a feature's loop live (exits when the run ends)")
     monitor.add_argument("-f", "--feature", help="feature name or folder")
     monitor.add_argument(
@@ -244,17 +250,19 @@ def main(argv: Sequence[str] | None = None) -> int:
     arguments = list(sys.argv[1:] if argv is None else argv)
     if arguments and arguments[0] in _COMMAND_ALIASES:
         arguments[0] = _COMMAND_ALIASES[arguments[0]]
-    # A command named first is parsed by its own parser alone; anything else (help, a typo, a flag) by all of them.
-    chosen = arguments[0] if arguments and arguments[0] in _COMMANDS and arguments[0] != "help" else None
-    parser = build_parser(chosen)
-    args = parser.parse_args(arguments)
-    if args.command is None:
-        parser.print_help()
-        return 0
-    if args.handler == "help":
-        topic = [args.topic, "--help"] if args.topic else ["--help"]
-        parser.parse_args(topic)
-        return 0
+    args: Any = _plain_status(arguments)
+    if args is None:
+        # A command named first is parsed by its own parser alone; anything else (help, a typo, a flag) by all.
+        chosen = arguments[0] if arguments and arguments[0] in _COMMANDS and arguments[0] != "help" else None
+        parser = build_parser(chosen)
+        args = parser.parse_args(arguments)
+        if args.command is None:
+            parser.print_help()
+            return 0
+        if args.handler == "help":
+            topic = [args.topic, "--help"] if args.topic else ["--help"]
+            parser.parse_args(topic)
+            return 0
     from ralphloop.core.errors import RalphError
 
     try:
@@ -277,6 +285,29 @@ def main(argv: Sequence[str] | None = None) -> int:
         where = _save_traceback()
         print(f"ralph: internal error: {type(exc).__name__}: {exc} (traceback in {where})", file=sys.stderr)
         return 1
+
+
+def _plain_status(arguments: list[str]) -> Any:
+    """`ralph status` as it is nearly always typed (`status`, with `--json` and `-f/--feature NAME`, each once), read
+    without argparse: its import and the parser are a quarter of the command's time, and status is what scripts
+    and the monitor call again and again. Anything else, None: argparse reads it (and says what is wrong)."""
+    if not arguments or arguments[0] != "status":
+        return None
+    feature: str | None = None
+    as_json = False
+    words = iter(arguments[1:])
+    for word in words:
+        if word == "--json" and not as_json:
+            as_json = True
+        elif word in ("-f", "--feature") and feature is None:
+            feature = next(words, "-")
+            if feature.startswith("-"):
+                return None
+        else:
+            return None
+    from types import SimpleNamespace
+
+    return SimpleNamespace(command="status", handler="status", feature=feature, json=as_json)
 
 
 def _save_traceback() -> str:
