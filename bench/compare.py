@@ -21,7 +21,7 @@ def main() -> None:
     parser.add_argument("--quick", action="store_true", help="fewer iterations and runs (noisier)")
     options = parser.parse_args()
     iterations, rounds, runs = (10, 1, 5) if options.quick else (30, 2, 15)
-    found = versions(options.baseline, options.only_current)
+    found = versions(options.baseline, options.only_current, options.dev_venv)
     agent = build()
     for name in ("small", "20k"):
         mode = loop_overhead.MODES[name]

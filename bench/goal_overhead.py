@@ -99,7 +99,7 @@ def main() -> None:
     parser = arguments(__doc__.splitlines()[0] if __doc__ else None)
     parser.add_argument("--iterations", type=int, default=30, help="iterations per run (default 30)")
     options = parser.parse_args()
-    found = versions(options.baseline, options.only_current)
+    found = versions(options.baseline, options.only_current, options.dev_venv)
     agent = build()
     for title, hooks, big in (
         ("a fresh goal workspace", False, False),

@@ -256,7 +256,7 @@ def main() -> None:
     parser.add_argument("--iterations", type=int, default=30, help="iterations per run (default 30)")
     parser.add_argument("--rounds", type=int, default=2, help="runs per version, alternating (default 2)")
     options = parser.parse_args()
-    found = versions(options.baseline, options.only_current)
+    found = versions(options.baseline, options.only_current, options.dev_venv)
     agent = build()
     chosen = options.mode or DEFAULT
     medians: dict[str, dict[str, float]] = {}  # mode -> label -> median gap, for a later mode's ratio

@@ -85,7 +85,7 @@ def main() -> None:
     parser.add_argument("--runs", type=int, default=15, help="runs per version (default 15)")
     parser.add_argument("--no-20k", action="store_true", help="skip the 20,000-file project")
     options = parser.parse_args()
-    found = versions(options.baseline, options.only_current)
+    found = versions(options.baseline, options.only_current, options.dev_venv)
     agent = build()
     small = run_startup(found, agent, 0, options.runs)
     rows = [(version.label, cells(small[version.label][1:])) for version in found]

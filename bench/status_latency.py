@@ -64,12 +64,12 @@ def main() -> None:
     parser = arguments(__doc__.splitlines()[0] if __doc__ else None)
     parser.add_argument("--runs", type=int, default=40, help="calls per version (default 40)")
     options = parser.parse_args()
-    found = versions(options.baseline, options.only_current)
+    found = versions(options.baseline, options.only_current, options.dev_venv)
     times = measure(found, options.runs, tuple(COMMANDS))
     for args, target in COMMANDS.items():
         rows = [(version.label, describe(times[args][version.label])) for version in found]
         table(f"ralph {' '.join(args)} ({options.runs} calls each):", rows, target)
-    bare = [wall_ms([sys.executable, "-c", "pass"], ".", ENV) for _ in range(options.runs)]
+    bare = [wall_ms([found[-1].python, "-c", "pass"], ".", ENV) for _ in range(options.runs)]
     print(f"  bare interpreter start (python -c pass): median {statistics.median(bare):.1f} ms")
 
 

@@ -7,10 +7,10 @@ from __future__ import annotations
 
 import errno
 import os
-import re
 import stat
 
 from ralphloop.core.errors import RalphError
+from ralphloop.words.patterns import lazy
 
 TYPE_CHECKING = False  # typing costs ~9 ms of import; status must stay fast
 if TYPE_CHECKING:
@@ -32,7 +32,7 @@ _KINDS = (
 )
 # A NUL or a lone surrogate (JSON's "\u0000", "\ud800"; YAML's "\0", "\uD800") is no text ralph can pass on:
 # not in an argument, an environment variable, a file name, nor UTF-8 on a screen.
-_NOT_TEXT = re.compile("[\x00\ud800-\udfff]")
+_NOT_TEXT = lazy("[\x00\ud800-\udfff]")
 
 
 class FileRefused(RalphError):

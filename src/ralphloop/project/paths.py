@@ -7,12 +7,12 @@ pathlib and dataclasses together cost more than the whole status budget.
 from __future__ import annotations
 
 import os
-import re
 import shlex
 
 from ralphloop.plugins import detect as _detect
 from ralphloop.plugins.formats import detect
 from ralphloop.project.places import usual_places
+from ralphloop.words.patterns import lazy
 
 RALPH_DIR = _detect.RALPH_DIR  # every module finds it here
 
@@ -228,7 +228,7 @@ class FeaturePaths:
 
 
 # An archive's folder name: `<stamp>-<feature>`, then `-2`, `-3` ... where that name was taken (project/archive.py).
-ARCHIVE_NAME = re.compile(r"(?P<stamp>\d{8}-\d{6})-(?P<name>.+?)(?:-(?P<copy>\d+))?")
+ARCHIVE_NAME = lazy(r"(?P<stamp>\d{8}-\d{6})-(?P<name>.+?)(?:-(?P<copy>\d+))?")
 
 
 def feature_name(folder: str, project_root: str) -> str:

@@ -4,7 +4,8 @@ the parsed value can name its line. Light (json, re): `ralph status` words prd.j
 from __future__ import annotations
 
 import json
-import re
+
+from ralphloop.words.patterns import lazy
 
 TYPE_CHECKING = False
 if TYPE_CHECKING:
@@ -14,7 +15,7 @@ if TYPE_CHECKING:
 
 # A string, one structural character, or a bare scalar (number, true, false, null). The text is valid JSON (it
 # parsed), so no string spans a line and nothing else needs telling apart.
-_TOKEN = re.compile(r'"(?:[^"\\]|\\.)*"|[{}\[\]:,]|[^\s{}\[\]:,"]+')
+_TOKEN = lazy(r'"(?:[^"\\]|\\.)*"|[{}\[\]:,]|[^\s{}\[\]:,"]+')
 
 
 class _Frame:

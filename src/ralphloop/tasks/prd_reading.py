@@ -17,7 +17,6 @@ from __future__ import annotations
 import codecs
 import functools
 import json
-import re
 
 from ralphloop.files.safe_read import maybe_not_text, not_text
 from ralphloop.tasks.json_places import value_lines
@@ -25,6 +24,7 @@ from ralphloop.tasks.order import cycle_in
 from ralphloop.tasks.prd_words import close_match, found_words, kind_of, other_tool, quoted, shown
 from ralphloop.tasks.priority_words import PRIORITY_FORMS, priority_number
 from ralphloop.tasks.status_words import done_by_words
+from ralphloop.words.patterns import lazy
 
 TYPE_CHECKING = False
 if TYPE_CHECKING:
@@ -58,7 +58,7 @@ _BOMS = (  # UTF-32's before UTF-16's: UTF-32 LE's mark starts as UTF-16 LE's do
     (codecs.BOM_UTF16_BE, "utf-16"),
 )
 _WIDE = (codecs.BOM_UTF16_LE, codecs.BOM_UTF16_BE, codecs.BOM_UTF32_BE)  # UTF-32 LE's starts as UTF-16 LE's
-_SEPARATED = re.compile(r"[_-]+([A-Za-z0-9])")
+_SEPARATED = lazy(r"[_-]+([A-Za-z0-9])")
 
 
 class Flaw:

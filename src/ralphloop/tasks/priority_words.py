@@ -3,11 +3,11 @@
 
 from __future__ import annotations
 
-import re
+from ralphloop.words.patterns import lazy
 
 PRIORITY_WORDS = {"critical": 0, "high": 1, "medium": 2, "low": 3}
 PRIORITY_FORMS = f"a whole number, P0..P4, or one of {', '.join(PRIORITY_WORDS)}"
-_LEVEL = re.compile(r"[Pp](?P<level>[0-4])")
+_LEVEL = lazy(r"[Pp](?P<level>[0-4])")
 
 
 def priority_number(text: str) -> int | None:

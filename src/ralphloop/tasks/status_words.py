@@ -8,6 +8,8 @@ from __future__ import annotations
 import functools
 import re
 
+from ralphloop.words.patterns import lazy
+
 TYPE_CHECKING = False
 if TYPE_CHECKING:
     from typing import Any
@@ -28,8 +30,8 @@ _STATUS_ASIDE = frozenset(
 )
 # Statuses that are also a task's name: a row `| Review | [ ] |` is the step "Review", never a legend's.
 _ALSO_A_TASK = frozenset({"review", "draft", "new", "pass"})
-_NOT_WORD = re.compile(r"[\W_]+")
-_SEPARATORS = re.compile(r"[\s_-]+")
+_NOT_WORD = lazy(r"[\W_]+")
+_SEPARATORS = lazy(r"[\s_-]+")
 # a story's true/false that says it is done, under another tool's name for `passes`
 _DONE_FLAGS = ("done", "complete", "completed", "passed", "passes", "finished", "verified")
 
