@@ -26,6 +26,7 @@ import re
 from collections import deque
 from collections.abc import Iterator, Sequence
 
+from ralphloop.words.patterns import lazy
 from ralphloop.words.textsafe import strip_terminal_controls
 
 MAX_LINE = 500  # an error line is cut to this many characters
@@ -37,7 +38,7 @@ _STAMP = r"(?:\[?\d{4}-\d\d-\d\d[T ][\d:.,]+(?:Z|[+-]\d\d:?\d\d)?\]?\s+)?"
 # An error code after the word "error": rustc "error[E0308]:", tsc "error TS2322:", MSVC "error C2065:".
 _CODE = r"(?:\[[\w-]+\]|\s+[A-Za-z]{1,6}\d+)?"
 # The forms, tried at the start of a stripped line. Only top-level groups are named: `lastgroup` says which matched.
-_FORM = re.compile(
+_FORM = lazy(
     _STAMP
     + r"(?:"
     # "Error:", "error:", "ERROR:", "error[E0308]:", "error TS2322:", "fatal:", "fatal error:", "FATAL", "[ERROR]"
@@ -69,13 +70,11 @@ _FORM = re.compile(
 _TRACEBACK = "Traceback (most recent call last):"
 # The line that ends a Python traceback: an exception name, maybe with its message.
 # "ValueError: bad", "KeyboardInterrupt", "mod.Error": with a message, or a CamelCase name ("Fixed" is prose).
-_EXCEPTION_LINE = re.compile(
-    r"(?:[A-Za-z_]\w*\.)*(?:[A-Za-z_]\w*:.*|_*[A-Z][a-z0-9_]*[A-Z]\w*|\w*(?:Error|Exception))\Z"
-)
+_EXCEPTION_LINE = lazy(r"(?:[A-Za-z_]\w*\.)*(?:[A-Za-z_]\w*:.*|_*[A-Z][a-z0-9_]*[A-Z]\w*|\w*(?:Error|Exception))\Z")
 # "Error: none", "ERROR: 0", "fatal: n/a": a report that there was no error.
-_NO_ERROR = re.compile(r"[\s:]*(?:none|nil|null|n/?a|0|no(?:thing)?|-+|(?:0|no)\s+errors?(?:\s+found)?)\.?\Z", re.I)
+_NO_ERROR = lazy(r"[\s:]*(?:none|nil|null|n/?a|0|no(?:thing)?|-+|(?:0|no)\s+errors?(?:\s+found)?)\.?\Z", re.I)
 # npm's footer around a failure: where the log is, "this is probably not a problem with npm".
-_NPM_BOILERPLATE = re.compile(
+_NPM_BOILERPLATE = lazy(
     r"a complete log of this run|not a problem with npm|additional logging output above|note that you can also install"
     r"|tarball, folder, http url, or git repo|related to npm not being able to find a file|log files were not written",
     re.I,
@@ -84,13 +83,13 @@ _NPM_BOILERPLATE = re.compile(
 # 1 previous error", cargo's "error: could not compile `x`", make's "make: *** [all] Error 1", npm's
 # "npm ERR! code ELIFECYCLE", Go's "FAIL\tpkg\t0.01s", unittest's "FAILED (failures=1)". The iteration's error
 # is the last line that is not one of these, when there is one.
-_SUMMARY = re.compile(
+_SUMMARY = lazy(
     r"(?i:error)\s*:\s*(?:aborting due to|could not compile|process completed with exit code)"
     r"|make(?:\[\d+\])?:\s+\*\*\*"
     r"|npm\s+(?:ERR!|error)\s+(?i:code|errno|exit status|failed at the)\b"
     r"|FAIL(?:\s|\Z)|FAILED\s*\(",
 )
-_NEWLINES = re.compile(r"\r\n?")
+_NEWLINES = lazy(r"\r\n?")
 
 
 def _lines(text: str) -> list[str]:

@@ -7,7 +7,6 @@ records comes out, with the notes for progress.txt and for the next prompt.
 
 from __future__ import annotations
 
-import re
 from collections.abc import Mapping
 from typing import Any
 
@@ -15,11 +14,10 @@ from msgspec import Struct
 
 from ralphloop.analysis.signals import Analysis
 from ralphloop.core.protocols import AgentResult, Task, TaskView
+from ralphloop.words.patterns import lazy
 
 # A test file by the usual conventions: tests/ or test/ folders, test_*.py, *_test.go, *.test.ts, *.spec.js ...
-_TEST_PATH = re.compile(
-    r"(?:^|/)(?:tests?|__tests__|spec)/|(?:^|/)test_[^/]*$|[._-](?:test|spec)\.[^/]+$|_test\.[^/]+$"
-)
+_TEST_PATH = lazy(r"(?:^|/)(?:tests?|__tests__|spec)/|(?:^|/)test_[^/]*$|[._-](?:test|spec)\.[^/]+$|_test\.[^/]+$")
 
 
 class Streaks(Struct, frozen=True):

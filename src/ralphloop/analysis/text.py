@@ -17,15 +17,16 @@ from bisect import bisect_right
 
 from msgspec import Struct, field
 
+from ralphloop.words.patterns import lazy
 from ralphloop.words.textsafe import strip_escapes
 
 # An opening fence: three or more backticks or tildes at a line start (indented in list items too).
 # Found by its backticks or tildes first, then checked to start its line: scanning for a literal
 # is much faster than trying a pattern at each of millions of line starts.
-_FENCE_LINE = re.compile(r"\n[ \t]*+(?P<run>````*+|~~~~*+)")
-_FIRST_FENCE = re.compile(r"[ \t]*+(?P<run>````*+|~~~~*+)")
-_TICKS = re.compile(r"`+")
-_PARAGRAPH_BREAK = re.compile(r"\n[ \t]*\n")
+_FENCE_LINE = lazy(r"\n[ \t]*+(?P<run>````*+|~~~~*+)")
+_FIRST_FENCE = lazy(r"[ \t]*+(?P<run>````*+|~~~~*+)")
+_TICKS = lazy(r"`+")
+_PARAGRAPH_BREAK = lazy(r"\n[ \t]*\n")
 MAX_FENCES = 20_000  # beyond this many fenced blocks the rest of a reply is taken as one quotation
 _AFTER_ALL = float("inf")
 MAX_PROMPT_LINE = 4096
@@ -263,7 +264,7 @@ def code_spans(text: str) -> list[tuple[int, int]]:
     return spans
 
 
-_SIGNAL_BLOCKS = re.compile(
+_SIGNAL_BLOCKS = lazy(
     r"```.*?(?:```|\Z)|~~~.*?(?:~~~|\Z)|-{3,}\s*RALPH_STATUS.*?(?:END_RALPH_STATUS\s*-{3,}|\Z)"
     r"|<promise>.*?</promise>|<ralph>.*?</ralph>",
     re.DOTALL | re.IGNORECASE,

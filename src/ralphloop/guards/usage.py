@@ -12,18 +12,18 @@ Pure: no I/O, stdlib only.
 
 from __future__ import annotations
 
-import re
 from datetime import datetime, tzinfo
 
 from msgspec import Struct
 
 from ralphloop.core.limits import LimitWarning, UsageLimit
 from ralphloop.guards.reset_time import parse_reset
+from ralphloop.words.patterns import lazy
 
 MESSAGE_MAX = 300
 
-ANSI_ESCAPE = re.compile(r"\x1b\[[0-9;?]*[ -/]*[@-~]|\x1b\][^\x07\x1b]*(?:\x07|\x1b\\)?|\x1b[@-_]")
-_CONTROL = re.compile(r"[\x00-\x08\x0b-\x1f\x7f]")
+ANSI_ESCAPE = lazy(r"\x1b\[[0-9;?]*[ -/]*[@-~]|\x1b\][^\x07\x1b]*(?:\x07|\x1b\\)?|\x1b[@-_]")
+_CONTROL = lazy(r"[\x00-\x08\x0b-\x1f\x7f]")
 
 
 class LimitSentence(Struct, frozen=True):
