@@ -6,7 +6,10 @@ compare-and-swap, keeping its records), read from fleet.jsonl's monotonic stamps
 shared by the coordinator, the loops and their agents: on 2 cores each loop's own start (~0.5 s of CPU: the
 interpreter, imports, the run's checks) is what stands between the measured and the ideal 3×.
 
-    .venv/bin/python bench/parallel.py [--sleep S] [--stories N]
+ralph runs as users have it, with its runtime dependencies alone (bench/_versions.py; `--dev-venv`: the project's
+own environment).
+
+    .venv/bin/python bench/parallel.py [--sleep S] [--stories N] [--dev-venv]
 """
 
 from __future__ import annotations
@@ -21,7 +24,8 @@ import sys
 import tempfile
 import time
 
-from _project import RALPH, make_project
+from _project import ENV, make_project
+from _versions import REPO, user_python
 
 AGENT = """\
 import json, os, subprocess, sys, time
@@ -39,8 +43,9 @@ subprocess.run(["git", "commit", "-q", "-m", f"feat: {task}"], check=True)
 """
 
 
-def one(parallel: int, stories: int, sleep: float) -> tuple[float, list[float]]:
-    root, env = make_project(stories)
+def one(parallel: int, stories: int, sleep: float, python: str) -> tuple[float, list[float]]:
+    ralph = [python, "-m", "ralphloop"]
+    root, env = make_project(stories, ralph=ralph, env={**ENV, "PYTHONPATH": os.path.join(REPO, "src")})
     prd_path = os.path.join(root, ".ralph", "feat", "prd.json")
     with open(prd_path, encoding="utf-8") as handle:
         prd = json.load(handle)
@@ -54,7 +59,7 @@ def one(parallel: int, stories: int, sleep: float) -> tuple[float, list[float]]:
     command = shlex.join([sys.executable, agent, str(sleep)])
     started = time.monotonic()
     done = subprocess.run(
-        [*RALPH, "run", "--parallel", str(parallel), "--agent-cmd", command],
+        [*ralph, "run", "--parallel", str(parallel), "--agent-cmd", command],
         cwd=root,
         env=env,
         capture_output=True,
@@ -89,9 +94,11 @@ def main() -> None:
     parser = argparse.ArgumentParser()
     parser.add_argument("--sleep", type=float, default=2.0)
     parser.add_argument("--stories", type=int, default=6)
+    parser.add_argument("--dev-venv", action="store_true", help="run ralph with the project's own environment")
     options = parser.parse_args()
-    serial, _ = one(1, options.stories, options.sleep)
-    wide, merges = one(3, options.stories, options.sleep)
+    python = sys.executable if options.dev_venv else user_python()
+    serial, _ = one(1, options.stories, options.sleep, python)
+    wide, merges = one(3, options.stories, options.sleep, python)
     print(f"{options.stories} stories, agent works {options.sleep:.1f} s each")
     print(f"  --parallel 1: {serial:6.2f} s")
     print(f"  --parallel 3: {wide:6.2f} s   ({serial / wide:.2f}x faster; aim >= 2.5x)")

@@ -94,3 +94,43 @@ def test_changed_paths_leave_out_the_staged_side() -> None:
     }
     assert gitcache.changed_paths(entries, "") == ["edited", "both", "deleted", "new", "sub/new", "other/new"]
     assert gitcache.changed_paths(entries, "sub/") == ["sub/new"]
+
+
+def _git_says(root: Path, env: dict[str, str], ref: str) -> str | None:
+    args = ["git", "rev-parse", "--verify", "-q", f"{ref}^{{commit}}"]
+    done = subprocess.run(args, cwd=root, env=env, capture_output=True, text=True, check=False)
+    return done.stdout.strip() if done.returncode == 0 else None
+
+
+def test_a_branch_read_from_its_files_is_what_git_says(repo: Path, ralph_env: dict[str, str]) -> None:
+    """Loose, packed, packed then moved (loose again), gone and never made: each read as git reads it; what is not
+    plainly an id (a symbolic ref, a folder, a FIFO planted there, a reftable repository) is left to git."""
+    import os
+
+    git(repo, ralph_env, "commit", "-q", "--allow-empty", "-m", "one")
+    common = str(repo / ".git")
+    git(repo, ralph_env, "branch", "loops/a")
+    git(repo, ralph_env, "branch", "packed")
+    git(repo, ralph_env, "pack-refs", "--all")
+    git(repo, ralph_env, "commit", "-q", "--allow-empty", "-m", "two")
+    git(repo, ralph_env, "branch", "-f", "packed")  # loose again, newer than its packed line
+    git(repo, ralph_env, "branch", "fresh")
+    git(repo, ralph_env, "branch", "loops/b")  # a loose branch in a folder of branches
+    git(repo, ralph_env, "branch", "gone")
+    git(repo, ralph_env, "branch", "-D", "gone")
+    for name in ("main", "loops/a", "loops/b", "packed", "fresh", "gone", "never", "loops"):
+        ref = f"refs/heads/{name}"
+        known, commit = gitcache.read_branch(common, ref)
+        if name == "loops":  # a folder of branches, no branch: git is asked
+            assert not known
+            continue
+        assert known, name
+        assert commit == _git_says(repo, ralph_env, ref), name
+
+    git(repo, ralph_env, "symbolic-ref", "refs/heads/alias", "refs/heads/main")
+    assert gitcache.read_branch(common, "refs/heads/alias") == (False, None)
+    os.mkfifo(repo / ".git" / "refs" / "heads" / "planted")
+    assert gitcache.read_branch(common, "refs/heads/planted") == (False, None)  # at once, not waiting on it
+    assert gitcache.read_branch(common, "HEAD") == (False, None)  # not a branch
+    (repo / ".git" / "reftable").mkdir()
+    assert gitcache.read_branch(common, "refs/heads/main") == (False, None)

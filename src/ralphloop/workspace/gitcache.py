@@ -179,6 +179,35 @@ def read_head(layout: Layout) -> tuple[bool, str | None]:
     return False, None  # a branch yet to be born, or a ref being written: git knows
 
 
+def read_branch(common_dir: str, ref: str) -> tuple[bool, str | None]:
+    """Branch `ref` (refs/heads/...) read from the repository's files as git reads it (its loose file, then
+    packed-refs), as (known, commit): (True, None) when there is no such branch. Not known when git keeps its refs
+    in a way not read here (reftable), or the file is not plainly an object id (a symbolic ref, a folder, a FIFO
+    planted there): git is asked then. A branch is written by git as a whole file renamed into place, and packed
+    before its loose file goes, so a read between two of git's writes still finds it."""
+    if not ref.startswith("refs/heads/") or ".." in ref or os.path.isdir(os.path.join(common_dir, "reftable")):
+        return False, None
+    from ralphloop.core.errors import RalphError
+    from ralphloop.files.safe_read import read_file
+
+    try:
+        loose = read_file(os.path.join(common_dir, ref), cap=4096)
+        if loose is not None:
+            text = loose.decode("ascii", "replace").strip()
+            return (True, text) if _is_oid(text) else (False, None)
+        packed = read_file(os.path.join(common_dir, "packed-refs"), cap=_PACKED_CAP) or b""
+    except (RalphError, OSError):
+        return False, None
+    wanted = b" " + ref.encode("utf-8", "surrogateescape")
+    for line in packed.splitlines():
+        if line.endswith(wanted) and _is_oid(oid := line[: -len(wanted)].decode("ascii", "replace")):
+            return True, oid
+    return True, None
+
+
+_PACKED_CAP = 16 * 1024 * 1024  # a bigger packed-refs is git's to read
+
+
 def head_ref(layout: Layout) -> str | None:
     """The branch HEAD names (refs/heads/...), read from .git/HEAD; None when detached or unreadable."""
     text = _read_text(os.path.join(layout.git_dir, "HEAD"))
