@@ -98,8 +98,10 @@ def user_python() -> str:
     folder = os.path.join(tempfile.gettempdir(), "ralph-bench-user-venv")
     python = os.path.join(folder, "bin", "python")
     ready = os.path.join(folder, "pins.txt")
-    if os.path.exists(ready) and open(ready, encoding="utf-8").read() == "\n".join(pins):
-        return python
+    if os.path.exists(ready):
+        with open(ready, encoding="utf-8") as handle:
+            if handle.read() == "\n".join(pins):
+                return python
     shutil.rmtree(folder, ignore_errors=True)
     print("bench: making a user's environment (ralph's runtime dependencies alone) ...", file=sys.stderr, flush=True)
     subprocess.run([sys.executable, "-m", "venv", folder], check=True)

@@ -11,7 +11,6 @@ from __future__ import annotations
 
 import statistics
 import subprocess
-import sys
 import time
 
 from _project import ENV, make_project, run_loop
