@@ -95,8 +95,8 @@ RUNTIME = ("msgspec", "PyYAML", "psutil", "rich", "markdown-it-py", "mdurl", "py
 def user_python() -> str:
     """An interpreter with ralph's runtime dependencies alone, made once and reused while the pins hold."""
     pins = sorted(f"{name}=={importlib.metadata.version(name)}" for name in RUNTIME)
-    folder = os.path.join(tempfile.gettempdir(), "ralph-bench-user-venv")
-    python = os.path.join(folder, "bin", "python")
+    folder = os.path.join(os.path.expanduser("~"), ".cache", "ralph-bench", "user-venv")  # the user's own: no one
+    python = os.path.join(folder, "bin", "python")  # else can put an interpreter there for the bench to run
     ready = os.path.join(folder, "pins.txt")
     if os.path.exists(ready):
         with open(ready, encoding="utf-8") as handle:

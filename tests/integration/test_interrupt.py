@@ -212,3 +212,44 @@ def test_a_ctrl_c_the_main_thread_does_not_receive_still_stops_the_command_at_on
     assert interrupted == "True", done.stdout
     assert float(took) < 30, f"the Ctrl+C waited for the command to end on its own ({took} s)"
     assert "Ctrl+C again to quit at once" in done.stderr
+
+
+# A signal whose handler does not cancel (a plug-in's) wakes the wait too: the command runs on to its end, and the
+# wait does not spin on the byte the wake-up left.
+_SIGNAL_THAT_DOES_NOT_CANCEL = """
+import os, resource, signal, sys, threading, time
+from ralphloop.cli.interrupts import Interrupts
+from ralphloop.core.cancel import CancelToken
+from ralphloop.core.protocols import AgentCommand
+from ralphloop.core.runner import ProcessLimits
+from ralphloop.processes.local import run_agent_process
+
+cancel = CancelToken()
+Interrupts(cancel, sys.argv[1]).install()
+signal.signal(signal.SIGUSR1, lambda signum, frame: None)
+threading.Timer(0.3, lambda: os.kill(os.getpid(), signal.SIGUSR1)).start()
+began, used = time.monotonic(), resource.getrusage(resource.RUSAGE_SELF)
+outcome = run_agent_process(
+    AgentCommand(argv=("sleep", "1.5"), env={}, stdin=b""), cwd=".", log_path=sys.argv[2],
+    limits=ProcessLimits(timeout_s=120.0), cancel=cancel, on_stdout=lambda data: None,
+)
+now = resource.getrusage(resource.RUSAGE_SELF)
+cpu = now.ru_utime + now.ru_stime - used.ru_utime - used.ru_stime
+print(f"{outcome.interrupted} {outcome.exit_code} {time.monotonic() - began:.2f} {cpu:.2f}")
+"""
+
+
+def test_a_signal_that_does_not_cancel_leaves_the_command_running_without_a_busy_wait(tmp_path: Path) -> None:
+    done = subprocess.run(
+        [PYTHON, "-c", _SIGNAL_THAT_DOES_NOT_CANCEL, str(tmp_path / "status.json"), str(tmp_path / "command.log")],
+        cwd=tmp_path,
+        capture_output=True,
+        text=True,
+        timeout=90,
+        check=False,
+    )
+    assert done.returncode == 0, done.stderr
+    interrupted, code, took, cpu = done.stdout.split()
+    assert (interrupted, code) == ("False", "0"), done.stdout
+    assert float(took) >= 1.4, done.stdout
+    assert float(cpu) < 0.5, f"the wait spun on the wake-up byte ({cpu} s of CPU in {took} s)"

@@ -7,6 +7,7 @@ import os
 import select
 import shlex
 import sys
+import time
 from typing import Any, TextIO, cast
 
 from msgspec.structs import replace
@@ -79,7 +80,7 @@ def command(args: argparse.Namespace, argv: list[str]) -> int:
         clock=SystemClock(),
         sinks=sinks,
         cancel=cancel,
-        ask=lambda question, timeout: _ask_over_spinner(renderer, question, timeout, cancel.fileno()),
+        ask=lambda question, timeout: _ask_over_spinner(renderer, question, timeout, cancel),
     )
     for message in built.warnings:
         print(f"ralph: warning: {message}", file=sys.stderr)
@@ -232,22 +233,30 @@ def _open_log_file(path: str | None) -> StampedLines | None:
     return StampedLines(handle)
 
 
-def _ask_over_spinner(renderer: TerminalRenderer, question: str, timeout: float, wake_fd: int) -> str | None:
+def _ask_over_spinner(renderer: TerminalRenderer, question: str, timeout: float, wake: CancelToken) -> str | None:
     """ask_on_terminal with the spinner's line held, so that the question is not drawn over."""
     with renderer.suspended():
-        return ask_on_terminal(question, timeout, wake_fd)
+        return ask_on_terminal(question, timeout, wake)
 
 
-def ask_on_terminal(question: str, timeout: float, wake_fd: int | None = None) -> str | None:
+def ask_on_terminal(question: str, timeout: float, wake: CancelToken | None = None) -> str | None:
     """Ask on the terminal; "exit", "wait", or None when nobody answered within `timeout` seconds (or the
     answer was empty): the question says what that means (UsagePolicy.question), the caller decides it.
-    Ctrl+C or a hang-up (each makes `wake_fd` readable) ends the question at once: the run is stopped."""
+    Ctrl+C or a hang-up (each sets `wake`) ends the question at once: the run is stopped."""
     sys.stdout.write(f"{question} [w]ait/[e]xit: ")
     sys.stdout.flush()
-    ready, _, _ = select.select([sys.stdin, *([wake_fd] if wake_fd is not None else [])], [], [], timeout)
-    if wake_fd is not None and wake_fd in ready:
-        sys.stdout.write("\n")
-        return "exit"
+    until = time.monotonic() + timeout
+    while True:
+        waits = [sys.stdin, *([wake.fileno()] if wake is not None else [])]
+        ready, _, _ = select.select(waits, [], [], max(0.0, until - time.monotonic()))
+        if wake is None or wake.fileno() not in ready:
+            break
+        if wake.is_set():
+            sys.stdout.write("\n")
+            return "exit"
+        wake.quiet()  # a signal that did not cancel: the question still waits
+        if sys.stdin in ready:
+            break
     if not ready:
         sys.stdout.write("\nno answer\n")
         return None

@@ -32,5 +32,6 @@ def count_down(
             emit(Waiting(kind, message, until, left, first=first, slot=slot))
             first = False
             clock.sleep(min(1.0, left), cancel.fileno())
+            cancel.quiet()  # woken by a signal that did not cancel: wait on
     finally:
         emit(Waiting(kind, message, until, 0.0, done=True, slot=slot))

@@ -66,8 +66,7 @@ def close(run: Run, closing: Closing) -> Step:
     run.emit(record(run, closing))
     if judged.warning:
         run.emit(Notice("warning", judged.warning))
-    # Only ralph's record has touched the files since `end`, unless a hook still runs in the background: the
-    # commit then reads progress.txt again, not every file.
+    # Since `end` only ralph's record touched the files (no background hook running): the commit reads just that.
     if closing.committing and run.workspace is not None:
         since = None if run.hooks.running else end
         for event in run.workspace.commit_task(prepared.start, prepared.task, run.source.kind, prepared.number, since):

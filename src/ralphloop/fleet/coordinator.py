@@ -85,6 +85,7 @@ def _wait(fleets: list[Fleet], merger: Merger) -> None:
     fds += [fd for fleet in fleets for handle in fleet.handles.values() if (fd := handle.fileno()) is not None]
     with contextlib.suppress(InterruptedError, ValueError, OSError):
         select.select(fds, [], [], TICK_S)
+    lead.cancel.quiet()
     merger.drain()
 
 

@@ -220,6 +220,7 @@ class HookRunner:
                 cancel = True
                 break
             select.select([self.cancel.fileno()], [], [], 0.1)
+            self.cancel.quiet()
             finished += self.background.collect()
         return finished + self.background.stop(cancel=cancel)
 

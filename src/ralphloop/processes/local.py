@@ -208,6 +208,8 @@ class _Pump:
                     exited = True
                 elif key.data == "stdin":
                     self._feed_stdin()
+                elif key.data == "cancel":
+                    self.cancel.quiet()  # a signal's wake-up, not a cancellation: the next turn says which
                 elif key.data in ("stdout", "stderr") and self._read(key.fd, key.data):
                     heard = monotonic()
             if self._exit_fd is None and self.proc.poll() is not None:

@@ -15,6 +15,8 @@ import os
 
 from msgspec import Struct
 
+from ralphloop.words.patterns import lazy
+
 # Keep git's untracked cache in the private index: unchanged folders are then not read again. It is
 # kept only for `status -unormal` (whose folders-as-one-entry listing is all a capture needs).
 # Version 4 compresses paths: at 20,000 files the index is written in about half the time.
@@ -185,8 +187,8 @@ def read_branch(common_dir: str, ref: str) -> tuple[bool, str | None]:
     in a way not read here (reftable), or the file is not plainly an object id (a symbolic ref, a folder, a FIFO
     planted there): git is asked then. A branch is written by git as a whole file renamed into place, and packed
     before its loose file goes, so a read between two of git's writes still finds it."""
-    if not ref.startswith("refs/heads/") or ".." in ref or os.path.isdir(os.path.join(common_dir, "reftable")):
-        return False, None
+    if not _PLAIN_BRANCH.fullmatch(ref) or ".." in ref or os.path.isdir(os.path.join(common_dir, "reftable")):
+        return False, None  # `main~1`, `main@{0}` and the like are revisions git resolves, not files
     from ralphloop.core.errors import RalphError
     from ralphloop.files.safe_read import read_file
 
@@ -206,6 +208,7 @@ def read_branch(common_dir: str, ref: str) -> tuple[bool, str | None]:
 
 
 _PACKED_CAP = 16 * 1024 * 1024  # a bigger packed-refs is git's to read
+_PLAIN_BRANCH = lazy(r"refs/heads/[A-Za-z0-9._/-]+")
 
 
 def head_ref(layout: Layout) -> str | None:

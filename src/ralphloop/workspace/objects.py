@@ -15,6 +15,8 @@ import hashlib
 import os
 import stat
 import zlib
+from collections.abc import Mapping
+from types import MappingProxyType
 
 from ralphloop.core.errors import RalphError
 from ralphloop.files.safe_read import read_file
@@ -26,7 +28,7 @@ Entry = tuple[bytes, bytes]  # (mode, raw object id) of one name in a tree
 _CAP = 16 * 1024 * 1024  # an object read here (a tree, a commit), packed or not: more is git's to read
 # Trees read or written, by (object folder, id): an object's id names its content for good, and each iteration
 # reads again the trees the last one wrote or compared. Nobody changes an entry (copies are made).
-_TREES: dict[tuple[str, str], dict[bytes, Entry]] = {}
+_TREES: dict[tuple[str, str], Mapping[bytes, Entry]] = {}
 _TREES_KEPT = 1024
 
 
@@ -88,9 +90,9 @@ class Store:
         os.replace(temporary, final)  # the same content if git wrote it meanwhile
         return oid
 
-    def tree(self, oid: str) -> dict[bytes, Entry] | None:
-        """The entries of loose tree `oid` by name (not to be changed: they are kept); None when it is not a
-        loose tree."""
+    def tree(self, oid: str) -> Mapping[bytes, Entry] | None:
+        """The entries of loose tree `oid` by name (read-only: they are kept for the next reader); None when it is
+        not a loose tree."""
         kept = _TREES.get((self.folder, oid))
         if kept is not None:
             return kept
@@ -99,9 +101,7 @@ class Store:
             entries = None if content is None else _parse_tree(content)
         except ValueError:  # not a tree git wrote
             return None
-        if entries is not None:
-            self._keep(oid, entries)
-        return entries
+        return None if entries is None else self._keep(oid, entries)
 
     def write_tree(self, entries: dict[bytes, Entry]) -> str:
         """`entries` stored as a tree object (kept: the next iteration reads it); its id."""
@@ -109,10 +109,11 @@ class Store:
         self._keep(oid, entries)
         return oid
 
-    def _keep(self, oid: str, entries: dict[bytes, Entry]) -> None:
+    def _keep(self, oid: str, entries: dict[bytes, Entry]) -> Mapping[bytes, Entry]:
         if len(_TREES) >= _TREES_KEPT:
             del _TREES[next(iter(_TREES))]  # the oldest
-        _TREES[(self.folder, oid)] = entries
+        kept = _TREES[(self.folder, oid)] = MappingProxyType(entries)  # read-only: every caller shares it
+        return kept
 
 
 def commit_tree(store: Store, oid: str) -> str | None:
@@ -177,7 +178,7 @@ def with_file(store: Store, tree: str, path: str, content: bytes, mode: int) -> 
     executable bit as `mode` says: written, and its id returned. None when the path is not a plain file of that
     tree already, or a tree on the way is not loose: git must do it."""
     names = path.encode("utf-8", "surrogateescape").split(b"/")
-    trees: list[dict[bytes, Entry]] = []
+    trees: list[Mapping[bytes, Entry]] = []
     current = tree
     for name in names[:-1]:
         entries = store.tree(current)
@@ -242,7 +243,7 @@ def _walk(
             found.add(path)
 
 
-def _entries(store: Store, oid: str | None) -> dict[bytes, Entry]:
+def _entries(store: Store, oid: str | None) -> Mapping[bytes, Entry]:
     if oid is None:
         return {}
     entries = store.tree(oid)
