@@ -6,9 +6,11 @@ from __future__ import annotations
 import contextlib
 import io
 
+import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
+from ralphloop import __version__
 from ralphloop.cli.main import _plain_status, build_parser
 
 WORDS = [
@@ -55,3 +57,15 @@ def test_the_usual_spellings_are_read_quickly() -> None:
         assert _plain_status(arguments) is not None, arguments
     for arguments in (["status", "--json", "--json"], ["status", "-f"], ["status", "--js"], ["statu"], []):
         assert _plain_status(arguments) is None, arguments
+
+
+def test_the_version_is_printed_as_argparse_prints_it(capsys: pytest.CaptureFixture[str]) -> None:
+    """`ralph --version` alone skips the parser, with argparse's very words."""
+    from ralphloop.cli.main import main
+
+    assert main(["--version"]) == 0
+    quick = capsys.readouterr().out
+    with pytest.raises(SystemExit) as stopped:
+        build_parser().parse_args(["--version"])
+    assert stopped.value.code == 0
+    assert capsys.readouterr().out == quick == f"ralph {__version__}\n"

@@ -250,6 +250,9 @@ def main(argv: Sequence[str] | None = None) -> int:
     arguments = list(sys.argv[1:] if argv is None else argv)
     if arguments and arguments[0] in _COMMAND_ALIASES:
         arguments[0] = _COMMAND_ALIASES[arguments[0]]
+    if arguments == ["--version"]:  # what argparse's version action prints, without building every command's parser
+        print(f"ralph {__version__}")
+        return 0
     args: Any = _plain_status(arguments)
     if args is None:
         # A command named first is parsed by its own parser alone; anything else (help, a typo, a flag) by all.
