@@ -333,3 +333,54 @@ def test_a_tree_planted_to_hold_itself_is_left_to_git(repo: Path) -> None:
     path.write_bytes(zlib.compress(b"tree %d\0" % len(content) + content))
     empty = store.write(b"tree", b"")
     assert objects.changed_paths(store, empty, oid) is None
+
+
+def test_a_blob_read_from_loose_objects_is_what_git_show_prints(
+    repo: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """fleet/gitops.blob: `git show REF:PATH`'s bytes for HEAD (of the main worktree and of a linked one), a
+    branch and a commit id, a link, a path the commit lacks and a branch that does not exist, with no git process
+    while the objects are loose; a folder, a submodule and packed objects are git's, with the same answers."""
+    from ralphloop.fleet import gitops
+
+    (repo / "link").symlink_to("src/a.py")
+    git(repo, "add", "-A")
+    git(repo, "commit", "-q", "-m", "a link")
+    git(repo, "update-index", "--add", "--cacheinfo", f"160000,{git(repo, 'rev-parse', 'HEAD')},sub")
+    git(repo, "commit", "-q", "-m", "a submodule")
+    linked = tmp_path / "linked"
+    git(repo, "worktree", "add", "-q", "-b", "side", str(linked))
+    (linked / "src" / "a.py").write_text("a = 2\n")
+    git(linked, "commit", "-q", "-am", "on the side")
+    commit = git(repo, "rev-parse", "HEAD")
+
+    def shown(root: Path, ref: str, rel: str) -> bytes | None:
+        done = subprocess.run(["git", "show", f"{ref}:{rel}"], cwd=root, env=ENV, capture_output=True, check=False)
+        return done.stdout if done.returncode == 0 else None
+
+    asked = [
+        (repo, "HEAD", "src/a.py"),
+        (repo, "HEAD", "run.sh"),
+        (repo, "HEAD", "link"),
+        (repo, "HEAD", "missing.txt"),
+        (repo, "HEAD", "run.sh/inner"),
+        (repo, "refs/heads/side", "src/a.py"),
+        (repo, "refs/heads/none", "src/a.py"),
+        (repo, commit, PROGRESS),
+        (linked, "HEAD", "src/a.py"),
+    ]
+    gits = [(repo, "HEAD", "src"), (repo, "HEAD", "sub")]  # a folder, a submodule: git says
+    trace = tmp_path / "trace.json"
+    monkeypatch.setenv("GIT_TRACE2_EVENT", str(trace))
+    gitops.common_dir(str(repo))  # asked of git once, kept
+    gitops.common_dir(str(linked))
+    trace.write_text("")
+    for root, ref, rel in asked:
+        assert gitops.blob(str(root), ref, rel) == shown(root, ref, rel), (root, ref, rel)
+    started = [line for line in trace.read_text().splitlines() if '"event":"start"' in line]
+    assert started == [], "a loose blob was asked of git"  # `shown`'s own git runs without the trace (ENV)
+    for root, ref, rel in gits:
+        assert gitops.blob(str(root), ref, rel) == shown(root, ref, rel), (root, ref, rel)
+    git(repo, "gc", "-q")  # everything packed: git is asked, and says the same
+    for root, ref, rel in asked + gits:
+        assert gitops.blob(str(root), ref, rel) == shown(root, ref, rel), (root, ref, rel)

@@ -211,6 +211,30 @@ _PACKED_CAP = 16 * 1024 * 1024  # a bigger packed-refs is git's to read
 _PLAIN_BRANCH = lazy(r"refs/heads/[A-Za-z0-9._/-]+")
 
 
+def worktree_head(top: str, common_dir: str) -> tuple[bool, str | None]:
+    """The commit HEAD names in the worktree whose top is `top` (its `.git` folder, or the `gitdir:` file of a linked
+    worktree, read afresh: a worktree removed and added again may have another), as (known, commit): (True, None) on
+    a branch yet to be born. Not known for a folder that is no worktree's top, or a HEAD not read here."""
+    from ralphloop.core.errors import RalphError
+    from ralphloop.files.safe_read import read_file
+
+    dot = os.path.join(top, ".git")
+    try:
+        if os.path.isdir(dot):
+            git_dir = dot
+        else:
+            pointer = (read_file(dot, cap=4096) or b"").decode("utf-8", "surrogateescape").strip()
+            if not pointer.startswith("gitdir: "):
+                return False, None
+            git_dir = os.path.join(top, pointer.removeprefix("gitdir: "))
+        head = (read_file(os.path.join(git_dir, "HEAD"), cap=4096) or b"").decode("ascii", "replace").strip()
+    except (RalphError, OSError):
+        return False, None
+    if _is_oid(head):
+        return True, head  # detached
+    return read_branch(common_dir, head.removeprefix("ref: ")) if head.startswith("ref: ") else (False, None)
+
+
 def head_ref(layout: Layout) -> str | None:
     """The branch HEAD names (refs/heads/...), read from .git/HEAD; None when detached or unreadable."""
     text = _read_text(os.path.join(layout.git_dir, "HEAD"))

@@ -23,6 +23,7 @@ from ralphloop.files.safe_read import read_file
 
 _TREE_MODE = b"40000"
 _FILE_MODES = {b"100644": 0o644, b"100755": 0o755}
+_LINK_MODE = b"120000"
 
 Entry = tuple[bytes, bytes]  # (mode, raw object id) of one name in a tree
 _CAP = 16 * 1024 * 1024  # an object read here (a tree, a commit), packed or not: more is git's to read
@@ -154,6 +155,23 @@ def left_out(store: Store | None, commit: str | None, tree: str, paths: list[str
     if committed is None or wanted is None:
         return []
     return [path for path in paths if committed[path] != wanted[path]]
+
+
+def blob_at(store: Store, commit: str, path: str) -> tuple[bool, bytes | None]:
+    """The file at `path` (from the top, '/'-separated) in loose commit `commit`, as `git show COMMIT:PATH` prints
+    it (a link's target for a link), as (known, content): (True, None) when the commit holds no such path. Not known
+    when the commit, a tree on the way or the blob is not loose, or the path names a folder or a submodule."""
+    top = commit_tree(store, commit)
+    found = _entries_at(store, top, [path]) if top is not None and path and "//" not in path else None
+    if found is None:
+        return False, None
+    entry = found[path]
+    if entry is None:
+        return True, None
+    if entry[0] not in _FILE_MODES and entry[0] != _LINK_MODE:
+        return False, None
+    content = store.read(entry[1].hex(), b"blob")
+    return (True, content) if content is not None else (False, None)
 
 
 def _entries_at(store: Store, tree: str, paths: list[str]) -> dict[str, Entry | None] | None:
