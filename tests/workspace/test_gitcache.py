@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import os
 import subprocess
 from pathlib import Path
 
@@ -134,3 +135,27 @@ def test_a_branch_read_from_its_files_is_what_git_says(repo: Path, ralph_env: di
     assert gitcache.read_branch(common, "HEAD") == (False, None)  # not a branch
     (repo / ".git" / "reftable").mkdir()
     assert gitcache.read_branch(common, "refs/heads/main") == (False, None)
+
+
+def test_a_worktrees_head_read_from_its_files_is_what_git_says(
+    repo: Path, ralph_env: dict[str, str], tmp_path: Path
+) -> None:
+    """The main worktree, a linked one (its `gitdir:` file and `commondir`), a detached one and a branch yet to be
+    born, each as `git rev-parse --verify -q HEAD^{commit}` says; a folder that is no worktree's top is git's."""
+    git(repo, ralph_env, "commit", "-q", "--allow-empty", "-m", "one")
+    linked, detached = tmp_path / "linked", tmp_path / "detached"
+    git(repo, ralph_env, "worktree", "add", "-q", "-b", "side", str(linked))
+    git(linked, ralph_env, "commit", "-q", "--allow-empty", "-m", "on the side")
+    git(repo, ralph_env, "worktree", "add", "-q", "--detach", str(detached), "HEAD")
+    unborn = tmp_path / "unborn"
+    git(tmp_path, ralph_env, "init", "-q", "-b", "main", str(unborn))
+    for top in (repo, linked, detached, unborn):
+        assert gitcache.worktree_head(str(top)) == (True, _git_says(top, ralph_env, "HEAD")), top
+    dirs = gitcache.worktree_dirs(str(linked))
+    assert dirs is not None
+    assert [os.path.realpath(folder) for folder in dirs] == [
+        os.path.realpath(git(linked, ralph_env, "rev-parse", "--absolute-git-dir")),
+        os.path.realpath(repo / ".git"),
+    ]
+    (repo / "src").mkdir()
+    assert gitcache.worktree_head(str(repo / "src")) == (False, None)

@@ -46,8 +46,9 @@ def worktree_dir(root: str, feature: str, story: str) -> str:
 
 
 def head_of(root: str, ref: str) -> str | None:
-    if ref.startswith("refs/heads/"):  # a branch: read from its file, without a git process (~3 ms each)
-        known, commit = gitcache.read_branch(common_dir(root), ref)
+    # HEAD or a branch: read from its files, without a git process (~3 ms each)
+    if ref == "HEAD" or ref.startswith("refs/heads/"):
+        known, commit = gitcache.worktree_head(root) if ref == "HEAD" else gitcache.read_branch(common_dir(root), ref)
         if known:
             return commit
     done = git.run(root, "rev-parse", "--verify", "-q", f"{ref}^{{commit}}")
@@ -74,9 +75,10 @@ def blob(root: str, ref: str, rel: str) -> bytes | None:
 def _loose_blob(root: str, ref: str, rel: str) -> tuple[bool, bytes | None]:
     """`blob`, as (known, content), from the refs' files and loose objects: a task file just committed, and the
     branches the queue just moved, are loose (~3 ms a `git show` saved, a dozen a run and three a merge)."""
-    common = common_dir(root)
+    dirs = gitcache.worktree_dirs(root)
+    common = dirs[1] if dirs is not None else common_dir(root)
     if ref == "HEAD":
-        known, commit = gitcache.worktree_head(root, common)
+        known, commit = gitcache.worktree_head(root)
     elif ref.startswith("refs/heads/"):
         known, commit = gitcache.read_branch(common, ref)
     else:

@@ -211,28 +211,43 @@ _PACKED_CAP = 16 * 1024 * 1024  # a bigger packed-refs is git's to read
 _PLAIN_BRANCH = lazy(r"refs/heads/[A-Za-z0-9._/-]+")
 
 
-def worktree_head(top: str, common_dir: str) -> tuple[bool, str | None]:
-    """The commit HEAD names in the worktree whose top is `top` (its `.git` folder, or the `gitdir:` file of a linked
-    worktree, read afresh: a worktree removed and added again may have another), as (known, commit): (True, None) on
-    a branch yet to be born. Not known for a folder that is no worktree's top, or a HEAD not read here."""
-    from ralphloop.core.errors import RalphError
-    from ralphloop.files.safe_read import read_file
-
+def worktree_dirs(top: str) -> tuple[str, str] | None:
+    """The git folder and the common folder of the worktree whose top is `top`, from its files (its `.git` folder, or
+    a linked worktree's `gitdir:` file and its git folder's `commondir`), read afresh: a worktree removed and added
+    again may have others. None for a folder that is no worktree's top, or files not read here."""
     dot = os.path.join(top, ".git")
-    try:
-        if os.path.isdir(dot):
-            git_dir = dot
-        else:
-            pointer = (read_file(dot, cap=4096) or b"").decode("utf-8", "surrogateescape").strip()
-            if not pointer.startswith("gitdir: "):
-                return False, None
-            git_dir = os.path.join(top, pointer.removeprefix("gitdir: "))
-        head = (read_file(os.path.join(git_dir, "HEAD"), cap=4096) or b"").decode("ascii", "replace").strip()
-    except (RalphError, OSError):
+    if os.path.isdir(dot):
+        return dot, dot
+    pointer = _small_text(dot)
+    if pointer is None or not pointer.startswith("gitdir: "):
+        return None
+    git_dir = os.path.normpath(os.path.join(top, pointer.removeprefix("gitdir: ")))
+    common = _small_text(os.path.join(git_dir, "commondir"))
+    return (git_dir, os.path.normpath(os.path.join(git_dir, common))) if common else None
+
+
+def worktree_head(top: str) -> tuple[bool, str | None]:
+    """The commit HEAD names in the worktree whose top is `top` (worktree_dirs), as (known, commit): (True, None) on
+    a branch yet to be born. Not known for a folder that is no worktree's top, or a HEAD not read here."""
+    dirs = worktree_dirs(top)
+    head = _small_text(os.path.join(dirs[0], "HEAD")) if dirs is not None else None
+    if dirs is None or head is None:
         return False, None
     if _is_oid(head):
         return True, head  # detached
-    return read_branch(common_dir, head.removeprefix("ref: ")) if head.startswith("ref: ") else (False, None)
+    return read_branch(dirs[1], head.removeprefix("ref: ")) if head.startswith("ref: ") else (False, None)
+
+
+def _small_text(path: str) -> str | None:
+    """A small file of git's, stripped; None when there is none or it is no regular file (a FIFO planted there)."""
+    from ralphloop.core.errors import RalphError
+    from ralphloop.files.safe_read import read_file
+
+    try:
+        raw = read_file(path, cap=4096)
+    except (RalphError, OSError):
+        return None
+    return raw.decode("utf-8", "surrogateescape").strip() if raw is not None else None
 
 
 def head_ref(layout: Layout) -> str | None:
