@@ -157,13 +157,19 @@ def abort_merge(worktree: str) -> None:
         git.run(worktree, "merge", "--abort")
 
 
+def git_dir(worktree: str) -> str:
+    """The worktree's own git folder: read from its files where they say it, asked of git otherwise."""
+    dirs = gitcache.worktree_dirs(worktree)
+    return dirs[0] if dirs is not None else _run(worktree, "rev-parse", "--absolute-git-dir")
+
+
 def rebase_in_progress(worktree: str) -> bool:
-    gitdir = _run(worktree, "rev-parse", "--absolute-git-dir")
+    gitdir = git_dir(worktree)
     return any(os.path.exists(os.path.join(gitdir, name)) for name in ("rebase-merge", "rebase-apply"))
 
 
 def merge_in_progress(worktree: str) -> bool:
-    gitdir = _run(worktree, "rev-parse", "--absolute-git-dir")
+    gitdir = git_dir(worktree)
     return os.path.exists(os.path.join(gitdir, "MERGE_HEAD"))
 
 
@@ -184,7 +190,7 @@ def abort_rebase(worktree: str, leftovers: str) -> None:
     the `leftovers` ref, and the branch is checked out again."""
     if not rebase_in_progress(worktree):
         return
-    gitdir = _run(worktree, "rev-parse", "--absolute-git-dir")
+    gitdir = git_dir(worktree)
     if git.run(worktree, "rebase", "--abort").returncode == 0:
         return
     branch = ""
@@ -227,7 +233,7 @@ def save_leftovers(root: str, tree: str, ref: str) -> bool:
     if not _run(tree, "status", "--porcelain"):
         return False
     head = _run(tree, "rev-parse", "HEAD")
-    index = os.path.join(_run(tree, "rev-parse", "--absolute-git-dir"), "ralph-leftovers.index")
+    index = os.path.join(git_dir(tree), "ralph-leftovers.index")
     env = {"GIT_INDEX_FILE": index}
     _run(tree, "read-tree", head, env=env)
     _run(tree, "add", "-A", env=env)
@@ -297,7 +303,7 @@ def strip_paths(tree: str, base: str, rels: list[str]) -> str | None:
     no commit touched them (nothing is rewritten)."""
     if not _run(tree, "log", "--format=%H", f"{base}..HEAD", "--", *rels):
         return None
-    index = os.path.join(_run(tree, "rev-parse", "--absolute-git-dir"), "ralph-strip.index")
+    index = os.path.join(git_dir(tree), "ralph-strip.index")
     env = {"GIT_INDEX_FILE": index}
     entries = {rel: _run(tree, "ls-tree", base, "--", rel) for rel in rels}
     parent = base

@@ -215,13 +215,13 @@ def worktree_dirs(top: str) -> tuple[str, str] | None:
     """The git folder and the common folder of the worktree whose top is `top`, from its files (its `.git` folder, or
     a linked worktree's `gitdir:` file and its git folder's `commondir`), read afresh: a worktree removed and added
     again may have others. None for a folder that is no worktree's top, or files not read here."""
-    dot = os.path.join(top, ".git")
+    dot = os.path.join(os.path.abspath(top), ".git")
     if os.path.isdir(dot):
         return dot, dot
     pointer = _small_text(dot)
     if pointer is None or not pointer.startswith("gitdir: "):
         return None
-    git_dir = os.path.normpath(os.path.join(top, pointer.removeprefix("gitdir: ")))
+    git_dir = os.path.normpath(os.path.join(os.path.dirname(dot), pointer.removeprefix("gitdir: ")))
     common = _small_text(os.path.join(git_dir, "commondir"))
     return (git_dir, os.path.normpath(os.path.join(git_dir, common))) if common else None
 
