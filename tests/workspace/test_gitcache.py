@@ -159,3 +159,30 @@ def test_a_worktrees_head_read_from_its_files_is_what_git_says(
     ]
     (repo / "src").mkdir()
     assert gitcache.worktree_head(str(repo / "src")) == (False, None)
+
+
+def test_the_worktree_records_read_from_their_files_are_gits(
+    repo: Path, ralph_env: dict[str, str], tmp_path: Path
+) -> None:
+    """fleet/gitops: whether git keeps a record of a worktree at a path, read from `<common>/worktrees/*/gitdir`
+    (what `git worktree list` reads): a live one, one whose folder was removed by hand, one never made."""
+    import shutil
+
+    from ralphloop.fleet import gitops
+
+    git(repo, ralph_env, "commit", "-q", "--allow-empty", "-m", "one")
+    assert gitops._recorded(str(repo), str(tmp_path / "never")) is False  # no linked worktree at all yet
+    live, gone = tmp_path / "live", tmp_path / "gone"
+    for path in (live, gone):
+        git(repo, ralph_env, "worktree", "add", "-q", "--detach", str(path), "HEAD")
+    shutil.rmtree(gone)  # removed by hand: git still has its record
+    listed = {
+        os.path.realpath(line.removeprefix("worktree "))
+        for line in git(repo, ralph_env, "worktree", "list", "--porcelain").splitlines()
+        if line.startswith("worktree ")
+    }
+    for path in (live, gone, tmp_path / "never"):
+        assert gitops._recorded(str(repo), str(path)) is (os.path.realpath(path) in listed), path
+    gitops._forget(str(repo), str(gone))  # the record dropped, as before
+    assert gitops._recorded(str(repo), str(gone)) is False
+    assert str(gone) not in git(repo, ralph_env, "worktree", "list", "--porcelain")

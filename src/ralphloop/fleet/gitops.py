@@ -142,8 +142,30 @@ def remove_worktree(root: str, path: str, branch: str | None) -> None:
 def _forget(root: str, path: str) -> None:
     """git's record of ralph's worktree at `path` dropped when its folder is gone: that one only (`git worktree
     prune` would drop the user's own worktrees whose folders are missing too, say on a disk not mounted now)."""
+    if _recorded(root, path) is False:
+        return  # none of git's worktree records names it (read from their files: no `git worktree list`)
     if os.path.realpath(path) in {os.path.realpath(where) for where in _worktrees(root)}:
         _run(root, "worktree", "remove", "--force", path)
+
+
+def _recorded(root: str, path: str) -> bool | None:
+    """Whether one of git's linked-worktree records (`<common>/worktrees/*/gitdir`, which `git worktree list`
+    reads) names `path`; None when a record cannot be read here (git is asked then)."""
+    records = os.path.join(common_dir(root), "worktrees")
+    try:
+        names = os.listdir(records)
+    except FileNotFoundError:
+        return False
+    except OSError:
+        return None
+    wanted = os.path.realpath(os.path.join(path, ".git"))
+    for name in names:
+        pointer = gitcache.small_text(os.path.join(records, name, "gitdir"))
+        if pointer is None:
+            return None
+        if os.path.realpath(os.path.join(records, name, pointer)) == wanted:
+            return True
+    return False
 
 
 def _worktrees(root: str) -> list[str]:

@@ -218,11 +218,11 @@ def worktree_dirs(top: str) -> tuple[str, str] | None:
     dot = os.path.join(os.path.abspath(top), ".git")
     if os.path.isdir(dot):
         return dot, dot
-    pointer = _small_text(dot)
+    pointer = small_text(dot)
     if pointer is None or not pointer.startswith("gitdir: "):
         return None
     git_dir = os.path.normpath(os.path.join(os.path.dirname(dot), pointer.removeprefix("gitdir: ")))
-    common = _small_text(os.path.join(git_dir, "commondir"))
+    common = small_text(os.path.join(git_dir, "commondir"))
     return (git_dir, os.path.normpath(os.path.join(git_dir, common))) if common else None
 
 
@@ -230,7 +230,7 @@ def worktree_head(top: str) -> tuple[bool, str | None]:
     """The commit HEAD names in the worktree whose top is `top` (worktree_dirs), as (known, commit): (True, None) on
     a branch yet to be born. Not known for a folder that is no worktree's top, or a HEAD not read here."""
     dirs = worktree_dirs(top)
-    head = _small_text(os.path.join(dirs[0], "HEAD")) if dirs is not None else None
+    head = small_text(os.path.join(dirs[0], "HEAD")) if dirs is not None else None
     if dirs is None or head is None:
         return False, None
     if _is_oid(head):
@@ -238,8 +238,9 @@ def worktree_head(top: str) -> tuple[bool, str | None]:
     return read_branch(dirs[1], head.removeprefix("ref: ")) if head.startswith("ref: ") else (False, None)
 
 
-def _small_text(path: str) -> str | None:
-    """A small file of git's, stripped; None when there is none or it is no regular file (a FIFO planted there)."""
+def small_text(path: str) -> str | None:
+    """A small file of git's (at most 4 KB), stripped; None when there is none or it is no regular file (a FIFO
+    planted there)."""
     from ralphloop.core.errors import RalphError
     from ralphloop.files.safe_read import read_file
 
