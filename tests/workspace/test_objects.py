@@ -384,3 +384,49 @@ def test_a_blob_read_from_loose_objects_is_what_git_show_prints(
     git(repo, "gc", "-q")  # everything packed: git is asked, and says the same
     for root, ref, rel in asked + gits:
         assert gitops.blob(str(root), ref, rel) == shown(root, ref, rel), (root, ref, rel)
+
+
+@pytest.mark.parametrize("rel_in_base", [True, False], ids=["rels-in-base", "rels-new-on-the-branch"])
+def test_a_branch_stripped_of_the_coordinators_files_from_loose_objects_is_what_git_makes(
+    repo: Path, tmp_path: Path, rel_in_base: bool
+) -> None:
+    """fleet/gitops.strip_paths: a story's commits made again without its changes to the pass mark and progress,
+    from loose trees in Python, equal the ones git makes through an index (the same repository, packed): the same
+    trees in the same order, a commit that held only those files dropped, a folder left empty gone."""
+    from ralphloop.fleet import gitops
+
+    rels = [".ralph/feat/prd.json", ".ralph/notes/progress.md"]
+    if rel_in_base:
+        (repo / ".ralph" / "feat" / "prd.json").write_text("{}\n")
+        (repo / ".ralph" / "notes").mkdir()
+        (repo / ".ralph" / "notes" / "progress.md").write_text("# progress\n")
+        git(repo, "add", "-A")
+        git(repo, "commit", "-q", "-m", "the task file")
+    base = git(repo, "rev-parse", "HEAD")
+    git(repo, "switch", "-q", "-c", "story")
+    steps: list[tuple[str, dict[str, str]]] = [
+        ("work and marks", {"src/a.py": "a = 2\n", rels[0]: '{"passes": true}\n', rels[1]: "# progress\n- done\n"}),
+        ("marks alone", {rels[0]: '{"passes": false}\n'}),
+        ("a new folder", {"src/deep/er/b.py": "b = 1\n", "zz.txt": "z\n", rels[1]: "# progress\n- more\n"}),
+    ]
+    for message, files in steps:
+        for rel, text in files.items():
+            (repo / rel).parent.mkdir(parents=True, exist_ok=True)
+            (repo / rel).write_text(text)
+        git(repo, "add", "-A")
+        git(repo, "commit", "-q", "-m", message)
+    packed = tmp_path / "packed"
+    git(tmp_path, "clone", "-q", "--no-local", str(repo), str(packed))  # the same commits, in a pack
+    git(packed, "switch", "-q", "story")
+
+    def history(root: Path, head: str | None) -> list[tuple[str, str]]:
+        listed = git(root, "log", "--reverse", "--format=%T %s", f"{base}..{head}") if head else ""
+        return [tuple(line.split(" ", 1)) for line in listed.splitlines()]  # type: ignore[misc]
+
+    commits = git(repo, "rev-list", "--reverse", f"{base}..HEAD").split()
+    assert gitops._stripped_from_objects(str(repo), base, rels, commits) is not None  # loose: made without git
+    loose = history(repo, gitops.strip_paths(str(repo), base, rels))
+    by_git = history(packed, gitops.strip_paths(str(packed), base, rels))
+    assert loose == by_git
+    assert [message for _, message in loose] == ["work and marks", "a new folder"]
+    assert gitops._stripped_from_objects(str(packed), base, rels, []) is None  # packed: git made them

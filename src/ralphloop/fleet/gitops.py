@@ -325,11 +325,45 @@ def strip_paths(tree: str, base: str, rels: list[str]) -> str | None:
     no commit touched them (nothing is rewritten)."""
     if not _run(tree, "log", "--format=%H", f"{base}..HEAD", "--", *rels):
         return None
+    commits = _run(tree, "rev-list", "--reverse", f"{base}..HEAD").split()
+    trees = _stripped_from_objects(tree, base, rels, commits) or _stripped_by_git(tree, base, rels, commits)
+    parent, parent_tree = base, trees[0]
+    for commit, made in zip(commits, trees[1:], strict=True):
+        if made == parent_tree:
+            continue
+        author = _run(tree, "log", "-1", "--format=%an%x00%ae%x00%aI", commit).split("\0")
+        message = _run(tree, "log", "-1", "--format=%B", commit)
+        who = {"GIT_AUTHOR_NAME": author[0], "GIT_AUTHOR_EMAIL": author[1], "GIT_AUTHOR_DATE": author[2]}
+        parent = _run(tree, "commit-tree", made, "-p", parent, "-m", message or "(no message)", env=who)
+        parent_tree = made
+    return parent
+
+
+def _stripped_from_objects(tree: str, base: str, rels: list[str], commits: list[str]) -> list[str] | None:
+    """Base's tree, then each commit's with `rels` as base has them, made of loose objects without a git process
+    (five a commit otherwise); None when an object is not loose or a tree cannot be made so: git makes them."""
+    store = objects.Store.of(common_dir(tree)) if len(base) == 40 else None
+    kept = objects.entries_in(store, base, rels) if store is not None else None
+    top = objects.commit_tree(store, base) if store is not None else None
+    if store is None or kept is None or top is None:
+        return None
+    trees = [top]
+    for commit in commits:
+        own = objects.commit_tree(store, commit)
+        made = objects.with_entries(store, own, dict(kept)) if own is not None else None
+        if made is None:
+            return None
+        trees.append(made)
+    return trees
+
+
+def _stripped_by_git(tree: str, base: str, rels: list[str], commits: list[str]) -> list[str]:
+    """`_stripped_from_objects`' trees, made by git through an index of ralph's own."""
     index = os.path.join(git_dir(tree), "ralph-strip.index")
     env = {"GIT_INDEX_FILE": index}
     entries = {rel: _run(tree, "ls-tree", base, "--", rel) for rel in rels}
-    parent = base
-    for commit in _run(tree, "rev-list", "--reverse", f"{base}..HEAD").split():
+    trees = [_run(tree, "rev-parse", f"{base}^{{tree}}")]
+    for commit in commits:
         _run(tree, "read-tree", commit, env=env)
         for rel, entry in entries.items():
             if entry:
@@ -338,13 +372,7 @@ def strip_paths(tree: str, base: str, rels: list[str]) -> str | None:
                 _run(tree, "update-index", "--add", "--cacheinfo", f"{mode},{sha},{rel}", env=env)
             else:
                 _run(tree, "update-index", "--force-remove", "--", rel, env=env)
-        made = _run(tree, "write-tree", env=env)
-        if made == _run(tree, "rev-parse", f"{parent}^{{tree}}"):
-            continue
-        author = _run(tree, "log", "-1", "--format=%an%x00%ae%x00%aI", commit).split("\0")
-        message = _run(tree, "log", "-1", "--format=%B", commit)
-        who = {"GIT_AUTHOR_NAME": author[0], "GIT_AUTHOR_EMAIL": author[1], "GIT_AUTHOR_DATE": author[2]}
-        parent = _run(tree, "commit-tree", made, "-p", parent, "-m", message or "(no message)", env=who)
+        trees.append(_run(tree, "write-tree", env=env))
     with contextlib.suppress(OSError):
         os.unlink(index)
-    return parent
+    return trees

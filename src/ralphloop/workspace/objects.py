@@ -220,6 +220,57 @@ def with_file(store: Store, tree: str, path: str, content: bytes, mode: int) -> 
     return oid
 
 
+def entries_in(store: Store, commit: str, paths: list[str]) -> dict[str, Entry | None] | None:
+    """Each path's entry (mode, raw id) in loose commit `commit` (None: it holds no such path); None when the commit
+    or a tree on the way is not loose."""
+    top = commit_tree(store, commit)
+    return _entries_at(store, top, paths) if top is not None else None
+
+
+def with_entries(store: Store, tree: str, changes: dict[str, Entry | None]) -> str | None:
+    """Tree `tree` with each path of `changes` (from the top, '/'-separated) holding its entry, or gone for None
+    (a folder left empty goes too, as git's index would drop it): written, and its id returned. None when a tree to
+    read is not loose, a file stands where a folder would be needed, or nothing would be left: git must do it."""
+    split = {tuple(path.encode("utf-8", "surrogateescape").split(b"/")): entry for path, entry in changes.items()}
+    try:
+        return _edit(store, tree, split, 0)
+    except _NotLoose:
+        return None
+
+
+def _edit(store: Store, oid: str | None, changes: dict[tuple[bytes, ...], Entry | None], depth: int) -> str:
+    if depth > _DEEPEST or any(b"" in parts for parts in changes):
+        raise _NotLoose(oid)
+    entries = dict(_entries(store, oid))
+    below: dict[bytes, dict[tuple[bytes, ...], Entry | None]] = {}
+    for parts, entry in changes.items():
+        if len(parts) > 1:
+            below.setdefault(parts[0], {})[parts[1:]] = entry
+        elif entry is None:
+            entries.pop(parts[0], None)
+        else:
+            entries[parts[0]] = entry
+    for name, inner in below.items():
+        held = entries.get(name)
+        if held is not None and held[0] != _TREE_MODE:
+            if all(entry is None for entry in inner.values()):
+                continue  # nothing to take away below a file
+            raise _NotLoose(name)
+        try:
+            entries[name] = (_TREE_MODE, bytes.fromhex(_edit(store, held[1].hex() if held else None, inner, depth + 1)))
+        except _Emptied:
+            entries.pop(name, None)
+    if not entries:
+        raise _Emptied(oid) if depth else _NotLoose(oid)
+    # git's order: a folder's name sorts as if it ended with '/'
+    ordered = sorted(entries.items(), key=lambda item: item[0] + (b"/" if item[1][0] == _TREE_MODE else b""))
+    return store.write_tree(dict(ordered))
+
+
+class _Emptied(Exception):
+    """A folder every entry of which was taken away: it goes from its parent."""
+
+
 def changed_paths(store: Store, before: str, after: str) -> list[str] | None:
     """The paths whose file (content, mode or kind) differs between two trees, as
     `git diff-tree -r --name-only --no-renames` lists them, sorted; None when a tree to read is not loose."""
