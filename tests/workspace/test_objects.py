@@ -430,3 +430,26 @@ def test_a_branch_stripped_of_the_coordinators_files_from_loose_objects_is_what_
     assert loose == by_git
     assert [message for _, message in loose] == ["work and marks", "a new folder"]
     assert gitops._stripped_from_objects(str(packed), base, rels, []) is None  # packed: git made them
+
+
+def test_what_loose_reads_cannot_say_is_left_to_git(repo: Path, tmp_path: Path) -> None:
+    """A folder where the coordinator's file is (git keeps it, or refuses), a path git resolves from the current
+    folder, and objects `git replace` stands in for: no answer from the files, so git gives its own."""
+    from ralphloop.fleet import gitops
+
+    base = git(repo, "rev-parse", "HEAD")
+    git(repo, "switch", "-q", "-c", "story")
+    (repo / ".ralph" / "feat" / "prd.json").mkdir()  # a folder where the task file goes
+    (repo / ".ralph" / "feat" / "prd.json" / "notes.md").write_text("the agent's\n")
+    git(repo, "add", "-A")
+    git(repo, "commit", "-q", "-m", "a folder at the mark's path")
+    commits = git(repo, "rev-list", "--reverse", f"{base}..HEAD").split()
+    rels = [".ralph/feat/prd.json"]
+    assert gitops._stripped_from_objects(str(repo), base, rels, commits) is None
+    store = objects.Store(os.path.join(repo, ".git", "objects"))
+    assert objects.blob_at(store, base, "./run.sh") == (False, None)
+    assert objects.blob_at(store, base, "src/") == (False, None)
+    assert objects.blob_at(store, base, "run.sh") == (True, b"#!/bin/sh\n")
+    assert objects.Store.of(str(repo / ".git")) is not None
+    git(repo, "replace", base, git(repo, "rev-parse", "HEAD"))
+    assert objects.Store.of(str(repo / ".git")) is None

@@ -187,7 +187,8 @@ def read_branch(common_dir: str, ref: str) -> tuple[bool, str | None]:
     in a way not read here (reftable), or the file is not plainly an object id (a symbolic ref, a folder, a FIFO
     planted there): git is asked then. A branch is written by git as a whole file renamed into place, and packed
     before its loose file goes, so a read between two of git's writes still finds it."""
-    if not _PLAIN_BRANCH.fullmatch(ref) or ".." in ref or os.path.isdir(os.path.join(common_dir, "reftable")):
+    odd = ".." in ref or "//" in ref or "/." in ref or ref.endswith((".lock", "/", "."))  # no branch's name
+    if not _PLAIN_BRANCH.fullmatch(ref) or odd or os.path.isdir(os.path.join(common_dir, "reftable")):
         return False, None  # `main~1`, `main@{0}` and the like are revisions git resolves, not files
     from ralphloop.core.errors import RalphError
     from ralphloop.files.safe_read import read_file
@@ -216,8 +217,9 @@ def worktree_dirs(top: str) -> tuple[str, str] | None:
     a linked worktree's `gitdir:` file and its git folder's `commondir`), read afresh: a worktree removed and added
     again may have others. None for a folder that is no worktree's top, or files not read here."""
     dot = os.path.join(os.path.abspath(top), ".git")
-    if os.path.isdir(dot):
-        return dot, dot
+    if os.path.isdir(dot):  # git's test of a git folder: HEAD, objects/ and refs/ (else it looks further up)
+        whole = all(os.path.isdir(os.path.join(dot, part)) for part in ("objects", "refs"))
+        return (dot, dot) if whole and os.path.isfile(os.path.join(dot, "HEAD")) else None
     pointer = small_text(dot)
     if pointer is None or not pointer.startswith("gitdir: "):
         return None

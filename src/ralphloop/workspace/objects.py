@@ -20,10 +20,12 @@ from types import MappingProxyType
 
 from ralphloop.core.errors import RalphError
 from ralphloop.files.safe_read import read_file
+from ralphloop.workspace import gitcache
 
 _TREE_MODE = b"40000"
 _FILE_MODES = {b"100644": 0o644, b"100755": 0o755}
 _LINK_MODE = b"120000"
+_CANONICAL = {*_FILE_MODES, _LINK_MODE, _TREE_MODE, b"160000"}
 
 Entry = tuple[bytes, bytes]  # (mode, raw object id) of one name in a tree
 _CAP = 16 * 1024 * 1024  # an object read here (a tree, a commit), packed or not: more is git's to read
@@ -31,6 +33,31 @@ _CAP = 16 * 1024 * 1024  # an object read here (a tree, a commit), packed or not
 # reads again the trees the last one wrote or compared. Nobody changes an entry (copies are made).
 _TREES: dict[tuple[str, str], Mapping[bytes, Entry]] = {}
 _TREES_KEPT = 1024
+
+
+_REPLACED: dict[str, tuple[object, bool]] = {}  # packed-refs -> (its stamp, whether it holds refs/replace/)
+
+
+def _replaced(common_dir: str) -> bool:
+    """Whether git would read some object through a replacement (`refs/replace/`), or might (its base renamed)."""
+    if os.environ.get("GIT_NO_REPLACE_OBJECTS"):
+        return False
+    if os.environ.get("GIT_REPLACE_REF_BASE"):
+        return True
+    with contextlib.suppress(OSError):
+        if os.listdir(os.path.join(common_dir, "refs", "replace")):
+            return True
+    packed = os.path.join(common_dir, "packed-refs")
+    stamp = gitcache.stamp(packed)
+    known = _REPLACED.get(packed)
+    if known is not None and known[0] == stamp:
+        return known[1]
+    try:
+        found = stamp is not None and b"refs/replace/" in (read_file(packed, cap=_CAP) or b"")
+    except RalphError:
+        found = True  # not a file read here: as if it held some
+    _REPLACED[packed] = (stamp, found)
+    return found
 
 
 class Store:
@@ -44,6 +71,8 @@ class Store:
     def of(cls, common_dir: str) -> Store | None:
         if os.environ.get("GIT_OBJECT_DIRECTORY") or os.environ.get("GIT_ALTERNATE_OBJECT_DIRECTORIES"):
             return None
+        if _replaced(common_dir):
+            return None  # `git replace` makes git see other objects than the ones stored under their ids
         return cls(os.path.join(common_dir, "objects"))
 
     def read(self, oid: str, kind: bytes) -> bytes | None:
@@ -162,7 +191,8 @@ def blob_at(store: Store, commit: str, path: str) -> tuple[bool, bytes | None]:
     it (a link's target for a link), as (known, content): (True, None) when the commit holds no such path. Not known
     when the commit, a tree on the way or the blob is not loose, or the path names a folder or a submodule."""
     top = commit_tree(store, commit)
-    found = _entries_at(store, top, [path]) if top is not None and path and "//" not in path else None
+    plain = path and "//" not in path and not path.startswith(("./", "../", "/")) and not path.endswith("/")
+    found = _entries_at(store, top, [path]) if top is not None and plain and path not in (".", "..") else None
     if found is None:
         return False, None
     entry = found[path]
@@ -244,8 +274,11 @@ def _edit(store: Store, oid: str | None, changes: dict[tuple[bytes, ...], Entry 
     entries = dict(_entries(store, oid))
     below: dict[bytes, dict[tuple[bytes, ...], Entry | None]] = {}
     for parts, entry in changes.items():
+        held_here = entries.get(parts[0])
         if len(parts) > 1:
             below.setdefault(parts[0], {})[parts[1:]] = entry
+        elif held_here is not None and held_here[0] == _TREE_MODE and (entry is None or entry[0] != _TREE_MODE):
+            raise _NotLoose(parts[0])  # a folder where a file is to be taken away or put: git says what it does
         elif entry is None:
             entries.pop(parts[0], None)
         else:
@@ -262,6 +295,8 @@ def _edit(store: Store, oid: str | None, changes: dict[tuple[bytes, ...], Entry 
             entries.pop(name, None)
     if not entries:
         raise _Emptied(oid) if depth else _NotLoose(oid)
+    if any(mode not in _CANONICAL for mode, _ in entries.values()):
+        raise _NotLoose(oid)  # git's index would write an old mode (100664) anew: the tree would be another
     # git's order: a folder's name sorts as if it ended with '/'
     ordered = sorted(entries.items(), key=lambda item: item[0] + (b"/" if item[1][0] == _TREE_MODE else b""))
     return store.write_tree(dict(ordered))
