@@ -230,11 +230,11 @@ def test_the_reason_of_a_git_failure_is_its_error_line_not_its_advice(repo: Path
 @settings(max_examples=150, deadline=None)
 @given(st.text(alphabet="ab0_-./@{}~^:?*[\\ HEADlock", min_size=1, max_size=12))
 def test_a_branch_name_taken_without_git_is_one_git_takes(name: str) -> None:
-    """valid_branch_name answers plain names itself: each it takes, `git check-ref-format --branch` takes too."""
-    from ralphloop.workspace import git as workspace_git
+    """valid_branch_name (and the branch reads of gitcache) answer plain names themselves: each they take,
+    `git check-ref-format --branch` takes too."""
+    from ralphloop.workspace import gitcache
 
-    plain = workspace_git._PLAIN_BRANCH.fullmatch(name) and ".." not in name and name != "HEAD"
-    if plain and not any(part.endswith(".lock") for part in name.split("/")):
+    if gitcache.plain_branch(name):
         done = subprocess.run(["git", "check-ref-format", "--branch", name], capture_output=True, check=False)
         assert done.returncode == 0, name
 

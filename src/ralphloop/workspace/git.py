@@ -8,7 +8,6 @@ from __future__ import annotations
 
 import itertools
 import os
-import re
 import subprocess
 from collections.abc import Callable, Sequence
 
@@ -241,15 +240,8 @@ def current_branch(root: str) -> str | None:
     return done.stdout.decode().strip() or None if done.returncode == 0 else None
 
 
-# Branch names git accepts whatever else its rules say: words of letters, digits, '_', '-' and inner dots between
-# single slashes. Any other name is left to `git check-ref-format`.
-_WORD = r"[A-Za-z0-9_](?:[A-Za-z0-9_.-]*[A-Za-z0-9_-])?"
-_PLAIN_BRANCH = re.compile(rf"(?:{_WORD}/)*{_WORD}")
-
-
 def valid_branch_name(root: str, name: str) -> bool:
-    plain = _PLAIN_BRANCH.fullmatch(name) and ".." not in name and name != "HEAD"
-    if plain and not any(part.endswith(".lock") for part in name.split("/")):
+    if gitcache.plain_branch(name):
         return True
     return run(root, "check-ref-format", "--branch", name).returncode == 0 and not name.startswith("-")
 

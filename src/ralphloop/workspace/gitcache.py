@@ -161,24 +161,21 @@ def index_header(path: str) -> tuple[int, int] | None:
 
 
 def read_head(layout: Layout) -> tuple[bool, str | None]:
-    """HEAD read from .git's files, as (known, commit); not known when git keeps it in a way not read here."""
-    text = _read_text(os.path.join(layout.git_dir, "HEAD"))
-    if text is None or os.path.isdir(os.path.join(layout.common_dir, "reftable")):
+    """HEAD read from .git's files, as (known, commit); not known when git keeps it in a way not read here, or on a
+    branch yet to be born (git knows)."""
+    known, commit = _head_in(layout.git_dir, layout.common_dir)
+    return (True, commit) if known and commit is not None else (False, None)
+
+
+def _head_in(git_dir: str, common_dir: str) -> tuple[bool, str | None]:
+    """The commit HEAD names in a worktree's git folder, as (known, commit): (True, None) on a branch yet to be born;
+    not known for a HEAD not read here."""
+    head = small_text(os.path.join(git_dir, "HEAD"))
+    if head is None:
         return False, None
-    if _is_oid(text):
-        return True, text  # detached
-    if not text.startswith("ref: refs/heads/"):
-        return False, None
-    ref = text[len("ref: ") :]
-    loose = _read_text(os.path.join(layout.common_dir, ref))
-    if loose is not None:
-        return (True, loose) if _is_oid(loose) else (False, None)
-    packed = _read_text(os.path.join(layout.common_dir, "packed-refs")) or ""
-    for line in packed.splitlines():
-        oid, _, name = line.partition(" ")
-        if name == ref and _is_oid(oid):
-            return True, oid
-    return False, None  # a branch yet to be born, or a ref being written: git knows
+    if _is_oid(head):
+        return (False, None) if os.path.isdir(os.path.join(common_dir, "reftable")) else (True, head)  # detached
+    return read_branch(common_dir, head.removeprefix("ref: ")) if head.startswith("ref: ") else (False, None)
 
 
 def read_branch(common_dir: str, ref: str) -> tuple[bool, str | None]:
@@ -187,8 +184,8 @@ def read_branch(common_dir: str, ref: str) -> tuple[bool, str | None]:
     in a way not read here (reftable), or the file is not plainly an object id (a symbolic ref, a folder, a FIFO
     planted there): git is asked then. A branch is written by git as a whole file renamed into place, and packed
     before its loose file goes, so a read between two of git's writes still finds it."""
-    odd = ".." in ref or "//" in ref or "/." in ref or ref.endswith((".lock", "/", "."))  # no branch's name
-    if not _PLAIN_BRANCH.fullmatch(ref) or odd or os.path.isdir(os.path.join(common_dir, "reftable")):
+    name = ref.removeprefix("refs/heads/")
+    if name == ref or not plain_branch(name) or os.path.isdir(os.path.join(common_dir, "reftable")):
         return False, None  # `main~1`, `main@{0}` and the like are revisions git resolves, not files
     from ralphloop.core.errors import RalphError
     from ralphloop.files.safe_read import read_file
@@ -209,7 +206,16 @@ def read_branch(common_dir: str, ref: str) -> tuple[bool, str | None]:
 
 
 _PACKED_CAP = 16 * 1024 * 1024  # a bigger packed-refs is git's to read
-_PLAIN_BRANCH = lazy(r"refs/heads/[A-Za-z0-9._/-]+")
+# Branch names git accepts whatever else its rules say: words of letters, digits, '_', '-' and inner dots between
+# single slashes. Any other name is left to git (`check-ref-format`, a revision, a name it refuses).
+_WORD = r"[A-Za-z0-9_](?:[A-Za-z0-9_.-]*[A-Za-z0-9_-])?"
+_PLAIN_BRANCH = lazy(rf"(?:{_WORD}/)*{_WORD}")
+
+
+def plain_branch(name: str) -> bool:
+    """Whether `name` (a branch's short name) is one git takes as it is: no check-ref-format, no revision syntax."""
+    plain = _PLAIN_BRANCH.fullmatch(name) is not None and ".." not in name and name != "HEAD"
+    return plain and not any(part.endswith(".lock") for part in name.split("/"))
 
 
 def worktree_dirs(top: str) -> tuple[str, str] | None:
@@ -232,12 +238,7 @@ def worktree_head(top: str) -> tuple[bool, str | None]:
     """The commit HEAD names in the worktree whose top is `top` (worktree_dirs), as (known, commit): (True, None) on
     a branch yet to be born. Not known for a folder that is no worktree's top, or a HEAD not read here."""
     dirs = worktree_dirs(top)
-    head = small_text(os.path.join(dirs[0], "HEAD")) if dirs is not None else None
-    if dirs is None or head is None:
-        return False, None
-    if _is_oid(head):
-        return True, head  # detached
-    return read_branch(dirs[1], head.removeprefix("ref: ")) if head.startswith("ref: ") else (False, None)
+    return _head_in(*dirs) if dirs is not None else (False, None)
 
 
 def small_text(path: str) -> str | None:
@@ -255,7 +256,7 @@ def small_text(path: str) -> str | None:
 
 def head_ref(layout: Layout) -> str | None:
     """The branch HEAD names (refs/heads/...), read from .git/HEAD; None when detached or unreadable."""
-    text = _read_text(os.path.join(layout.git_dir, "HEAD"))
+    text = small_text(os.path.join(layout.git_dir, "HEAD"))
     return text[len("ref: ") :] if text and text.startswith("ref: refs/heads/") else None
 
 
@@ -275,14 +276,6 @@ OPERATIONS = (
 def operation(layout: Layout) -> str | None:
     """The git operation in progress in this worktree (a merge, rebase, cherry-pick, revert or am); None when none."""
     return next((name for path, name in OPERATIONS if os.path.exists(os.path.join(layout.git_dir, path))), None)
-
-
-def _read_text(path: str) -> str | None:
-    try:
-        with open(path, encoding="utf-8", errors="surrogateescape") as handle:
-            return handle.read().strip()
-    except OSError:
-        return None
 
 
 def _is_oid(text: str) -> bool:
