@@ -170,53 +170,9 @@ def test_one_ctrl_c_stops_a_running_hook_and_ralph_ends_interrupted(
     assert (status["status"], status["exitReason"]) == ("interrupted", "interrupted")
 
 
-# ralph's own code in a real process: the run's Interrupts installed, a command that would run for a minute, and
-# a SIGINT the kernel hands to another thread (as it may when the main thread is busy, and as happens in effect when
-# a signal comes just before the main thread enters its poll): the handler cannot interrupt the poll.
-_SIGNAL_ON_ANOTHER_THREAD = """
-import os, signal, sys, threading, time
-from ralphloop.cli.interrupts import Interrupts
-from ralphloop.core.cancel import CancelToken
-from ralphloop.core.protocols import AgentCommand
-from ralphloop.core.runner import ProcessLimits
-from ralphloop.processes.local import run_agent_process
-
-cancel = CancelToken()
-Interrupts(cancel, sys.argv[1]).install()
-
-def press() -> None:
-    time.sleep(0.5)
-    signal.pthread_kill(threading.get_ident(), signal.SIGINT)
-
-threading.Thread(target=press).start()
-began = time.monotonic()
-outcome = run_agent_process(
-    AgentCommand(argv=("sleep", "60"), env={}, stdin=b""), cwd=".", log_path=sys.argv[2],
-    limits=ProcessLimits(timeout_s=120.0), cancel=cancel, on_stdout=lambda data: None,
-)
-print(f"{outcome.interrupted} {time.monotonic() - began:.1f}")
-"""
-
-
-def test_a_ctrl_c_the_main_thread_does_not_receive_still_stops_the_command_at_once(tmp_path: Path) -> None:
-    done = subprocess.run(
-        [PYTHON, "-c", _SIGNAL_ON_ANOTHER_THREAD, str(tmp_path / "status.json"), str(tmp_path / "command.log")],
-        cwd=tmp_path,
-        capture_output=True,
-        text=True,
-        timeout=90,
-        check=False,
-    )
-    assert done.returncode == 0, done.stderr
-    interrupted, took = done.stdout.split()
-    assert interrupted == "True", done.stdout
-    assert float(took) < 30, f"the Ctrl+C waited for the command to end on its own ({took} s)"
-    assert "Ctrl+C again to quit at once" in done.stderr
-
-
-# A signal whose handler does not cancel (a plug-in's) wakes the wait too: the command runs on to its end, and the
-# wait does not spin on the byte the wake-up left.
-_SIGNAL_THAT_DOES_NOT_CANCEL = """
+# ralph's own code in a real process: the run's Interrupts installed, then a command run through ralph's pump while
+# a signal comes; the script prints what the test checks.
+_INSTALLED = """
 import os, resource, signal, sys, threading, time
 from ralphloop.cli.interrupts import Interrupts
 from ralphloop.core.cancel import CancelToken
@@ -226,22 +182,19 @@ from ralphloop.processes.local import run_agent_process
 
 cancel = CancelToken()
 Interrupts(cancel, sys.argv[1]).install()
-signal.signal(signal.SIGUSR1, lambda signum, frame: None)
-threading.Timer(0.3, lambda: os.kill(os.getpid(), signal.SIGUSR1)).start()
-began, used = time.monotonic(), resource.getrusage(resource.RUSAGE_SELF)
-outcome = run_agent_process(
-    AgentCommand(argv=("sleep", "1.5"), env={}, stdin=b""), cwd=".", log_path=sys.argv[2],
-    limits=ProcessLimits(timeout_s=120.0), cancel=cancel, on_stdout=lambda data: None,
-)
-now = resource.getrusage(resource.RUSAGE_SELF)
-cpu = now.ru_utime + now.ru_stime - used.ru_utime - used.ru_stime
-print(f"{outcome.interrupted} {outcome.exit_code} {time.monotonic() - began:.2f} {cpu:.2f}")
+
+def run(*argv):
+    return run_agent_process(
+        AgentCommand(argv=argv, env={}, stdin=b""), cwd=".", log_path=sys.argv[2],
+        limits=ProcessLimits(timeout_s=120.0), cancel=cancel, on_stdout=lambda data: None,
+    )
 """
 
 
-def test_a_signal_that_does_not_cancel_leaves_the_command_running_without_a_busy_wait(tmp_path: Path) -> None:
+def _in_ralph(tmp_path: Path, script: str) -> tuple[list[str], str]:
+    """`script` run after _INSTALLED in a fresh interpreter: the words it printed, and its stderr."""
     done = subprocess.run(
-        [PYTHON, "-c", _SIGNAL_THAT_DOES_NOT_CANCEL, str(tmp_path / "status.json"), str(tmp_path / "command.log")],
+        [PYTHON, "-c", _INSTALLED + script, str(tmp_path / "status.json"), str(tmp_path / "command.log")],
         cwd=tmp_path,
         capture_output=True,
         text=True,
@@ -249,7 +202,46 @@ def test_a_signal_that_does_not_cancel_leaves_the_command_running_without_a_busy
         check=False,
     )
     assert done.returncode == 0, done.stderr
-    interrupted, code, took, cpu = done.stdout.split()
-    assert (interrupted, code) == ("False", "0"), done.stdout
-    assert float(took) >= 1.4, done.stdout
+    return done.stdout.split(), done.stderr
+
+
+# A command that would run for a minute, and a SIGINT the kernel hands to another thread (as it may when the main
+# thread is busy, and as happens in effect when a signal comes just before the main thread enters its poll): the
+# handler cannot interrupt the poll.
+_SIGNAL_ON_ANOTHER_THREAD = """
+def press():
+    time.sleep(0.5)
+    signal.pthread_kill(threading.get_ident(), signal.SIGINT)
+
+threading.Thread(target=press).start()
+began = time.monotonic()
+outcome = run("sleep", "60")
+print(f"{outcome.interrupted} {time.monotonic() - began:.1f}")
+"""
+
+
+def test_a_ctrl_c_the_main_thread_does_not_receive_still_stops_the_command_at_once(tmp_path: Path) -> None:
+    (interrupted, took), stderr = _in_ralph(tmp_path, _SIGNAL_ON_ANOTHER_THREAD)
+    assert interrupted == "True", took
+    assert float(took) < 30, f"the Ctrl+C waited for the command to end on its own ({took} s)"
+    assert "Ctrl+C again to quit at once" in stderr
+
+
+# A signal whose handler does not cancel (a plug-in's) wakes the wait too: the command runs on to its end, and the
+# wait does not spin on the byte the wake-up left.
+_SIGNAL_THAT_DOES_NOT_CANCEL = """
+signal.signal(signal.SIGUSR1, lambda signum, frame: None)
+threading.Timer(0.3, lambda: os.kill(os.getpid(), signal.SIGUSR1)).start()
+began, used = time.monotonic(), resource.getrusage(resource.RUSAGE_SELF)
+outcome = run("sleep", "1.5")
+now = resource.getrusage(resource.RUSAGE_SELF)
+cpu = now.ru_utime + now.ru_stime - used.ru_utime - used.ru_stime
+print(f"{outcome.interrupted} {outcome.exit_code} {time.monotonic() - began:.2f} {cpu:.2f}")
+"""
+
+
+def test_a_signal_that_does_not_cancel_leaves_the_command_running_without_a_busy_wait(tmp_path: Path) -> None:
+    (interrupted, code, took, cpu), _ = _in_ralph(tmp_path, _SIGNAL_THAT_DOES_NOT_CANCEL)
+    assert (interrupted, code) == ("False", "0"), (interrupted, code)
+    assert float(took) >= 1.4, took
     assert float(cpu) < 0.5, f"the wait spun on the wake-up byte ({cpu} s of CPU in {took} s)"

@@ -31,12 +31,13 @@ _PENDING: dict[str, tuple[str, bytes]] = {}  # entries read as YAML by this proc
 
 def found(folder: str, raw: bytes) -> dict[str, Any] | None:
     """The mapping the bytes `raw` were read as, when an entry for exactly them is kept in `folder`."""
+    digest = _digest(raw)
     try:
-        stored = read_file(os.path.join(folder, _name(raw)), cap=2 * CONFIG_CAP + 4096, follow=False)
+        stored = read_file(os.path.join(folder, digest + ".json"), cap=2 * CONFIG_CAP + 4096, follow=False)
         entry = json.loads(stored) if stored is not None else None
     except (RalphError, OSError, ValueError, RecursionError):  # refused (a FIFO, a link, too big), torn: a miss
         return None
-    if not isinstance(entry, dict) or any(entry.get(key) != value for key, value in _stamp(raw).items()):
+    if not isinstance(entry, dict) or any(entry.get(key) != value for key, value in _stamp(digest).items()):
         return None
     data = entry.get("data")
     return data if isinstance(data, dict) else None
@@ -44,13 +45,14 @@ def found(folder: str, raw: bytes) -> dict[str, Any] | None:
 
 def read_as(folder: str, raw: bytes, data: dict[str, Any]) -> None:
     """Note that `raw` was read as `data`, to be kept by `keep` when JSON gives it back exactly."""
+    digest = _digest(raw)
     try:
-        text = json.dumps({**_stamp(raw), "data": data}, ensure_ascii=False, allow_nan=False)
+        text = json.dumps({**_stamp(digest), "data": data}, ensure_ascii=False, allow_nan=False)
         exact = json.loads(text)["data"] == data  # not when a number key became text
     except (TypeError, ValueError, RecursionError):  # a date, a set, a key of another type, NaN
         return
     if exact:
-        _PENDING[_name(raw)] = (folder, text.encode("utf-8"))
+        _PENDING[digest + ".json"] = (folder, text.encode("utf-8"))
 
 
 def keep() -> None:
@@ -74,9 +76,9 @@ def _prune(folder: str, kept: str) -> None:
                 os.unlink(entry.path)
 
 
-def _name(raw: bytes) -> str:
-    return hashlib.sha256(raw).hexdigest() + ".json"
+def _digest(raw: bytes) -> str:
+    return hashlib.sha256(raw).hexdigest()  # an entry's name, with ".json"
 
 
-def _stamp(raw: bytes) -> dict[str, Any]:
-    return {"format": FORMAT, "ralph": __version__, "sha256": hashlib.sha256(raw).hexdigest()}
+def _stamp(digest: str) -> dict[str, Any]:
+    return {"format": FORMAT, "ralph": __version__, "sha256": digest}

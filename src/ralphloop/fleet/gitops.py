@@ -78,11 +78,11 @@ def _loose_blob(root: str, ref: str, rel: str) -> tuple[bool, bytes | None]:
     dirs = gitcache.worktree_dirs(root)
     common = dirs[1] if dirs is not None else common_dir(root)
     if ref == "HEAD":
-        known, commit = gitcache.worktree_head(root)
+        known, commit = gitcache.head_in(*dirs) if dirs is not None else (False, None)
     elif ref.startswith("refs/heads/"):
         known, commit = gitcache.read_branch(common, ref)
     else:
-        known, commit = len(ref) == 40 and all(ch in "0123456789abcdef" for ch in ref), ref
+        known, commit = gitcache.is_oid(ref), ref
     store = objects.Store.of(common) if known and commit else None
     if store is None or commit is None:
         return known and commit is None, None  # no such branch: git show fails, nothing to show

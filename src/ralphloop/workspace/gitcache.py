@@ -163,17 +163,17 @@ def index_header(path: str) -> tuple[int, int] | None:
 def read_head(layout: Layout) -> tuple[bool, str | None]:
     """HEAD read from .git's files, as (known, commit); not known when git keeps it in a way not read here, or on a
     branch yet to be born (git knows)."""
-    known, commit = _head_in(layout.git_dir, layout.common_dir)
+    known, commit = head_in(layout.git_dir, layout.common_dir)
     return (True, commit) if known and commit is not None else (False, None)
 
 
-def _head_in(git_dir: str, common_dir: str) -> tuple[bool, str | None]:
+def head_in(git_dir: str, common_dir: str) -> tuple[bool, str | None]:
     """The commit HEAD names in a worktree's git folder, as (known, commit): (True, None) on a branch yet to be born;
     not known for a HEAD not read here."""
     head = small_text(os.path.join(git_dir, "HEAD"))
     if head is None:
         return False, None
-    if _is_oid(head):
+    if is_oid(head):
         return (False, None) if os.path.isdir(os.path.join(common_dir, "reftable")) else (True, head)  # detached
     return read_branch(common_dir, head.removeprefix("ref: ")) if head.startswith("ref: ") else (False, None)
 
@@ -194,13 +194,13 @@ def read_branch(common_dir: str, ref: str) -> tuple[bool, str | None]:
         loose = read_file(os.path.join(common_dir, ref), cap=4096)
         if loose is not None:
             text = loose.decode("ascii", "replace").strip()
-            return (True, text) if _is_oid(text) else (False, None)
+            return (True, text) if is_oid(text) else (False, None)
         packed = read_file(os.path.join(common_dir, "packed-refs"), cap=_PACKED_CAP) or b""
     except (RalphError, OSError):
         return False, None
     wanted = b" " + ref.encode("utf-8", "surrogateescape")
     for line in packed.splitlines():
-        if line.endswith(wanted) and _is_oid(oid := line[: -len(wanted)].decode("ascii", "replace")):
+        if line.endswith(wanted) and is_oid(oid := line[: -len(wanted)].decode("ascii", "replace")):
             return True, oid
     return True, None
 
@@ -238,7 +238,7 @@ def worktree_head(top: str) -> tuple[bool, str | None]:
     """The commit HEAD names in the worktree whose top is `top` (worktree_dirs), as (known, commit): (True, None) on
     a branch yet to be born. Not known for a folder that is no worktree's top, or a HEAD not read here."""
     dirs = worktree_dirs(top)
-    return _head_in(*dirs) if dirs is not None else (False, None)
+    return head_in(*dirs) if dirs is not None else (False, None)
 
 
 def small_text(path: str) -> str | None:
@@ -278,5 +278,5 @@ def operation(layout: Layout) -> str | None:
     return next((name for path, name in OPERATIONS if os.path.exists(os.path.join(layout.git_dir, path))), None)
 
 
-def _is_oid(text: str) -> bool:
+def is_oid(text: str) -> bool:
     return len(text) in {40, 64} and all(ch in "0123456789abcdef" for ch in text)
