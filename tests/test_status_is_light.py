@@ -42,6 +42,9 @@ def test_status_imports_nothing_heavy(feature: Path, ralph: RalphRunner, ralph_e
     assert "ralphloop.plugins.agents" not in loaded
     # and as it is nearly always typed, no parser at all: argparse is a quarter of the command's time
     assert "argparse" not in loaded
+    # nor json, re or datetime: with enum, functools and collections, their imports were half of it (json_text.py)
+    light = ("json", "re", "enum", "functools", "collections", "datetime", "shlex", "typing", "importlib", "types")
+    assert sorted(name for name in loaded if name.split(".")[0] in light) == []
 
 
 def test_logs_imports_nothing_heavy(feature: Path, ralph: RalphRunner, ralph_env: dict[str, str]) -> None:

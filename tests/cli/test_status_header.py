@@ -9,7 +9,7 @@ from pathlib import Path
 
 import pytest
 
-from ralphloop.cli.status_cmd import render
+from ralphloop.cli.status_text import render
 from ralphloop.project.paths import FeaturePaths
 from ralphloop.state.report import gather
 from tests.monitor_feature import copy_feature, edit, held

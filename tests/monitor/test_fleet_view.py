@@ -14,8 +14,8 @@ from typing import Any
 import pytest
 from rich.console import Console
 
-from ralphloop.cli.status_cmd import render as render_status
-from ralphloop.cli.status_cmd import render_fleet
+from ralphloop.cli.status_text import render as render_status
+from ralphloop.cli.status_text import render_fleet
 from ralphloop.monitor.snapshot import read_snapshot
 from ralphloop.monitor.views import dashboard, end_lines, plain_lines
 from ralphloop.project.paths import FeaturePaths

@@ -19,9 +19,9 @@ def site(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Iterator[Path]:
     folder = tmp_path / "site"
     folder.mkdir()
     monkeypatch.setattr(sys, "path", [str(folder), *sys.path])
-    module._distributions.cache_clear()
+    module._SCANNED.clear()
     yield folder
-    module._distributions.cache_clear()
+    module._SCANNED.clear()
 
 
 def dist(site: Path, name: str, text: str) -> None:

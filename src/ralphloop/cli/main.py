@@ -3,7 +3,6 @@ so `ralph status` pays for nothing it does not use (no YAML, no msgspec, no engi
 
 from __future__ import annotations
 
-import importlib
 import sys
 
 from ralphloop import __version__
@@ -269,7 +268,9 @@ def main(argv: Sequence[str] | None = None) -> int:
     from ralphloop.core.errors import RalphError
 
     try:
-        module = importlib.import_module(f"ralphloop.cli.{args.handler}_cmd")  # a Ctrl+C may come while it loads
+        name = f"ralphloop.cli.{args.handler}_cmd"
+        __import__(name)  # a Ctrl+C may come while it loads (not importlib's import_module: its import is warnings')
+        module = sys.modules[name]
         code: int = module.command(args, arguments)
         return code
     except RalphError as exc:
@@ -308,9 +309,17 @@ def _plain_status(arguments: list[str]) -> Any:
                 return None
         else:
             return None
-    from types import SimpleNamespace
+    return _StatusArgs(feature, as_json)
 
-    return SimpleNamespace(command="status", handler="status", feature=feature, json=as_json)
+
+class _StatusArgs:
+    """What status_cmd reads of argparse's Namespace (types.SimpleNamespace's import would cost more than this)."""
+
+    command = handler = "status"
+
+    def __init__(self, feature: str | None, as_json: bool) -> None:
+        self.feature = feature
+        self.json = as_json
 
 
 def _save_traceback() -> str:

@@ -8,10 +8,10 @@ huge file is refused with one line naming it, and a damaged one reads as absent.
 from __future__ import annotations
 
 import fcntl
-import json
 import os
 import stat
 
+from ralphloop.files.json_text import loads
 from ralphloop.files.safe_read import STATE_CAP, FileRefused, maybe_not_text, read_file, read_tail, scrub, shown_path
 
 TYPE_CHECKING = False  # typing costs ~9 ms of import; status must stay fast
@@ -27,7 +27,7 @@ def read_json_object(path: str | os.PathLike[str], label: str | None = None) -> 
     if raw is None:
         return None
     try:
-        value = json.loads(raw)
+        value = loads(raw)
     except (ValueError, RecursionError):
         return None
     if not isinstance(value, dict):

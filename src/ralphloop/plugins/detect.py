@@ -8,17 +8,18 @@ and it must stay cheap (plain `os`, no YAML, no JSON).
 from __future__ import annotations
 
 import os
-import re
 
 from ralphloop.files.safe_read import read_head
+from ralphloop.words.patterns import lazy
 
 RALPH_DIR = ".ralph"
 FIX_PLAN_NAMES = ("fix_plan.md", "@fix_plan.md")
 TASK_FILE_NAMES = ("prd.json", "TODO.md", *FIX_PLAN_NAMES, "SPRINT.yaml")  # the files a format is found by
-_EPIC = re.compile(r"^epic-\d+$")
-_STORY = re.compile(r"^story-\d+\.\d+(?:-.+)?\.md$")
-# seed 001: a PROGRESS.yaml alone is a goal workspace when a top-level line says `mode: ralph`
-_GOAL_MODE = re.compile(rb"^mode:[ \t]*[\"']?ralph[\"']?[ \t]*(?:#.*)?$", re.MULTILINE)
+_EPIC = lazy(r"^epic-\d+$")
+_STORY = lazy(r"^story-\d+\.\d+(?:-.+)?\.md$")
+# seed 001: a PROGRESS.yaml alone is a goal workspace when a top-level line says `mode: ralph` (compiled, with re's
+# import, only when there is one: `ralph status` resolves features through this module)
+_GOAL_MODE = rb"(?m)^mode:[ \t]*[\"']?ralph[\"']?[ \t]*(?:#.*)?$"
 _GOAL_SCAN = 64 * 1024
 
 
@@ -60,7 +61,11 @@ def is_goal_workspace(folder: str) -> bool:
     if present(os.path.join(folder, "SPRINT.yaml")):
         return True
     head = read_head(os.path.join(folder, "PROGRESS.yaml"), _GOAL_SCAN)
-    return head is not None and _GOAL_MODE.search(head) is not None
+    if head is None:
+        return False
+    import re
+
+    return re.search(_GOAL_MODE, head) is not None
 
 
 def task_files(folder: str) -> list[str]:

@@ -8,7 +8,6 @@ from __future__ import annotations
 
 import os
 import sys
-from functools import cache
 
 TYPE_CHECKING = False  # typing costs `ralph status` ~2 ms
 if TYPE_CHECKING:
@@ -36,10 +35,10 @@ class EntryPoint:
 def load(target: str) -> Any:
     """What "module:name" names (a dotted name after the colon reaches into the module), the module imported now:
     every part of a plug-in, ralph's own or a third party's, is found this one way."""
-    import importlib
-
     module_name, _, attribute = target.partition(":")
-    found: Any = importlib.import_module(module_name.strip())
+    module_name = module_name.strip()
+    __import__(module_name)  # importlib.import_module's work, without importlib's import (warnings')
+    found: Any = sys.modules[module_name]
     for part in attribute.strip().split("."):
         if part:
             found = getattr(found, part)
@@ -51,8 +50,18 @@ def entry_points(group: str) -> list[EntryPoint]:
     return [point for dist in _distributions() for point in dist.get(group, ())]
 
 
-@cache
+# The scan, made once a process needs it (a list, not functools.cache: functools' import brings collections, which
+# `ralph status` would pay for the plug-in tables it resolves features through)
+_SCANNED: list[tuple[dict[str, list[EntryPoint]], ...]] = []
+
+
 def _distributions() -> tuple[dict[str, list[EntryPoint]], ...]:
+    if not _SCANNED:
+        _SCANNED.append(_scan())
+    return _SCANNED[0]
+
+
+def _scan() -> tuple[dict[str, list[EntryPoint]], ...]:
     seen: set[str] = set()
     found: list[dict[str, list[EntryPoint]]] = []
     here = os.path.realpath(os.getcwd())

@@ -8,7 +8,6 @@ Light on purpose (`ralph status` words its counts with this): the modules a row 
 from __future__ import annotations
 
 import os
-from functools import cache
 
 from ralphloop.plugins import detect as finders
 from ralphloop.plugins.entry_points import entry_points, load
@@ -259,11 +258,19 @@ def detect(folder: str) -> str | None:
 _BROKEN: dict[str, str] = {}
 
 
-@cache  # read once a process needs them
+_PLUGINS: list[dict[str, Format]] = []  # read once a process needs them (entry_points.py says why not functools)
+
+
 def plugin_formats() -> dict[str, Format]:
     """The formats installed packages add under the `ralphloop.formats` entry-point group, each a Format (the first
     of a name wins; a built-in name is never a plugin's). One that cannot be loaded is left out: a folder it would
     find is then nobody's, which every command says, naming it (`missing_message`)."""
+    if not _PLUGINS:
+        _PLUGINS.append(_read_plugins())
+    return _PLUGINS[0]
+
+
+def _read_plugins() -> dict[str, Format]:
     found: dict[str, Format] = {}
     for point in entry_points(ENTRY_POINT_GROUP):
         if point.name in FORMATS or point.name in found:

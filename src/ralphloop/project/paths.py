@@ -7,7 +7,6 @@ pathlib and dataclasses together cost more than the whole status budget.
 from __future__ import annotations
 
 import os
-import shlex
 
 from ralphloop.plugins import detect as _detect
 from ralphloop.plugins.formats import detect
@@ -217,6 +216,8 @@ class FeaturePaths:
     def command(self, *words: str) -> str:
         """`ralph WORDS` with the `-f` words this workspace needs (`flag`), quoted: "ralph status -f auth", a
         command that works when pasted anywhere in the project."""
+        import shlex  # with re: only where a command is shown, never for `ralph status --json`
+
         return shlex.join(["ralph", *words]) + (f" {self.flag}" if self.flag else "")
 
     def is_runtime(self, path: str) -> bool:
@@ -239,8 +240,10 @@ def feature_name(folder: str, project_root: str) -> str:
     if os.path.abspath(folder) == os.path.join(os.path.abspath(project_root), RALPH_DIR):
         return os.path.basename(os.path.abspath(project_root))  # `.ralph/prd.json`: the project's own list
     archive = os.path.join(os.path.abspath(project_root), RALPH_DIR, ARCHIVE_DIR)
+    if os.path.dirname(folder.rstrip(os.sep)) != archive:
+        return base  # an active feature: no pattern (nor re's import) for `ralph status`
     matched = ARCHIVE_NAME.fullmatch(base)
-    if matched is None or os.path.dirname(folder.rstrip(os.sep)) != archive:
+    if matched is None:
         return base
     copy = matched["copy"]
     if copy is None:
@@ -251,6 +254,8 @@ def feature_name(folder: str, project_root: str) -> str:
 
 def feature_flag(value: str) -> str:
     """`-f VALUE` quoted for a shell (`--feature=-x` when VALUE starts with `-`, which argparse takes for a flag)."""
+    import shlex
+
     return shlex.quote(f"--feature={value}") if value.startswith("-") else f"-f {shlex.quote(value)}"
 
 

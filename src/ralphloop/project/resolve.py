@@ -2,14 +2,13 @@
 the only one there is — a feature in `.ralph/`, else the one task file at the usual places (project/places.py) —
 and, for a command that only reads, the newest archived feature when nothing is active.
 
-Light (os, re, shlex): `ralph status` starts here. In tasks/ beside detect.py and places.py, whose finders it
-chooses among.
+Light (os; shlex in an error's words): `ralph status` starts here. In tasks/ beside detect.py and places.py, whose
+finders it chooses among.
 """
 
 from __future__ import annotations
 
 import os
-import shlex
 
 from ralphloop.core.errors import RalphError
 from ralphloop.files.safe_read import check_file
@@ -155,6 +154,8 @@ def _nothing_found(project_root: str, command: tuple[str, ...]) -> str:
         message += f" (the last one, {newest.name}, is archived in {newest.display()}: ralph status shows it)"
     kind = detect(project_root)
     if kind is not None:  # a TODO.md at the root: maybe somebody else's list, so worked only when named
+        import shlex
+
         message += f"; to work the root's {_task_file_shown(FeaturePaths(project_root, project_root))}: " + (
             shlex.join(["ralph", *command]) + " " + feature_flag(os.path.abspath(project_root))
         )

@@ -1,10 +1,10 @@
 """Where each value of a JSON text starts, by its path (`("userStories", 2, "passes")`), so that a problem found in
-the parsed value can name its line. Light (json, re): `ralph status` words prd.json's problems through it."""
+the parsed value can name its line. Light (no json; re only for a file's problems): `ralph status` reads prd.json
+through it."""
 
 from __future__ import annotations
 
-import json
-
+from ralphloop.files.json_text import loads
 from ralphloop.words.patterns import lazy
 
 TYPE_CHECKING = False
@@ -51,7 +51,7 @@ def value_lines(text: str, depth: int = 3) -> dict[Path, int]:
             frames.pop()
         elif token != ":":
             if top is not None and top.is_object and top.key is None:  # a key
-                top.key = json.loads(token) if "\\" in token else token[1:-1]
+                top.key = loads(token) if "\\" in token else token[1:-1]
                 path = top.child()
             else:  # a value: where it starts unless its key placed it already
                 path = top.child() if top is not None else ()

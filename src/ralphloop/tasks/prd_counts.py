@@ -1,10 +1,9 @@
-"""What `ralph status` and the run's branch read of a prd.json, light (json and re, no msgspec): its stories'
+"""What `ralph status` and the run's branch read of a prd.json, light (no json, re or msgspec): its stories'
 counts, read afresh, and the branch its `branchName` names (plugins/formats.py's prd row names both)."""
 
 from __future__ import annotations
 
 import os
-import re
 
 from ralphloop.core.errors import RalphError
 from ralphloop.files.safe_read import TASK_CAP, read_file
@@ -16,7 +15,7 @@ TYPE_CHECKING = False  # typing costs `ralph status` ~2 ms
 if TYPE_CHECKING:
     from typing import Any
 
-_BRANCH_KEY = re.compile(rb'(?<!\\)"branchName"\s*:')
+_BRANCH_KEY = rb'(?<!\\)"branchName"\s*:'  # compiled (with re) by the run alone: `ralph status` counts without it
 
 
 def story_counts(paths: FeaturePaths) -> tuple[int, int]:
@@ -33,7 +32,9 @@ def branch_named(paths: FeaturePaths) -> tuple[str, str, int] | None:
     wanted = prd.get("branchName")
     if not isinstance(wanted, str) or not wanted.strip():
         return None
-    match = _BRANCH_KEY.search(raw)
+    import re
+
+    match = re.search(_BRANCH_KEY, raw)
     return wanted.strip(), paths.prd, raw.count(b"\n", 0, match.start()) + 1 if match else 0
 
 

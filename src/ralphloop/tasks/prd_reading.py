@@ -1,6 +1,6 @@
 """prd.json as people write it, read into ralph's own shape, with every problem at its line: the one reading of
-`ralph validate`, `ralph run` and `ralph status`. Light on purpose (json, re): `ralph status` counts stories
-through it.
+`ralph validate`, `ralph run` and `ralph status`. Light on purpose (no json; re only for
+what a plain file does not hold): `ralph status` counts stories through it.
 
 What real files say instead of snarktank's schema, and is read as meant: `"stories"` for `"userStories"`, a
 top-level array of stories, snake_case keys (`acceptance_criteria`, `depends_on`, `branch_name`), `dependencies`
@@ -15,9 +15,8 @@ every shape read here.
 from __future__ import annotations
 
 import codecs
-import functools
-import json
 
+from ralphloop.files.json_text import loads
 from ralphloop.files.safe_read import maybe_not_text, not_text
 from ralphloop.tasks.json_places import value_lines
 from ralphloop.tasks.order import cycle_in
@@ -59,6 +58,7 @@ _BOMS = (  # UTF-32's before UTF-16's: UTF-32 LE's mark starts as UTF-16 LE's do
 )
 _WIDE = (codecs.BOM_UTF16_LE, codecs.BOM_UTF16_BE, codecs.BOM_UTF32_BE)  # UTF-32 LE's starts as UTF-16 LE's
 _SEPARATED = lazy(r"[_-]+([A-Za-z0-9])")
+_CAMELS: dict[str, str] = {}  # a file's stories share their few keys (functools' cache would cost status its import)
 
 
 class Flaw:
@@ -94,13 +94,15 @@ def read_prd(raw: bytes) -> PrdReading:
     if isinstance(text, Flaw):
         return PrdReading([text])
     try:
-        data = json.loads(text)
-    except json.JSONDecodeError as exc:
-        return PrdReading([Flaw(f"invalid JSON at column {exc.colno}: {exc.msg}", exc.lineno)])
+        data = loads(text)
     except RecursionError:
         return PrdReading([Flaw("invalid JSON: nested too deeply")])
-    except ValueError as exc:  # a number of 4,300+ digits
-        return PrdReading([Flaw(f"invalid JSON: {exc}")])
+    except ValueError as exc:
+        from json import JSONDecodeError  # json's own error: json_text hands it text that is not JSON
+
+        if isinstance(exc, JSONDecodeError):
+            return PrdReading([Flaw(f"invalid JSON at column {exc.colno}: {exc.msg}", exc.lineno)])
+        return PrdReading([Flaw(f"invalid JSON: {exc}")])  # a number of 4,300+ digits
     # an id, a title or a branch goes into arguments, variables and commits: a NUL cannot
     probe = text.encode("utf-8", "surrogatepass") if raw.startswith(_WIDE) else raw  # the escapes, as UTF-8
     problem = not_text(data) if maybe_not_text(probe) else None
@@ -377,9 +379,15 @@ def _holds_stories(value: object) -> bool:
     )
 
 
-@functools.lru_cache(maxsize=256)  # a file's stories share their few keys
 def _camel(key: str) -> str:
-    return _SEPARATED.sub(lambda match: match.group(1).upper(), key) if "_" in key or "-" in key else key
+    if "_" not in key and "-" not in key:
+        return key
+    found = _CAMELS.get(key)
+    if found is None:
+        found = _SEPARATED.sub(lambda match: match.group(1).upper(), key)
+        if len(_CAMELS) < 256:
+            _CAMELS[key] = found
+    return found
 
 
 def _where(base: tuple[str, ...], index: int) -> str:

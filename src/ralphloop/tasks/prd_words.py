@@ -1,9 +1,7 @@
 """How prd.json's problems show what the file holds: the key most like a missing one, a value cut short, the kind
-of a JSON value, the keys of another tool's file. Light (json; difflib when a key is missing)."""
+of a JSON value, the keys of another tool's file. Light (json and difflib only for a problem's words)."""
 
 from __future__ import annotations
-
-import json
 
 TYPE_CHECKING = False
 if TYPE_CHECKING:
@@ -42,13 +40,15 @@ def quoted(keys: list[str]) -> str:
 def kind_of(value: object) -> str:
     """What kind of JSON value it is, in words ("an object", "text", "null")."""
     if isinstance(value, bool) or value is None:
-        return json.dumps(value)
+        return "null" if value is None else str(value).lower()
     names = {dict: "an object", list: "an array", str: "text", int: "a number", float: "a number"}
     return names.get(type(value), "a value")
 
 
 def shown(value: object) -> str:
     """A value as JSON, cut short."""
+    import json  # a problem's words: `ralph status` reads a good file without json
+
     text = json.dumps(value, ensure_ascii=False)
     return text if len(text) <= 40 else text[:39] + "…"
 
@@ -56,6 +56,8 @@ def shown(value: object) -> str:
 def found_words(value: object) -> str:
     """The wrong value, when it is short enough to be worth quoting (`"true"` for true, say)."""
     if isinstance(value, str | int | float) or value is None:
+        import json
+
         text = json.dumps(value, ensure_ascii=False)
         return f" (found {text})" if len(text) <= 40 else ""
     return f" (found {kind_of(value)})"

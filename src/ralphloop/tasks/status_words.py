@@ -1,12 +1,9 @@
 """A work item's status as people write it ("done", "todo", "not started"): the one list of those words, read by
-prd.json's plain `status` (tasks/prd_reading.py) and by a checklist's legend (tasks/checklist_table.py). Light (re):
-`ralph status` reads prd.json through it.
+prd.json's plain `status` (tasks/prd_reading.py) and by a checklist's legend (tasks/checklist_table.py). Light (re only
+when a pattern is used): `ralph status` reads prd.json through it.
 """
 
 from __future__ import annotations
-
-import functools
-import re
 
 from ralphloop.words.patterns import lazy
 
@@ -36,21 +33,25 @@ _SEPARATORS = lazy(r"[\s_-]+")
 _DONE_FLAGS = ("done", "complete", "completed", "passed", "passes", "finished", "verified")
 
 
-@functools.cache
-def _only_status() -> re.Pattern[str]:
+def _only_status() -> str:
     """ "= Not started", "To do / in progress", "**Done** ✅", "Complete (verified)": statuses, with what joins them.
     Compiled when a table is first read (~2 ms): `ralph status` reads prd.json through this module without one."""
+    import re
+
     words = "|".join(
         re.escape(word)
         for word in sorted((STATUS_DONE | STATUS_OPEN | _STATUS_ASIDE) - _ALSO_A_TASK, key=len, reverse=True)
     )
-    return re.compile(rf"(?:(?:means|is)\s)?(?:{words})(?:\s(?:or\s|and\s)?(?:{words}))*")
+    return rf"(?:(?:means|is)\s)?(?:{words})(?:\s(?:or\s|and\s)?(?:{words}))*"
+
+
+_ONLY_STATUS = lazy(_only_status)
 
 
 def only_a_status(text: str) -> bool:
     """Whether `text` says nothing but a status ("not started", "= Done ✅"): a legend's line, not a task."""
     words = _NOT_WORD.sub(" ", text).strip().casefold()
-    return bool(words) and _only_status().fullmatch(words) is not None
+    return bool(words) and _ONLY_STATUS.fullmatch(words) is not None
 
 
 def done_by_words(item: dict[str, Any]) -> bool | None:

@@ -9,8 +9,6 @@ Stdlib only (`ralph status` uses it).
 
 from __future__ import annotations
 
-import shlex
-
 from ralphloop.words.figures import iteration_words, money
 from ralphloop.words.pace import last_output_words
 from ralphloop.words.textsafe import one_line, strip_terminal_controls
@@ -113,6 +111,8 @@ def remove_command(worktree: str, branch: str) -> str | None:
     holds what no pasted line can carry (a control character)."""
     if not worktree or not branch or clean(worktree, 4096) != worktree or clean(branch, 4096) != branch:
         return None
+    import shlex  # with re: only for a failed loop's line
+
     return f"git worktree remove --force {shlex.quote(worktree)} && git branch -D {shlex.quote(branch)}"
 
 

@@ -7,12 +7,12 @@ though none is used before the agent has answered (bench/startup.py, issue 33).
 
 from __future__ import annotations
 
-import re
 import sys
-from collections.abc import Callable, Iterator
 
 TYPE_CHECKING = False  # typing costs ~9 ms of import: `ralph status` reads through these patterns
 if TYPE_CHECKING:
+    import re
+    from collections.abc import Callable, Iterator
     from typing import Any
 
 
@@ -21,8 +21,8 @@ class Lazy:
 
     __slots__ = ("_compiled", "_flags", "_pattern")
 
-    def __init__(self, pattern: str, flags: int = 0) -> None:
-        self._pattern = pattern
+    def __init__(self, pattern: str | Callable[[], str], flags: int = 0) -> None:
+        self._pattern = pattern  # or what writes it, called at the first use (it may call re.escape)
         self._flags = flags
         self._compiled: re.Pattern[str] | None = None
         _MADE.append(self)
@@ -30,11 +30,15 @@ class Lazy:
     @property
     def compiled(self) -> re.Pattern[str]:
         if self._compiled is None:
-            self._compiled = re.compile(self._pattern, self._flags)
+            import re  # with enum and functools, 4 ms: `ralph status` reads a plain prd.json with no pattern
+
+            self._compiled = re.compile(self.pattern, self._flags)
         return self._compiled
 
     @property
     def pattern(self) -> str:
+        if not isinstance(self._pattern, str):
+            self._pattern = self._pattern()
         return self._pattern
 
     def search(self, string: str, pos: int = 0, endpos: int = sys.maxsize) -> re.Match[str] | None:
@@ -59,7 +63,7 @@ class Lazy:
 _MADE: list[Lazy] = []  # every pattern defined so far, for compile_all
 
 
-def lazy(pattern: str, flags: int = 0) -> Lazy:
+def lazy(pattern: str | Callable[[], str], flags: int = 0) -> Lazy:
     """A pattern compiled at its first use (see Lazy)."""
     return Lazy(pattern, flags)
 

@@ -2,11 +2,11 @@
 
 from __future__ import annotations
 
-import re
+from ralphloop.words.patterns import lazy
 
 # CSI (ESC [ ... final), OSC (ESC ] ... BEL or ST), DCS/SOS/PM/APC strings, other two-byte ESC
 # sequences, and the 8-bit C1 forms of CSI and OSC.
-_ESCAPES = re.compile(
+_ESCAPES = lazy(
     r"\x1b\[[0-?]*[ -/]*[@-~]"
     r"|\x1b\][^\x07\x1b]*(?:\x07|\x1b\\)?"
     r"|\x1b[PX^_][^\x1b]*(?:\x1b\\)?"
@@ -15,9 +15,10 @@ _ESCAPES = re.compile(
     r"|\x9b[0-?]*[ -/]*[@-~]"
     r"|\x9d[^\x07\x9c]*[\x07\x9c]?"
 )
-_CONTROLS = re.compile(r"[\x00-\x08\x0b-\x1f\x7f-\x9f]")
-_SURROGATES = re.compile("[\ud800-\udfff]")  # alone (from a JSON "\\ud800"), they cannot be written as UTF-8
-_RAW_IN_JSON = re.compile(r"[\x7f-\x9f]")  # json.dumps escapes C0 controls itself, not DEL and C1
+_CONTROLS = lazy(r"[\x00-\x08\x0b-\x1f\x7f-\x9f]")
+_SURROGATES = lazy("[\ud800-\udfff]")  # alone (from a JSON "\\ud800"), they cannot be written as UTF-8
+# json.dumps escapes C0 controls itself, not DEL and C1
+_RAW_IN_JSON = {code: f"\\u{code:04x}" for code in range(0x7F, 0xA0)}
 
 
 def clean_text(text: str) -> str:
@@ -45,4 +46,4 @@ def one_line(text: str, limit: int = 300) -> str:
 def json_for_terminal(text: str) -> str:
     """JSON text (`ensure_ascii=False`) fit for a terminal: DEL and the C1 controls escaped too (to some
     terminals U+009B is a CSI, as ESC [ is), the JSON meaning unchanged."""
-    return _RAW_IN_JSON.sub(lambda found: f"\\u{ord(found.group()):04x}", text)
+    return text.translate(_RAW_IN_JSON)
