@@ -12,11 +12,9 @@ from __future__ import annotations
 
 import contextlib
 import errno
-import filecmp
 import os
 import re
 import shutil
-import tempfile
 from collections.abc import Callable, Iterator
 from datetime import datetime
 
@@ -68,6 +66,8 @@ def _free_names(paths: FeaturePaths, stamp: str) -> Iterator[str]:
 
 def _copy_then_remove(paths: FeaturePaths, target: str) -> str:
     """The move across filesystems: copy, check the copy, name it, then remove the folder."""
+    import tempfile  # with random and weakref: ~2 ms of every `ralph run`'s start, for a rare move
+
     staging = tempfile.mkdtemp(prefix=f".{paths.name}.", suffix=".partial", dir=paths.archive_root)
     try:
         shutil.copytree(paths.dir, staging, symlinks=True, dirs_exist_ok=True, ignore=_top_level_lock(paths.dir))
@@ -106,6 +106,8 @@ def _top_level_lock(top: str) -> Callable[[str, list[str]], set[str]]:
 
 def _difference(source: str, copy: str) -> str | None:
     """The first entry that differs between the two trees (missing, extra, another kind, other bytes), or None."""
+    import filecmp
+
     for folder, dirs, files in os.walk(source):
         rel = os.path.relpath(folder, source)
         there = os.path.normpath(os.path.join(copy, rel))
