@@ -348,3 +348,77 @@ def test_a_capture_git_refuses_raises_with_its_reason(repo: Path, tmp_path: Path
     git(repo, "config", "core.sharedRepository", "nonsense")
     with pytest.raises(OSError, match="bad boolean config value"):
         captures.capture(str(repo), str(tmp_path / "private.index"))
+
+
+def git_calls(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
+    """The git processes ralph starts from now on, one line each, in the file returned."""
+    shim = tmp_path / "bin" / "git"
+    shim.parent.mkdir(exist_ok=True)
+    shim.write_text(SHIM.format(git=shutil.which("git")))
+    shim.chmod(0o755)
+    calls = tmp_path / "calls.txt"
+    calls.write_text("")
+    monkeypatch.setenv("GIT_CALLS", str(calls))
+    monkeypatch.setenv("PATH", f"{shim.parent}{os.pathsep}{os.environ['PATH']}")
+    return calls
+
+
+def commands(calls: Path) -> list[str]:
+    """Each git process's command word (status, add, write-tree ...), its `-c` settings left out."""
+    found = []
+    for line in calls.read_text().splitlines():
+        words = line.split()
+        while words and words[0] == "-c":
+            words = words[2:]
+        found.append(words[0] if words else "")
+    calls.write_text("")
+    return found
+
+
+def test_files_edited_in_place_in_a_big_project_are_captured_by_git_status_alone(
+    templates: dict[str, Path], tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """An agent's edits in a big project: `git status` lists them, ralph hashes them and writes the trees above them
+    (workspace/derived.py) where git's add and write-tree would each read the whole index. Each capture holds what a
+    capture from scratch holds, and an undo from one puts every file back."""
+    repo = Path(shutil.copytree(templates["big"], tmp_path / "repo", symlinks=True))
+    index = str(tmp_path / "private.index")
+    start = captures.capture(str(repo), index)
+    append("src/a.py", "a = 2\n")(repo)
+    captures.capture(str(repo), index)  # src/'s tree is packed: git adds the file, and writes the tree loose
+    calls = git_calls(tmp_path, monkeypatch)
+    write("src/a.py", "a = 3\n")(repo)
+    remove("src/b.py")(repo)
+    edited = captures.capture(str(repo), index)
+    # git asked once whether the file may be hashed as it is (no filter, no end-of-line conversion)
+    assert commands(calls) == ["status", "config", "check-attr"]
+    assert edited == fresh(repo, tmp_path, [0])
+    commands(calls)
+    append("src/a.py", "a = 4\n")(repo)
+    again = captures.capture(str(repo), index)
+    assert commands(calls) == ["status"]
+    assert again == fresh(repo, tmp_path, [1])
+    assert again is not None and start is not None
+    assert captures.changed_between(str(repo), start, again) == ["src/a.py", "src/b.py"]
+    undo.restore(str(repo), start, index, again)
+    assert (repo / "src" / "a.py").read_text() == "a = 1\n"
+    assert (repo / "src" / "b.py").read_text() == "b = 1\n"
+    assert captures.capture(str(repo), index) == start
+
+
+def test_a_file_git_would_convert_is_left_to_git(
+    templates: dict[str, Path], tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Under an end-of-line attribute git stores other bytes than the file's: its add does it, never a hash here."""
+    repo = Path(shutil.copytree(templates["big"], tmp_path / "repo", symlinks=True))
+    index = str(tmp_path / "private.index")
+    captures.capture(str(repo), index)
+    write(".gitattributes", "*.py text eol=crlf\n")(repo)
+    write("src/a.py", "a = 2\r\n")(repo)
+    captures.capture(str(repo), index)
+    calls = git_calls(tmp_path, monkeypatch)
+    write("src/a.py", "a = 3\r\n")(repo)
+    kept = captures.capture(str(repo), index)
+    assert "add" in commands(calls)
+    assert kept == fresh(repo, tmp_path, [0])
+    assert git(repo, "cat-file", "blob", f"{kept.tree}:src/a.py") == "a = 3" if kept else False

@@ -17,7 +17,7 @@ from collections.abc import Callable, Sequence
 from msgspec import Struct
 
 from ralphloop.workspace import git, gitcache, objects
-from ralphloop.workspace.derived import tree_with
+from ralphloop.workspace.derived import tree_from_status, tree_with
 from ralphloop.workspace.git import parse_status, reason, run
 
 
@@ -164,7 +164,9 @@ def _capture_tree(root: str, memo: gitcache.Memo, index_file: str) -> tuple[str 
     else:
         if header[0] != gitcache.INDEX_VERSION:  # made by an older ralph
             private(root, "update-index", "--index-version", str(gitcache.INDEX_VERSION))
-        head, state = _status_and_add(memo.layout, private)
+        head, state = _status_and_add(memo, private)
+    if state == _DERIVED and memo.derived is not None:
+        return head, memo.derived[1]
     if state == _SAME and memo.tree is not None:
         return head, memo.tree
     if state == _UNKNOWN:
@@ -176,8 +178,9 @@ def _capture_tree(root: str, memo: gitcache.Memo, index_file: str) -> tuple[str 
     return head, memo.tree
 
 
-# What a first step learnt of the private index: nothing changed, paths were added, or nothing is known.
-_SAME, _ADDED, _UNKNOWN = "same", "added", "unknown"
+# What a first step learnt of the private index: nothing changed, paths were added, the tree was derived without
+# adding them (memo.derived), or nothing is known.
+_SAME, _ADDED, _DERIVED, _UNKNOWN = "same", "added", "derived", "unknown"
 PrivateGit = Callable[..., subprocess.CompletedProcess[bytes]]
 
 
@@ -214,8 +217,10 @@ def _checked_add(done: subprocess.CompletedProcess[bytes]) -> subprocess.Complet
     return done
 
 
-def _status_and_add(layout: gitcache.Layout, private: PrivateGit) -> tuple[str | None, str]:
-    """`git status` against the private index (it reads only changed folders), then adds what it lists."""
+def _status_and_add(memo: gitcache.Memo, private: PrivateGit) -> tuple[str | None, str]:
+    """`git status` against the private index (it reads only changed folders), then the tree derived with what it
+    lists (a few files edited in place), else those added."""
+    layout = memo.layout
     # Limiting status to a folder turns git's untracked cache off: only when ralph runs below the top.
     where = ("--", f":(literal){layout.prefix}") if layout.prefix else ()
     status = private(layout.top, *gitcache.STATUS_ARGS, *where)
@@ -225,6 +230,10 @@ def _status_and_add(layout: gitcache.Layout, private: PrivateGit) -> tuple[str |
     listed = gitcache.changed_paths(snap.entries, layout.prefix)
     if not listed:
         return snap.head, _SAME
+    made = tree_from_status(memo, {path: snap.entries[path] for path in listed})
+    if made is not None and memo.tree is not None:
+        memo.derived = (memo.tree, made, tuple(sorted(listed)))  # the private index does not hold them: status
+        return snap.head, _DERIVED  # lists them again next time, until git adds them
     return snap.head, _ADDED if _add_paths(layout.top, private, listed) else _UNKNOWN
 
 

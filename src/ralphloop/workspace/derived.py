@@ -1,10 +1,13 @@
-"""The next capture's tree derived without a git process, when only files ralph itself wrote changed since the
-last one (progress.txt, appended after each iteration): the file's blob and the trees above it are written as
-loose objects (workspace/objects.py). Two git processes fewer per iteration (an add and a write-tree).
+"""A capture's tree derived without a git process, its changed files' blobs and the trees above them written as
+loose objects (workspace/objects.py): two git processes fewer (an add and a write-tree) where only files ralph
+itself wrote changed since the last capture (progress.txt, appended after each iteration), and, in a big project,
+where `git status` lists a few files changed in place (the agent's edits): each then costs a read and a hash here,
+where git's add and write-tree each read the whole index (20,000 files: two processes of 10-15 ms).
 
 This holds only where git would store the file as it is on disk: no filter, end-of-line conversion, ident or
 working-tree encoding may apply to it (asked of git once, and again when an attribute or config file changes),
-and its entry must already be in the tree as a plain file. Otherwise None: the caller lets git do it.
+and its entry must already be in the tree as a plain file of the same mode. Otherwise None: the caller lets git
+do it.
 """
 
 from __future__ import annotations
@@ -53,33 +56,43 @@ def _regular_file(path: str) -> tuple[bytes, int] | None:
 
 
 def _plain(memo: gitcache.Memo, paths: list[str]) -> bool:
-    """Whether git stores each of `paths` as its bytes on disk; asked of git again when a file that can say
-    otherwise changed."""
-    key = tuple(gitcache.stamp(source) for source in _sources(memo, paths))
-    if memo.plain is not None and memo.plain[0] == key:
-        return memo.plain[1]
-    plain = _asked_git(memo, paths)  # a core.attributesFile it names is watched from the next call on
-    memo.plain = (key, plain)
-    return plain
+    """Whether git stores each of `paths` as its bytes on disk: each path's answer kept, and asked of git again
+    when a file that can change it changed (a capture and the commit's read of progress.txt ask of other paths)."""
+    stamps = {path: tuple(gitcache.stamp(source) for source in _sources(memo, [path])) for path in paths}
+    unknown = [path for path in paths if path not in memo.plain or memo.plain[path][0] != stamps[path]]
+    if unknown:
+        answers = _asked_git(memo, unknown)  # a core.attributesFile it names is watched from the next call on
+        if len(memo.plain) > _PLAIN_KEPT:
+            memo.plain.clear()
+        memo.plain.update((path, (stamps[path], answers.get(path, False))) for path in unknown)
+    return all(memo.plain[path][1] for path in paths)
 
 
-def _asked_git(memo: gitcache.Memo, paths: list[str]) -> bool:
+_PLAIN_KEPT = 4096  # paths whose answer is kept
+
+
+def _asked_git(memo: gitcache.Memo, paths: list[str]) -> dict[str, bool]:
+    """Each path's answer; {} (no path is plain) when git's config converts every file or git cannot say."""
     top = memo.layout.top
     config = run(top, "config", "--get-regexp", r"^core\.(autocrlf|attributesfile)$")
     if config.returncode not in {0, 1}:
-        return False
+        return {}
     for line in config.stdout.decode("utf-8", "surrogateescape").splitlines():
         key, _, value = line.partition(" ")
         if key == "core.attributesfile":  # watched from now on, with the usual places
             memo.attributes = os.path.join(top, os.path.expanduser(value))
         elif value.strip().lower() not in {"", "false"}:
-            return False
+            return {}
     attributes = run(top, "check-attr", "-z", *_CONVERTING, "--", *paths)
-    if attributes.returncode != 0:
-        return False
-    fields = attributes.stdout.split(b"\0")
-    values = fields[2::3]
-    return len(values) == len(paths) * len(_CONVERTING) and all(value == b"unspecified" for value in values)
+    fields = attributes.stdout.split(b"\0")[:-1]  # path, attribute, value, ... each ended by a NUL
+    if attributes.returncode != 0 or len(fields) != 3 * len(paths) * len(_CONVERTING):
+        return {}
+    values = fields[2::3]  # each path's attributes in turn, in the order asked
+    size = len(_CONVERTING)
+    return {
+        path: all(value == b"unspecified" for value in values[at * size : (at + 1) * size])
+        for at, path in enumerate(paths)
+    }
 
 
 def _sources(memo: gitcache.Memo, paths: list[str]) -> list[str]:
@@ -106,3 +119,45 @@ def _sources(memo: gitcache.Memo, paths: list[str]) -> list[str]:
             folder = os.path.join(folder, name) if folder else name
             found.append(os.path.join(layout.top, folder, ".gitattributes"))
     return found
+
+
+# At most this many files changed since the private index's tree are hashed here: past it, git adds them to the
+# private index (which then holds them, and the count starts again), as `git status` hashes them all each time too.
+_MOST_FILES = 64
+_MOST_BYTES = 16 * 1024 * 1024
+
+
+def tree_from_status(memo: gitcache.Memo, records: dict[str, str]) -> str | None:
+    """The private index's tree (`memo.tree`) with the files a `git status` against it listed as changed in the
+    work tree (its records by path, from the top), as they are on disk; None when git must add them: a new file,
+    a link, a mode change, a submodule, a conflict, a rename, more than a few files or bytes."""
+    base, store = memo.tree, objects.Store.of(memo.layout.common_dir)
+    if base is None or store is None or not records or len(records) > _MOST_FILES:
+        return None
+    held = objects.entries_at(store, base, list(records))  # the trees on the way read before any file is
+    if held is None:  # not loose (packed by git's gc): git adds them, and writes the trees it changes loose
+        return None
+    changes: dict[str, objects.Entry | None] = {}
+    left = _MOST_BYTES
+    try:
+        for path, record in records.items():
+            # `1 XY sub mH mI mW hH hI path`: changed in the work tree (Y), not a submodule, a plain file kept so
+            fields = record.split(" ", 8)
+            mode = fields[4] if len(fields) == 9 and fields[0] == "1" and fields[2] == "N..." else ""
+            entry = held.get(path)
+            if mode not in ("100644", "100755") or entry is None or entry[0] != mode.encode():
+                return None
+            if fields[1][1] == "D":
+                changes[path] = None
+                continue
+            content = _regular_file(os.path.join(memo.layout.top, path)) if fields[1][1] == "M" else None
+            if content is None or len(content[0]) > left or bool(content[1] & 0o100) != (mode == "100755"):
+                return None
+            left -= len(content[0])
+            changes[path] = (entry[0], bytes.fromhex(store.write(b"blob", content[0])))
+        written = sorted(path for path, entry in changes.items() if entry is not None)
+        if written and not _plain(memo, written):
+            return None
+        return objects.with_entries(store, base, changes)
+    except OSError:  # an object that cannot be written: git's add says why, if it cannot either
+        return None

@@ -64,9 +64,9 @@ class Memo(Struct):
     # A tree derived from `tree` without git (workspace/derived.py): (from, derived, the paths it put in). The
     # private index still holds `from`; valid while `tree` is `from`.
     derived: tuple[str, str, tuple[str, ...]] | None = None
-    # Whether files may be hashed as they are (no filter, no end-of-line conversion), and the stamps of the
+    # Whether a file may be hashed as it is (no filter, no end-of-line conversion), by path: with the stamps of the
     # attribute and config files that said so.
-    plain: tuple[tuple[Stamp | None, ...], bool] | None = None
+    plain: dict[str, tuple[tuple[Stamp | None, ...], bool]] = {}
     attributes: str | None = None  # core.attributesFile, once git named it
 
 

@@ -180,7 +180,7 @@ def left_out(store: Store | None, commit: str | None, tree: str, paths: list[str
     top = commit_tree(store, commit) if store is not None and commit else None
     if store is None or top is None:
         return []
-    committed, wanted = _entries_at(store, top, paths), _entries_at(store, tree, paths)
+    committed, wanted = entries_at(store, top, paths), entries_at(store, tree, paths)
     if committed is None or wanted is None:
         return []
     return [path for path in paths if committed[path] != wanted[path]]
@@ -192,7 +192,7 @@ def blob_at(store: Store, commit: str, path: str) -> tuple[bool, bytes | None]:
     when the commit, a tree on the way or the blob is not loose, or the path names a folder or a submodule."""
     top = commit_tree(store, commit)
     plain = path and "//" not in path and not path.startswith(("./", "../", "/")) and not path.endswith("/")
-    found = _entries_at(store, top, [path]) if top is not None and plain and path not in (".", "..") else None
+    found = entries_at(store, top, [path]) if top is not None and plain and path not in (".", "..") else None
     if found is None:
         return False, None
     entry = found[path]
@@ -204,7 +204,7 @@ def blob_at(store: Store, commit: str, path: str) -> tuple[bool, bytes | None]:
     return (True, content) if content is not None else (False, None)
 
 
-def _entries_at(store: Store, tree: str, paths: list[str]) -> dict[str, Entry | None] | None:
+def entries_at(store: Store, tree: str, paths: list[str]) -> dict[str, Entry | None] | None:
     """Each path's entry in `tree` (None: it holds no such path); None when a tree on the way is not loose."""
     found: dict[str, Entry | None] = {}
     for path in paths:
@@ -254,7 +254,7 @@ def entries_in(store: Store, commit: str, paths: list[str]) -> dict[str, Entry |
     """Each path's entry (mode, raw id) in loose commit `commit` (None: it holds no such path); None when the commit
     or a tree on the way is not loose."""
     top = commit_tree(store, commit)
-    return _entries_at(store, top, paths) if top is not None else None
+    return entries_at(store, top, paths) if top is not None else None
 
 
 def with_entries(store: Store, tree: str, changes: dict[str, Entry | None]) -> str | None:
