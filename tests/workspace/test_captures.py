@@ -406,19 +406,36 @@ def test_files_edited_in_place_in_a_big_project_are_captured_by_git_status_alone
     assert captures.capture(str(repo), index) == start
 
 
+@pytest.mark.parametrize(
+    ("attributes", "written", "stored"),
+    [
+        ("*.py text eol=crlf\n", "a = 3\r\n", b"a = 3\n"),  # line ends
+        ("*.py ident\n", "i = '$Id: 42 $'\n", b"i = '$Id$'\n"),  # an ident, with no carriage return to tell it
+    ],
+)
 def test_a_file_git_would_convert_is_left_to_git(
-    templates: dict[str, Path], tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+    templates: dict[str, Path],
+    tmp_path: Path,
+    monkeypatch: pytest.MonkeyPatch,
+    attributes: str,
+    written: str,
+    stored: bytes,
 ) -> None:
-    """Under an end-of-line attribute git stores other bytes than the file's: its add does it, never a hash here."""
+    """Under an attribute that makes git store other bytes than the file's, git's add does it, never a hash here."""
     repo = Path(shutil.copytree(templates["big"], tmp_path / "repo", symlinks=True))
     index = str(tmp_path / "private.index")
     captures.capture(str(repo), index)
-    write(".gitattributes", "*.py text eol=crlf\n")(repo)
-    write("src/a.py", "a = 2\r\n")(repo)
-    captures.capture(str(repo), index)
+    write(".gitattributes", attributes)(repo)
+    write("src/a.py", "a = 2\n")(repo)
+    captures.capture(str(repo), index)  # src/'s tree written loose: the next edit could be derived
     calls = git_calls(tmp_path, monkeypatch)
-    write("src/a.py", "a = 3\r\n")(repo)
+    with open(repo / "src" / "a.py", "w", encoding="utf-8", newline="") as handle:
+        handle.write(written)
     kept = captures.capture(str(repo), index)
     assert "add" in commands(calls)
     assert kept == fresh(repo, tmp_path, [0])
-    assert git(repo, "cat-file", "blob", f"{kept.tree}:src/a.py") == "a = 3" if kept else False
+    assert kept is not None
+    found = subprocess.run(
+        ["git", "cat-file", "blob", f"{kept.tree}:src/a.py"], cwd=repo, capture_output=True, check=True
+    )
+    assert found.stdout == stored

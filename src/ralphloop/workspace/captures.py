@@ -147,7 +147,7 @@ def _added(root: str, index_file: str, memo: gitcache.Memo, listed: list[str]) -
     if tree.returncode != 0:
         gitcache.forget(index_file)
         raise OSError(f"git write-tree failed: {reason(tree)}")
-    memo.tree = tree.stdout.decode().strip()
+    memo.tree, memo.derived = tree.stdout.decode().strip(), None
     return memo.tree
 
 
@@ -168,13 +168,14 @@ def _capture_tree(root: str, memo: gitcache.Memo, index_file: str) -> tuple[str 
     if state == _DERIVED and memo.derived is not None:
         return head, memo.derived[1]
     if state == _SAME and memo.tree is not None:
+        memo.derived = None  # the files are what the private index holds
         return head, memo.tree
     if state == _UNKNOWN:
         _checked_add(private(root, "add", "-A", "--ignore-errors", "--", "."))
     tree = private(root, "write-tree")
     if tree.returncode != 0:
         raise OSError(f"git write-tree failed: {reason(tree)}")
-    memo.tree = tree.stdout.decode().strip()
+    memo.tree, memo.derived = tree.stdout.decode().strip(), None
     return head, memo.tree
 
 

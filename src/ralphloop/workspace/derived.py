@@ -74,14 +74,14 @@ _PLAIN_KEPT = 4096  # paths whose answer is kept
 def _asked_git(memo: gitcache.Memo, paths: list[str]) -> dict[str, bool]:
     """Each path's answer; {} (no path is plain) when git's config converts every file or git cannot say."""
     top = memo.layout.top
-    config = run(top, "config", "--get-regexp", r"^core\.(autocrlf|attributesfile)$")
+    config = run(top, "config", "-z", "--get-regexp", r"^core\.(autocrlf|attributesfile)$")
     if config.returncode not in {0, 1}:
         return {}
-    for line in config.stdout.decode("utf-8", "surrogateescape").splitlines():
-        key, _, value = line.partition(" ")
+    for record in config.stdout.decode("utf-8", "surrogateescape").split("\0")[:-1]:
+        key, valued, value = record.partition("\n")  # a key alone, with no value at all, is a true
         if key == "core.attributesfile":  # watched from now on, with the usual places
             memo.attributes = os.path.join(top, os.path.expanduser(value))
-        elif value.strip().lower() not in {"", "false"}:
+        elif not valued or value.strip().lower() not in {"", "false"}:
             return {}
     attributes = run(top, "check-attr", "-z", *_CONVERTING, "--", *paths)
     fields = attributes.stdout.split(b"\0")[:-1]  # path, attribute, value, ... each ended by a NUL
@@ -137,27 +137,34 @@ def tree_from_status(memo: gitcache.Memo, records: dict[str, str]) -> str | None
     held = objects.entries_at(store, base, list(records))  # the trees on the way read before any file is
     if held is None:  # not loose (packed by git's gc): git adds them, and writes the trees it changes loose
         return None
-    changes: dict[str, objects.Entry | None] = {}
+    files: dict[str, tuple[bytes, bytes]] = {}  # path: its mode and bytes
+    gone: list[str] = []
     left = _MOST_BYTES
-    try:
-        for path, record in records.items():
-            # `1 XY sub mH mI mW hH hI path`: changed in the work tree (Y), not a submodule, a plain file kept so
-            fields = record.split(" ", 8)
-            mode = fields[4] if len(fields) == 9 and fields[0] == "1" and fields[2] == "N..." else ""
-            entry = held.get(path)
-            if mode not in ("100644", "100755") or entry is None or entry[0] != mode.encode():
-                return None
-            if fields[1][1] == "D":
-                changes[path] = None
-                continue
-            content = _regular_file(os.path.join(memo.layout.top, path)) if fields[1][1] == "M" else None
-            if content is None or len(content[0]) > left or bool(content[1] & 0o100) != (mode == "100755"):
-                return None
-            left -= len(content[0])
-            changes[path] = (entry[0], bytes.fromhex(store.write(b"blob", content[0])))
-        written = sorted(path for path, entry in changes.items() if entry is not None)
-        if written and not _plain(memo, written):
+    for path, record in records.items():
+        # `1 XY sub mH mI mW hH hI path`: changed in the work tree (Y), not a submodule, a plain file kept so
+        fields = record.split(" ", 8)
+        mode = fields[4] if len(fields) == 9 and fields[0] == "1" and fields[2] == "N..." else ""
+        entry = held.get(path)
+        if mode not in ("100644", "100755") or entry is None or entry[0] != mode.encode():
             return None
+        where = os.path.join(memo.layout.top, path)
+        if fields[1][1] == "D" and not os.path.lexists(where):  # not made again since git looked
+            gone.append(path)
+            continue
+        content = _regular_file(where) if fields[1][1] == "M" else None
+        # a carriage return: git may store other bytes (core.autocrlf from a config file not watched, say)
+        if content is None or len(content[0]) > left or b"\r" in content[0]:
+            return None
+        if bool(content[1] & 0o100) != (mode == "100755"):
+            return None
+        left -= len(content[0])
+        files[path] = (entry[0], content[0])
+    if files and not _plain(memo, sorted(files)):
+        return None
+    try:
+        changes: dict[str, objects.Entry | None] = dict.fromkeys(gone)
+        for path, (mode_bytes, data) in files.items():
+            changes[path] = (mode_bytes, bytes.fromhex(store.write(b"blob", data)))
         return objects.with_entries(store, base, changes)
     except OSError:  # an object that cannot be written: git's add says why, if it cannot either
         return None

@@ -140,7 +140,7 @@ def _restore_files(root: str, before: WorkTree, index_file: str) -> None:
     os.replace(undo, index_file)
     memo = gitcache.memo(index_file)
     if memo is not None:
-        memo.tree = before.tree
+        memo.tree, memo.derived = before.tree, None
 
 
 def _restore_staged(root: str, before: WorkTree) -> None:
