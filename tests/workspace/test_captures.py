@@ -186,7 +186,8 @@ exec {git} "$@"
 
 
 def test_a_capture_with_nothing_changed_runs_one_git_process(repo: Path, tmp_path: Path) -> None:
-    """What makes an iteration cheap: `git add` (small projects) or `git status` alone, the rest from memory."""
+    """What makes an iteration cheap: `git status` alone, the rest from memory (the first capture into a private
+    index adds every file)."""
     shim = tmp_path / "bin" / "git"
     shim.parent.mkdir()
     shim.write_text(SHIM.format(git=shutil.which("git")))
@@ -205,10 +206,10 @@ def test_a_capture_with_nothing_changed_runs_one_git_process(repo: Path, tmp_pat
     )
     env = {**os.environ, "PATH": f"{shim.parent}{os.pathsep}{os.environ['PATH']}", "GIT_CALLS": str(calls)}
     subprocess.run([sys.executable, "-c", script, str(repo)], env=env, check=True)
-    second = calls.read_text().split("--\n")[1].splitlines()
+    first, second = (part.splitlines() for part in calls.read_text().split("--\n"))
     assert len(second) == 1
-    big = len(git(repo, "ls-files").splitlines()) >= gitcache.STATUS_FROM
-    assert f" {'status' if big else 'add'} " in f" {second[0]} "
+    assert " status " in f" {second[0]} "
+    assert any(" add " in f" {call} " for call in first)  # a new private index: every file added
 
 
 def test_recapture_of_the_paths_ralph_wrote_equals_a_full_capture(repo: Path, tmp_path: Path) -> None:
@@ -439,3 +440,25 @@ def test_a_file_git_would_convert_is_left_to_git(
         ["git", "cat-file", "blob", f"{kept.tree}:src/a.py"], cwd=repo, capture_output=True, check=True
     )
     assert found.stdout == stored
+
+
+def test_a_new_file_is_derived_and_an_undo_takes_it_back(
+    repo: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """A file the agent made beside files git holds: hashed here too (git's status lists it, nothing adds it to the
+    private index), and an undo still removes it, as it removes one git added."""
+    index = str(tmp_path / "private.index")
+    start = captures.capture(str(repo), index)
+    append("src/a.py", "a = 2\n")(repo)
+    captures.capture(str(repo), index)  # src/'s tree is packed: git adds the file, and writes the tree loose
+    calls = git_calls(tmp_path, monkeypatch)
+    write("src/new.py", "new = 1\n")(repo)
+    end = captures.capture(str(repo), index)
+    assert commands(calls) == ["status", "config", "check-attr"]
+    assert end == fresh(repo, tmp_path, [0])
+    assert start is not None and end is not None
+    assert captures.changed_between(str(repo), start, end) == ["src/a.py", "src/new.py"]
+    undo.restore(str(repo), start, index, end)
+    assert not (repo / "src" / "new.py").exists()
+    assert (repo / "src" / "a.py").read_text() == "a = 1\n"
+    assert captures.capture(str(repo), index) == start

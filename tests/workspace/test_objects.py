@@ -176,7 +176,7 @@ def test_packed_trees_are_compared_and_derived_by_git(repo: Path, tmp_path: Path
     index = str(tmp_path / "private.index")
     start = captures.capture(str(repo), index)
     append(repo, "src/a.py", "a = 2\n")
-    end = captures.capture(str(repo), index)
+    end = captures.capture(str(repo), str(tmp_path / "other.index"))  # through git: a tree ralph never read
     git(repo, "update-ref", "refs/keep/start", git(repo, "commit-tree", start.tree, "-m", "s"))
     git(repo, "update-ref", "refs/keep/end", git(repo, "commit-tree", end.tree, "-m", "e"))
     git(repo, "repack", "-adq")
@@ -267,7 +267,7 @@ def test_a_tree_holds_the_paths_it_has_and_no_others(repo: Path, tmp_path: Path)
     assert not objects.holds_all(store, tree, ["run.sh/inner"])  # a file, not a folder
     assert not objects.holds_all(None, tree, ["src/a.py"]) and not objects.holds_all(store, None, ["src/a.py"])
     (repo / "src" / "b.py").write_text("b = 2\n")
-    unread = captures.capture(str(repo), index).tree  # a tree ralph has not read yet
+    unread = captures.capture(str(repo), str(tmp_path / "other.index")).tree  # git's: ralph has not read it
     git(repo, "update-ref", "refs/keep/tree", git(repo, "commit-tree", unread, "-m", "t"))
     git(repo, "repack", "-adq")
     git(repo, "prune-packed")

@@ -141,7 +141,7 @@ def _added(root: str, index_file: str, memo: gitcache.Memo, listed: list[str]) -
     """The private index's tree once `listed` are added again; None when git refused them (one vanished, say).
     Raises OSError when the tree cannot be written."""
     private = private_git(index_file, gitcache.is_big(index_file, gitcache.index_header(index_file)))
-    if not _add_paths(memo.layout.top, private, listed):
+    if not add_paths(memo.layout.top, private, listed):
         return None
     tree = private(root, "write-tree")
     if tree.returncode != 0:
@@ -159,10 +159,10 @@ def _capture_tree(root: str, memo: gitcache.Memo, index_file: str) -> tuple[str 
     private = private_git(index_file, big)
     if header is None:  # no private index yet: every file is added
         head, state = _head(root, memo.layout), _UNKNOWN
-    elif not big:
+    elif not big and memo.tree is None:  # this process's first capture: no tree to derive from yet
         head, state = _head(root, memo.layout), _add_all(root, private)
     else:
-        if header[0] != gitcache.INDEX_VERSION:  # made by an older ralph
+        if big and header[0] != gitcache.INDEX_VERSION:  # made by an older ralph
             private(root, "update-index", "--index-version", str(gitcache.INDEX_VERSION))
         head, state = _status_and_add(memo, private)
     if state == _DERIVED and memo.derived is not None:
@@ -235,10 +235,10 @@ def _status_and_add(memo: gitcache.Memo, private: PrivateGit) -> tuple[str | Non
     if made is not None and memo.tree is not None:
         memo.derived = (memo.tree, made, tuple(sorted(listed)))  # the private index does not hold them: status
         return snap.head, _DERIVED  # lists them again next time, until git adds them
-    return snap.head, _ADDED if _add_paths(layout.top, private, listed) else _UNKNOWN
+    return snap.head, _ADDED if add_paths(layout.top, private, listed) else _UNKNOWN
 
 
-def _add_paths(top: str, private: PrivateGit, paths: list[str]) -> bool:
+def add_paths(top: str, private: PrivateGit, paths: list[str]) -> bool:
     """`git add -A` of exactly `paths` (from the top); False when git refused them all (one vanished, say)."""
     listed = "".join(f"{path}\0" for path in paths).encode("utf-8", "surrogateescape")
     args = ("add", "-A", "--ignore-errors", "--pathspec-from-file=-", "--pathspec-file-nul")

@@ -129,8 +129,8 @@ _MOST_BYTES = 16 * 1024 * 1024
 
 def tree_from_status(memo: gitcache.Memo, records: dict[str, str]) -> str | None:
     """The private index's tree (`memo.tree`) with the files a `git status` against it listed as changed in the
-    work tree (its records by path, from the top), as they are on disk; None when git must add them: a new file,
-    a link, a mode change, a submodule, a conflict, a rename, more than a few files or bytes."""
+    work tree (its records by path, from the top), as they are on disk; None when git must add them: a new folder,
+    a link, a mode change, an executable new file, a submodule, a conflict, more than a few files or bytes."""
     base, store = memo.tree, objects.Store.of(memo.layout.common_dir)
     if base is None or store is None or not records or len(records) > _MOST_FILES:
         return None
@@ -141,30 +141,39 @@ def tree_from_status(memo: gitcache.Memo, records: dict[str, str]) -> str | None
     gone: list[str] = []
     left = _MOST_BYTES
     for path, record in records.items():
-        # `1 XY sub mH mI mW hH hI path`: changed in the work tree (Y), not a submodule, a plain file kept so
-        fields = record.split(" ", 8)
-        mode = fields[4] if len(fields) == 9 and fields[0] == "1" and fields[2] == "N..." else ""
-        entry = held.get(path)
-        if mode not in ("100644", "100755") or entry is None or entry[0] != mode.encode():
+        mode = _mode(record, held.get(path))
+        if mode is None:
             return None
         where = os.path.join(memo.layout.top, path)
-        if fields[1][1] == "D" and not os.path.lexists(where):  # not made again since git looked
+        if record[:1] == "1" and record[3] == "D" and not os.path.lexists(where):  # not made again since git looked
             gone.append(path)
             continue
-        content = _regular_file(where) if fields[1][1] == "M" else None
+        content = _regular_file(where) if record[:1] == "?" or record[3] == "M" else None
         # a carriage return: git may store other bytes (core.autocrlf from a config file not watched, say)
         if content is None or len(content[0]) > left or b"\r" in content[0]:
             return None
-        if bool(content[1] & 0o100) != (mode == "100755"):
+        if bool(content[1] & 0o100) != (mode == b"100755"):
             return None
         left -= len(content[0])
-        files[path] = (entry[0], content[0])
+        files[path] = (mode, content[0])
     if files and not _plain(memo, sorted(files)):
         return None
     try:
         changes: dict[str, objects.Entry | None] = dict.fromkeys(gone)
-        for path, (mode_bytes, data) in files.items():
-            changes[path] = (mode_bytes, bytes.fromhex(store.write(b"blob", data)))
+        for path, (mode, data) in files.items():
+            changes[path] = (mode, bytes.fromhex(store.write(b"blob", data)))
         return objects.with_entries(store, base, changes)
     except OSError:  # an object that cannot be written: git's add says why, if it cannot either
         return None
+
+
+def _mode(record: str, entry: objects.Entry | None) -> bytes | None:
+    """The mode a listed file keeps: its entry's, for a plain file changed in place or deleted (`1 XY sub mH mI mW hH
+    hI path`, not a submodule); a plain file's, for a new file (`?`, one the tree does not hold: a new folder is
+    listed whole, and is git's); None when git must add it."""
+    if record == "?":
+        return b"100644" if entry is None else None  # an executable one is git's: core.fileMode may say otherwise
+    fields = record.split(" ", 8)
+    if len(fields) < 9 or fields[0] != "1" or fields[2] != "N..." or fields[4] not in ("100644", "100755"):
+        return None
+    return entry[0] if entry is not None and entry[0] == fields[4].encode() else None

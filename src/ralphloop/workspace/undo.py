@@ -12,7 +12,7 @@ import shutil
 from msgspec import Struct
 
 from ralphloop.workspace import gitcache
-from ralphloop.workspace.captures import WorkTree, capture, changed_between, private_git
+from ralphloop.workspace.captures import WorkTree, add_paths, capture, changed_between, private_git
 from ralphloop.workspace.git import reason, run
 
 _IDENTITY = {
@@ -133,12 +133,16 @@ def _restore_files(root: str, before: WorkTree, index_file: str) -> None:
     undo = index_file + ".undo"
     shutil.copyfile(index_file, undo)
     private = private_git(undo, gitcache.is_big(index_file, gitcache.index_header(index_file)))
+    memo = gitcache.memo(index_file)
+    if memo is not None and memo.derived is not None and memo.derived[0] == memo.tree:
+        # The last capture's tree was derived (captures.py): the files it put in, added to the copy first, as a
+        # capture through git would have, so that read-tree takes back a new one too.
+        add_paths(memo.layout.top, private, list(memo.derived[2]))
     done = private(root, "read-tree", "--reset", "-u", before.tree)
     if done.returncode != 0:
         gitcache.discard(undo)
         raise OSError(f"git read-tree failed: {reason(done)}")
     os.replace(undo, index_file)
-    memo = gitcache.memo(index_file)
     if memo is not None:
         memo.tree, memo.derived = before.tree, None
 
