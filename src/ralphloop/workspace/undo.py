@@ -11,7 +11,7 @@ import shutil
 
 from msgspec import Struct
 
-from ralphloop.workspace import gitcache
+from ralphloop.workspace import gitcache, objects
 from ralphloop.workspace.captures import WorkTree, add_paths, capture, changed_between, private_git
 from ralphloop.workspace.git import reason, run
 
@@ -134,10 +134,12 @@ def _restore_files(root: str, before: WorkTree, index_file: str) -> None:
     shutil.copyfile(index_file, undo)
     private = private_git(undo, gitcache.is_big(index_file, gitcache.index_header(index_file)))
     memo = gitcache.memo(index_file)
-    if memo is not None and memo.derived is not None and memo.derived[0] == memo.tree:
-        # The last capture's tree was derived (captures.py): the files it put in, added to the copy first, as a
-        # capture through git would have, so that read-tree takes back a new one too.
-        add_paths(memo.layout.top, private, list(memo.derived[2]))
+    new = _derived_new(memo) if memo is not None else []
+    if memo is not None and new:
+        # The last capture's tree was derived (captures.py): the new files it put in, added to the copy first, as a
+        # capture through git would have, so that read-tree takes them back too. (One edited or deleted is
+        # rewritten all the same: its stat differs from the copy's entry.)
+        add_paths(memo.layout.top, private, new)
     done = private(root, "read-tree", "--reset", "-u", before.tree)
     if done.returncode != 0:
         gitcache.discard(undo)
@@ -145,6 +147,17 @@ def _restore_files(root: str, before: WorkTree, index_file: str) -> None:
     os.replace(undo, index_file)
     if memo is not None:
         memo.tree, memo.derived = before.tree, None
+
+
+def _derived_new(memo: gitcache.Memo) -> list[str]:
+    """The files the last capture's derived tree holds and the private index does not: all it put in, when the
+    index's own tree cannot be read here."""
+    if memo.derived is None or memo.derived[0] != memo.tree or memo.tree is None:
+        return []
+    put = list(memo.derived[2])
+    store = objects.Store.of(memo.layout.common_dir)
+    held = objects.entries_at(store, memo.tree, put) if store is not None else None
+    return put if held is None else [path for path in put if held[path] is None]
 
 
 def _restore_staged(root: str, before: WorkTree) -> None:
