@@ -11,10 +11,10 @@ quoted). A result with a wrong field type keeps what is right and names the rest
 from __future__ import annotations
 
 import json
-import re
 
 from msgspec import Struct
 
+from ralphloop.words.patterns import lazy
 from ralphloop.words.textsafe import clean_text, strip_terminal_controls
 
 JSON_STATUSES = ("continue", "goal-complete", "needs-human")
@@ -74,7 +74,7 @@ def parse_result(body: str) -> tuple[JsonResult | None, str | None]:
     )
 
 
-_SURROGATE = re.compile("[\ud800-\udfff]")
+_SURROGATE = lazy("[\ud800-\udfff]")
 
 
 def _whole(text: str) -> str:

@@ -9,11 +9,13 @@ from __future__ import annotations
 import re
 from functools import lru_cache
 
+from ralphloop.words.patterns import lazy
+
 PROMISE = "<promise>COMPLETE</promise>"
 
-_DEFAULT = re.compile(r"<promise>[ \t]*COMPLETE[ \t]*</promise>")
-_TAG_SHAPED = re.compile(r"<(?P<tag>[A-Za-z][\w-]*)>(?P<body>[^<>]*)</(?P=tag)>")
-_WORD = re.compile(r"\w")
+_DEFAULT = lazy(r"<promise>[ \t]*COMPLETE[ \t]*</promise>")
+_TAG_SHAPED = lazy(r"<(?P<tag>[A-Za-z][\w-]*)>(?P<body>[^<>]*)</(?P=tag)>")
+_WORD = lazy(r"\w")
 
 
 @lru_cache(maxsize=8)
@@ -22,7 +24,7 @@ def promise_pattern(promise: str | None = None) -> re.Pattern[str]:
     spaces or tabs inside its tags, as the default does; a word at either end of it must end there (a promise
     `COMPLETE` is not said by INCOMPLETE)."""
     if promise is None or promise == PROMISE:
-        return _DEFAULT
+        return _DEFAULT.compiled
     shaped = _TAG_SHAPED.fullmatch(promise)
     if shaped:
         tag, body = re.escape(shaped["tag"]), re.escape(shaped["body"].strip(" \t"))

@@ -9,8 +9,7 @@ Protocols (docs/analysis.md has the full rules):
 - `ralph signal ...` records from signals.jsonl, merged by `with_records` (no prose parsing at all)
 - prose heuristics for a confidence score that informs and never decides (heuristics.py)
 
-A signal inside inline code, inside a fenced block other than the JSON result, or in an
-echo of the prompt is a quotation and does not count.
+A signal in inline code, in a fenced block other than the JSON result, or in an echo of the prompt is a quotation.
 """
 
 from __future__ import annotations
@@ -27,6 +26,7 @@ from ralphloop.analysis.json_result import JsonResult, parse_result
 from ralphloop.analysis.promise import promise_pattern
 from ralphloop.analysis.status_block import StatusBlock, last_block, only_a_block
 from ralphloop.analysis.text import OwnText, own_text
+from ralphloop.words.patterns import lazy
 from ralphloop.words.textsafe import clean_text
 
 MAX_TAGS = 200  # per kind; a hostile reply cannot grow the analysis without bound
@@ -42,8 +42,8 @@ _RALPH_TAGS = tuple(
     re.compile(rf"<ralph>[ \t]*(?P<kind>(?i:{kind}))\b(?P<body>(?:[^<]|<(?!/?ralph>)){{0,{MAX_TAG_TEXT}}})</ralph>")
     for kind in ("DONE", "FAIL", "LEARN")
 )
-_LEGACY = re.compile(r"\[(?P<kind>DONE|FAIL)\]")
-_TAG_ID = re.compile(r"^[ \t:]*(?P<id>[\w][\w.\-/#]*)")
+_LEGACY = lazy(r"\[(?P<kind>DONE|FAIL)\]")
+_TAG_ID = lazy(r"^[ \t:]*(?P<id>[\w][\w.\-/#]*)")
 
 
 class Failure(Struct, frozen=True):
@@ -218,7 +218,7 @@ def analyze(final_text: str, prompt: str = "", promise: str | None = None, *, tr
             quoted += 1
         else:
             said = True
-    for match in _newest(_LEGACY, prose, MAX_CHECKS):
+    for match in _newest(_LEGACY.compiled, prose, MAX_CHECKS):
         if own.quoted(match.start(), match.end()):
             quoted += 1
         elif legacy is None:
@@ -279,7 +279,7 @@ def _tags(own: OwnText) -> tuple[list[tuple[str, str]], int]:
 
 def _quoted_in_fences(own: OwnText, promise: re.Pattern[str]) -> list[int]:
     """Signals inside fenced blocks (the JSON result's included): quotations, counted."""
-    patterns = (promise, _LEGACY, *_RALPH_TAGS)
+    patterns = (promise, _LEGACY.compiled, *_RALPH_TAGS)
     return [
         min(len(pattern.findall(segment.text)), MAX_CHECKS)
         for segment in own.fenced[-MAX_TAGS:]

@@ -8,11 +8,12 @@ forms (`--timeout`, `--rate-limit`, `--resume-from`) say what they mean and are 
 from __future__ import annotations
 
 import math
-import re
+
+from ralphloop.words.patterns import lazy
 
 # A per-iteration timeout in minutes past this is almost surely seconds typed the seed-002 way (`-t 1800`).
 BARE_MINUTES_MAX = 240
-_STORY_ID = re.compile(r"\d+(?:\.\d+)+|[A-Za-z][\w-]*\d[\w.-]*")
+_STORY_ID = lazy(r"\d+(?:\.\d+)+|[A-Za-z][\w-]*\d[\w.-]*")
 
 
 def timeout_problem(value: str, flag: str) -> str | None:

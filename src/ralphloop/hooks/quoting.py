@@ -12,9 +12,10 @@ from collections.abc import Iterable
 from msgspec import Struct
 
 from ralphloop.hooks.variables import HOOK_VARIABLES, reference_pattern
+from ralphloop.words.patterns import lazy
 
 # `<<WORD` or `<<-WORD`; the word may be quoted or escaped, which only says the body is not expanded.
-_HEREDOC = re.compile(r"<<(-?)[ \t]*((?:[^\s;&|<>()]|\\.)+)")
+_HEREDOC = lazy(r"<<(-?)[ \t]*((?:[^\s;&|<>()]|\\.)+)")
 
 
 def quote_variables(command: str, names: Iterable[str] = HOOK_VARIABLES) -> str:

@@ -8,9 +8,11 @@ from collections.abc import Mapping
 
 from msgspec import Struct
 
+from ralphloop.words.patterns import lazy
+
 HOOK_VARIABLES = ("ITERATION_TRANSCRIPT", "SPRINT_ID", "ITERATION", "PHASE_ID")
 
-_IDENTIFIER = re.compile(r"[A-Za-z_][A-Za-z0-9_]*")
+_IDENTIFIER = lazy(r"[A-Za-z_][A-Za-z0-9_]*")
 
 
 class HookVars(Struct, frozen=True):

@@ -12,7 +12,9 @@ from __future__ import annotations
 import re
 from collections.abc import Iterable
 
-_SCHEME = re.compile(r"([A-Za-z][A-Za-z0-9+.-]{0,31})://")
+from ralphloop.words.patterns import lazy
+
+_SCHEME = lazy(r"([A-Za-z][A-Za-z0-9+.-]{0,31})://")
 # apprise schemes whose host is a server's name (a self-hosted ntfy, a JSON endpoint, an SMTP domain, a chat
 # server): shown. Every other scheme may hold a token where the host goes, and shows as `scheme://…`.
 _HOSTED = frozenset(
@@ -21,8 +23,8 @@ _HOSTED = frozenset(
         "matrix", "matrixs", "mmost", "mmosts", "rocket", "rockets", "apprise", "apprises",
     }
 )  # fmt: skip
-_HOSTNAME = re.compile(r"(?:localhost|[a-z0-9-]+(?:\.[a-z0-9-]+)+|\[[0-9a-f:.]+\])")
-_SPLIT = re.compile(r"\s+|,(?=\s*[A-Za-z][A-Za-z0-9+.-]*://)")
+_HOSTNAME = lazy(r"(?:localhost|[a-z0-9-]+(?:\.[a-z0-9-]+)+|\[[0-9a-f:.]+\])")
+_SPLIT = lazy(r"\s+|,(?=\s*[A-Za-z][A-Za-z0-9+.-]*://)")
 
 
 def check_webhook_url(url: str) -> str:

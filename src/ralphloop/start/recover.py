@@ -16,7 +16,6 @@ from __future__ import annotations
 
 import contextlib
 import os
-import re
 import time
 from collections.abc import Mapping
 from datetime import datetime
@@ -35,6 +34,7 @@ from ralphloop.processes import reaper
 from ralphloop.records import journal as journal_file
 from ralphloop.records.journal import NO_RECORD, Journal
 from ralphloop.state.leftovers import remove_stale_temps
+from ralphloop.words.patterns import lazy
 from ralphloop.workspace.captures import WorkTree
 
 KILLED = "ralph was killed during this iteration"
@@ -71,7 +71,7 @@ def _last_begun(run: Run) -> int:
     return max(numbers)
 
 
-_LOG = re.compile(r"iteration-(\d{1,9})\.log")
+_LOG = lazy(r"iteration-(\d{1,9})\.log")
 
 
 def _settle(run: Run) -> Run:

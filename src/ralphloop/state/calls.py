@@ -10,7 +10,6 @@ from __future__ import annotations
 
 import json
 import os
-import re
 from datetime import UTC, datetime
 
 from ralphloop.core.errors import RalphError
@@ -18,9 +17,10 @@ from ralphloop.files.safe_read import STATE_CAP, check_file, read_file
 from ralphloop.files.store import SCHEMA_VERSION, atomic_write_json, held
 from ralphloop.guards import ratelimit
 from ralphloop.guards.ratelimit import Slot
+from ralphloop.words.patterns import lazy
 
 CALLS_DIR = "calls"
-_UNSAFE = re.compile(r"[^A-Za-z0-9._-]")
+_UNSAFE = lazy(r"[^A-Za-z0-9._-]")
 _MAX_NAME = 128
 _STAMP = "%Y-%m-%dT%H:%M:%S.%fZ"
 

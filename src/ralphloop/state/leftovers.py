@@ -24,10 +24,11 @@ import stat
 from collections.abc import Iterable
 
 from ralphloop.files.store import TEMP_MARK, TEMP_PREFIX
+from ralphloop.words.patterns import lazy
 
 STALE_AFTER_S = 600.0
 # ralph's, marked (`.tmp-ralph-<pid>-`), or an earlier ralph's (`.tmp-<pid>-`, `.tmp-`): group 1 the mark
-_NAME = re.compile(re.escape(TEMP_PREFIX) + f"({re.escape(TEMP_MARK)})?" + r"(?:(\d{1,10})-)?[a-z0-9_]{8}")
+_NAME = lazy(re.escape(TEMP_PREFIX) + f"({re.escape(TEMP_MARK)})?" + r"(?:(\d{1,10})-)?[a-z0-9_]{8}")
 
 
 def remove_stale_temps(folders: Iterable[str], now: float, *, marked_only: bool = False) -> list[str]:

@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import os
-import re
 from collections.abc import Callable, Mapping
 from datetime import datetime
 from typing import Any
@@ -14,8 +13,9 @@ from ralphloop.core.protocols import iso
 from ralphloop.files.read import read_json_object
 from ralphloop.files.schemas import STATE
 from ralphloop.files.store import atomic_write_json
+from ralphloop.words.patterns import lazy
 
-_LOG_NAME = re.compile(r"^iteration-(\d+)\.log$")
+_LOG_NAME = lazy(r"^iteration-(\d+)\.log$")
 
 
 class LastOutcome(Struct):

@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import os
-import re
 
 from ralphloop.core.errors import RalphError
 from ralphloop.core.protocols import TaskSource, TaskView
@@ -11,6 +10,7 @@ from ralphloop.plugins.formats import detect, find_format, missing_message
 from ralphloop.project.paths import FeaturePaths, display_path
 from ralphloop.tasks.focus import OneTask, ResumeFrom
 from ralphloop.tasks.problems import Problem, from_error
+from ralphloop.words.patterns import lazy
 
 
 def source_kind(paths: FeaturePaths) -> str:
@@ -76,7 +76,7 @@ def checked_source(
 
 EXAMPLE_WORDS = "is still the example `ralph init` wrote"
 # The examples `ralph init` writes (tasks/*.py `starter`): a run would spend an agent's time on them.
-_EXAMPLE = re.compile(
+_EXAMPLE = lazy(
     r"Replace (this example (story|task|item)|this one too|or delete this one)\b"
     r"|Describe what .+ should achieve, and how to tell that it has\."  # a goal's (goal_sprint.new_sprint)
 )

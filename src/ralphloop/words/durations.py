@@ -2,9 +2,9 @@
 
 from __future__ import annotations
 
-import re
+from ralphloop.words.patterns import lazy
 
-_PART = re.compile(r"(\d+(?:\.\d+)?)([smh])")
+_PART = lazy(r"(\d+(?:\.\d+)?)([smh])")
 _UNIT_SECONDS = {"s": 1.0, "m": 60.0, "h": 3600.0}
 # Past any wait, timeout or budget a run could mean; beyond it a time no longer fits a timestamp or a timer.
 MAX_SECONDS = 366 * 24 * 3600.0
