@@ -32,6 +32,15 @@ class UsageLimit(Struct, frozen=True):
         }
 
 
+class UsageWindow(Struct, frozen=True):
+    """One usage window of the agent's account as the vendor reported it with a call (never guessed): the share of it
+    used and when it resets. The windows a loop paces against (issue 34)."""
+
+    name: str  # five_hour | seven_day | seven_day_opus | seven_day_sonnet | <N>_minutes
+    utilization: float  # 0..1
+    resets_at: datetime | None  # timezone-aware UTC; None when the vendor gave none
+
+
 class LimitWarning(Struct, frozen=True):
     """Near the limit (Claude rate_limit_event status allowed_warning)."""
 

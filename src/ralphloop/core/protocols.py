@@ -11,7 +11,7 @@ from typing import Protocol
 from msgspec import Struct, field
 
 from ralphloop.core.hook_spec import HookEnd, HookSpec
-from ralphloop.core.limits import LimitWarning, UsageLimit
+from ralphloop.core.limits import LimitWarning, UsageLimit, UsageWindow
 from ralphloop.core.problems import Problem
 
 # ---------------------------------------------------------------- tasks
@@ -276,6 +276,7 @@ class AgentResult(Struct, frozen=True):
     tool_errors: tuple[str, ...] = ()  # tool results the CLI marked as errors
     usage_limit: UsageLimit | None = None  # the vendor's usage limit was hit: not a failure of the task
     limit_warning: LimitWarning | None = None
+    windows: tuple[UsageWindow, ...] = ()  # the account's usage windows the call reported, the last word on each
     usage: TokenUsage | None = None  # per kind, when reported (`tokens` is their sum)
     num_turns: int | None = None
     session_id: str | None = None

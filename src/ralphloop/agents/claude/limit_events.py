@@ -15,7 +15,7 @@ from datetime import datetime, tzinfo
 from typing import Any
 
 from ralphloop.agents.limit_text import content_texts, from_text
-from ralphloop.core.limits import LimitWarning, UsageLimit
+from ralphloop.core.limits import LimitWarning, UsageLimit, UsageWindow
 from ralphloop.guards.reset_time import ERRORS, aware, epoch_instant
 from ralphloop.guards.usage import clean_message
 
@@ -74,6 +74,38 @@ def _from_rate_limit_info(info: object) -> UsageLimit | LimitWarning | None:
             return None
         return LimitWarning(utilization, resets_at, kind)
     return None
+
+
+def windows_of(event: Mapping[str, Any]) -> tuple[UsageWindow, ...]:
+    """The usage windows a `rate_limit_event` reports, each with its share and reset: every entry of its
+    `unifiedWindows`, and the window `rateLimitType` names when that list leaves it out. A window refused (`status:
+    rejected`) with no share stated is used up. () for any other event, or fields of the wrong kind."""
+    info = event.get("rate_limit_info") if event.get("type") == "rate_limit_event" else None
+    if not isinstance(info, Mapping):
+        return ()
+    found: dict[str, UsageWindow] = {}
+    named = info.get("rateLimitType")
+    if isinstance(named, str) and named:
+        window = _window(named, info)
+        if window is not None:
+            found[named] = window
+    listed = info.get("unifiedWindows")
+    for name, fields in listed.items() if isinstance(listed, Mapping) else ():
+        window = _window(name, fields) if isinstance(name, str) and name and isinstance(fields, Mapping) else None
+        if window is not None:
+            found[name] = window  # the list's own figures win over the event's summary
+    return tuple(found[name] for name in sorted(found))
+
+
+def _window(name: str, fields: Mapping[str, Any]) -> UsageWindow | None:
+    share = _fraction(fields.get("utilization"))
+    if share is None and fields.get("status") == "rejected":
+        share = 1.0
+    try:
+        resets_at = epoch_instant(fields.get("resetsAt"))
+    except ERRORS:
+        resets_at = None
+    return UsageWindow(name[:64], share, resets_at) if share is not None else None
 
 
 def _from_assistant(event: Mapping[str, Any], now: datetime, local: tzinfo) -> UsageLimit | None:

@@ -17,12 +17,12 @@ from msgspec.structs import replace
 
 from ralphloop.agents.claude.activity import tool_activity
 from ralphloop.agents.claude.errors import Facts, classify
-from ralphloop.agents.claude.limit_events import from_claude_event
+from ralphloop.agents.claude.limit_events import from_claude_event, windows_of
 from ralphloop.agents.claude.result_fields import denials, model_used, number, string, token_usage
 from ralphloop.agents.fields import block_text, blocks, mapping, whole
 from ralphloop.agents.json_lines import JsonLinesParser
 from ralphloop.agents.text import describe_failure, limit_in_text, local_zone, outcome_result
-from ralphloop.core.limits import LimitWarning, UsageLimit
+from ralphloop.core.limits import LimitWarning, UsageLimit, UsageWindow
 from ralphloop.core.protocols import AgentResult, ErrorKind, ProcessOutcome
 from ralphloop.words.textsafe import one_line
 
@@ -44,6 +44,7 @@ class StreamJsonParser(JsonLinesParser):
         self.model: str | None = None
         self.usage_limit: UsageLimit | None = None
         self.limit_warning: LimitWarning | None = None
+        self.windows: dict[str, UsageWindow] = {}  # the account's usage windows, the last report of each
         self.error_code = ""  # the last synthetic assistant event's `error`
         self.api_status: int | None = None
         self.api_type = ""
@@ -85,6 +86,7 @@ class StreamJsonParser(JsonLinesParser):
                 self.usage_limit = _merge_limits(self.usage_limit, found)
             elif isinstance(found, LimitWarning):
                 self.limit_warning = found
+            self.windows.update((window.name, window) for window in windows_of(event))
         if kind == "result":
             self.result = event
         elif kind == "assistant":
@@ -152,6 +154,7 @@ class StreamJsonParser(JsonLinesParser):
             tool_errors=tuple(self.tool_errors),
             usage_limit=limit,
             limit_warning=self.limit_warning,
+            windows=tuple(self.windows[name] for name in sorted(self.windows)),
             usage=counts,
             num_turns=whole(result.get("num_turns")),
             session_id=self.session_id or None,

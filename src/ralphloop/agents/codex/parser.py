@@ -145,6 +145,7 @@ class CodexJsonParser(JsonLinesParser):
             tokens=self.usage.all if self.usage else None,
             tool_errors=tuple(self.tool_errors),
             usage_limit=limit,
+            windows=facts.windows,
             usage=self.usage,
             num_turns=self.turns or None,
             session_id=self.thread_id or None,

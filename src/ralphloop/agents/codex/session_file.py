@@ -10,6 +10,7 @@ nothing. The reset of a window at 100% is exact, where the CLI's sentence is cut
 from __future__ import annotations
 
 import json
+import math
 import os
 from collections.abc import Mapping
 from dataclasses import dataclass
@@ -18,11 +19,13 @@ from pathlib import Path
 from typing import Any
 
 from ralphloop.agents.codex.sandbox import bwrap_failure, tool_output
+from ralphloop.core.limits import UsageWindow
 from ralphloop.files.safe_read import FileRefused, read_tail
 from ralphloop.guards.reset_time import epoch_instant
 
 _TAIL = 4 * 1024 * 1024  # the last turn's context and token counts are near the end
 _KIND_BY_MINUTES = {300: "five_hour", 10080: "weekly"}
+_WINDOW_BY_MINUTES = {300: "five_hour", 10080: "seven_day"}  # the names Claude's windows have, for one cap of each
 
 
 @dataclass(frozen=True, slots=True)
@@ -34,6 +37,7 @@ class SessionFacts:
     kind: str = ""  # that window: five_hour, weekly, or ""
     sandbox_failure: str = ""  # bwrap's error, when the sandbox could not start a command
     commands_ran: bool = False  # a command ran (whatever its exit): the sandbox works
+    windows: tuple[UsageWindow, ...] = ()  # the account's windows, as the last turn reported them
 
 
 def codex_home(env: Mapping[str, str]) -> Path:
@@ -88,7 +92,7 @@ def read(path: Path) -> SessionFacts:
         if payload.get("type") == "function_call_output" and isinstance(payload.get("output"), str):
             commands.saw(payload["output"])
     resets_at, kind = _used_up(limits)
-    return SessionFacts(model, resets_at, kind, commands.failure, commands.ran)
+    return SessionFacts(model, resets_at, kind, commands.failure, commands.ran, _windows(limits))
 
 
 class _Commands:
@@ -127,3 +131,22 @@ def _used_up(limits: Any) -> tuple[datetime | None, str]:
             minutes = window.get("window_minutes")
             found = (at, _KIND_BY_MINUTES.get(minutes, "") if isinstance(minutes, int) else "")
     return found
+
+
+def _windows(limits: Any) -> tuple[UsageWindow, ...]:
+    """`rate_limits.primary` and `secondary` as windows: each one's share used (`used_percent`) and its reset, named by
+    its length (300 minutes: five_hour, 10080: seven_day, else `<N>_minutes`). One without a length or a share is
+    left out: a share is never guessed."""
+    found: dict[str, UsageWindow] = {}
+    for slot in ("primary", "secondary"):
+        window = limits.get(slot) if isinstance(limits, dict) else None
+        if not isinstance(window, dict):
+            continue
+        used, minutes = window.get("used_percent"), window.get("window_minutes")
+        if isinstance(used, bool) or not isinstance(used, int | float) or not math.isfinite(used):
+            continue
+        if isinstance(minutes, bool) or not isinstance(minutes, int) or not 0 < minutes < 10**7:
+            continue
+        name = _WINDOW_BY_MINUTES.get(minutes, f"{minutes}_minutes")
+        found[name] = UsageWindow(name, min(max(float(used) / 100, 0.0), 1.0), epoch_instant(window.get("resets_at")))
+    return tuple(found[name] for name in sorted(found))
