@@ -7,7 +7,7 @@ from __future__ import annotations
 import json
 import math
 import shutil
-from datetime import UTC, datetime
+from datetime import UTC, datetime, timedelta
 from pathlib import Path
 from typing import Any
 
@@ -20,6 +20,10 @@ from ralphloop.agents.claude.parser import StreamJsonParser
 from ralphloop.agents.codex import session_file
 from ralphloop.core.limits import UsageWindow
 from ralphloop.core.protocols import ProcessOutcome
+
+TYPE_CHECKING = False
+if TYPE_CHECKING:
+    from ralphloop.agents.agent_limits import LimitBook
 
 FIXTURES = Path(__file__).resolve().parent.parent / "fixtures"
 NOW = datetime(2026, 11, 20, 23, 0, tzinfo=UTC)
@@ -172,3 +176,110 @@ def test_the_codex_parser_carries_them(tmp_path: Path) -> None:
     parser.feed((folder / "stdout").read_bytes())
     result = parser.finish(ProcessOutcome(exit_code=1, duration_s=1.0, stderr_tail=(folder / "stderr").read_text()))
     assert [window.name for window in result.windows] == ["five_hour", "seven_day"]
+
+
+# --------------------------------------------------------------------------------------------------------------
+# the book: every loop on one account sees the windows its calls last reported
+
+KEY = "claude/login:/home/me/.claude"
+LATER = datetime(2026, 11, 21, 3, 0, tzinfo=UTC)  # after the five_hour window's reset (02:00:31), before the week's
+
+
+def book(tmp_path: Path) -> LimitBook:
+    from ralphloop.agents.agent_limits import LimitBook
+
+    return LimitBook(str(tmp_path / "home" / "agent-limits.json"))
+
+
+def test_two_loops_on_one_account_see_one_truth(tmp_path: Path) -> None:
+    first, second = book(tmp_path), book(tmp_path)  # two loops, one file
+    five = UsageWindow("five_hour", 0.42, epoch(1795226431))
+    week = UsageWindow("seven_day", 0.1, epoch(1795395630))
+    first.note(KEY, (five, week), NOW)
+    later = UsageWindow("five_hour", 0.5, epoch(1795226431))
+    second.note(KEY, (later,), NOW + timedelta(minutes=5))
+    seen = first.windows(NOW + timedelta(minutes=6))
+    assert {name: reading.window for name, reading in seen[KEY].items()} == {"five_hour": later, "seven_day": week}
+    assert seen[KEY]["five_hour"].read_at == NOW + timedelta(minutes=5)
+    assert seen[KEY]["seven_day"].read_at == NOW
+    # a window past its reset is no longer known: its share is not kept
+    assert list(first.windows(LATER)[KEY]) == ["seven_day"]
+
+
+def test_limits_and_windows_keep_each_other(tmp_path: Path) -> None:
+    from ralphloop.agents.agent_limits import Limited
+
+    shared = book(tmp_path)
+    shared.note(KEY, (UsageWindow("five_hour", 1.0, epoch(1795226431)),), NOW)
+    shared.mark(KEY, Limited(epoch(1795226431), "usage_limit", "Claude 5-hour limit reached"), NOW)
+    shared.note("codex/login:/home/me/.codex", (UsageWindow("seven_day", 0.4, None),), NOW)
+    assert list(shared.active(NOW)) == [KEY]
+    assert sorted(shared.windows(NOW)) == [KEY, "codex/login:/home/me/.codex"]
+    written = json.loads((tmp_path / "home" / "agent-limits.json").read_text())
+    assert written["windows"][KEY]["five_hour"] == {
+        "utilization": 1.0,
+        "resetsAt": "2026-11-21T02:00:31Z",
+        "readAt": "2026-11-20T23:00:00Z",
+    }
+
+
+def test_a_book_an_older_ralph_wrote_reads_without_windows(tmp_path: Path) -> None:
+    path = tmp_path / "home" / "agent-limits.json"
+    path.parent.mkdir()
+    path.write_text(json.dumps({"schema_version": 1, "limits": {}}))
+    assert book(tmp_path).windows(NOW) == {}
+
+
+@pytest.mark.parametrize(
+    "windows",
+    [
+        [],
+        {KEY: []},
+        {KEY: {"five_hour": {"utilization": 2, "readAt": "2026-11-20T23:00:00Z"}}},
+        {KEY: {"five_hour": {"utilization": 0.5}}},
+        {KEY: {"five_hour": {"utilization": 0.5, "readAt": "yesterday"}}},
+        {KEY: {"five_hour": {"utilization": 0.5, "readAt": "2026-11-20T23:00:00"}}},  # no zone
+        {KEY: {"five_hour": {"utilization": 0.5, "readAt": "2026-11-20T23:00:00Z", "resetsAt": 5}}},
+    ],
+)
+def test_a_damaged_windows_section_is_one_line_naming_the_file(tmp_path: Path, windows: Any) -> None:
+    from ralphloop.core.errors import RalphError
+
+    path = tmp_path / "home" / "agent-limits.json"
+    path.parent.mkdir()
+    path.write_text(json.dumps({"schema_version": 1, "limits": {}, "windows": windows}))
+    before = path.read_bytes()
+    with pytest.raises(RalphError, match=r"agent-limits\.json: not a valid file of agent limits \(.*\); delete it"):
+        book(tmp_path).windows(NOW)
+    assert path.read_bytes() == before
+
+
+def test_the_failover_chain_notes_each_calls_windows(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """Through the real claude backend, reading a real capture: the windows its call reported are in the book."""
+    from ralphloop.agents.agent_limits import LIMITS_FILE, LimitBook
+    from ralphloop.agents.failover import FailoverAgent, account_key
+    from ralphloop.agents.registry import make_agent
+    from ralphloop.config.settings import load_settings
+    from ralphloop.core.protocols import AgentRequest, FakeClock
+    from ralphloop.project.paths import FeaturePaths
+
+    monkeypatch.setenv("RALPH_HOME", str(tmp_path / "home"))
+    monkeypatch.setenv("CLAUDE_CONFIG_DIR", str(tmp_path / "claude-config"))
+    for variable in ("ANTHROPIC_API_KEY", "CLAUDE_CODE_OAUTH_TOKEN"):
+        monkeypatch.delenv(variable, raising=False)
+    (tmp_path / "project").mkdir()
+    settings = load_settings(str(tmp_path / "project"), {"agent": ("claude", "--agent")}, env={})
+    paths = FeaturePaths(str(tmp_path / "project"), str(tmp_path / "project" / ".ralph" / "feat"))
+    clock = FakeClock(start=NOW)
+    agent = make_agent(settings, paths, dry_run=True, clock=clock)
+    assert isinstance(agent, FailoverAgent)
+    asked = AgentRequest(
+        prompt="p", iteration=1, project_root="/", feature_dir="/", prompt_file="/p", task_id="S-1", started_at=NOW
+    )
+    agent.command(asked)
+    parser = agent.parser(asked)
+    parser.feed((FIXTURES / "usage" / "claude_stream_oauth_warning.jsonl").read_bytes())
+    result = parser.finish(ProcessOutcome(exit_code=0, duration_s=1.0))
+    assert result.windows == (UsageWindow("five_hour", 0.92, epoch(1795226431)),)
+    held = LimitBook(str(tmp_path / "home" / LIMITS_FILE)).windows(NOW)
+    assert held[account_key(agent.agents[0])]["five_hour"].window == result.windows[0]

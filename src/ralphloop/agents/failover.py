@@ -8,7 +8,8 @@ result. A usage limit is written to the shared book of limits (agents/agent_limi
 loop), until its reset instant, or `usage_limit.fallback_wait_minutes` from now when the vendor gave none; an
 auth or billing failure takes that agent out of this run only (logging in again does not need a reset). When
 another agent can run now, the result says so (`failover_to`): the engine does not count the iteration and runs
-the next one at once, on that agent. When the first agent's reset has passed, it is chosen again.
+the next one at once, on that agent. When the first agent's reset has passed, it is chosen again. The usage windows
+a call reports (`AgentResult.windows`) go into the same book, for every loop on that account.
 
 One agent alone (a backend with an `account`) runs behind a FailoverAgent too, so that its limits go into the book
 for the chains of other loops. When every agent is limited, the one whose limit ends first runs: it meets its
@@ -66,6 +67,7 @@ class FailoverAgent(AgentDefaults):
         self._last: Agent | None = None  # whose result came last (its session is the one worth resuming)
         self.warn: Callable[[str], None] = lambda message: None  # the run's warnings (set by start/build.py)
         self._warned = False
+        self._unwritten = False  # the book could not be written, and the run was told
         self.missing: str | None = next((a.missing for a in self.agents if a.missing), None)
         self.commits = all(a.commits for a in self.agents)  # else ralph commits for them
         # the files every member's CLI keeps in the repository (aider's caches), kept out of git from the start
@@ -127,15 +129,15 @@ class FailoverAgent(AgentDefaults):
         self._last = agent
         if len(self.agents) > 1:  # one agent alone has no share to tell apart
             result = replace(result, agent=agent.name, model_asked=agent is self.agents[0])
-        if result.interrupted:
-            return result
         now = self._clock.now()
         key = account_key(agent)
-        if result.usage_limit is not None:
+        stopped = not result.interrupted and (result.usage_limit is not None or result.error_kind in _LOCKED_OUT)
+        if stopped and result.usage_limit is not None:
             self._mark(key, Limited(self._until(result, now), "usage_limit", self._said(result)), now)
-        elif result.error_kind in _LOCKED_OUT:
+        elif stopped:
             self._out[key] = one_line(result.error or "it cannot work", 200)
-        else:
+        self._note(key, result, now)
+        if not stopped:
             return result
         if len(self.agents) == 1:
             return result  # the usage-limit policy, or the stop, as without failover
@@ -166,7 +168,20 @@ class FailoverAgent(AgentDefaults):
         try:
             self.book.mark(key, limited, now)
         except RalphError as exc:
+            self._unwritten = True
             self.warn(f"{exc}; this run keeps the limit itself")
+
+    def _note(self, key: str, result: AgentResult, now: datetime) -> None:
+        """The usage windows the call reported into the shared book, for every loop on that account (a book that
+        cannot be written is warned about once)."""
+        if not result.windows:
+            return
+        try:
+            self.book.note(key, result.windows, now)
+        except RalphError as exc:
+            if not self._unwritten:
+                self._unwritten = True
+                self.warn(f"{exc}; the usage windows this run's calls report are not kept")
 
     def _until(self, result: AgentResult, now: datetime) -> datetime:
         """When the limit ends: the vendor's reset plus the margin (a reset already past, as a vendor still saying
