@@ -376,6 +376,16 @@ def commands(calls: Path) -> list[str]:
     return found
 
 
+def loosened(repo: Path, tmp_path: Path) -> tuple[str, WorkTree | None]:
+    """A private index and its first capture, then an edit in src/ captured: src/'s tree is packed in the templates,
+    so git adds that file and writes the tree loose, and the next change in src/ can be derived."""
+    index = str(tmp_path / "private.index")
+    start = captures.capture(str(repo), index)
+    append("src/a.py", "a = 2\n")(repo)
+    captures.capture(str(repo), index)
+    return index, start
+
+
 def test_files_edited_in_place_in_a_big_project_are_captured_by_git_status_alone(
     templates: dict[str, Path], tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
@@ -383,10 +393,7 @@ def test_files_edited_in_place_in_a_big_project_are_captured_by_git_status_alone
     (workspace/derived.py) where git's add and write-tree would each read the whole index. Each capture holds what a
     capture from scratch holds, and an undo from one puts every file back."""
     repo = Path(shutil.copytree(templates["big"], tmp_path / "repo", symlinks=True))
-    index = str(tmp_path / "private.index")
-    start = captures.capture(str(repo), index)
-    append("src/a.py", "a = 2\n")(repo)
-    captures.capture(str(repo), index)  # src/'s tree is packed: git adds the file, and writes the tree loose
+    index, start = loosened(repo, tmp_path)
     calls = git_calls(tmp_path, monkeypatch)
     write("src/a.py", "a = 3\n")(repo)
     remove("src/b.py")(repo)
@@ -447,10 +454,7 @@ def test_a_new_file_is_derived_and_an_undo_takes_it_back(
 ) -> None:
     """A file the agent made beside files git holds: hashed here too (git's status lists it, nothing adds it to the
     private index), and an undo still removes it, as it removes one git added."""
-    index = str(tmp_path / "private.index")
-    start = captures.capture(str(repo), index)
-    append("src/a.py", "a = 2\n")(repo)
-    captures.capture(str(repo), index)  # src/'s tree is packed: git adds the file, and writes the tree loose
+    index, start = loosened(repo, tmp_path)
     calls = git_calls(tmp_path, monkeypatch)
     write("src/new.py", "new = 1\n")(repo)
     end = captures.capture(str(repo), index)

@@ -1,6 +1,6 @@
 """prd.json as people write it, read into ralph's own shape, with every problem at its line: the one reading of
-`ralph validate`, `ralph run` and `ralph status`. Light on purpose (no json; re only for
-what a plain file does not hold): `ralph status` counts stories through it.
+`ralph validate`, `ralph run` and `ralph status`. Light on purpose (no json; re only for what a plain file does not
+hold): `ralph status` counts stories through it.
 
 What real files say instead of snarktank's schema, and is read as meant: `"stories"` for `"userStories"`, a
 top-level array of stories, snake_case keys (`acceptance_criteria`, `depends_on`, `branch_name`), `dependencies`

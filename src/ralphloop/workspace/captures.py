@@ -205,7 +205,8 @@ def _head(root: str, layout: gitcache.Layout) -> str | None:
 
 
 def _add_all(root: str, private: PrivateGit) -> str:
-    """`git add -A` of the whole project: in a small one, cheaper than a `git status` first."""
+    """`git add -A` of the whole project: a small one's first capture in a process (no tree to derive from yet),
+    cheaper than a `git status` first."""
     done = _checked_add(private(root, "add", "-A", "--verbose", "--ignore-errors", "--", "."))
     # --verbose names each path added or removed: silence means the index holds what it held.
     return _SAME if not done.stdout.strip() else _ADDED

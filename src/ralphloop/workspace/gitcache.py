@@ -25,9 +25,10 @@ CACHE_CONFIG = (
     *("-c", "core.untrackedCache=true", "-c", "status.showUntrackedFiles=normal"),
     *("-c", f"index.version={INDEX_VERSION}"),  # for an index git makes; update-index converts an older one
 )
-# Below this many files a whole `git add -A` costs less than a `git status` and a process more.
+# From this many files a private index is split, and a process's first capture of it asks `git status` first too
+# (below it, one whole `git add -A` costs less than a `git status` and a process more).
 STATUS_FROM = 2000
-BIG_MARK = ".big"  # beside a private index that has been big once: it is captured with `git status` from then on
+BIG_MARK = ".big"  # beside a private index that has been big once: it is treated as big from then on
 LAYOUT_ARGS = ("--absolute-git-dir", "--show-toplevel", "--show-prefix", "--git-path", "index", "--git-common-dir")
 STATUS_ARGS = (
     "status",
@@ -103,8 +104,8 @@ def config(big: bool) -> tuple[str, ...]:
 
 
 def is_big(index_file: str, header: tuple[int, int] | None) -> bool:
-    """Whether a private index is captured with `git status` first. Once so, always so: the entry count
-    in a split index's own file is that of its changes alone."""
+    """Whether a private index is split, and captured with `git status` even the first time in a process. Once
+    so, always so: the entry count in a split index's own file is that of its changes alone."""
     if os.path.exists(index_file + BIG_MARK):
         return True
     if header is None or header[1] < STATUS_FROM:
