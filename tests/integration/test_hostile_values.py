@@ -305,3 +305,27 @@ def test_a_task_title_with_escapes_reaches_no_screen(template: Path, warm: WarmR
     assert "Replace this" in done.stdout
     for control in ("\x1b", "\x07", "\x9b"):
         assert control not in done.stdout + done.stderr
+
+
+@pytest.mark.parametrize(
+    ("where", "value", "said"),
+    [
+        ("flag", "five_hours=80%", "--max-window: unknown window 'five_hours'; did you mean 'five_hour'?"),
+        ("flag", "five_hour=80", "--max-window: the cap of five_hour: 80 is above 1: write 80% for a percentage"),
+        ("config", "{five_hour: 2}", "config.yaml: usage_limit.windows: the cap of five_hour: expected a share"),
+        ("config", "[five_hour]", "config.yaml: usage_limit.windows: 'five_hour' is not WINDOW=SHARE"),
+        ("env", "all=0", "RALPH_MAX_WINDOW: the cap of all: expected a share above 0"),
+    ],
+)
+def test_a_bad_cap_on_a_usage_window_is_refused_in_one_line_before_anything(
+    template: Path, warm: WarmRalph, tmp_path: Path, where: str, value: str, said: str
+) -> None:
+    base = copy_case(template, tmp_path)
+    if where == "config":
+        _config(base, f"usage_limit:\n  windows: {value}\n")
+    before = tree(base)
+    flags = ["--max-window", value] if where == "flag" else []
+    env = {"RALPH_MAX_WINDOW": value} if where == "env" else None
+
+    _refused(_run(warm, base, "run", "-f", "feat", "-n", "1", "--agent-cmd", SAY, *flags, env=env), said)
+    assert tree(base) == before

@@ -139,7 +139,7 @@ def test_a_question_notifies_when_it_is_asked_not_at_each_tick() -> None:
 
 def test_the_loops_own_question_says_waiting_for_your_answer_once() -> None:
     until = WHEN + timedelta(seconds=30)
-    message = "usage limit (Claude AI usage limit reached): waiting for your answer"  # engine/asking.py's words
+    message = "usage limit (Claude AI usage limit reached): waiting for your answer"  # core/waiting.py's words
     [found] = notes(Waiting("answer", message, until, 30.0, first=True))
     assert found.body == "waiting for your answer until 21:00: usage limit (Claude AI usage limit reached)"
 

@@ -24,7 +24,7 @@ from datetime import UTC, datetime
 from msgspec import Struct
 
 from ralphloop.core.errors import RalphError
-from ralphloop.core.limits import UsageWindow
+from ralphloop.core.limits import UsageWindow, WindowReading
 from ralphloop.files.safe_read import STATE_CAP, check_file, read_file
 from ralphloop.files.store import SCHEMA_VERSION, atomic_write_json, held
 
@@ -34,19 +34,15 @@ _MAX_TEXT = 300
 _MAX_WINDOWS = 16  # an account's windows kept (Claude reports four)
 
 
+Windows = dict[str, dict[str, WindowReading]]  # account key → window name → its last reading
+
+
 class Limited(Struct, frozen=True):
     """One account's limit: until when, of what kind, and the vendor's words."""
 
     until: datetime
     kind: str  # "usage_limit"
     message: str
-
-
-class Reading(Struct, frozen=True):
-    """One window of an account as a call reported it, and when."""
-
-    window: UsageWindow
-    read_at: datetime
 
 
 class LimitBook:
@@ -62,9 +58,15 @@ class LimitBook:
         moment = _utc(now)
         return {key: mark for key, mark in self._read()[0].items() if mark.until > moment}
 
-    def windows(self, now: datetime) -> dict[str, dict[str, Reading]]:
+    def windows(self, now: datetime) -> Windows:
         """Each account's windows, by name, that have not reset by `now` (one with no reset is kept as read)."""
         return _current(self._read()[1], _utc(now))
+
+    def read(self, now: datetime) -> tuple[dict[str, Limited], Windows]:
+        """The marks and the windows that hold at `now`, from one reading of the file."""
+        moment = _utc(now)
+        limits, windows = self._read()
+        return {key: mark for key, mark in limits.items() if mark.until > moment}, _current(windows, moment)
 
     def mark(self, key: str, limited: Limited, now: datetime) -> None:
         """Record that `key` is limited until `limited.until` (a later mark of the same key replaces it); a
@@ -78,9 +80,9 @@ class LimitBook:
     def note(self, key: str, windows: tuple[UsageWindow, ...], now: datetime) -> None:
         """Record the windows a call of `key` reported just now (each replaces what was known of its name)."""
         moment = _utc(now)
-        read = {window.name: Reading(_window_utc(window), moment) for window in windows}
+        read = {window.name: WindowReading(_window_utc(window), moment) for window in windows}
 
-        def put(limits: dict[str, Limited], known: dict[str, dict[str, Reading]]) -> None:
+        def put(limits: dict[str, Limited], known: dict[str, dict[str, WindowReading]]) -> None:
             known[key] = {**known.get(key, {}), **read}
 
         if read:
@@ -91,7 +93,7 @@ class LimitBook:
         check_file(self.path + ".lock", f"{self.path}.lock (the agents' limits lock)", cap=4096, follow=False)
         self._read()
 
-    def _change(self, moment: datetime, what: str, edit: Callable[[dict[str, Limited], _Windows], None]) -> None:
+    def _change(self, moment: datetime, what: str, edit: Callable[[dict[str, Limited], Windows], None]) -> None:
         """Read, `edit`, and replace the file whole, under the lock: the expired marks and windows dropped."""
         try:
             os.makedirs(os.path.dirname(self.path) or ".", mode=0o700, exist_ok=True)
@@ -110,7 +112,7 @@ class LimitBook:
         except OSError as exc:
             raise RalphError(f"{self.path}: cannot record {what} ({exc.strerror or exc})") from None
 
-    def _read(self) -> tuple[dict[str, Limited], _Windows]:
+    def _read(self) -> tuple[dict[str, Limited], Windows]:
         data = read_file(self.path, f"{self.path} (the agents' limits)", cap=STATE_CAP, follow=False)
         if data is None:
             return {}, {}
@@ -122,10 +124,7 @@ class LimitBook:
             ) from None
 
 
-_Windows = dict[str, dict[str, Reading]]
-
-
-def _current(windows: _Windows, moment: datetime) -> _Windows:
+def _current(windows: Windows, moment: datetime) -> Windows:
     """The windows not reset by `moment`."""
     kept = {
         key: {
@@ -138,7 +137,7 @@ def _current(windows: _Windows, moment: datetime) -> _Windows:
     return {key: dict(sorted(read.items())[:_MAX_WINDOWS]) for key, read in kept.items() if read}
 
 
-def _parse(data: bytes) -> tuple[dict[str, Limited], _Windows]:
+def _parse(data: bytes) -> tuple[dict[str, Limited], Windows]:
     try:
         body = json.loads(data)
     except (ValueError, RecursionError) as exc:
@@ -160,8 +159,8 @@ def _parse(data: bytes) -> tuple[dict[str, Limited], _Windows]:
     return found, {key: _readings(key, read) for key, read in windows.items()}
 
 
-def _readings(key: str, read: dict[str, object]) -> dict[str, Reading]:
-    found: dict[str, Reading] = {}
+def _readings(key: str, read: dict[str, object]) -> dict[str, WindowReading]:
+    found: dict[str, WindowReading] = {}
     for name, fields in read.items():
         where = f"the {name[:30]!r} window of {key[:60]!r}"
         if not isinstance(fields, dict):
@@ -173,7 +172,7 @@ def _readings(key: str, read: dict[str, object]) -> dict[str, Reading]:
         if not isinstance(fields.get("readAt"), str) or not (resets is None or isinstance(resets, str)):
             raise ValueError(f"{where} has no time it was read")
         at = _instant(resets, where) if resets is not None else None
-        found[name] = Reading(UsageWindow(name, float(share), at), _instant(fields["readAt"], where))
+        found[name] = WindowReading(UsageWindow(name, float(share), at), _instant(fields["readAt"], where))
     return found
 
 
@@ -187,7 +186,7 @@ def _instant(text: str, what: str) -> datetime:
         raise ValueError(f"{what} has a bad time") from None
 
 
-def _windows_json(read: dict[str, Reading]) -> dict[str, dict[str, object]]:
+def _windows_json(read: dict[str, WindowReading]) -> dict[str, dict[str, object]]:
     return {
         name: {
             "utilization": reading.window.utilization,

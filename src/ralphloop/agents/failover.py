@@ -25,7 +25,7 @@ from datetime import datetime, timedelta
 
 from msgspec.structs import replace
 
-from ralphloop.agents.agent_limits import LimitBook, Limited
+from ralphloop.agents.agent_limits import LimitBook, Limited, Windows
 from ralphloop.core.errors import RalphError
 from ralphloop.core.limits import UsageLimit
 from ralphloop.core.protocols import (
@@ -39,6 +39,7 @@ from ralphloop.core.protocols import (
     ProcessOutcome,
 )
 from ralphloop.core.protocols import OutputParser as Parser
+from ralphloop.guards.windows import Capped, WindowCaps, capped
 from ralphloop.words.figures import local_time
 from ralphloop.words.textsafe import one_line
 
@@ -55,9 +56,16 @@ class FailoverAgent(AgentDefaults):
     """Several agents in the order the user prefers them; one runs each iteration."""
 
     def __init__(
-        self, agents: Sequence[Agent], book: LimitBook, clock: Clock, fallback_wait_s: float, margin_s: float = 0.0
+        self,
+        agents: Sequence[Agent],
+        book: LimitBook,
+        clock: Clock,
+        fallback_wait_s: float,
+        margin_s: float = 0.0,
+        caps: WindowCaps | None = None,
     ) -> None:
         self.agents = tuple(agents)
+        self.caps = caps or WindowCaps()  # the user's cap on each usage window (guards/windows.py)
         self.book = book
         self._clock = clock
         self._fallback_s = fallback_wait_s
@@ -66,8 +74,10 @@ class FailoverAgent(AgentDefaults):
         self._memory: dict[str, Limited] = {}  # this run's own marks: they hold when the book cannot be read or written
         self._last: Agent | None = None  # whose result came last (its session is the one worth resuming)
         self.warn: Callable[[str], None] = lambda message: None  # the run's warnings (set by start/build.py)
+        self.tell: Callable[[str], None] = lambda message: None  # the run's notices (set by start/build.py)
         self._warned = False
         self._unwritten = False  # the book could not be written, and the run was told
+        self._capped_now: Capped | None = None  # the cap the last choice passed over, to tell the user once
         self.missing: str | None = next((a.missing for a in self.agents if a.missing), None)
         self.commits = all(a.commits for a in self.agents)  # else ralph commits for them
         # the files every member's CLI keeps in the repository (aider's caches), kept out of git from the start
@@ -77,7 +87,9 @@ class FailoverAgent(AgentDefaults):
         self.permissions = self.current.permissions
 
     def command(self, request: AgentRequest) -> AgentCommand:
-        self.current = self._choose()
+        before, self.current = self.current, self._choose()
+        if self.current is not before and self._capped_now is not None:
+            self.tell(f"{self._capped_now.limit().message}: this iteration runs on {self.current.name}")
         self.name = self.current.name
         self.permissions = self.current.permissions
         return self.current.command(self._request(request))
@@ -95,33 +107,69 @@ class FailoverAgent(AgentDefaults):
             resume_session=request.resume_session if keep_session else None,
         )
 
-    def _limited(self, now: datetime, *, strict: bool = False) -> dict[str, Limited]:
-        """Every account limited at `now`: the shared book's marks and this run's own. Mid-run, a book that
-        cannot be read is warned about once and this run's marks go on alone; before the run, it stops it."""
+    def held(self, now: datetime) -> UsageLimit | None:
+        """Why no call may start now: every agent that may work is held, and the one free first is held by the
+        user's cap on a window (a vendor's own limit is met by calling: it costs nothing, and says when it ends)."""
+        if not self.caps:
+            return None
+        blocks = self._blocks(now)
+        usable = [agent for agent in self.agents if account_key(agent) not in self._out]
+        if not usable or any(account_key(agent) not in blocks for agent in usable):
+            return None
+        until, capped = min((blocks[account_key(agent)] for agent in usable), key=lambda block: block[0])
+        return capped.limit() if capped is not None and capped.until >= until else None
+
+    def next_reset(self, now: datetime) -> datetime | None:
+        """When the first agent's account next has a window reset (`--start-at reset`): the window past its cap,
+        else the first capped window to reset, else (no caps) the first window to reset; None: none known."""
+        key = account_key(self.agents[0])
+        readings = self._book(now)[1].get(key, {})
+        held = capped(self.agents[0].name, key, readings, self.caps, now, self._fallback_s)
+        if held is not None:
+            return held.until
+        capped_ones = [r for name, r in readings.items() if not self.caps or self.caps.of(name) is not None]
+        return min((r.window.resets_at for r in capped_ones if r.window.resets_at is not None), default=None)
+
+    def _blocks(self, now: datetime, *, strict: bool = False) -> dict[str, tuple[datetime, Capped | None]]:
+        """Every account that may not be called at `now`, until when, and the cap that holds it (None: a limit)."""
+        limited, readings = self._book(now, strict=strict)
+        blocks: dict[str, tuple[datetime, Capped | None]] = {key: (mark.until, None) for key, mark in limited.items()}
+        for agent in self.agents if self.caps else ():
+            key = account_key(agent)
+            held = capped(agent.name, key, readings.get(key, {}), self.caps, now, self._fallback_s)
+            if held is not None and (key not in blocks or held.until >= blocks[key][0]):
+                blocks[key] = (held.until, held)
+        return blocks
+
+    def _book(self, now: datetime, *, strict: bool = False) -> tuple[dict[str, Limited], Windows]:
+        """The shared book at `now` (the marks with this run's own, the windows). Mid-run, a book that cannot be
+        read is warned about once and this run's marks go on alone; before the run, it stops it."""
         try:
-            found = self.book.active(now)
+            found, readings = self.book.read(now)
         except RalphError as exc:
             if strict:
                 raise
             if not self._warned:
                 self._warned = True
                 self.warn(f"{exc}; failover goes on with this run's own limits")
-            found = {}
+            found, readings = {}, {}
         for key, mark in self._memory.items():  # the later end of a limit wins
             if mark.until > now and (key not in found or mark.until > found[key].until):
                 found[key] = mark
-        return found
+        return found, readings
 
     def _choose(self, *, strict: bool = False) -> Agent:
-        """The first agent that may run now; when every one is limited, the one whose limit ends first."""
-        limited = self._limited(self._clock.now(), strict=strict)
+        """The first agent that may run now; when every one is held, the one free first."""
+        blocks = self._blocks(self._clock.now(), strict=strict)
         usable = [agent for agent in self.agents if account_key(agent) not in self._out]
+        self._capped_now = None
         for agent in usable:
-            if account_key(agent) not in limited:
+            if account_key(agent) not in blocks:
                 return agent
+            self._capped_now = self._capped_now or blocks[account_key(agent)][1]
         if not usable:
             return self.agents[0]  # none can work: the run stops on the result that said so
-        return min(usable, key=lambda agent: limited[account_key(agent)].until)
+        return min(usable, key=lambda agent: blocks[account_key(agent)][0])
 
     def settle(self, agent: Agent, result: AgentResult) -> AgentResult:
         """The result as the loop gets it: which agent ran, and what comes next when this one cannot go on: the
@@ -141,23 +189,24 @@ class FailoverAgent(AgentDefaults):
             return result
         if len(self.agents) == 1:
             return result  # the usage-limit policy, or the stop, as without failover
-        limited = self._limited(now)
+        blocks = self._blocks(now)
         usable = [each for each in self.agents if account_key(each) not in self._out]
-        free = [each for each in usable if account_key(each) not in limited]
+        free = [each for each in usable if account_key(each) not in blocks]
         if free:
             return replace(result, failover_to=free[0].name)
         if not usable:  # nobody can work: the stop, naming every agent's reason
             why = "; ".join(f"{each.name}: {self._out[account_key(each)]}" for each in self.agents)
             return replace(result, error=f"no agent of the list can work ({why})")
-        first = min(usable, key=lambda each: limited[account_key(each)].until)
+        first = min(usable, key=lambda each: blocks[account_key(each)][0])
         if first is agent and result.usage_limit is not None:
             return result  # its own limit ends first: the policy waits for it, as with one agent
-        mark = limited[account_key(first)]
+        until = blocks[account_key(first)][0]
         said = f"{agent.name} cannot work ({self._out[key]})" if key in self._out else self._said(result)
-        message = f"{said}; every agent of the list is limited, {first.name} first, until {local_time(mark.until)}"
+        held = "limited or past your window cap" if self.caps else "limited"
+        message = f"{said}; every agent of the list is {held}, {first.name} first, until {local_time(until)}"
         return replace(
             result,
-            usage_limit=UsageLimit(first.name, one_line(message, 300), mark.until, source="failover"),
+            usage_limit=UsageLimit(first.name, one_line(message, 300), until, source="failover"),
             error_kind=ErrorKind.USAGE_LIMIT,
         )
 

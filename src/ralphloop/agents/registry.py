@@ -40,7 +40,7 @@ if TYPE_CHECKING:
 
 # The members an Agent must have, and those a plugin's may leave to their defaults.
 _REQUIRED = ("name", "command", "parser")
-_OPTIONAL = ("missing", "account", "commits", "runtime_files", "permissions")
+_OPTIONAL = ("missing", "account", "commits", "runtime_files", "permissions", "held")
 
 
 def make_agent(settings: Settings, paths: FeaturePaths, *, dry_run: bool = False, clock: Clock | None = None) -> Agent:
@@ -62,7 +62,7 @@ def make_agent(settings: Settings, paths: FeaturePaths, *, dry_run: bool = False
 
     book = LimitBook(os.path.join(ralph_home(), LIMITS_FILE))
     usage = settings.usage
-    return FailoverAgent(members, book, clock or SystemClock(), usage.fallback_wait_s, usage.margin_s)
+    return FailoverAgent(members, book, clock or SystemClock(), usage.fallback_wait_s, usage.margin_s, usage.windows)
 
 
 def member_settings(settings: Settings, name: str) -> Settings:

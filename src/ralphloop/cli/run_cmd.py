@@ -40,6 +40,7 @@ from ralphloop.project.resolve import resolve_feature
 from ralphloop.start.build import Built, RunRequest, build_run
 from ralphloop.start.preflight import others_notice
 from ralphloop.start.recover import reconcile
+from ralphloop.state.start_at import check_start
 from ralphloop.words.argv import run_flags
 from ralphloop.workspace import git
 from ralphloop.workspace.gitignore import keep_out_of_git
@@ -70,6 +71,7 @@ def command(args: argparse.Namespace, argv: list[str]) -> int:
         terminal=someone_to_ask(terminal, args.on_usage_limit),
         dry_run=args.dry_run,
         argv=tuple(argv),
+        start_at=check_start(args.start_at) if args.start_at is not None else None,
     )
     renderer = TerminalRenderer.for_terminal(args.verbose)
     cancel = CancelToken()
@@ -300,6 +302,7 @@ _GUARD_FLAGS = (
     ("model", "model", "--model"),
     ("poorman", "poorman", "--poorman"),
     ("usage_policy", "on_usage_limit", "--on-usage-limit"),
+    ("usage_windows", "max_window", "--max-window"),
     ("max_cost_usd", "max_cost", "--max-cost"),
     ("max_tokens", "max_tokens", "--max-tokens"),
     ("max_runtime_s", "max_runtime", "--max-runtime"),

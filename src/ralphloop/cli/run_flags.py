@@ -108,6 +108,19 @@ def add_run(run: argparse.ArgumentParser) -> None:
         help="at a vendor usage limit: wait, exit (code 2) or ask (default: ask on a terminal; else, and "
         "under --monitor, wait)",
     )
+    limits.add_argument(
+        "--start-at",
+        metavar="WHEN",
+        help="start the first iteration at WHEN: HH:MM (the next such time, local), or reset (when the agent "
+        "account's capped usage window resets); started again, it waits for the same instant",
+    )
+    limits.add_argument(
+        "--max-window",
+        metavar="WINDOW=SHARE",
+        action="append",
+        help="stop calling an account once a usage window it reported is this full: five_hour=80%%, seven_day=0.5, "
+        "all=90%% (repeatable); then --on-usage-limit applies until that window resets",
+    )
 
     output = run.add_argument_group("output")
     output.add_argument(

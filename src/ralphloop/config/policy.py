@@ -10,6 +10,7 @@ from ralphloop.core.runner import ProcessLimits
 from ralphloop.guards.backoff import Backoff
 from ralphloop.guards.breaker import BreakerConfig
 from ralphloop.guards.budget import Budget
+from ralphloop.guards.windows import WindowCaps
 
 
 class AgentSettings(Struct, frozen=True):
@@ -50,6 +51,9 @@ class UsagePolicy(Struct, frozen=True):
     # seed 003: "Prompt user: wait or exit"; "No response in 30s → Auto-exit"
     ask_timeout_s: float = 30.0  # how long `ask` waits for an answer
     on_no_answer: str = "exit"  # exit | wait: what a question nobody answered (or an empty answer) does
+    # issue 34: the user's cap on each usage window (`--max-window`, `usage_limit.windows`): an account past one is
+    # held as if limited until that window resets
+    windows: WindowCaps = field(default_factory=WindowCaps)
 
     def at(self, terminal: bool) -> UsagePolicy:
         """The policy where the run is: nobody to ask without a terminal, so `ask` waits."""

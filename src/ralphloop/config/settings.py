@@ -21,6 +21,7 @@ from msgspec import Struct
 from ralphloop.core.errors import RalphError
 from ralphloop.core.hook_spec import CommandSpec, LifecycleHooks
 from ralphloop.files.yaml_file import read_yaml_mapping
+from ralphloop.guards.windows import WindowCaps, parse_caps
 from ralphloop.hooks.parse import parse_hooks, parse_quality_checks
 from ralphloop.notify.settings import NOTIFY_FIELDS, NOTIFY_TABLE, NotifySettings
 from ralphloop.plugins.agents import CLI_BACKENDS
@@ -122,6 +123,7 @@ _TABLE: dict[str, dict[str, _Spec]] = {
         # seed 003: an `ask` nobody answers in 30 s exits (exit 2, the command to run after the reset).
         "usage_ask_timeout_s": (("usage_limit", "ask_timeout_seconds"), None, values.seconds, 30.0),
         "usage_on_no_answer": (("usage_limit", "on_no_answer"), None, values.no_answer, "exit"),
+        "usage_windows": (("usage_limit", "windows"), "RALPH_MAX_WINDOW", parse_caps, WindowCaps()),
     },
     "budget": {
         "max_cost_usd": (("budget", "max_cost_usd"), "RALPH_MAX_COST_USD", values.money, None),
@@ -176,6 +178,7 @@ _FIELD_NAMES = {
     "usage_fallback_wait_s": "fallback_wait_s",
     "usage_ask_timeout_s": "ask_timeout_s",
     "usage_on_no_answer": "on_no_answer",
+    "usage_windows": "windows",
     "backoff_initial_s": "initial_s",
     "backoff_max_s": "cap_s",
     "backoff_attempts": "attempts",

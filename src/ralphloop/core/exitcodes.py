@@ -20,6 +20,7 @@ class ExitReason(enum.Enum):
     AGENT_ERROR = "agent_error"  # the agent cannot work (auth, billing, model) or its API stayed down
     ERROR = "error"
     USAGE_LIMIT = "usage_limit"
+    USAGE_WINDOW = "usage_window"  # the user's cap on a usage window (--max-window), not the vendor's refusal
     INTERRUPTED = "interrupted"
 
     @property
@@ -55,5 +56,6 @@ _EXIT_CODES: dict[ExitReason, int] = {
     ExitReason.AGENT_ERROR: 1,
     ExitReason.ERROR: 1,
     ExitReason.USAGE_LIMIT: 2,
+    ExitReason.USAGE_WINDOW: 2,
     ExitReason.INTERRUPTED: 130,
 }

@@ -17,7 +17,7 @@ class UsageLimit(Struct, frozen=True):
     kind: str = (
         ""  # five_hour | seven_day | seven_day_opus | session | weekly | opus | sonnet | daily | extra_usage | ""
     )
-    source: str = ""  # "rate_limit_event" | "api_error" | "text"
+    source: str = ""  # "rate_limit_event" | "api_error" | "text" | "failover" | "window" (the user's cap, issue 34)
 
     def record(self, policy: str, at: str) -> dict[str, str | None]:
         """As status.json keeps it: what the vendor said, when it resets, and what the loop does about it."""
@@ -39,6 +39,13 @@ class UsageWindow(Struct, frozen=True):
     name: str  # five_hour | seven_day | seven_day_opus | seven_day_sonnet | <N>_minutes
     utilization: float  # 0..1
     resets_at: datetime | None  # timezone-aware UTC; None when the vendor gave none
+
+
+class WindowReading(Struct, frozen=True):
+    """One window of an account as a call reported it, and when (the book keeps these, shared by every loop)."""
+
+    window: UsageWindow
+    read_at: datetime
 
 
 class LimitWarning(Struct, frozen=True):

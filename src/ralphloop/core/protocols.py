@@ -316,6 +316,8 @@ class Agent(Protocol):
 
     def parser(self, request: AgentRequest) -> OutputParser: ...
 
+    def held(self, now: datetime) -> UsageLimit | None: ...  # no call now: every account is past the user's cap
+
 
 class AgentDefaults:
     """Every optional member of an Agent with the value a backend that does not set it has: ralph's own backends
@@ -326,6 +328,9 @@ class AgentDefaults:
     commits: bool = True
     runtime_files: tuple[str, ...] = ()
     permissions: str | None = None
+
+    def held(self, now: datetime) -> UsageLimit | None:  # the failover chain (agents/failover.py) reads the book
+        return None
 
 
 # ---------------------------------------------------------------- time and events

@@ -13,6 +13,7 @@ from msgspec import Struct
 from msgspec.structs import replace
 
 from ralphloop.core.exitcodes import ExitReason
+from ralphloop.core.limits import UsageLimit
 
 
 class Action(Enum):
@@ -71,7 +72,8 @@ class Decision(Struct, frozen=True):
     message: str = ""
     refused_claim: str | None = None
     wait_s: float = 0.0
-    wait_kind: str = ""  # what a wait is for: usage limit | usage pause | API backoff | model backoff
+    wait_kind: str = ""  # what a wait is for: usage limit | usage window | usage pause | API backoff | model backoff
+    limit: UsageLimit | None = None  # the user's cap on a window that stopped the loop before a call
 
 
 class Row(Struct, frozen=True):

@@ -129,7 +129,7 @@ def _finish(run: Run, decision: Decision, state: LoopState, view: TaskView, step
         breaker = run.breaker.load() if decision.reason is ExitReason.CIRCUIT_OPEN else None
     except RalphError:  # the advice is a courtesy; the reason is already told
         breaker = None
-    limit = step.limit if step is not None else None
+    limit = decision.limit or (step.limit if step is not None else None)
     told = advice(
         decision.reason,
         again=run.resume,

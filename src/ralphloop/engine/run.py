@@ -15,6 +15,7 @@ from ralphloop.hooks.runner import HookContext, HookRunner
 from ralphloop.project.paths import FeaturePaths
 from ralphloop.state.calls import CallLedger
 from ralphloop.state.circuit import BreakerFile
+from ralphloop.state.start_at import StartAt
 from ralphloop.workspace.tracker import Workspace
 
 # Asks the user a question with a timeout; returns the answer, or None when nobody answered.
@@ -41,6 +42,7 @@ class Run(Struct, frozen=True):
     started: float  # monotonic: when the run began (the runtime budget counts from here)
     resume: str  # the command that runs this feature again, as the user would paste it
     ask: Ask | None = None  # the terminal, when there is someone to ask (usage limits)
+    start_at: StartAt | None = None  # `--start-at`: no iteration before its instant
     recovered: tuple[object, ...] = ()  # what a killed run left to record (start/recover.py), once this one started
 
     def runtime(self) -> float:

@@ -10,13 +10,13 @@ from msgspec import Struct
 from ralphloop.core.events import CircuitChanged, Slot, UsageAnswered
 from ralphloop.core.exitcodes import ExitReason
 from ralphloop.core.limits import UsageLimit
-from ralphloop.engine.asking import ask_user
-from ralphloop.engine.countdown import count_down
+from ralphloop.core.waiting import ask_user, count_down
 from ralphloop.engine.decide import Action, Decision
 from ralphloop.engine.run import Run
 from ralphloop.engine.state import LoopState
 from ralphloop.guards.breaker import Breaker
 from ralphloop.guards.budget import Spent, exceeded, within
+from ralphloop.guards.usage import wait_for
 from ralphloop.words.figures import local_time
 
 INTERRUPTED = Decision(Action.HALT, ExitReason.INTERRUPTED, "interrupted")
@@ -32,6 +32,11 @@ class Cleared(Struct, frozen=True):
 def guards_before(run: Run, state: LoopState) -> Cleared | Decision:
     """Before an agent starts: the breaker (read from its file: a reset from elsewhere counts), its cooldown,
     the budgets, then a rate-limit slot. A Decision when the loop must stop instead."""
+    at = run.start_at.due(run.clock.now()) if run.start_at is not None else None
+    if at is not None and run.start_at is not None:
+        said = f"--start-at {run.start_at.spec}: starting at {local_time(at)}"
+        if not wait(run, (at - run.clock.now()).total_seconds(), "start", said):
+            return INTERRUPTED
     config = run.policy.breaker
     while True:
         breaker, moved = run.breaker.load().before_iteration(config, run.clock.now(), state.number)
@@ -51,6 +56,12 @@ def guards_before(run: Run, state: LoopState) -> Cleared | Decision:
         if over:
             return Decision(Action.HALT, ExitReason.BUDGET, over)
         now = run.clock.now()
+        held = run.agent.held(now)
+        if held is not None:
+            stopped = _hold(run, held)
+            if stopped is not None:
+                return stopped
+            continue
         taken = run.ledger.take(now, run.policy.loop.rate_limit_per_hour)
         slot = Slot(taken.used, taken.limit, taken.resets_at)
         if taken.granted:
@@ -62,25 +73,49 @@ def guards_before(run: Run, state: LoopState) -> Cleared | Decision:
             return INTERRUPTED
 
 
+def _hold(run: Run, limit: UsageLimit) -> Decision | None:
+    """Every agent is past the user's cap on a usage window: the usage-limit policy, without a call. The stop, or
+    None once the window reset (waited for: the book says when, so a restarted ralph waits for the same instant)."""
+    usage = run.policy.usage
+    answer = "exit" if usage.action == "exit" else _asked(run, limit, limit.message)
+    if answer != "wait":
+        return Decision(Action.HALT, ExitReason.USAGE_WINDOW, limit.message, limit=limit) if answer else INTERRUPTED
+    seconds = wait_for(limit, run.clock.now(), usage.margin_s, usage.fallback_wait_s)
+    return (
+        None
+        if wait(run, within(run.policy.budget, seconds, run.runtime()), "usage window", limit.message)
+        else INTERRUPTED
+    )
+
+
 def after_decision(run: Run, decision: Decision, limit: UsageLimit | None) -> Decision:
     """The wait a decision asks for (never past the runtime budget). At a usage limit with the policy
     `ask`, the user is asked first, on the terminal, with a timeout: "exit" stops the run."""
     if decision.wait_s <= 0 or decision.action not in (Action.WAIT, Action.RETRY):
         return decision
-    if decision.wait_kind == "usage limit" and run.policy.usage.action == "ask" and run.ask is not None:
-        resets = f"resets at {local_time(limit.resets_at)}" if limit and limit.resets_at else "no reset time given"
-        usage, what = run.policy.usage, limit.message if limit else decision.message
-        question = usage.question(f"Usage limit reached ({what}; {resets}).")
-        asked = ask_user(run.ask, run.clock, run.emit, question, usage.ask_timeout_s, f"usage limit ({what})")
-        if run.cancel.is_set():  # Ctrl+C or a hang-up ended the question: nobody answered, the run was stopped
-            return INTERRUPTED
-        answer = usage.answer(asked)  # nobody answered: the policy's `on_no_answer` (seed 003: exit)
-        run.emit(UsageAnswered(answer))
-        if answer == "exit":
-            return Decision(Action.HALT, ExitReason.USAGE_LIMIT, decision.message)
+    if decision.wait_kind == "usage limit":
+        answer = _asked(run, limit, limit.message if limit else decision.message)
+        if answer != "wait":
+            return Decision(Action.HALT, ExitReason.USAGE_LIMIT, decision.message) if answer else INTERRUPTED
     if not wait(run, within(run.policy.budget, decision.wait_s, run.runtime()), decision.wait_kind, decision.message):
         return INTERRUPTED
     return decision
+
+
+def _asked(run: Run, limit: UsageLimit | None, what: str) -> str | None:
+    """At a usage limit under `ask`, the user's answer on the terminal, with a timeout ("wait" or "exit"; nobody
+    answering: the policy's `on_no_answer`, seed 003: exit); "wait" under any other policy; None: interrupted."""
+    usage = run.policy.usage
+    if usage.action != "ask" or run.ask is None:
+        return "wait"
+    resets = f"resets at {local_time(limit.resets_at)}" if limit and limit.resets_at else "no reset time given"
+    question = usage.question(f"Usage limit reached ({what}; {resets}).")
+    asked = ask_user(run.ask, run.clock, run.emit, question, usage.ask_timeout_s, f"usage limit ({what})")
+    if run.cancel.is_set():  # Ctrl+C or a hang-up ended the question: nobody answered, the run was stopped
+        return None
+    answer = usage.answer(asked)
+    run.emit(UsageAnswered(answer))
+    return answer
 
 
 def wait(run: Run, seconds: float, kind: str, message: str, slot: Slot | None = None) -> bool:

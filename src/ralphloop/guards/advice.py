@@ -39,6 +39,12 @@ def advice(
     if reason is ExitReason.USAGE_LIMIT:
         when = local_time(resets_at) if resets_at else "an unknown time"
         return f"The usage limit resets at {when}. Then run: {again}"
+    if reason is ExitReason.USAGE_WINDOW:
+        when = local_time(resets_at) if resets_at else "an unknown time"
+        return (
+            f"The window resets at {when}; run then: {again}; or now, with a higher cap (--max-window, "
+            "usage_limit.windows in config), or --on-usage-limit wait to wait for the reset"
+        )
     if reason is ExitReason.BUDGET:
         return f"Raise the budget (--max-cost, --max-tokens, --max-runtime or budget: in config), then: {again}"
     if reason is ExitReason.MODEL_MISMATCH:

@@ -67,7 +67,7 @@ def doing_text(report: dict[str, Any], now: datetime) -> Text | None:
     if isinstance(waiting, dict):
         left = until(waiting.get("until"), now)
         message = safe(waiting.get("message"), 200) if waiting.get("message") else ""
-        if waiting.get("kind") == "answer":  # the loop asks the user (engine/asking.py); the message may say so already
+        if waiting.get("kind") == "answer":  # the loop asks the user (core/waiting.py); the message may say so already
             asked = " · ".join(part for part in (message, "waiting for your answer") if part)
             text = (message if "waiting for your answer" in message else asked) + (f" ({left})" if left else "")
         else:

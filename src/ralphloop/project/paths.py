@@ -25,6 +25,7 @@ RUNTIME_NAMES = (
     "state.json",
     ".lock",
     ".iteration.json",
+    ".start_at.json",  # `ralph run --start-at`: the instant decided (state/start_at.py)
     ".exit_signals",
     ".response_analysis",
     "signals.jsonl",
@@ -135,6 +136,10 @@ class FeaturePaths:
     def journal(self) -> str:
         """The iteration in flight (records/journal.py): what the next run reconciles after a kill."""
         return self.file(".iteration.json")
+
+    @property
+    def start_at(self) -> str:
+        return self.file(".start_at.json")
 
     @property
     def prompt(self) -> str:

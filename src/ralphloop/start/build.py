@@ -44,6 +44,7 @@ from ralphloop.start.preflight import Assembly, assemble, template_file
 from ralphloop.state.calls import CallLedger, ledger_path
 from ralphloop.state.circuit import BreakerFile
 from ralphloop.state.runstate import RunState, StateFile
+from ralphloop.state.start_at import StartAt
 from ralphloop.tasks.problems import raise_first
 from ralphloop.tasks.sources import EXAMPLE_WORDS, open_source, source_kind
 from ralphloop.templates.prompt import load_template
@@ -66,6 +67,7 @@ class RunRequest(Struct, frozen=True):
     terminal: bool = False  # someone at a terminal, who could be asked
     dry_run: bool = False  # nothing will start: an agent that is not installed is only warned about
     argv: tuple[str, ...] = ()  # the words after `ralph` as typed ("run", ...): printed commands repeat them
+    start_at: str | None = None  # --start-at HH:MM|reset
 
 
 class Built(Struct, frozen=True):
@@ -198,6 +200,7 @@ def build_run(
         started=clock.monotonic(),
         resume=resume_command(request, paths),
         ask=ask if policy.usage.action == "ask" else None,
+        start_at=_start_at(request, paths, agent, emit),
     )
     # a damaged breaker file stopped the run in the check (--reset-circuit is what mends it)
     run.ledger.check()  # so does a damaged call ledger, or a FIFO or a link in its place or its lock's
@@ -237,6 +240,15 @@ def _wire_failover(agent: object, emit: EventSink) -> None:
     if isinstance(agent, FailoverAgent):
         agent.book.check()
         agent.warn = lambda text: emit(Notice("warning", text))
+        agent.tell = lambda text: emit(Notice("info", text))
+
+
+def _start_at(request: RunRequest, paths: FeaturePaths, agent: object, emit: EventSink) -> StartAt | None:
+    """`--start-at`: the instant decided when the loop first asks (a reset, from the failover chain's book)."""
+    if request.start_at is None:
+        return None
+    next_reset = agent.next_reset if isinstance(agent, FailoverAgent) else lambda now: None
+    return StartAt(request.start_at, paths.start_at, next_reset, lambda text: emit(Notice("info", text)))
 
 
 def _carried(saved: RunState) -> LoopState:

@@ -18,13 +18,7 @@ from ralphloop.agents.limit_text import content_texts, from_text
 from ralphloop.core.limits import LimitWarning, UsageLimit, UsageWindow
 from ralphloop.guards.reset_time import ERRORS, aware, epoch_instant
 from ralphloop.guards.usage import clean_message
-
-_RATE_LIMIT_LABELS = {
-    "five_hour": "5-hour",
-    "seven_day": "weekly",
-    "seven_day_opus": "weekly Opus",
-    "seven_day_sonnet": "weekly Sonnet",
-}
+from ralphloop.guards.windows import label
 
 
 def from_claude_event(event: Mapping[str, Any], now: datetime, local: tzinfo) -> UsageLimit | LimitWarning | None:
@@ -59,8 +53,7 @@ def _from_rate_limit_info(info: object) -> UsageLimit | LimitWarning | None:
     kind = info.get("rateLimitType")
     kind = kind if isinstance(kind, str) else ""
     if status == "rejected":
-        label = _RATE_LIMIT_LABELS.get(kind, "usage")
-        message = f"Claude {label} limit reached"
+        message = f"Claude {label(kind) if kind else 'usage'} limit reached"
         if resets_at is not None:
             message += f" · resets {resets_at:%Y-%m-%d %H:%M} UTC"
         return UsageLimit("claude", message, resets_at, kind, "rate_limit_event")

@@ -1,11 +1,15 @@
-"""A wait the user can watch and interrupt: a Waiting event about once a second until it is over."""
+"""The waits a user can watch and interrupt, for the loop (engine/waits.py) and the coordinator of many loops alike:
+a countdown that emits a `Waiting` event about once a second until it is over, and a question to the user (at a
+usage limit, with the policy `ask`) told as a wait of kind "answer", so status.json, the monitor and the
+notifications say "waiting for your answer" (and until when) instead of "running"."""
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from datetime import timedelta
 
 from ralphloop.core.cancel import CancelToken
-from ralphloop.core.events import Slot, Waiting
+from ralphloop.core.events import ANSWER, WAITING_WORDS, Slot, Waiting
 from ralphloop.core.protocols import Clock, EventSink
 
 
@@ -35,3 +39,16 @@ def count_down(
             cancel.quiet()  # woken by a signal that did not cancel: wait on
     finally:
         emit(Waiting(kind, message, until, 0.0, done=True, slot=slot))
+
+
+def ask_user(
+    ask: Callable[[str, float], str | None], clock: Clock, emit: EventSink, question: str, timeout_s: float, what: str
+) -> str | None:
+    """`ask(question, timeout_s)` between two events; the answer, or None when nobody answered in time."""
+    now = clock.now()
+    message = f"{what}: {WAITING_WORDS}"
+    emit(Waiting(ANSWER, message, now + timedelta(seconds=timeout_s), timeout_s, first=True))
+    try:
+        return ask(question, timeout_s)
+    finally:
+        emit(Waiting(ANSWER, message, clock.now(), 0.0, done=True))

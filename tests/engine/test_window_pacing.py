@@ -1,0 +1,140 @@
+"""The loop paced against the user's caps on usage windows (issue 34), in-process through the execution seam: a real
+Claude Code CLI run (2.1.329 against a loopback API, reporting its account's unified windows) played back into the
+real backend, its 5-hour share set per call; the task file, git, the book of windows and the records are real."""
+
+from __future__ import annotations
+
+import json
+from datetime import UTC, datetime, timedelta
+from pathlib import Path
+from typing import Any
+
+from msgspec.structs import replace
+
+from ralphloop.core.cancel import CancelToken
+from ralphloop.core.events import IterationFinished, LoopEnded, Waiting
+from ralphloop.core.exitcodes import ExitReason
+from ralphloop.core.protocols import FakeClock
+from ralphloop.engine.loop import LoopOutcome, run_loop
+from ralphloop.processes.replay import Recording, ReplayRunner
+from ralphloop.start.build import RunRequest, build_run
+from tests.conftest import read_json
+from tests.engine.test_replay_runner import feature, passing
+
+RUNS = Path(__file__).resolve().parents[1] / "fixtures" / "claude" / "runs"
+RUN = RUNS / "claude_mock_oauth_unified_allowed_streamjson"
+START = datetime(2027, 1, 1, tzinfo=UTC)
+RESET = datetime(2027, 1, 1, 2, tzinfo=UTC)  # the 5-hour window's, in the capture
+
+
+def call(five_hour: float, edits: dict[str, str | None] | None = None) -> Recording:
+    """The captured run, its 5-hour window `five_hour` used."""
+    recorded = Recording.from_folder(str(RUN), edits)
+    share = f'"utilization":{five_hour}'.encode()
+    return replace(recorded, stdout=recorded.stdout.replace(b'"utilization":0.3', share))
+
+
+def paced(
+    project: Path,
+    recordings: list[Recording],
+    clock: FakeClock,
+    policy: str,
+    caps: list[str] | None = None,
+    start_at: str | None = None,
+) -> tuple[LoopOutcome, list[object], ReplayRunner]:
+    events: list[object] = []
+    runner = ReplayRunner(recordings)
+    cancel = CancelToken()
+    flags: dict[str, tuple[Any, str]] = {
+        "agent": ("claude", "--agent"),
+        "usage_windows": (caps or ["five_hour=50%"], "--max-window"),
+        "usage_policy": (policy, "--on-usage-limit"),
+    }
+    request = RunRequest(feature="feat", flags=flags, archive=False, start_at=start_at)
+    built = build_run(str(project), request, clock=clock, sinks=[events.append], cancel=cancel, runner=runner)
+    try:
+        return run_loop(built.run), events, runner
+    finally:
+        cancel.close()
+
+
+def test_the_loop_stops_with_exit_2_after_the_call_that_reported_the_cap(project: Path, home: Path) -> None:
+    prd = feature(project, count=3)
+    clock = FakeClock(start=START)
+    calls = [call(0.3, passing(prd, "S-1")), call(0.55, passing(prd, "S-1", "S-2")), call(0.6)]
+
+    outcome, events, runner = paced(project, calls, clock, "exit")
+
+    assert (outcome.reason, outcome.reason.exit_code, outcome.iterations) == (ExitReason.USAGE_WINDOW, 2, 2)
+    assert runner.left == 1  # no third call: the cap held it before it started
+    assert "five_hour" in outcome.message and "55% used" in outcome.message and "cap of 50%" in outcome.message
+    assert "not the vendor's limit" in outcome.message
+    ended = next(event for event in events if isinstance(event, LoopEnded))
+    assert "--max-window" in ended.guidance and "ralph run" in ended.guidance
+    status = read_json(prd.parent / "status.json")
+    assert (status["status"], status["exitReason"]) == ("halted", "usage_window")
+    book = json.loads((home / "agent-limits.json").read_text())
+    (account,) = book["windows"]
+    assert book["windows"][account]["five_hour"] == {
+        "utilization": 0.55,
+        "resetsAt": "2027-01-01T02:00:00Z",
+        "readAt": "2027-01-01T00:00:00Z",
+    }
+    # a restarted ralph is held by the same book, before any call
+    again, _, rerun = paced(project, [call(0.6)], clock, "exit")
+    assert again.reason is ExitReason.USAGE_WINDOW and rerun.launches == []
+
+
+def test_with_wait_the_loop_waits_for_the_windows_reset_then_goes_on(project: Path, home: Path) -> None:
+    prd = feature(project, count=2)
+    clock = FakeClock(start=START)
+    calls = [call(0.7, passing(prd, "S-1")), call(0.1, passing(prd, "S-1", "S-2"))]
+
+    outcome, events, runner = paced(project, calls, clock, "wait")
+
+    assert outcome.reason is ExitReason.COMPLETE and runner.left == 0
+    waits = [event for event in events if isinstance(event, Waiting) and event.kind == "usage window"]
+    assert waits and waits[0].first and waits[-1].done
+    assert waits[0].until == RESET + timedelta(seconds=60)  # the reset, plus usage_limit.margin_seconds
+    assert "70% used" in waits[0].message
+    finished = [event for event in events if isinstance(event, IterationFinished)]
+    assert [record.finished_at >= RESET for record in finished] == [False, True]
+
+
+def test_a_ralph_killed_during_the_wait_waits_for_the_same_instant_when_started_again(
+    project: Path, home: Path
+) -> None:
+    prd = feature(project, count=2)
+    clock = FakeClock(start=START)
+    paced(project, [call(0.9, passing(prd, "S-1"))], clock, "exit")  # the call that filled the window
+    clock.advance(timedelta(minutes=30).total_seconds())  # the first ralph was killed; the user starts it again
+
+    outcome, events, runner = paced(project, [call(0.1, passing(prd, "S-1", "S-2"))], clock, "wait")
+
+    waits = [event for event in events if isinstance(event, Waiting) and event.kind == "usage window"]
+    assert waits[0].until == RESET + timedelta(seconds=60)
+    assert outcome.reason is ExitReason.COMPLETE and len(runner.launches) == 1
+
+
+def test_a_run_under_its_cap_is_not_held(project: Path, home: Path) -> None:
+    prd = feature(project, count=2)
+    clock = FakeClock(start=START)
+    calls = [call(0.2, passing(prd, "S-1")), call(0.4, passing(prd, "S-1", "S-2"))]
+    outcome, events, _ = paced(project, calls, clock, "exit", caps=["five_hour=50%", "seven_day=0.5"])
+    assert outcome.reason is ExitReason.COMPLETE
+    assert not [event for event in events if isinstance(event, Waiting)]
+
+
+def test_start_at_reset_waits_for_the_capped_windows_reset_before_the_first_call(project: Path, home: Path) -> None:
+    prd = feature(project, count=2)
+    clock = FakeClock(start=START)
+    paced(project, [call(0.3, passing(prd, "S-1"))], clock, "exit", start_at=None)  # the book learns the windows
+    (project / ".ralph" / "feat" / "state.json").unlink(missing_ok=True)
+
+    outcome, events, runner = paced(project, [call(0.1, passing(prd, "S-1", "S-2"))], clock, "exit", start_at="reset")
+
+    starts = [event for event in events if isinstance(event, Waiting) and event.kind == "start"]
+    assert starts and starts[0].until == RESET and "--start-at reset" in starts[0].message
+    assert outcome.reason is ExitReason.COMPLETE and len(runner.launches) == 1
+    kept = json.loads((project / ".ralph" / "feat" / ".start_at.json").read_text())
+    assert (kept["spec"], kept["at"]) == ("reset", "2027-01-01T02:00:00+00:00")
