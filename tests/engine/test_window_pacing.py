@@ -5,6 +5,9 @@ real backend, its 5-hour share set per call; the task file, git, the book of win
 from __future__ import annotations
 
 import json
+import os
+import subprocess
+import sys
 from datetime import UTC, datetime, timedelta
 from pathlib import Path
 from typing import Any
@@ -27,11 +30,14 @@ START = datetime(2027, 1, 1, tzinfo=UTC)
 RESET = datetime(2027, 1, 1, 2, tzinfo=UTC)  # the 5-hour window's, in the capture
 
 
-def call(five_hour: float, edits: dict[str, str | None] | None = None) -> Recording:
-    """The captured run, its 5-hour window `five_hour` used."""
+def call(five_hour: float, edits: dict[str, str | None] | None = None, *, years: int = 0) -> Recording:
+    """The captured run, its 5-hour window `five_hour` used (and both resets `years` later: what `ralph status`
+    reads against the real clock must not have reset)."""
     recorded = Recording.from_folder(str(RUN), edits)
-    share = f'"utilization":{five_hour}'.encode()
-    return replace(recorded, stdout=recorded.stdout.replace(b'"utilization":0.3', share))
+    stdout = recorded.stdout.replace(b'"utilization":0.3', f'"utilization":{five_hour}'.encode())
+    for reset in (b"1798768800", b"1799280000"):
+        stdout = stdout.replace(reset, str(int(reset) + years * 366 * 86400).encode())
+    return replace(recorded, stdout=stdout)
 
 
 def paced(
@@ -138,3 +144,46 @@ def test_start_at_reset_waits_for_the_capped_windows_reset_before_the_first_call
     assert outcome.reason is ExitReason.COMPLETE and len(runner.launches) == 1
     kept = json.loads((project / ".ralph" / "feat" / ".start_at.json").read_text())
     assert (kept["spec"], kept["at"]) == ("reset", "2027-01-01T02:00:00+00:00")
+
+
+def test_status_shows_each_window_of_the_runs_account_with_its_cap(project: Path, home: Path) -> None:
+    prd = feature(project, count=2)
+    clock = FakeClock(start=START)
+    paced(project, [call(0.55, passing(prd, "S-1"), years=100)], clock, "exit", caps=["five_hour=50%", "all=90%"])
+
+    shown = subprocess.run(
+        [sys.executable, "-m", "ralphloop", "status", "--json"], cwd=project, capture_output=True, text=True, check=True
+    )
+    windows = json.loads(shown.stdout)["windows"]
+    account = windows[0]["account"]
+    assert account.startswith("claude/")
+    assert windows == [
+        {
+            "agent": "claude",
+            "account": account,
+            "window": "five_hour",
+            "utilization": 0.55,
+            "resetsAt": "2127-03-18T02:00:00Z",
+            "readAt": "2027-01-01T00:00:00Z",
+            "cap": 0.5,
+        },
+        {
+            "agent": "claude",
+            "account": account,
+            "window": "seven_day",
+            "utilization": 0.1,
+            "resetsAt": "2127-03-24T00:00:00Z",
+            "readAt": "2027-01-01T00:00:00Z",
+            "cap": 0.9,
+        },
+    ]
+    text = subprocess.run(
+        [sys.executable, "-m", "ralphloop", "status"],
+        cwd=project,
+        env={**os.environ, "TZ": "UTC"},
+        capture_output=True,
+        text=True,
+        check=True,
+    ).stdout
+    assert "Window:     claude 5-hour: 55% used, past your 50% cap · resets 2127-03-18 02:00" in text
+    assert "Window:     claude weekly: 10% used of your 90% cap" in text

@@ -8,7 +8,8 @@ from datetime import UTC, datetime, timedelta
 import pytest
 
 from ralphloop.core.limits import UsageWindow, WindowReading
-from ralphloop.guards.windows import WindowCaps, capped, parse_caps, percent
+from ralphloop.guards.windows import WindowCaps, capped, parse_caps
+from ralphloop.words.windows import percent
 
 NOW = datetime(2027, 1, 1, tzinfo=UTC)
 

@@ -25,6 +25,7 @@ from ralphloop.words.pace import (
     token_budget_words,
 )
 from ralphloop.words.textsafe import strip_terminal_controls
+from ralphloop.words.windows import window_line
 
 TYPE_CHECKING = False
 if TYPE_CHECKING:
@@ -212,6 +213,10 @@ def _later_lines(report: dict[str, Any], now: datetime) -> list[str]:
         vendor = strip_terminal_controls(str(limit_hit.get("vendor") or "")) or "the agent"
         when = local_when(parse_time(limit_hit.get("resetsAt")), now) or "at an unknown time"
         lines.append(f"Usage:      the last limit, {vendor}'s: {message} (resets {when})")
+    for window in report.get("windows") or ():  # the run's accounts' usage windows, as the book has them
+        lines.append(f"Window:     {window_line(window, now)}")
+    if report.get("windowsNote"):
+        lines.append(f"Windows:    not read ({strip_terminal_controls(str(report['windowsNote']))})")
     tokens = report["tokens"] or {}
     spent = tokens_words(tokens.get("inputTokens"), tokens.get("outputTokens"), tokens.get("cacheReadTokens"))
     budget = token_budget_words(report)

@@ -153,6 +153,8 @@ STATUS = Schema(
         "maxTokens": ("int", None),
         "maxRuntimeS": ("number", None),
         "durationS": ("number", None),  # an ended run's wall time, as its summary line says it; null while it runs
+        # issue 34: the run's agent accounts and the user's caps on their usage windows (the windows are in the book)
+        "pacing": ("object", None),  # {accounts: [{agent, account}], caps: {window: share}}
     },
 )
 

@@ -17,17 +17,12 @@ from msgspec import Struct
 from ralphloop.core.limits import UsageLimit, WindowReading
 from ralphloop.words.figures import local_time
 from ralphloop.words.patterns import lazy
+from ralphloop.words.windows import label, percent
 
 ALL = "all"  # the cap of every window not named
 # The windows the vendors name (Claude's unified windows; Codex's, named by their length), for the near miss.
 KNOWN = ("five_hour", "seven_day", "seven_day_opus", "seven_day_sonnet")
 _NAME = lazy(r"(?:all|five_hour|seven_day(?:_[a-z0-9]+)*|[1-9][0-9]{0,5}_minutes)")
-_LABELS = {
-    "five_hour": "5-hour",
-    "seven_day": "weekly",
-    "seven_day_opus": "weekly Opus",
-    "seven_day_sonnet": "weekly Sonnet",
-}
 _MAX_CAPS = 32
 
 
@@ -138,13 +133,3 @@ def _share(name: str, share: Any) -> float:
     if isinstance(share, bool) or not isinstance(share, int | float) or not 0 < share <= 1:
         raise ValueError(f"{where}: expected a share above 0 and at most 1 (or 100%), such as 0.8 or 80%")
     return float(share)
-
-
-def label(name: str) -> str:
-    """A window's name for people: "5-hour", "weekly", else its own name."""
-    return _LABELS.get(name, name.replace("_", " "))
-
-
-def percent(share: float) -> str:
-    """0.8 → "80%", 0.505 → "50.5%"."""
-    return f"{share * 100:.1f}".removesuffix(".0") + "%"

@@ -85,6 +85,7 @@ class LiveStatus(Struct):
     iteration_timeout_s: float | None = None
     last_output_at: datetime | None = None
     budget: Budget = field(default_factory=Budget)
+    pacing: dict[str, Any] | None = None  # the run's accounts and window caps (state/usage_windows.py reads them)
 
     def record_slot(self, slot: Slot) -> None:
         self.api_calls_used = slot.used
@@ -147,6 +148,7 @@ class LiveStatus(Struct):
                 "maxTokens": self.budget.max_tokens,
                 "maxRuntimeS": self.budget.max_runtime_s,
                 "durationS": round(self.duration_s, 1) if self.duration_s is not None else None,
+                "pacing": self.pacing,
             }
         )
 
@@ -168,10 +170,11 @@ class StatusFile:
         slots: Any = None,
         *,
         budget: Budget | None = None,
+        pacing: dict[str, Any] | None = None,
         every: float = ACTIVITY_EVERY_S,
         timer: Timer = start_timer,
     ) -> None:
-        self.live = LiveStatus(path, budget=budget or Budget())
+        self.live = LiveStatus(path, budget=budget or Budget(), pacing=pacing)
         self.now = now
         self.slots = slots  # the account's call slots as they are (a run that stops before any call shows them)
         self.trailing = Trailing(WRITING, self._write, every, monotonic, timer)

@@ -15,7 +15,7 @@ from typing import Any
 from msgspec import Struct, field
 from msgspec.structs import replace
 
-from ralphloop.agents.failover import FailoverAgent
+from ralphloop.agents.failover import FailoverAgent, account_key
 from ralphloop.agents.registry import ready
 from ralphloop.analysis.reading import Streaks
 from ralphloop.config.policy import Policy
@@ -163,7 +163,9 @@ def build_run(
 
     records: list[EventSink] = [
         JournalFile(paths.journal),  # first: the whole record is kept before any record file has it
-        StatusFile(paths.status, clock.now, clock.monotonic, slots, budget=policy.budget),
+        StatusFile(
+            paths.status, clock.now, clock.monotonic, slots, budget=policy.budget, pacing=_pacing(agent, policy)
+        ),
         StateFile(paths.state, saved, clock.now),
         ProgressLog(paths.progress),
         MetricsLog(paths.metrics, policy.budget.max_cost_usd),
@@ -241,6 +243,14 @@ def _wire_failover(agent: object, emit: EventSink) -> None:
         agent.book.check()
         agent.warn = lambda text: emit(Notice("warning", text))
         agent.tell = lambda text: emit(Notice("info", text))
+
+
+def _pacing(agent: object, policy: Policy) -> dict[str, Any] | None:
+    """The run's agent accounts and its caps on their usage windows, for status.json (state/usage_windows.py)."""
+    if not isinstance(agent, FailoverAgent):
+        return None  # an agent with no account reports no windows
+    accounts = [{"agent": member.name, "account": account_key(member)} for member in agent.agents]
+    return {"accounts": accounts, "caps": dict(policy.usage.windows.shares)}
 
 
 def _start_at(request: RunRequest, paths: FeaturePaths, agent: object, emit: EventSink) -> StartAt | None:

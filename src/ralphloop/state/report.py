@@ -13,6 +13,7 @@ from ralphloop.files.schemas import BREAKER, STATE, STATUS
 from ralphloop.plugins.entry_points import load
 from ralphloop.plugins.formats import detect, format_of
 from ralphloop.project.paths import FeaturePaths
+from ralphloop.state.usage_windows import account_windows
 
 TYPE_CHECKING = False
 if TYPE_CHECKING:
@@ -122,6 +123,8 @@ def gather(paths: FeaturePaths, *, strict: bool = True) -> dict[str, Any]:
         "maxTokens": status.get("maxTokens"),
         "maxRuntimeS": status.get("maxRuntimeS"),
         "durationS": status.get("durationS"),
+        # issue 34: each window of the run's accounts, from the book every loop writes (its share, reset and cap)
+        **dict(zip(("windows", "windowsNote"), account_windows(status.get("pacing")), strict=True)),
     }
 
 

@@ -18,7 +18,7 @@ from ralphloop.agents.limit_text import content_texts, from_text
 from ralphloop.core.limits import LimitWarning, UsageLimit, UsageWindow
 from ralphloop.guards.reset_time import ERRORS, aware, epoch_instant
 from ralphloop.guards.usage import clean_message
-from ralphloop.guards.windows import label
+from ralphloop.words.windows import label
 
 
 def from_claude_event(event: Mapping[str, Any], now: datetime, local: tzinfo) -> UsageLimit | LimitWarning | None:
