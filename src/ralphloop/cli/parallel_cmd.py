@@ -213,6 +213,7 @@ def _fleet(
     )
     fleet.bring_in = fleet.bring_in_now()
     fleet.budget = run.policy.budget
+    fleet.held, fleet.stop_when_held = run.agent.held, run.policy.usage.action == "exit"
     fleet.limits = run.policy.limits
     if built.settings.git.merge_resolve == "agent":
         fleet.resolver, fleet.runner = run.agent, run.runner
@@ -336,6 +337,9 @@ def _report(fleet: Fleet, reason: ExitReason) -> None:
         print(f"{name}Interrupted: {merged}/{total} stories merged.")
     else:
         print(f"{name}Stopped: {merged}/{total} stories merged into {fleet.target}.")
+        held = fleet.book.fleet.get("held")
+        if reason is ExitReason.USAGE_WINDOW and isinstance(held, dict):
+            _say(f"  {held.get('message')}; run again then (or with a higher --max-window)")
         for story, why in fleet.failed.items():
             _say(f"  {story}: {why}")
     if fleet.bring_in:

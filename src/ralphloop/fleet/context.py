@@ -21,6 +21,9 @@ from ralphloop.project.paths import RUNTIME_NAMES, FeaturePaths
 from ralphloop.state.fleet import LOOPS_DIR, loop_folder_name
 
 if TYPE_CHECKING:
+    from datetime import datetime
+
+    from ralphloop.core.limits import UsageLimit
     from ralphloop.core.protocols import Agent
     from ralphloop.core.runner import ProcessLimits, Runner
     from ralphloop.fleet.budget import Spending
@@ -68,6 +71,10 @@ class Fleet:
     limits: ProcessLimits | None = None  # the run's process limits (the resolver's timeout)
     budget: Budget | None = None  # the feature's budget, as its settings give it
     spending: Spending | None = None  # the run's budget across its loops (None: no budget)
+    # issue 34: why no loop may start now (every agent account past the user's cap on a usage window: the run's
+    # failover chain's `held`), and whether the usage-limit policy then stops the run (exit) rather than waits
+    held: Callable[[datetime], UsageLimit | None] | None = None
+    stop_when_held: bool = False
     _stories: tuple[int, list[FileTask]] | None = None  # the stories as read at a version of the target
     _version: int = 0
 

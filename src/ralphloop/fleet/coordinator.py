@@ -11,6 +11,8 @@ import select
 import threading
 
 from ralphloop.core.exitcodes import ExitReason
+from ralphloop.core.limits import UsageLimit
+from ralphloop.core.protocols import iso
 from ralphloop.files.read import read_json_object
 from ralphloop.fleet import gitops
 from ralphloop.fleet.adopt import adopt
@@ -22,6 +24,8 @@ from ralphloop.fleet.merge import merge, retry
 TICK_S = 0.2  # how often the children are polled: their own loops do the waiting
 PORTS_PER_LOOP = 100
 PORT_BASE = 20000
+# the stops that are the whole run's, not each feature's outcome
+_THE_RUNS_OWN = (ExitReason.INTERRUPTED, ExitReason.BUDGET, ExitReason.USAGE_WINDOW)
 
 
 def coordinate(fleets: list[Fleet]) -> ExitReason:
@@ -41,7 +45,11 @@ def coordinate(fleets: list[Fleet]) -> ExitReason:
             fleets[0].cancel.set()  # a merge's gates are stopped too
         merger.finish()
     for fleet in fleets:
-        own = reason if reason in (ExitReason.INTERRUPTED, ExitReason.BUDGET) else _outcome(fleet)
+        own = (
+            reason
+            if reason in (ExitReason.INTERRUPTED, ExitReason.BUDGET, ExitReason.USAGE_WINDOW)
+            else _outcome(fleet)
+        )
         fleet.bring_in = fleet.bring_in_now()
         fleet.book.write(
             bringIn=fleet.bring_in,
@@ -49,7 +57,7 @@ def coordinate(fleets: list[Fleet]) -> ExitReason:
             exitReason=own.value,
             storiesMerged=len(fleet.passing()),
             queue=list(fleet.queue),
-            exitMessage=fleet.spending.stopped if fleet.spending and own is ExitReason.BUDGET else _why(fleet),
+            exitMessage=_stop_message(fleet, own),
         )
         fleet.book.log("ended", reason=own.value)
     return reason
@@ -68,7 +76,11 @@ def _loop(fleets: list[Fleet], merger: Merger) -> ExitReason:
             lead.spending.stopped = why
             lead.say(f"■ Budget: {why}: every loop is stopped")
             return ExitReason.BUDGET
-        _start_ready(fleets)
+        held = _held(fleets)
+        if held is not None and lead.stop_when_held and not any(fleet.handles for fleet in fleets):
+            return ExitReason.USAGE_WINDOW  # --on-usage-limit exit: every loop ended, and none may start
+        if held is None:
+            _start_ready(fleets)
         idle = not merger.busy and not any(fleet.queue for fleet in fleets)
         if idle and not any(fleet.handles for fleet in fleets) and not any(_ready(fleet) for fleet in fleets):
             outcomes = {_outcome(fleet) for fleet in fleets}
@@ -76,6 +88,22 @@ def _loop(fleets: list[Fleet], merger: Merger) -> ExitReason:
                 return ExitReason.COMPLETE
             return ExitReason.RETRIES_EXHAUSTED if ExitReason.RETRIES_EXHAUSTED in outcomes else ExitReason.BLOCKED
         _wait(fleets, merger)
+
+
+def _held(fleets: list[Fleet]) -> UsageLimit | None:
+    """Why no new loop may start: the agent accounts are past the user's cap on a usage window (the loops running
+    go on: each is held before its own next call). Told once, and kept in fleet.json while it holds."""
+    lead = fleets[0]
+    held = lead.held(lead.clock.now()) if lead.held is not None else None
+    said = {"message": held.message, "until": iso(held.resets_at) if held.resets_at else None} if held else None
+    if said != lead.book.fleet.get("held"):
+        if held is not None:
+            then = "every loop is stopped when the running ones end" if lead.stop_when_held else "no new loop starts"
+            lead.say(f"■ {held.message}: {then}")
+        for fleet in fleets:
+            with fleet.book.lock:
+                fleet.book.write(held=said)
+    return held
 
 
 def _wait(fleets: list[Fleet], merger: Merger) -> None:
@@ -195,7 +223,8 @@ def _poll(fleet: Fleet) -> bool:
             fleet.queue.append(story)  # collected in the queue's turn: a freed slot is filled first
             queued = True
             fleet.say(f"✓ {fleet.label(story)} passes in its loop: queued to merge")
-        elif fleet.cancel.is_set() or code in (130, -2, -15):
+        elif fleet.cancel.is_set() or code in (130, -2, -15) or (code == 2 and _held([fleet]) is not None):
+            # stopped, or held by a usage window's cap: the story is worked again once the window resets
             fleet.book.set(story, state="stopped", pid=None, endedAt=fleet.book.now())
         else:
             why = _child_reason(fleet, story, code)
@@ -321,6 +350,15 @@ def _publish(fleet: Fleet) -> None:
     merged = len(fleet.passing())
     with fleet.book.lock:  # the queue as it is when written: the other thread writes too
         fleet.book.write(queue=list(fleet.queue), storiesMerged=merged)
+
+
+def _stop_message(fleet: Fleet, reason: ExitReason) -> str | None:
+    if reason is ExitReason.BUDGET and fleet.spending is not None:
+        return fleet.spending.stopped
+    held = fleet.book.fleet.get("held")
+    if reason is ExitReason.USAGE_WINDOW and isinstance(held, dict):
+        return str(held.get("message"))
+    return _why(fleet)
 
 
 def _why(fleet: Fleet) -> str | None:

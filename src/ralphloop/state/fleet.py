@@ -52,6 +52,7 @@ FLEET = Schema(
         "storiesTotal": ("int", 0),
         "storiesMerged": ("int", 0),
         "resolverCostUsd": ("number", None),  # this run's calls resolving a merge conflict (merge.resolve: agent)
+        "held": ("object", None),  # {message, until}: past the user's cap on a usage window, no new loop starts
     },
 )
 
