@@ -187,3 +187,50 @@ def test_status_shows_each_window_of_the_runs_account_with_its_cap(project: Path
     ).stdout
     assert "Window:     claude 5-hour: 55% used, past your 50% cap · resets 2127-03-18 02:00" in text
     assert "Window:     claude weekly: 10% used of your 90% cap" in text
+
+
+def test_the_report_gives_each_storys_share_of_each_window_and_charts_them_with_the_cap(
+    project: Path, home: Path, tmp_path: Path
+) -> None:
+    prd = feature(project, count=3)
+    clock = FakeClock(start=START)
+    calls = [
+        call(0.3, passing(prd, "S-1")),  # the account's first reading: nothing to compare it with
+        call(0.42, passing(prd, "S-1", "S-2")),
+        call(0.45, passing(prd, "S-1", "S-2", "S-3")),
+    ]
+    outcome, _, _ = paced(project, calls, clock, "exit", caps=["five_hour=90%"])
+    assert outcome.reason is ExitReason.COMPLETE
+
+    def report(*args: str) -> str:
+        done = subprocess.run(
+            [sys.executable, "-m", "ralphloop", "report", *args],
+            cwd=project,
+            capture_output=True,
+            text=True,
+            check=False,
+        )
+        assert done.returncode == 0, done.stderr
+        return done.stdout
+
+    stories = {story["id"]: story["windows"] for story in json.loads(report("--json"))["stories"]}
+    assert stories["S-1"] == [
+        {"agent": "claude", "window": "five_hour", "share": 0.0, "partial": True},
+        {"agent": "claude", "window": "seven_day", "share": 0.0, "partial": True},
+    ]
+    assert stories["S-2"][0] == {"agent": "claude", "window": "five_hour", "share": 0.12, "partial": False}
+    assert stories["S-3"][0]["share"] == 0.03
+    body = json.loads(report("--json"))
+    (five_hour, seven_day) = body["windows"]
+    assert (five_hour["window"], five_hour["cap"], [p[1] for p in five_hour["points"]]) == (
+        "five_hour",
+        0.9,
+        [0.3, 0.42, 0.45],
+    )
+    assert seven_day["cap"] is None
+    text = report()
+    assert "S-2  claude 5-hour +12%, weekly +0%" in text and "S-1  claude 5-hour ≥ +0%, weekly ≥ +0%" in text
+    page = tmp_path / "report.html"
+    report("--html", str(page))
+    html = page.read_text()
+    assert 'id="chart-windows"' in html and "claude 5-hour cap 90%" in html

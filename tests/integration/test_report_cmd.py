@@ -111,6 +111,7 @@ def test_report_json(project, feature, ralph):
         "stories",
         "timeline",
         "runs",
+        "windows",
         "skipped",
     ]
     assert body["schema_version"] == 1

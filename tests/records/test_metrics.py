@@ -87,6 +87,8 @@ def test_metrics_line_has_the_seed_004_schema_in_order() -> None:
         "wall_seconds",
         "run_id",
         "max_cost_usd",
+        "windows",
+        "window_caps",
     ]
     assert line["usage"] == {
         "input_tokens": 12500,

@@ -206,7 +206,7 @@ def test_runs_are_the_files_runs_in_order_with_their_spend() -> None:
 def test_json_has_the_stories_timeline_and_runs_in_utc() -> None:
     body = to_json(build(LINES, EVENTS))
 
-    assert list(body) == ["stories", "timeline", "runs"]
+    assert list(body) == ["stories", "timeline", "runs", "windows"]
     second = body["stories"][1]
     assert second["id"] == "S-2" and second["done"] is True
     assert [attempt["outcome"] for attempt in second["attempts"]] == ["failed", "failed", "usage-limit", "complete"]

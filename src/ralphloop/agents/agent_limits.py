@@ -77,16 +77,21 @@ class LimitBook:
         mark = Limited(_utc(limited.until), limited.kind, limited.message[:_MAX_TEXT])
         self._change(moment, "the agent's limit", lambda limits, windows: limits.__setitem__(key, mark))
 
-    def note(self, key: str, windows: tuple[UsageWindow, ...], now: datetime) -> None:
-        """Record the windows a call of `key` reported just now (each replaces what was known of its name)."""
+    def note(self, key: str, windows: tuple[UsageWindow, ...], now: datetime) -> tuple[UsageWindow, ...]:
+        """Record the windows a call of `key` reported just now (each replaces what was known of its name); the
+        same windows as the book knew them before (not reset by now), read under the same lock."""
         moment = _utc(now)
         read = {window.name: WindowReading(_window_utc(window), moment) for window in windows}
+        before: list[UsageWindow] = []
 
         def put(limits: dict[str, Limited], known: dict[str, dict[str, WindowReading]]) -> None:
-            known[key] = {**known.get(key, {}), **read}
+            had = known.get(key, {})
+            before.extend(had[name].window for name in read if name in had)
+            known[key] = {**had, **read}
 
         if read:
             self._change(moment, "the agent's usage windows", put)
+        return tuple(before)
 
     def check(self) -> None:
         """The file and its lock are absent or regular files, and the file reads (before a run starts)."""

@@ -184,7 +184,7 @@ class FailoverAgent(AgentDefaults):
             self._mark(key, Limited(self._until(result, now), "usage_limit", self._said(result)), now)
         elif stopped:
             self._out[key] = one_line(result.error or "it cannot work", 200)
-        self._note(key, result, now)
+        result = self._note(key, result, now)
         if not stopped:
             return result
         if len(self.agents) == 1:
@@ -220,17 +220,18 @@ class FailoverAgent(AgentDefaults):
             self._unwritten = True
             self.warn(f"{exc}; this run keeps the limit itself")
 
-    def _note(self, key: str, result: AgentResult, now: datetime) -> None:
+    def _note(self, key: str, result: AgentResult, now: datetime) -> AgentResult:
         """The usage windows the call reported into the shared book, for every loop on that account (a book that
-        cannot be written is warned about once)."""
+        cannot be written is warned about once); the result with what the book knew of them before."""
         if not result.windows:
-            return
+            return result
         try:
-            self.book.note(key, result.windows, now)
+            return replace(result, windows_before=self.book.note(key, result.windows, now))
         except RalphError as exc:
             if not self._unwritten:
                 self._unwritten = True
                 self.warn(f"{exc}; the usage windows this run's calls report are not kept")
+        return result
 
     def _until(self, result: AgentResult, now: datetime) -> datetime:
         """When the limit ends: the vendor's reset plus the margin (a reset already past, as a vendor still saying

@@ -277,6 +277,7 @@ class AgentResult(Struct, frozen=True):
     usage_limit: UsageLimit | None = None  # the vendor's usage limit was hit: not a failure of the task
     limit_warning: LimitWarning | None = None
     windows: tuple[UsageWindow, ...] = ()  # the account's usage windows the call reported, the last word on each
+    windows_before: tuple[UsageWindow, ...] = ()  # the same windows as the book knew them before (the call's share)
     usage: TokenUsage | None = None  # per kind, when reported (`tokens` is their sum)
     num_turns: int | None = None
     session_id: str | None = None

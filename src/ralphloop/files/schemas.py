@@ -222,5 +222,9 @@ METRICS_LINE = Schema(
         "wall_seconds": ("number", None),  # the iteration's wall time, ralph's own included: it began then
         "run_id": ("text", None),  # which run (a budget is a run's): lines before these fields have none
         "max_cost_usd": ("number", None),  # that run's cost budget (--max-cost, budget.max_cost_usd), when set
+        # issue 34: the usage windows the call reported, {name: {utilization, resetsAt, before}} (`before`: the share
+        # the book knew before the call, 0 when the window has reset since, null unknown), and the run's caps
+        "windows": ("object", None),
+        "window_caps": ("object", None),
     },
 )

@@ -61,6 +61,7 @@ def metrics_line(
     wall_s: float | None = None,
     run_id: str | None = None,
     max_cost_usd: float | None = None,
+    window_caps: Mapping[str, float] | None = None,
 ) -> dict[str, Any]:
     """One line of ralph_metrics.jsonl: seed 004's fields in its order, then ralph's own.
 
@@ -104,8 +105,28 @@ def metrics_line(
             "wall_seconds": None if wall_s is None else round(max(0.0, wall_s), 1),
             "run_id": run_id,
             "max_cost_usd": max_cost_usd,
+            "windows": _windows(result) or None,
+            "window_caps": dict(window_caps) if window_caps else None,
         }
     )
+
+
+def _windows(result: AgentResult) -> dict[str, dict[str, Any]]:
+    """The windows the call reported, each with the share the book knew before it: the call's own share of the
+    window is the difference (0 before, when the window reset since that reading; null when none was known)."""
+    from ralphloop.core.protocols import iso
+
+    before = {window.name: window for window in result.windows_before}
+    found: dict[str, dict[str, Any]] = {}
+    for window in result.windows:
+        prior = before.get(window.name)
+        same = prior is not None and prior.resets_at == window.resets_at
+        found[window.name] = {
+            "utilization": window.utilization,
+            "resetsAt": iso(window.resets_at) if window.resets_at else None,
+            "before": prior.utilization if prior is not None and same else (0.0 if prior is not None else None),
+        }
+    return found
 
 
 def append_metrics(path: str | os.PathLike[str], line: Mapping[str, Any]) -> None:
@@ -252,8 +273,11 @@ def _looks_cut(row: bytes) -> bool:
     return False
 
 
-def line_of(event: Any, max_cost_usd: float | None = None) -> dict[str, Any]:
-    """The metrics line of an IterationFinished event (in a run whose cost budget is `max_cost_usd`)."""
+def line_of(
+    event: Any, max_cost_usd: float | None = None, window_caps: Mapping[str, float] | None = None
+) -> dict[str, Any]:
+    """The metrics line of an IterationFinished event (in a run whose cost budget is `max_cost_usd`, and whose caps
+    on usage windows are `window_caps`)."""
     from ralphloop.core.protocols import iso
 
     return metrics_line(
@@ -270,15 +294,19 @@ def line_of(event: Any, max_cost_usd: float | None = None) -> dict[str, Any]:
         wall_s=event.wall_s,
         run_id=event.run_id,
         max_cost_usd=max_cost_usd,
+        window_caps=window_caps,
     )
 
 
 class MetricsLog:
     """Subscribes to IterationFinished: one line per iteration in ralph_metrics.jsonl."""
 
-    def __init__(self, path: str, max_cost_usd: float | None = None) -> None:
+    def __init__(
+        self, path: str, max_cost_usd: float | None = None, window_caps: Mapping[str, float] | None = None
+    ) -> None:
         self.path = path
         self.max_cost_usd = max_cost_usd  # the run's budget, on each line: `ralph report --html` charts it
+        self.window_caps = window_caps  # the run's caps on usage windows, charted the same way
 
     def __call__(self, event: object) -> None:
         from ralphloop.core.events import IterationFinished
@@ -288,4 +316,4 @@ class MetricsLog:
 
             if event.recovered and tail_has(self.path, f'{{"iteration":{event.number},'.encode(), prefix=True):
                 return  # written before ralph was killed
-            append_metrics(self.path, line_of(event, self.max_cost_usd))
+            append_metrics(self.path, line_of(event, self.max_cost_usd, self.window_caps))

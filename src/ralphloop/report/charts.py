@@ -15,8 +15,9 @@ from datetime import datetime
 import plotly.graph_objects as go
 
 from ralphloop.records.metrics_text import clock, money
-from ralphloop.report.receipt import OUTCOMES, Receipt, Step, outcome_words
+from ralphloop.report.receipt import OUTCOMES, Receipt, Step, outcome_words, when_of
 from ralphloop.report.text import NO_TASK
+from ralphloop.words.windows import label, percent
 
 # Calm colours that mean something: green done, blue still open, red failed, amber stopped by something else.
 COLOURS = {
@@ -31,6 +32,7 @@ COLOURS = {
     "wait": "#9aa3ae",
 }
 OTHER = "#7b8794"
+PALETTE = ("#5c7cab", "#2e7d32", "#b7791f", "#8e44ad", "#c62828", "#00838f")  # one per usage window
 WAITS_ROW = "waits"
 FONT = "system-ui, -apple-system, Segoe UI, Roboto, sans-serif"
 
@@ -155,6 +157,43 @@ def cumulative_cost(receipt: Receipt, budget: float | None) -> go.Figure | None:
         height=300,
         xaxis={"type": "date"},
         yaxis={"title": {"text": "spent this run (USD)"}, "rangemode": "tozero", "tickprefix": "$"},
+    )
+
+
+def usage_windows(receipt: Receipt) -> go.Figure | None:
+    """Each usage window's share over time, as the calls read it, with the cap the run set on it (issue 34); None when
+    no call reported a window."""
+    if not receipt.windows:
+        return None
+    figure = go.Figure()
+    ends: list[str] = []
+    for index, window in enumerate(receipt.windows):
+        xs = [local(moment) for stamp, _ in window.points if (moment := when_of(stamp)) is not None]
+        ys = [round(share * 100, 1) for stamp, share in window.points if when_of(stamp) is not None]
+        if not xs:
+            continue
+        ends += xs
+        colour = PALETTE[index % len(PALETTE)]
+        name = esc(f"{window.agent} {label(window.window)}")
+        figure.add_trace(go.Scatter(x=xs, y=ys, name=name, mode="lines+markers", line={"color": colour}))
+        if window.cap is not None:
+            cap = round(window.cap * 100, 1)
+            figure.add_trace(
+                go.Scatter(
+                    x=[min(xs), max(xs)],
+                    y=[cap, cap],
+                    name=esc(f"{name} cap {percent(window.cap)}"),
+                    mode="lines",
+                    line={"color": colour, "dash": "dash"},
+                )
+            )
+    if not ends:
+        return None
+    return _layout(
+        figure,
+        height=300,
+        xaxis={"type": "date"},
+        yaxis={"title": {"text": "share of the window used"}, "range": [0, 105], "ticksuffix": "%"},
     )
 
 

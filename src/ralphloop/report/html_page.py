@@ -107,6 +107,14 @@ def page(got: Gathered, *, budget: float | None, generated: datetime, version: s
             missing="No agent reported a cost.",
         ),
         _chart_section(
+            "Usage windows",
+            "chart-windows",
+            charts.usage_windows(receipt),
+            f"Each window's share of the agent account as each call read it ({zone}); dashed: your cap "
+            "(--max-window, usage_limit.windows).",
+            missing="No call reported a usage window (only subscription logins of Claude Code and Codex do).",
+        ),
+        _chart_section(
             "Timeline",
             "chart-timeline",
             charts.timeline(receipt, done, unit),

@@ -14,6 +14,7 @@ from dataclasses import dataclass
 from datetime import UTC, datetime, timedelta
 
 from ralphloop.records.summary import Summary, is_counted, line_tokens, summarize
+from ralphloop.report.windows import WindowSeries, WindowShare, series, shares
 from ralphloop.words.textsafe import clean_text
 
 TYPE_CHECKING = False
@@ -59,6 +60,7 @@ class StoryRow:
     title: str
     attempts: tuple[Attempt, ...]
     totals: Summary
+    windows: tuple[WindowShare, ...] = ()  # its share of each usage window of the agents' accounts (issue 34)
 
     @property
     def done(self) -> bool:
@@ -101,6 +103,7 @@ class Receipt:
     stories: tuple[StoryRow, ...]  # in the order each task was first worked on
     timeline: tuple[Step, ...]  # iterations in order, each wait before the first iteration that ended after it began
     runs: tuple[RunRow, ...]
+    windows: tuple[WindowSeries, ...] = ()  # each usage window's readings over time, with the run's cap
 
 
 def build(
@@ -113,7 +116,7 @@ def build(
 
 def assemble(lines: Sequence[Mapping[str, Any]], found: Sequence[Wait]) -> Receipt:
     """The receipt of `lines` with the waits `found` (of one event log or several, as `waits` reads each)."""
-    return Receipt(summarize(lines), stories(lines), timeline(lines, found), runs(lines))
+    return Receipt(summarize(lines), stories(lines), timeline(lines, found), runs(lines), series(lines))
 
 
 def stories(lines: Sequence[Mapping[str, Any]]) -> tuple[StoryRow, ...]:
@@ -128,7 +131,7 @@ def stories(lines: Sequence[Mapping[str, Any]]) -> tuple[StoryRow, ...]:
             Attempt(_int(line.get("iteration")), _text(line.get("outcome")) or "unknown", is_counted(line))
             for line in own
         )
-        rows.append(StoryRow(task_id, titles[-1] if titles else "", attempts, summarize(own)))
+        rows.append(StoryRow(task_id, titles[-1] if titles else "", attempts, summarize(own), shares(own)))
     return tuple(rows)
 
 
@@ -295,6 +298,10 @@ def to_json(receipt: Receipt) -> dict[str, Any]:
             {"run_id": run.run_id or None, "started": iso(run.started), **_numbers_json(run.totals)}
             for run in receipt.runs
         ],
+        "windows": [
+            {"agent": w.agent, "window": w.window, "cap": w.cap, "points": [list(point) for point in w.points]}
+            for w in receipt.windows
+        ],
     }
 
 
@@ -308,6 +315,10 @@ def _story_json(row: StoryRow) -> dict[str, Any]:
             for attempt in row.attempts
         ],
         **_numbers_json(row.totals),
+        "windows": [
+            {"agent": w.agent, "window": w.window, "share": round(w.share, 4), "partial": w.partial}
+            for w in row.windows
+        ],
     }
 
 

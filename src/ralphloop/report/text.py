@@ -8,6 +8,7 @@ from datetime import datetime
 from ralphloop.records.metrics_text import NOT_REPORTED, clock, money
 from ralphloop.report.receipt import Receipt, Step, StoryRow, outcome_words
 from ralphloop.words.textsafe import one_line
+from ralphloop.words.windows import label, percent
 
 TYPE_CHECKING = False
 if TYPE_CHECKING:
@@ -146,7 +147,31 @@ def _step_line(step: Step, local: datetime | None, widths: tuple[int, int, int],
 
 
 def receipt_text(receipt: Receipt, done_word: str, units: str, everything: str) -> str:
-    """The table and the timeline, a blank line between them; `everything`: the command that shows every entry."""
+    """The table, each task's share of the usage windows, and the timeline, a blank line between them; `everything`:
+    the command that shows every entry."""
+    shares = window_lines(receipt)
     return "\n".join(
-        [*story_table(receipt, done_word, units), "", *timeline_lines(receipt, done_word, everything=everything)]
+        [
+            *story_table(receipt, done_word, units),
+            *(["", *shares] if shares else []),
+            "",
+            *timeline_lines(receipt, done_word, everything=everything),
+        ]
     )
+
+
+def window_lines(receipt: Receipt) -> list[str]:
+    """`S-1   claude 5-hour +12%, weekly +2%`: what each task spent of each usage window its agent's account reported
+    ("at least" where a call had no earlier reading to compare with); [] when no call reported a window."""
+    rows = [(row.task_id or NO_TASK, row.windows) for row in receipt.stories if row.windows]
+    if not rows:
+        return []
+    width = max(len(task) for task, _ in rows)
+    lines = ["Usage windows spent (each call's rise in the share its account reported; other use between counts too):"]
+    for task, windows in rows:
+        by_agent: dict[str, list[str]] = {}
+        for w in windows:
+            by_agent.setdefault(w.agent, []).append(f"{label(w.window)} {'≥ ' if w.partial else ''}+{percent(w.share)}")
+        said = "; ".join(f"{agent} {', '.join(parts)}" for agent, parts in by_agent.items())
+        lines.append(f"  {task.ljust(width)}  {said}")
+    return lines

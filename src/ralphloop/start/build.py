@@ -168,7 +168,7 @@ def build_run(
         ),
         StateFile(paths.state, saved, clock.now),
         ProgressLog(paths.progress),
-        MetricsLog(paths.metrics, policy.budget.max_cost_usd),
+        MetricsLog(paths.metrics, policy.budget.max_cost_usd, dict(policy.usage.windows.shares)),
         SignalRecords(paths.response_analysis, paths.exit_signals),
         EventLog(paths.events, clock.now),
     ]
