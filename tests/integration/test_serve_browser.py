@@ -127,3 +127,43 @@ def test_the_page_follows_a_real_parallel_run_live(tmp_path: Path, browser: Any)
             context.close()
             out, _ = run.communicate(timeout=60)
         assert run.returncode == 0, out
+
+
+def test_the_page_shows_the_usage_windows_and_follows_a_new_reading(tmp_path: Path, browser: Any) -> None:
+    """Issue 34: each window of the loops' account with its share, cap and reset; past the cap in red, and the fleet's
+    hold; a loop's new reading in the shared book redraws the page. At 390 px it fits."""
+    from playwright.sync_api import expect
+
+    project = tmp_path / "project"
+    folder = make_fleet(project)
+    env = isolated_env(tmp_path / "home", tmp_path / "gitconfig")
+    home = Path(env["RALPH_HOME"])
+    home.mkdir(parents=True)
+    account = "claude/login:/home/me/.claude"
+    for loop in read_loops(folder):
+        status_file = Path(loop["featureDir"]) / "status.json"
+        status = json.loads(status_file.read_text())
+        status["pacing"] = {"accounts": [{"agent": "claude", "account": account}], "caps": {"five_hour": 0.5}}
+        status_file.write_text(json.dumps(status))
+
+    def book(share: float) -> None:
+        window = {"utilization": share, "resetsAt": "2100-01-01T00:00:00Z", "readAt": "2026-11-21T02:05:00Z"}
+        body = {"schema_version": 1, "limits": {}, "windows": {account: {"five_hour": window}}}
+        (home / "agent-limits.json").write_text(json.dumps(body))
+
+    book(0.3)
+    with live(folder), serving(project, env) as served:
+        context = browser.new_context(viewport={"width": 390, "height": 844})
+        try:
+            page = Watched(context).page
+            page.goto(served.url)
+            window = page.locator('section[data-feature="feat"] p.window')
+            expect(window).to_have_count(1, timeout=TIMEOUT_MS)
+            expect(window).to_contain_text("claude 5-hour: 30% used of your 50% cap · resets 2100-01-01")
+            expect(window).to_have_class("window dim")
+            book(0.6)  # another loop's call read the account again
+            expect(window).to_contain_text("60% used, past your 50% cap", timeout=TIMEOUT_MS)
+            expect(window).to_have_class("window error")
+            assert page.evaluate("document.documentElement.scrollWidth") <= 390
+        finally:
+            context.close()

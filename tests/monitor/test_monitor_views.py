@@ -305,3 +305,33 @@ def test_a_narrow_or_short_pane_gets_the_key_lines(running: Path) -> None:
 )
 def test_events_and_log_share_the_rows_left(room: int, events: int, log: int, shown: tuple[int, int]) -> None:
     assert share(room, events, log) == shown
+
+
+def test_the_dashboard_shows_each_usage_window_with_its_cap_and_reset(
+    running: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """The run's accounts (status.json's pacing) and their windows in the book every loop of the user shares."""
+    home = tmp_path / "ralph-home"
+    home.mkdir()
+    monkeypatch.setenv("RALPH_HOME", str(home))
+    account = "claude/login:/home/me/.claude"
+    edit(
+        running / "status.json",
+        pacing={"accounts": [{"agent": "claude", "account": account}], "caps": {"five_hour": 0.5}},
+    )
+    windows = {
+        "five_hour": {"utilization": 0.55, "resetsAt": "2100-01-01T05:00:00Z", "readAt": "2026-11-21T02:30:00Z"},
+        "seven_day": {"utilization": 0.2, "resetsAt": "2100-01-05T00:00:00Z", "readAt": "2026-11-21T02:30:00Z"},
+        "old": {"utilization": 0.9, "resetsAt": "2026-01-01T00:00:00Z", "readAt": "2025-12-31T00:00:00Z"},
+    }
+    (home / "agent-limits.json").write_text(
+        json.dumps({"schema_version": 1, "limits": {}, "windows": {account: windows}})
+    )
+
+    text = render(dashboard(snapshot_of(running)), colour=True, width=160, height=40)
+
+    plain = render(dashboard(snapshot_of(running)), width=160, height=40)
+    assert "Window     claude 5-hour: 55% used, past your 50% cap · resets 2100-01-01" in plain
+    assert "Window     claude weekly: 20% used · resets 2100-01-05" in plain
+    assert "claude old" not in plain  # reset already: its share is no longer known
+    assert "\x1b[31mclaude 5-hour" in text  # past its cap: red

@@ -225,3 +225,35 @@ def test_a_feature_paths_of_the_project_root(tmp_path: Path) -> None:
     (project / "fix_plan.md").write_text("- [ ] one\n")
     [paths] = features(str(project), []).paths()
     assert isinstance(paths, FeaturePaths) and paths.dir == str(project)
+
+
+def test_a_fleet_shows_its_accounts_usage_windows_once_and_why_no_loop_starts(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Issue 34: each loop's status.json names its account; the windows are the book's, shown once for the fleet."""
+    home = tmp_path / "home"
+    home.mkdir()
+    monkeypatch.setenv("RALPH_HOME", str(home))
+    project = tmp_path / "project"
+    folder = make_fleet(project)
+    account = "claude/login:/home/me/.claude"
+    for loop in read_loops(folder):
+        status_file = Path(loop["featureDir"]) / "status.json"
+        status = json.loads(status_file.read_text())
+        status["pacing"] = {"accounts": [{"agent": "claude", "account": account}], "caps": {"all": 0.8}}
+        status_file.write_text(json.dumps(status))
+    window = {"utilization": 0.85, "resetsAt": "2100-01-01T00:00:00Z", "readAt": "2026-11-21T02:05:00Z"}
+    book = {"schema_version": 1, "limits": {}, "windows": {account: {"five_hour": window}}}
+    (home / "agent-limits.json").write_text(json.dumps(book))
+    said = "claude's 5-hour window is 85% used, at or past your cap of 80%"
+    held = {"message": said, "until": "2100-01-01T00:00:00Z"}
+    write_fleet(folder, loops=read_loops(folder), queue=[], merged=1, held=held)
+
+    with live(folder):
+        snapshot, watched = build(features(str(project), []).paths(), NOW)
+    [feature] = snapshot["features"]
+    [shown_window] = feature["windows"]
+    assert (shown_window["window"], shown_window["utilization"], shown_window["cap"]) == ("five_hour", 0.85, 0.8)
+    assert shown_window["words"].startswith("claude 5-hour: 85% used, past your 80% cap · resets 2100-01-01")
+    assert feature["held"] == held["message"]
+    assert str(home / "agent-limits.json") in watched  # a loop's new reading redraws the page

@@ -18,6 +18,7 @@ from ralphloop.monitor.snapshot import Snapshot
 from ralphloop.monitor.words import calls_text, doing_text, iteration_text, safe, scoped, tokens_text, whole
 from ralphloop.plugins.formats import format_of
 from ralphloop.words.pace import cost_words, elapsed_words, eta_words, iteration_clock, last_output_words
+from ralphloop.words.windows import window_line
 
 # What each status word means at a glance: done green, waiting yellow, halted red; a run going on is calm cyan.
 STATUS_STYLES = {
@@ -106,6 +107,10 @@ def rows(snapshot: Snapshot, *, tall: bool) -> list[tuple[str, RenderableType]]:
     calls = calls_text(report, now)
     if calls is not None and (tall or " frees " in calls):
         found.append(("Calls", calls))
+    for window in report.get("windows") or ():  # the accounts' usage windows: share, cap, reset (issue 34)
+        cap, share = window.get("cap"), window.get("utilization")
+        past = isinstance(cap, int | float) and isinstance(share, int | float) and share >= cap
+        found.append(("Window", Text(window_line(window, now), style="red" if past else "")))
     circuit = circuit_text(report)
     if tall or circuit.plain != "CLOSED":
         found.append(("Circuit", circuit))

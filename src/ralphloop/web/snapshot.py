@@ -16,13 +16,15 @@ from datetime import datetime
 from ralphloop.agents.log_tail import log_tail, own_log
 from ralphloop.core.errors import RalphError
 from ralphloop.files.safe_read import shown_path
-from ralphloop.project.paths import RALPH_DIR, FeaturePaths, list_features
+from ralphloop.project.paths import RALPH_DIR, FeaturePaths, list_features, ralph_home
 from ralphloop.project.resolve import resolve_feature
 from ralphloop.state.fleet import fleet_paths, loop_feature_paths, read_fleet
 from ralphloop.state.report import gather
+from ralphloop.state.usage_windows import BOOK
 from ralphloop.words.figures import iteration_words, money
 from ralphloop.words.redact import redact_value
 from ralphloop.words.textsafe import strip_terminal_controls
+from ralphloop.words.windows import window_line
 
 TYPE_CHECKING = False
 if TYPE_CHECKING:
@@ -68,7 +70,10 @@ def features(root: str, selectors: list[str]) -> Features:
 def build(shown: list[FeaturePaths], now: datetime) -> tuple[dict[str, Any], list[str]]:
     """The page's snapshot, and the files it was read from (whose changes make the next one)."""
     watched: list[str] = [os.path.join(shown[0].project_root, RALPH_DIR)] if shown else []
+    watched.append(os.path.join(ralph_home(), BOOK))  # the usage windows every loop of the user writes
     views = [_feature(paths, watched) for paths in shown]
+    for view in views:  # each window in words (share, cap, reset), the page showing them as text
+        view["windows"] = [{**window, "words": window_line(window, now)} for window in view.get("windows", [])]
     project = os.path.basename(shown[0].project_root.rstrip(os.sep)) if shown else ""
     snapshot = {"now": now.isoformat(timespec="seconds"), "project": project, "features": views}
     return redact_value(_cleaned(snapshot)), watched
@@ -102,6 +107,7 @@ def _feature(paths: FeaturePaths, watched: list[str]) -> dict[str, Any]:
         total=_count(report["storiesTotal"]),
         cost=_money(report["costUsd"]),
         message=report["exitMessage"] or report["note"],
+        windows=report["windows"],
     )
     log = own_log(paths, report["logFile"])
     watched.append(log)
@@ -128,6 +134,8 @@ def _fleet(paths: FeaturePaths, fleet: dict[str, Any], view: dict[str, Any], wat
         cost=_money(fleet["costUsd"]),
         message=fleet["exitMessage"],
     )
+    held = fleet.get("held")  # past a cap on a usage window: no new loop starts (fleet/coordinator.py)
+    view["held"] = held.get("message") if isinstance(held, dict) else None
     view["fleet"] = {
         "parallel": fleet["parallel"],
         "target": fleet["target"],
@@ -154,7 +162,14 @@ def _fleet(paths: FeaturePaths, fleet: dict[str, Any], view: dict[str, Any], wat
                 "log": _log(log, report),
             }
         )
+        for window in report.get("windows") or ():  # the loops share their accounts: each window once
+            if not any(_same(window, seen) for seen in view.setdefault("windows", [])):
+                view["windows"].append(window)
     return view
+
+
+def _same(one: dict[str, Any], other: dict[str, Any]) -> bool:
+    return (one.get("account"), one.get("window")) == (other.get("account"), other.get("window"))
 
 
 def _loop_facts(report: dict[str, Any]) -> dict[str, Any]:
