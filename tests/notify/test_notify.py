@@ -144,6 +144,18 @@ def test_the_loops_own_question_says_waiting_for_your_answer_once() -> None:
     assert found.body == "waiting for your answer until 21:00: usage limit (Claude AI usage limit reached)"
 
 
+def test_a_hold_at_the_users_window_cap_notifies_as_a_usage_limit_once_per_reset() -> None:
+    until = WHEN + timedelta(hours=2)
+    said = "claude's 5-hour window is 55% used, at or past your cap of 50% (not the vendor's limit)"
+    found = notes(
+        Waiting("usage window", said, until, 7200.0, first=True),
+        Waiting("usage window", said, until, 7199.0),
+        Waiting("usage window", said, until, 7000.0, first=True),  # the same hold again: not news
+    )
+    assert [(note.event, note.body) for note in found] == [("usage_limit", f"{said} — waiting until 23:00")]
+    assert found[0].fields["resetsAt"] == "2026-11-21T04:00:00Z" and found[0].fields["limitKind"] == "window"
+
+
 def test_the_circuit_notifies_half_open_and_open_not_closed() -> None:
     found = notes(
         CircuitChanged("CLOSED", "HALF_OPEN", "no progress in 2 iterations"),

@@ -270,6 +270,7 @@ class CircuitChanged(Struct, frozen=True):
     guidance: str = ""  # what to check and how to reset, when it opened
 
 
+WINDOW_WAIT = "usage window"  # the Waiting kind of a hold at the user's cap on a usage window (engine/waits.py)
 ANSWER = "answer"  # the Waiting kind of the loop's question to the user (core/waiting.py)
 WAITING_WORDS = "waiting for your answer"  # what the question's Waiting says, after what it is about
 

@@ -7,7 +7,7 @@ from __future__ import annotations
 
 from msgspec import Struct
 
-from ralphloop.core.events import CircuitChanged, Slot, UsageAnswered
+from ralphloop.core.events import WINDOW_WAIT, CircuitChanged, Slot, UsageAnswered
 from ralphloop.core.exitcodes import ExitReason
 from ralphloop.core.limits import UsageLimit
 from ralphloop.core.waiting import ask_user, count_down
@@ -83,7 +83,7 @@ def _hold(run: Run, limit: UsageLimit) -> Decision | None:
     seconds = wait_for(limit, run.clock.now(), usage.margin_s, usage.fallback_wait_s)
     return (
         None
-        if wait(run, within(run.policy.budget, seconds, run.runtime()), "usage window", limit.message)
+        if wait(run, within(run.policy.budget, seconds, run.runtime()), WINDOW_WAIT, limit.message)
         else INTERRUPTED
     )
 

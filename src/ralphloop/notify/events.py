@@ -15,7 +15,15 @@ from typing import Any
 from msgspec import Struct
 from msgspec.structs import replace
 
-from ralphloop.core.events import WAITING_WORDS, CircuitChanged, IterationFinished, LoopEnded, RunStarted, Waiting
+from ralphloop.core.events import (
+    WAITING_WORDS,
+    WINDOW_WAIT,
+    CircuitChanged,
+    IterationFinished,
+    LoopEnded,
+    RunStarted,
+    Waiting,
+)
 from ralphloop.core.exitcodes import ExitReason
 from ralphloop.plugins.formats import format_of
 from ralphloop.words.redact import redact, secret_values
@@ -80,6 +88,11 @@ def note_for(
         seen = replace(seen, done=event.done)
     elif isinstance(event, Waiting) and event.kind == "answer" and event.first:
         note = _question(event, seen, env, local)
+    elif isinstance(event, Waiting) and event.kind == WINDOW_WAIT and event.first:
+        told = f"window@{_iso(event.until)}"
+        if told not in seen.limits:  # the same hold told again after a restart is not news
+            note = _window_hold(event, seen, env, local)
+            seen = replace(seen, limits=(*seen.limits[-9:], told))
     elif isinstance(event, CircuitChanged) and event.to_state in ("HALF_OPEN", "OPEN"):
         note = _circuit(event, seen, env)
     return (note if note and note.event in on else None), seen
@@ -196,6 +209,21 @@ def _usage_limit(
         "policy": policy,
         "storiesComplete": event.done,
         "storiesTotal": event.total,
+    }
+    return _note("usage_limit", safe_text(seen.feature, env, 80), body, fields)
+
+
+def _window_hold(event: Waiting, seen: Seen, env: Mapping[str, str], local: tzinfo | None) -> Note:
+    """Every agent past the user's cap on a usage window (issue 34): the loop waits for the window's reset."""
+    asked = event.until - timedelta(seconds=max(0.0, event.seconds_left))
+    said = safe_text(event.message, env)
+    body = f"{said} — waiting until {_local_words(event.until, asked, local)}"
+    fields = {
+        "limitKind": "window",
+        "limitMessage": said,
+        "resetsAt": _iso(event.until),
+        "resetsAtLocal": event.until.astimezone(local).isoformat(timespec="seconds"),
+        "policy": "wait",
     }
     return _note("usage_limit", safe_text(seen.feature, env, 80), body, fields)
 
