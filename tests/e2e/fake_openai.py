@@ -196,13 +196,18 @@ class FakeOpenAI(ScriptedServer[Request, Reply]):
     """The fake server: a ThreadingHTTPServer on 127.0.0.1 (free port) in a background thread.
 
     `turns` are consumed in order by `POST /v1/responses`; a turn may be a callable that receives the `Request`
-    and returns the reply.
+    and returns the reply. `headers` go with every answer.
     """
 
     path = "/v1"  # Codex's base_url ends in /v1
 
-    def __init__(self, turns: Sequence[Turn] = (), *, default: Reply | None = None) -> None:
+    def __init__(
+        self, turns: Sequence[Turn] = (), *, default: Reply | None = None, headers: Mapping[str, str] | None = None
+    ) -> None:
         super().__init__(turns, default or Message("Done."))
+        # added to every answer (e.g. the ChatGPT plan's `x-codex-primary-used-percent`, which Codex writes into its
+        # session file's rate_limits); a plain dict, so a test (or a turn) may change it between answers
+        self.headers: dict[str, str] = dict(headers or {})
 
 
 class _Handler(ScriptedHandler):
@@ -215,7 +220,7 @@ class _Handler(ScriptedHandler):
         return super()._parse(raw)
 
     def _own_headers(self) -> Mapping[str, str]:
-        return {"x-request-id": _new_id("req")}
+        return {"x-request-id": _new_id("req"), **self.fake.headers}
 
     def _answer(self, request: Request, reply: Reply | None, raw: bytes) -> None:
         if reply is None:
