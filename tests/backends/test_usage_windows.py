@@ -18,7 +18,7 @@ from hypothesis import strategies as st
 from ralphloop.agents.claude.limit_events import windows_of
 from ralphloop.agents.claude.parser import StreamJsonParser
 from ralphloop.agents.codex import session_file
-from ralphloop.core.limits import UsageWindow
+from ralphloop.core.limits import LimitWarning, UsageWindow
 from ralphloop.core.protocols import ProcessOutcome
 
 TYPE_CHECKING = False
@@ -176,6 +176,17 @@ def test_the_codex_parser_carries_them(tmp_path: Path) -> None:
     parser.feed((folder / "stdout").read_bytes())
     result = parser.finish(ProcessOutcome(exit_code=1, duration_s=1.0, stderr_tail=(folder / "stderr").read_text()))
     assert [window.name for window in result.windows] == ["five_hour", "seven_day"]
+
+
+def test_a_window_near_its_limit_warns_though_the_summary_says_allowed() -> None:
+    """Claude Code 2.1.329 (captured against the loopback API, the 5-hour window 92 % used an hour before its reset)
+    keeps the event's own status `allowed` and says `allowed_warning` in the window: `usage_limit.pause_at` reads it."""
+    run = FIXTURES / "claude" / "runs" / "claude_mock_oauth_unified_window_warning_streamjson"
+    parser = StreamJsonParser(NOW)
+    parser.feed((run / "stdout").read_bytes())
+    result = parser.finish(ProcessOutcome(exit_code=0, duration_s=1.0))
+    assert result.limit_warning == LimitWarning(0.92, epoch(1796602963), "five_hour")
+    assert result.usage_limit is None and [w.utilization for w in result.windows] == [0.92, 0.1]
 
 
 # --------------------------------------------------------------------------------------------------------------

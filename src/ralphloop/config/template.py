@@ -49,6 +49,7 @@ usage_limit:
   ask_timeout_seconds: 30   # ask: how long the question waits for an answer
   on_no_answer: exit        # ask: exit (code 2) or wait, when nobody answers
   margin_seconds: 60        # extra wait after the reset time the vendor gives
+  # windows: {five_hour: 0.8, seven_day: 0.5}   # your caps on the usage windows the agents report (--max-window)
 
 # Claude Code, the default agent (run as `claude -p --output-format stream-json --verbose`).
 # claude:

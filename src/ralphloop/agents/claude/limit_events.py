@@ -57,6 +57,11 @@ def _from_rate_limit_info(info: object) -> UsageLimit | LimitWarning | None:
         if resets_at is not None:
             message += f" · resets {resets_at:%Y-%m-%d %H:%M} UTC"
         return UsageLimit("claude", message, resets_at, kind, "rate_limit_event")
+    if status == "allowed":  # 2.1.329 keeps the summary "allowed" and warns in the window's own status
+        warned = windows_of({"type": "rate_limit_event", "rate_limit_info": info})
+        flagged = _warned_windows(info)
+        near = max((w for w in warned if w.name in flagged), key=lambda w: w.utilization, default=None)
+        return LimitWarning(near.utilization, near.resets_at, near.name) if near is not None else None
     if status == "allowed_warning":
         utilization = _fraction(info.get("utilization"))
         if utilization is None:
@@ -88,6 +93,18 @@ def windows_of(event: Mapping[str, Any]) -> tuple[UsageWindow, ...]:
         if window is not None:
             found[name] = window  # the list's own figures win over the event's summary
     return tuple(found[name] for name in sorted(found))
+
+
+def _warned_windows(info: Mapping[str, Any]) -> set[str]:
+    """The windows of `unifiedWindows` whose own status is `allowed_warning` (near their limit)."""
+    listed = info.get("unifiedWindows")
+    if not isinstance(listed, Mapping):
+        return set()
+    return {
+        name
+        for name, fields in listed.items()
+        if isinstance(name, str) and isinstance(fields, Mapping) and fields.get("status") == "allowed_warning"
+    }
 
 
 def _window(name: str, fields: Mapping[str, Any]) -> UsageWindow | None:
