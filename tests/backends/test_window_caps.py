@@ -155,3 +155,35 @@ def test_the_book_keeps_what_the_cli_reported_per_account(tmp_path: Path, home: 
     assert {name: r.window.utilization for name, r in readings.items()} == {"five_hour": 0.3, "seven_day": 0.1}
     assert readings["seven_day"].window.resets_at == datetime(2027, 1, 7, tzinfo=UTC)
     assert replace(readings["five_hour"], read_at=START) == readings["five_hour"]
+
+
+def test_a_run_that_begins_with_its_first_agent_past_a_cap_says_so_at_its_first_call(
+    tmp_path: Path, home: Path
+) -> None:
+    clock = FakeClock(start=START)
+    first = chain(tmp_path, clock, ["five_hour=50%"])
+    note(first, 0, clock, UsageWindow("five_hour", 0.7, FIVE_HOUR_RESET))  # another loop's reading
+    agent = chain(tmp_path / "again", clock, ["five_hour=50%"])
+    told: list[str] = []
+    agent.tell = told.append
+    agent.command(request())
+    assert agent.name == "codex" and len(told) == 1 and "claude's 5-hour window is 70% used" in told[0]
+
+
+def test_start_at_reset_is_when_the_first_agents_account_is_free_again(tmp_path: Path, home: Path) -> None:
+    from ralphloop.agents.agent_limits import Limited
+
+    clock = FakeClock(start=START)
+    agent = chain(tmp_path, clock, ["five_hour=50%"])
+    assert agent.next_reset(clock.now()) is None  # nothing known
+    note(
+        agent,
+        0,
+        clock,
+        UsageWindow("five_hour", 0.2, FIVE_HOUR_RESET),
+        UsageWindow("seven_day", 0.9, START + timedelta(days=3)),
+    )
+    assert agent.next_reset(clock.now()) == FIVE_HOUR_RESET  # the capped window (seven_day has no cap)
+    vendor = START + timedelta(hours=5)
+    agent.book.mark(account_key(agent.agents[0]), Limited(vendor, "usage_limit", "limited"), START)
+    assert agent.next_reset(clock.now()) == vendor  # refused by its vendor until then

@@ -142,8 +142,7 @@ def test_start_at_reset_waits_for_the_capped_windows_reset_before_the_first_call
     starts = [event for event in events if isinstance(event, Waiting) and event.kind == "start"]
     assert starts and starts[0].until == RESET and "--start-at reset" in starts[0].message
     assert outcome.reason is ExitReason.COMPLETE and len(runner.launches) == 1
-    kept = json.loads((project / ".ralph" / "feat" / ".start_at.json").read_text())
-    assert (kept["spec"], kept["at"]) == ("reset", "2027-01-01T02:00:00+00:00")
+    assert not (project / ".ralph" / "feat" / ".start_at.json").exists()  # spent once the run ended
 
 
 def test_status_shows_each_window_of_the_runs_account_with_its_cap(project: Path, home: Path) -> None:
@@ -234,3 +233,38 @@ def test_the_report_gives_each_storys_share_of_each_window_and_charts_them_with_
     report("--html", str(page))
     html = page.read_text()
     assert 'id="chart-windows"' in html and "claude 5-hour cap 90%" in html
+
+
+def test_the_wait_for_start_at_is_not_the_runtime_budgets(project: Path, home: Path) -> None:
+    prd = feature(project, count=2)
+    clock = FakeClock(start=START)
+    paced(project, [call(0.3, passing(prd, "S-1"))], clock, "exit")  # the book learns the 5-hour reset: 2 h away
+    events: list[object] = []
+    runner = ReplayRunner([call(0.1, passing(prd, "S-1", "S-2"))])
+    cancel = CancelToken()
+    flags: dict[str, tuple[Any, str]] = {
+        "agent": ("claude", "--agent"),
+        "usage_windows": (["five_hour=50%"], "--max-window"),
+        "max_runtime_s": ("30m", "--max-runtime"),
+    }
+    request = RunRequest(feature="feat", flags=flags, archive=False, start_at="reset")
+    built = build_run(str(project), request, clock=clock, sinks=[events.append], cancel=cancel, runner=runner)
+    try:
+        outcome = run_loop(built.run)
+    finally:
+        cancel.close()
+    assert outcome.reason is ExitReason.COMPLETE, outcome.message  # 2 hours waited, 30 minutes of budget
+    assert clock.now() >= RESET
+
+
+def test_a_calls_share_after_its_window_reset_counts_from_the_new_window(project: Path, home: Path) -> None:
+    prd = feature(project, count=2)
+    clock = FakeClock(start=START)
+    paced(project, [call(0.6, passing(prd, "S-1"))], clock, "exit", caps=["five_hour=90%"])
+    clock.advance(timedelta(hours=3).total_seconds())  # past the window's reset: a new window began
+    later = call(0.1, passing(prd, "S-1", "S-2"))
+    later = replace(later, stdout=later.stdout.replace(b"1798768800", b"1798786800"))  # the next window's reset
+    paced(project, [later], clock, "exit", caps=["five_hour=90%"])
+    lines = [json.loads(line) for line in (prd.parent / "ralph_metrics.jsonl").read_text().splitlines()]
+    five_hour = lines[-1]["windows"]["five_hour"]
+    assert five_hour == {"utilization": 0.1, "resetsAt": "2027-01-01T07:00:00Z", "before": 0.0}

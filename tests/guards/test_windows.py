@@ -27,7 +27,9 @@ def test_caps_are_read_from_flags_a_string_and_config_in_every_spelling() -> Non
 
 def test_a_window_without_its_own_cap_takes_alls_and_none_without_either() -> None:
     caps = parse_caps(["all=90%", "seven_day=50%"])
-    assert (caps.of("seven_day"), caps.of("five_hour"), caps.of("seven_day_opus")) == (0.5, 0.9, 0.9)
+    assert (caps.of("seven_day"), caps.of("five_hour"), caps.of("300_minutes")) == (0.5, 0.9, 0.9)
+    assert caps.of("seven_day_opus") is None  # one model's window: capped only by name
+    assert parse_caps(["all=90%", "seven_day_opus=50%"]).of("seven_day_opus") == 0.5
     assert parse_caps(["five_hour=80%"]).of("seven_day") is None
     assert not WindowCaps() and caps
 

@@ -72,3 +72,49 @@ def test_a_damaged_or_hostile_kept_file_is_decided_anew(tmp_path: Path) -> None:
     path.symlink_to("/dev/zero")
     assert starting(tmp_path, "reset", NOW + timedelta(hours=2)).due(NOW) == NOW + timedelta(hours=2)
     assert not path.is_symlink() and json.loads(path.read_text())["spec"] == "reset"  # the link replaced, not followed
+
+
+def test_one_flag_in_any_spelling_and_a_kept_instant_no_flag_could_have_decided_is_decided_anew(
+    tmp_path: Path, utc: None
+) -> None:
+    assert check_start(" 2:00 ") == "02:00" and check_start("RESET") == "reset"
+    first = starting(tmp_path, "2:00").due(NOW)
+    assert starting(tmp_path, "02:00").due(NOW + timedelta(hours=1)) == first  # the same flag
+    path = tmp_path / ".start_at.json"
+    path.write_text(json.dumps({"spec": "02:00", "at": "2099-01-01T02:00:00+00:00"}))  # an agent's, or damage
+    assert starting(tmp_path, "02:00").due(NOW) == datetime(2027, 1, 2, 2, 0, tzinfo=UTC)
+
+
+def test_a_run_that_ends_clears_its_instant_and_an_interrupted_one_keeps_it(tmp_path: Path, utc: None) -> None:
+    from ralphloop.core.events import LoopEnded, Tally
+    from ralphloop.core.exitcodes import ExitReason
+
+    def ended(reason: ExitReason) -> LoopEnded:
+        return LoopEnded("r", reason, "", Tally(), 0.0, 0, 0, NOW)
+
+    start = starting(tmp_path, "02:00")
+    start.due(NOW)
+    path = tmp_path / ".start_at.json"
+    start(ended(ExitReason.INTERRUPTED))
+    assert path.exists()  # Ctrl+C: started again, it waits for the same instant
+    start(ended(ExitReason.USAGE_WINDOW))
+    assert not path.exists()  # spent: the same flag the next evening means that evening
+    start(ended(ExitReason.COMPLETE))  # nothing left to clear: no error
+
+
+def test_a_time_of_day_follows_the_zones_rules_across_a_daylight_saving_change(monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setenv("TZ", "Europe/Berlin")
+    time.tzset()
+    try:
+        before_change = datetime(2027, 3, 27, 21, 0, tzinfo=UTC)  # 22:00 CET, the night clocks go forward
+        at = StartAt("09:00", "/nonexistent/x", lambda now: None, lambda text: None)
+        assert _next(at, before_change).astimezone().strftime("%H:%M %Z") == "09:00 CEST"
+    finally:
+        monkeypatch.undo()
+        time.tzset()
+
+
+def _next(start: StartAt, now: datetime) -> datetime:
+    from ralphloop.state.start_at import _next_time_of_day
+
+    return _next_time_of_day(start.spec, now)

@@ -75,19 +75,20 @@ class LimitBook:
         if _utc(limited.until) <= moment:
             return
         mark = Limited(_utc(limited.until), limited.kind, limited.message[:_MAX_TEXT])
-        self._change(moment, "the agent's limit", lambda limits, windows: limits.__setitem__(key, mark))
+        self._change(moment, "the agent's limit", lambda limits, windows, had: limits.__setitem__(key, mark))
 
     def note(self, key: str, windows: tuple[UsageWindow, ...], now: datetime) -> tuple[UsageWindow, ...]:
         """Record the windows a call of `key` reported just now (each replaces what was known of its name); the
-        same windows as the book knew them before (not reset by now), read under the same lock."""
+        same windows as the book last had them, read under the same lock (one whose reset has passed too: the
+        reading of a window before it began again)."""
         moment = _utc(now)
         read = {window.name: WindowReading(_window_utc(window), moment) for window in windows}
         before: list[UsageWindow] = []
 
-        def put(limits: dict[str, Limited], known: dict[str, dict[str, WindowReading]]) -> None:
-            had = known.get(key, {})
-            before.extend(had[name].window for name in read if name in had)
-            known[key] = {**had, **read}
+        def put(limits: dict[str, Limited], known: Windows, had: Windows) -> None:
+            last = had.get(key, {})
+            before.extend(last[name].window for name in read if name in last)
+            known[key] = {**known.get(key, {}), **read}
 
         if read:
             self._change(moment, "the agent's usage windows", put)
@@ -98,15 +99,18 @@ class LimitBook:
         check_file(self.path + ".lock", f"{self.path}.lock (the agents' limits lock)", cap=4096, follow=False)
         self._read()
 
-    def _change(self, moment: datetime, what: str, edit: Callable[[dict[str, Limited], Windows], None]) -> None:
-        """Read, `edit`, and replace the file whole, under the lock: the expired marks and windows dropped."""
+    def _change(
+        self, moment: datetime, what: str, edit: Callable[[dict[str, Limited], Windows, Windows], None]
+    ) -> None:
+        """Read, `edit` (the marks and windows that hold, and every window as read), and replace the file whole,
+        under the lock: the expired marks and windows dropped."""
         try:
             os.makedirs(os.path.dirname(self.path) or ".", mode=0o700, exist_ok=True)
             with held(self.path + ".lock"):
                 limits, windows = self._read()
                 kept = {key: mark for key, mark in limits.items() if mark.until > moment}
                 known = _current(windows, moment)
-                edit(kept, known)
+                edit(kept, known, windows)
                 newest = sorted(kept.items(), key=lambda item: item[1].until)[-_MAX_KEYS:]
                 latest = sorted(known.items(), key=lambda item: max(r.read_at for r in item[1].values()))
                 body = {

@@ -27,7 +27,7 @@ from msgspec.structs import replace
 
 from ralphloop.agents.agent_limits import LimitBook, Limited, Windows
 from ralphloop.core.errors import RalphError
-from ralphloop.core.limits import UsageLimit
+from ralphloop.core.limits import UsageLimit, WindowReading
 from ralphloop.core.protocols import (
     Agent,
     AgentCommand,
@@ -72,12 +72,14 @@ class FailoverAgent(AgentDefaults):
         self._margin_s = margin_s  # a limit ends this long after the vendor's reset (usage_limit.margin_seconds)
         self._out: dict[str, str] = {}  # account → why it cannot work in this run (a failed login, no credit)
         self._memory: dict[str, Limited] = {}  # this run's own marks: they hold when the book cannot be read or written
+        self._read: Windows = {}  # this run's own window readings, likewise: its caps hold without the book
         self._last: Agent | None = None  # whose result came last (its session is the one worth resuming)
         self.warn: Callable[[str], None] = lambda message: None  # the run's warnings (set by start/build.py)
         self.tell: Callable[[str], None] = lambda message: None  # the run's notices (set by start/build.py)
         self._warned = False
         self._unwritten = False  # the book could not be written, and the run was told
-        self._capped_now: Capped | None = None  # the cap the last choice passed over, to tell the user once
+        self._capped_now: Capped | None = None  # the cap the last choice passed over
+        self._told: tuple[str, str] | None = None  # the last cap the user was told of (account, window)
         self.missing: str | None = next((a.missing for a in self.agents if a.missing), None)
         self.commits = all(a.commits for a in self.agents)  # else ralph commits for them
         # the files every member's CLI keeps in the repository (aider's caches), kept out of git from the start
@@ -87,9 +89,12 @@ class FailoverAgent(AgentDefaults):
         self.permissions = self.current.permissions
 
     def command(self, request: AgentRequest) -> AgentCommand:
-        before, self.current = self.current, self._choose()
-        if self.current is not before and self._capped_now is not None:
-            self.tell(f"{self._capped_now.limit().message}: this iteration runs on {self.current.name}")
+        self.current = self._choose()
+        passed = self._capped_now
+        told = (passed.account, passed.reading.window.name) if passed is not None else None
+        if told is not None and told != self._told and passed is not None:  # once per cap passed over
+            self.tell(f"{passed.limit().message}: this iteration runs on {self.current.name}")
+        self._told = told
         self.name = self.current.name
         self.permissions = self.current.permissions
         return self.current.command(self._request(request))
@@ -123,10 +128,11 @@ class FailoverAgent(AgentDefaults):
         """When the first agent's account next has a window reset (`--start-at reset`): the window past its cap,
         else the first capped window to reset, else (no caps) the first window to reset; None: none known."""
         key = account_key(self.agents[0])
-        readings = self._book(now)[1].get(key, {})
+        limited, known = self._book(now)
+        readings = known.get(key, {})
         held = capped(self.agents[0].name, key, readings, self.caps, now, self._fallback_s)
-        if held is not None:
-            return held.until
+        if held is not None or key in limited:  # past a cap, or refused by its vendor: when that ends
+            return max(held.until if held else now, limited[key].until if key in limited else now)
         capped_ones = [r for name, r in readings.items() if not self.caps or self.caps.of(name) is not None]
         return min((r.window.resets_at for r in capped_ones if r.window.resets_at is not None), default=None)
 
@@ -153,9 +159,15 @@ class FailoverAgent(AgentDefaults):
                 self._warned = True
                 self.warn(f"{exc}; failover goes on with this run's own limits")
             found, readings = {}, {}
-        for key, mark in self._memory.items():  # the later end of a limit wins
+        for key, mark in list(self._memory.items()):  # the later end of a limit wins
             if mark.until > now and (key not in found or mark.until > found[key].until):
                 found[key] = mark
+        for key, own in list(self._read.items()):  # the later reading of a window wins
+            theirs = readings.setdefault(key, {})
+            for name, reading in own.items():
+                live = reading.window.resets_at is None or reading.window.resets_at > now
+                if live and (name not in theirs or reading.read_at > theirs[name].read_at):
+                    theirs[name] = reading
         return found, readings
 
     def _choose(self, *, strict: bool = False) -> Agent:
@@ -225,12 +237,14 @@ class FailoverAgent(AgentDefaults):
         cannot be written is warned about once); the result with what the book knew of them before."""
         if not result.windows:
             return result
+        own = self._read.setdefault(key, {})
+        own.update({window.name: WindowReading(window, now) for window in result.windows})
         try:
             return replace(result, windows_before=self.book.note(key, result.windows, now))
         except RalphError as exc:
-            if not self._unwritten:
+            if not self._unwritten:  # one word of a book that cannot be written is enough
                 self._unwritten = True
-                self.warn(f"{exc}; the usage windows this run's calls report are not kept")
+                self.warn(f"{exc}; this run keeps its calls' usage windows itself (other loops do not see them)")
         return result
 
     def _until(self, result: AgentResult, now: datetime) -> datetime:

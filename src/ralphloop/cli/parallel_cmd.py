@@ -17,7 +17,7 @@ from ralphloop.core.cancel import CancelToken
 from ralphloop.core.errors import RalphError
 from ralphloop.core.exitcodes import ExitReason
 from ralphloop.core.file_task import FileTask
-from ralphloop.core.protocols import SystemClock
+from ralphloop.core.protocols import SystemClock, iso
 from ralphloop.engine.run import Run
 from ralphloop.files.store import RunLock
 from ralphloop.fleet import gitops
@@ -30,16 +30,17 @@ from ralphloop.guards.budget import Budget
 from ralphloop.hooks.runner import HookRunner
 from ralphloop.plugins.formats import Format, detect, format_of
 from ralphloop.project.paths import RALPH_DIR, FeaturePaths, list_features
-from ralphloop.start.build import RunRequest, build_run
+from ralphloop.start.build import RunRequest, build_run, start_at_for
 from ralphloop.tasks.sources import open_source
 from ralphloop.words.argv import run_flags, without
+from ralphloop.words.figures import local_time
 from ralphloop.words.textsafe import strip_terminal_controls
 from ralphloop.workspace import git
 from ralphloop.workspace.gitignore import keep_out_of_git
 from ralphloop.workspace.worktree_lock import WorktreeLock
 
 # what each loop is told by its coordinator, never repeated from the user's words
-_COORDINATOR_FLAGS = ("--parallel", "-s", "--story", "--resume-from", "-l", "--log-file")
+_COORDINATOR_FLAGS = ("--parallel", "-s", "--story", "--resume-from", "-l", "--log-file", "--start-at")
 _COORDINATOR_SWITCHES = ("--monitor", "-d", "--dry-run", "--child", "--no-archive")
 
 
@@ -119,7 +120,9 @@ def _coordinate(
                     flush=True,
                 )
             print(f"Up to {args.parallel} loops at once.", flush=True)
-            reason = coordinate(fleets)
+            reason = coordinate(fleets) if _started_at(fleets[0]) else ExitReason.INTERRUPTED
+            if reason is not ExitReason.INTERRUPTED and fleets[0].start_at is not None:
+                fleets[0].start_at.clear()  # spent: the same flag another day means that day
     finally:
         for number, handler in previous.items():
             signal.signal(number, handler)
@@ -130,6 +133,21 @@ def _coordinate(
         command = shlex.join(["ralph", "run", *run_flags(argv, target)])
         print(f"To continue, run: {command}" + "".join(f" {fleet.paths.flag}" for fleet in fleets if fleet.paths.flag))
     return reason.exit_code
+
+
+def _started_at(fleet: Fleet) -> bool:
+    """`--start-at`: wait for its instant before any loop starts (fleet.json says so); False when interrupted."""
+    at = fleet.start_at.due(fleet.clock.now()) if fleet.start_at is not None else None
+    if at is None or fleet.start_at is None:
+        return True
+    said = f"--start-at {fleet.start_at.spec}: starting at {local_time(at)}"
+    _say(f"⏳ {said} (Ctrl+C to stop)")
+    fleet.book.write(held={"message": said, "until": iso(at)})
+    while not fleet.cancel.is_set() and (left := (at - fleet.clock.now()).total_seconds()) > 0:
+        fleet.clock.sleep(min(left, 60.0), fleet.cancel.fileno())
+        fleet.cancel.quiet()  # woken by a signal that did not cancel: wait on
+    fleet.book.write(held=None)
+    return not fleet.cancel.is_set()
 
 
 def _say(text: str) -> None:
@@ -214,6 +232,7 @@ def _fleet(
     fleet.bring_in = fleet.bring_in_now()
     fleet.budget = run.policy.budget
     fleet.held, fleet.stop_when_held = run.agent.held, run.policy.usage.action == "exit"
+    fleet.start_at = start_at_for(args.start_at, paths.start_at, run.agent, _say)
     fleet.limits = run.policy.limits
     if built.settings.git.merge_resolve == "agent":
         fleet.resolver, fleet.runner = run.agent, run.runner

@@ -71,7 +71,7 @@ def command(args: argparse.Namespace, argv: list[str]) -> int:
         terminal=someone_to_ask(terminal, args.on_usage_limit),
         dry_run=args.dry_run,
         argv=tuple(argv),
-        start_at=check_start(args.start_at) if args.start_at is not None else None,
+        start_at=args.start_at,
     )
     renderer = TerminalRenderer.for_terminal(args.verbose)
     cancel = CancelToken()
@@ -177,7 +177,9 @@ def _story_spec_spellings(args: argparse.Namespace, root: str, target: str | Non
 
 
 def _check_flags(args: argparse.Namespace, target: str | None, iterations: str | None) -> None:
-    """Flags that contradict each other, before anything is read."""
+    """Flags that contradict each other, or say nothing that can be, before anything is read."""
+    if args.start_at is not None:
+        args.start_at = check_start(args.start_at)  # one spelling ("2:00" is "02:00"), with --parallel too
     if target and args.feature:
         raise RalphError(f"give the feature once: either FEATURE ({target}) or -f/--feature ({args.feature})")
     if iterations is not None and args.max_iterations is not None:

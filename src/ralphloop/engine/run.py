@@ -46,8 +46,8 @@ class Run(Struct, frozen=True):
     recovered: tuple[object, ...] = ()  # what a killed run left to record (start/recover.py), once this one started
 
     def runtime(self) -> float:
-        """Seconds since the run began (what the runtime budget counts)."""
-        return self.clock.monotonic() - self.started
+        """Seconds since the run began, less the wait for --start-at (what the runtime budget counts)."""
+        return self.clock.monotonic() - self.started - (self.start_at.waited_s if self.start_at else 0.0)
 
     def now(self) -> str:
         """The time now, as every record writes it."""

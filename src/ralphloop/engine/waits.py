@@ -34,8 +34,10 @@ def guards_before(run: Run, state: LoopState) -> Cleared | Decision:
     the budgets, then a rate-limit slot. A Decision when the loop must stop instead."""
     at = run.start_at.due(run.clock.now()) if run.start_at is not None else None
     if at is not None and run.start_at is not None:
-        said = f"--start-at {run.start_at.spec}: starting at {local_time(at)}"
-        if not wait(run, (at - run.clock.now()).total_seconds(), "start", said):
+        said, began = f"--start-at {run.start_at.spec}: starting at {local_time(at)}", run.clock.monotonic()
+        waited = wait(run, (at - run.clock.now()).total_seconds(), "start", said)
+        run.start_at.waited_s += run.clock.monotonic() - began  # not the runtime budget's
+        if not waited:
             return INTERRUPTED
     config = run.policy.breaker
     while True:

@@ -28,6 +28,7 @@ if TYPE_CHECKING:
     from ralphloop.core.runner import ProcessLimits, Runner
     from ralphloop.fleet.budget import Spending
     from ralphloop.guards.budget import Budget
+    from ralphloop.state.start_at import StartAt
 
 FLEET_ENV = "RALPH_FLEET_RUN"  # the coordinator's run id, in the environment of everything it starts
 
@@ -75,6 +76,7 @@ class Fleet:
     # failover chain's `held`), and whether the usage-limit policy then stops the run (exit) rather than waits
     held: Callable[[datetime], UsageLimit | None] | None = None
     stop_when_held: bool = False
+    start_at: StartAt | None = None  # --start-at: no loop starts before it (the coordinator waits, not each loop)
     _stories: tuple[int, list[FileTask]] | None = None  # the stories as read at a version of the target
     _version: int = 0
 

@@ -77,12 +77,13 @@ def _loop(fleets: list[Fleet], merger: Merger) -> ExitReason:
             lead.say(f"■ Budget: {why}: every loop is stopped")
             return ExitReason.BUDGET
         held = _held(fleets)
-        if held is not None and lead.stop_when_held and not any(fleet.handles for fleet in fleets):
-            return ExitReason.USAGE_WINDOW  # --on-usage-limit exit: every loop ended, and none may start
         if held is None:
             _start_ready(fleets)
-        idle = not merger.busy and not any(fleet.queue for fleet in fleets)
-        if idle and not any(fleet.handles for fleet in fleets) and not any(_ready(fleet) for fleet in fleets):
+        idle = not merger.busy and not any(fleet.queue for fleet in fleets)  # a merge calls no agent: never held
+        waiting = any(_ready(fleet) for fleet in fleets)
+        if held is not None and lead.stop_when_held and idle and waiting and not any(f.handles for f in fleets):
+            return ExitReason.USAGE_WINDOW  # --on-usage-limit exit: stories are ready, and no loop may start
+        if idle and not any(fleet.handles for fleet in fleets) and not waiting:
             outcomes = {_outcome(fleet) for fleet in fleets}
             if outcomes == {ExitReason.COMPLETE}:
                 return ExitReason.COMPLETE
@@ -223,7 +224,7 @@ def _poll(fleet: Fleet) -> bool:
             fleet.queue.append(story)  # collected in the queue's turn: a freed slot is filled first
             queued = True
             fleet.say(f"✓ {fleet.label(story)} passes in its loop: queued to merge")
-        elif fleet.cancel.is_set() or code in (130, -2, -15) or (code == 2 and _held([fleet]) is not None):
+        elif fleet.cancel.is_set() or code in (130, -2, -15) or _stopped_at_a_cap(fleet, story, code):
             # stopped, or held by a usage window's cap: the story is worked again once the window resets
             fleet.book.set(story, state="stopped", pid=None, endedAt=fleet.book.now())
         else:
@@ -336,6 +337,14 @@ def _free(fleet: Fleet, story: str) -> None:
     slot = fleet.book.loop(story).get("slot")
     if isinstance(slot, int):
         fleet.slots.pop(slot, None)
+
+
+def _stopped_at_a_cap(fleet: Fleet, story: str, code: int) -> bool:
+    """The loop stopped at the user's cap on a usage window (its own word: status.json's exit reason)."""
+    if code != ExitReason.USAGE_WINDOW.exit_code:
+        return False
+    status = read_json_object(fleet.loop_paths(story).status) or {}
+    return status.get("exitReason") == ExitReason.USAGE_WINDOW.value
 
 
 def _child_reason(fleet: Fleet, story: str, code: int) -> str:

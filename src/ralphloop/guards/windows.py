@@ -24,6 +24,7 @@ ALL = "all"  # the cap of every window not named
 KNOWN = ("five_hour", "seven_day", "seven_day_opus", "seven_day_sonnet")
 _NAME = lazy(r"(?:all|five_hour|seven_day(?:_[a-z0-9]+)*|[1-9][0-9]{0,5}_minutes)")
 _MAX_CAPS = 32
+_MODEL_WINDOW = "seven_day_"  # Claude's windows of one model: seven_day_opus, seven_day_sonnet
 
 
 class WindowCaps(Struct, frozen=True):
@@ -35,9 +36,10 @@ class WindowCaps(Struct, frozen=True):
         return bool(self.shares)
 
     def of(self, name: str) -> float | None:
-        """The cap of window `name`: its own, else `all`'s, else None (no cap)."""
+        """The cap of window `name`: its own, else `all`'s, else None (no cap). `all` leaves out a model's own
+        window (`seven_day_opus`): a run on another model does not spend it; name it to cap it."""
         found = dict(self.shares)
-        return found.get(name, found.get(ALL))
+        return found.get(name, None if name.startswith(_MODEL_WINDOW) else found.get(ALL))
 
     def words(self) -> str:
         """As the flag spells them: "five_hour=80%, seven_day=50%"."""

@@ -90,7 +90,7 @@ def note_for(
         note = _question(event, seen, env, local)
     elif isinstance(event, Waiting) and event.kind == WINDOW_WAIT and event.first:
         told = f"window@{_iso(event.until)}"
-        if told not in seen.limits:  # the same hold told again after a restart is not news
+        if told not in seen.limits:  # the same hold again in this run (after a wait that ended in it) is not news
             note = _window_hold(event, seen, env, local)
             seen = replace(seen, limits=(*seen.limits[-9:], told))
     elif isinstance(event, CircuitChanged) and event.to_state in ("HALF_OPEN", "OPEN"):

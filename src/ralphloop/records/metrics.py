@@ -27,6 +27,7 @@ if TYPE_CHECKING:
 METRICS_NAME = "ralph_metrics.jsonl"
 SCHEMA_VERSION = METRICS_LINE.version
 
+_SAME_WINDOW_S = 600  # far below any window's length (5 hours and more)
 UNCOUNTED = ("interrupted", "usage-limit", "api-error")  # lines written before `counted` was: their outcome tells
 USAGE_KEYS = ("input_tokens", "output_tokens", "cache_creation_tokens", "cache_read_tokens", "total_tokens")
 
@@ -120,7 +121,7 @@ def _windows(result: AgentResult) -> dict[str, dict[str, Any]]:
     found: dict[str, dict[str, Any]] = {}
     for window in result.windows:
         prior = before.get(window.name)
-        same = prior is not None and prior.resets_at == window.resets_at
+        same = prior is not None and _same_window(prior.resets_at, window.resets_at)
         found[window.name] = {
             "utilization": window.utilization,
             "resetsAt": iso(window.resets_at) if window.resets_at else None,
@@ -271,6 +272,14 @@ def _looks_cut(row: bytes) -> bool:
     except (ValueError, RecursionError):  # nested too deeply, a number of 4,300+ digits: whole, and wrong
         return False
     return False
+
+
+def _same_window(one: Any, other: Any) -> bool:
+    """Two readings of one window, not of one before it reset and the next: the same reset, give or take the
+    minutes a vendor's "resets in N seconds" moves by between two calls."""
+    if one is None or other is None:
+        return one is other
+    return bool(abs((one - other).total_seconds()) < _SAME_WINDOW_S)
 
 
 def line_of(

@@ -8,7 +8,7 @@ from __future__ import annotations
 
 import os
 import shlex
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping
 from types import MappingProxyType
 from typing import Any
 
@@ -172,6 +172,9 @@ def build_run(
         SignalRecords(paths.response_analysis, paths.exit_signals),
         EventLog(paths.events, clock.now),
     ]
+    start_at = start_at_for(request.start_at, paths.start_at, agent, lambda text: emit(Notice("info", text)))
+    if start_at is not None:
+        records.append(start_at)  # it clears its file when the run ends
     emit = _fan_out(records, sinks if sinks is not None else [])
     runner = runner if runner is not None else LocalRunner()
     run = Run(
@@ -202,7 +205,7 @@ def build_run(
         started=clock.monotonic(),
         resume=resume_command(request, paths),
         ask=ask if policy.usage.action == "ask" else None,
-        start_at=_start_at(request, paths, agent, emit),
+        start_at=start_at,
     )
     # a damaged breaker file stopped the run in the check (--reset-circuit is what mends it)
     run.ledger.check()  # so does a damaged call ledger, or a FIFO or a link in its place or its lock's
@@ -253,12 +256,12 @@ def _pacing(agent: object, policy: Policy) -> dict[str, Any] | None:
     return {"accounts": accounts, "caps": dict(policy.usage.windows.shares)}
 
 
-def _start_at(request: RunRequest, paths: FeaturePaths, agent: object, emit: EventSink) -> StartAt | None:
+def start_at_for(spec: str | None, path: str, agent: object, tell: Callable[[str], None]) -> StartAt | None:
     """`--start-at`: the instant decided when the loop first asks (a reset, from the failover chain's book)."""
-    if request.start_at is None:
+    if spec is None:
         return None
     next_reset = agent.next_reset if isinstance(agent, FailoverAgent) else lambda now: None
-    return StartAt(request.start_at, paths.start_at, next_reset, lambda text: emit(Notice("info", text)))
+    return StartAt(spec, path, next_reset, tell)
 
 
 def _carried(saved: RunState) -> LoopState:
