@@ -138,7 +138,7 @@ class FailoverAgent(AgentDefaults):
 
     def _blocks(self, now: datetime, *, strict: bool = False) -> dict[str, tuple[datetime, Capped | None]]:
         """Every account that may not be called at `now`, until when, and the cap that holds it (None: a limit)."""
-        limited, readings = self._book(now, strict=strict)
+        limited, readings = self._book(now, strict=strict, windows=bool(self.caps))
         blocks: dict[str, tuple[datetime, Capped | None]] = {key: (mark.until, None) for key, mark in limited.items()}
         for agent in self.agents if self.caps else ():
             key = account_key(agent)
@@ -147,11 +147,11 @@ class FailoverAgent(AgentDefaults):
                 blocks[key] = (held.until, held)
         return blocks
 
-    def _book(self, now: datetime, *, strict: bool = False) -> tuple[dict[str, Limited], Windows]:
+    def _book(self, now: datetime, *, strict: bool = False, windows: bool = True) -> tuple[dict[str, Limited], Windows]:
         """The shared book at `now` (the marks with this run's own, the windows). Mid-run, a book that cannot be
         read is warned about once and this run's marks go on alone; before the run, it stops it."""
-        try:
-            found, readings = self.book.read(now)
+        try:  # the windows matter to caps (and --start-at reset): without them, the marks alone are read
+            found, readings = self.book.read(now) if windows else (self.book.active(now), {})
         except RalphError as exc:
             if strict:
                 raise
@@ -162,7 +162,7 @@ class FailoverAgent(AgentDefaults):
         for key, mark in list(self._memory.items()):  # the later end of a limit wins
             if mark.until > now and (key not in found or mark.until > found[key].until):
                 found[key] = mark
-        for key, own in list(self._read.items()):  # the later reading of a window wins
+        for key, own in list(self._read.items()) if windows else ():  # the later reading of a window wins
             theirs = readings.setdefault(key, {})
             for name, reading in own.items():
                 live = reading.window.resets_at is None or reading.window.resets_at > now
