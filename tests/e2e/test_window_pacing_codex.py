@@ -101,3 +101,29 @@ def test_failover_moves_to_the_agent_with_headroom_before_any_refusal(
     assert [line["agent"] for line in lines] == ["claude", "codex"]
     assert "claude's 5-hour window is 55% used" in done.stdout and "runs on codex" in done.stdout
     assert (project / "S-1.txt").exists()
+
+
+def test_codex_with_wait_waits_for_the_windows_reset_then_goes_on(
+    project: Path, feature: Path, ralph: RalphRunner, tmp_path: Path, ralph_env: dict[str, str], codex_bin: str
+) -> None:
+    use_codex(project, codex_bin)
+    reset = int(time.time()) + 5  # the fake plan's 5-hour window resets in a few seconds
+    with FakeOpenAI() as fake:
+        env = codex_env(tmp_path / "codex-home", fake, ralph_env, MODEL)
+
+        def answer(share: float, resets: int) -> object:
+            def reply(request: Request) -> Reply:
+                fake.headers.clear()
+                fake.headers.update(plan_headers(share, resets))
+                return Message("Working on it.")
+
+            return reply
+
+        fake.add_turns(answer(80, reset), answer(5, reset + 5 * 3600))
+        started = time.monotonic()
+        done = run(ralph, env, "--max-window", "five_hour=50%", "--on-usage-limit", "wait", "-n", "2")
+        assert len(fake.main_requests) == 2
+    assert done.returncode == 1, done.stdout + done.stderr  # -n 2: both calls made, the second after the reset
+    assert time.monotonic() - started >= 3
+    events = (feature / "events.jsonl").read_text()
+    assert "usage window" in events and "80% used" in events

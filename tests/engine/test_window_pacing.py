@@ -268,3 +268,33 @@ def test_a_calls_share_after_its_window_reset_counts_from_the_new_window(project
     lines = [json.loads(line) for line in (prd.parent / "ralph_metrics.jsonl").read_text().splitlines()]
     five_hour = lines[-1]["windows"]["five_hour"]
     assert five_hour == {"utilization": 0.1, "resetsAt": "2027-01-01T07:00:00Z", "before": 0.0}
+
+
+def test_with_ask_the_user_chooses_at_the_cap_without_a_call(project: Path, home: Path) -> None:
+    """`--on-usage-limit ask` on a terminal: the question names the window; "exit" stops (exit 2), "wait" waits for
+    the reset; either way no call is made while the cap holds."""
+    prd = feature(project, count=2)
+    clock = FakeClock(start=START)
+    paced(project, [call(0.7, passing(prd, "S-1"))], clock, "exit")
+    for answer, reason, calls in (("exit", ExitReason.USAGE_WINDOW, 0), ("wait", ExitReason.COMPLETE, 1)):
+        asked: list[str] = []
+        runner = ReplayRunner([call(0.1, passing(prd, "S-1", "S-2"))])
+        cancel = CancelToken()
+        flags: dict[str, tuple[Any, str]] = {
+            "agent": ("claude", "--agent"),
+            "usage_windows": (["five_hour=50%"], "--max-window"),
+            "usage_policy": ("ask", "--on-usage-limit"),
+        }
+        request = RunRequest(feature="feat", flags=flags, archive=False, terminal=True)
+
+        def ask(question: str, timeout: float, answer: str = answer, asked: list[str] = asked) -> str:
+            asked.append(question)
+            return answer
+
+        built = build_run(str(project), request, clock=FakeClock(start=START), cancel=cancel, runner=runner, ask=ask)
+        try:
+            outcome = run_loop(built.run)
+        finally:
+            cancel.close()
+        assert outcome.reason is reason and len(runner.launches) == calls
+        assert len(asked) == 1 and "5-hour window is 70% used" in asked[0] and "Wait or exit?" in asked[0]
