@@ -19,6 +19,9 @@ from ralphloop.workspace import gitcache
 # What ralph adds to git's environment: the rest is ralph's own, as it is when git starts (a process that changes
 # its environment after importing this, a warm loop given its run, passes the new one on).
 _GIT_ADDS = {"GIT_OPTIONAL_LOCKS": "0", "LC_ALL": "C"}
+# Before every git command of ralph's but the commit the user's hooks are asked for: no hook (reference-transaction
+# runs on every ref ralph moves, post-checkout on a switch), no fsmonitor program (status and add run it).
+_NO_AGENT_CODE = ("-c", "core.hooksPath=/dev/null", "-c", "core.fsmonitor=false")
 
 
 class GitSettings(Struct, frozen=True):
@@ -42,11 +45,15 @@ class Snapshot(Struct, frozen=True):
 
 
 def run(
-    root: str, *args: str, env: dict[str, str] | None = None, stdin: bytes | None = None
+    root: str, *args: str, env: dict[str, str] | None = None, stdin: bytes | None = None, hooks: bool = False
 ) -> subprocess.CompletedProcess[bytes]:
-    """One git command in `root`, its output captured; `env` adds to ralph's git environment."""
+    """One git command in `root`, its output captured; `env` adds to ralph's git environment. No hook and no
+    fsmonitor program runs (an agent can plant both in .git, and ralph's git must never run what it wrote), but
+    with `hooks`: the user's commit hooks on an accepted iteration's commit (under --sandbox, .git/hooks and
+    .git/config are read-only to the agent: what is there is the user's)."""
     full = {**os.environ, **_GIT_ADDS, **(env or {})}
-    return subprocess.run(["git", *args], cwd=root, env=full, input=stdin, capture_output=True, check=False)
+    argv = ["git", *args] if hooks else ["git", *_NO_AGENT_CODE, *args]
+    return subprocess.run(argv, cwd=root, env=full, input=stdin, capture_output=True, check=False)
 
 
 def is_repo(root: str) -> bool:
@@ -328,7 +335,7 @@ def commit_paths(
     # A hook must not run for nothing: with hooks, ask first whether anything is staged.
     if hooks and _nothing_staged(top):
         return None
-    done = run(top, *_maintenance(), "commit", "-q", "-m", message)
+    done = run(top, *_maintenance(), "commit", "-q", "-m", message, hooks=hooks)
     if done.returncode != 0:
         if not hooks and _nothing_staged(top):
             return None

@@ -339,7 +339,7 @@ class Workspace:
     def _commit_hooks(self) -> bool:
         """Whether a `git commit` here runs a hook of the user's (core.hooksPath or .git/hooks), asked of git once."""
         if self._hooks is None:
-            found = git.run(self.top, "rev-parse", "--git-path", "hooks")
+            found = git.run(self.top, "rev-parse", "--git-path", "hooks", hooks=True)  # the user's hooks folder
             folder = os.path.join(self.top, found.stdout.decode(errors="replace").strip())
             self._hooks = found.returncode != 0 or any(
                 os.access(os.path.join(folder, name), os.X_OK) for name in git.COMMIT_HOOKS
