@@ -23,7 +23,8 @@ from pathlib import Path
 from ralphloop.agents.agent_limits import LIMITS_FILE, LimitBook, Limited
 from ralphloop.agents.registry import make_agent
 from ralphloop.config.settings import load_settings
-from ralphloop.core.protocols import FakeClock, ProcessOutcome
+from ralphloop.core.clock import FakeClock
+from ralphloop.core.protocols import ProcessOutcome
 from ralphloop.plugins.agents import CATALOG
 from ralphloop.plugins.entry_points import load
 from ralphloop.project.paths import FeaturePaths

@@ -34,7 +34,8 @@ import json, os, sys, time
 from datetime import UTC, datetime, timedelta
 from ralphloop.agents.registry import make_agent
 from ralphloop.config.settings import load_settings
-from ralphloop.core.protocols import AgentRequest, FakeClock, ProcessOutcome
+from ralphloop.core.protocols import AgentRequest, ProcessOutcome
+from ralphloop.core.clock import FakeClock
 from ralphloop.project.paths import FeaturePaths
 
 root, run, calls, caps = sys.argv[1], sys.argv[2], int(sys.argv[3]), sys.argv[4]

@@ -15,8 +15,9 @@ from ralphloop.agents.agent_limits import LIMITS_FILE, LimitBook, Limited
 from ralphloop.agents.failover import FailoverAgent, account_key
 from ralphloop.agents.registry import make_agent
 from ralphloop.config.settings import load_settings
+from ralphloop.core.clock import FakeClock
 from ralphloop.core.errors import RalphError
-from ralphloop.core.protocols import AgentRequest, AgentResult, ErrorKind, FakeClock, ProcessOutcome
+from ralphloop.core.protocols import AgentRequest, AgentResult, ErrorKind, ProcessOutcome
 from ralphloop.project.paths import FeaturePaths
 
 FIXTURES = Path(__file__).resolve().parents[1] / "fixtures"

@@ -271,7 +271,8 @@ def test_the_failover_chain_notes_each_calls_windows(tmp_path: Path, monkeypatch
     from ralphloop.agents.failover import FailoverAgent, account_key
     from ralphloop.agents.registry import make_agent
     from ralphloop.config.settings import load_settings
-    from ralphloop.core.protocols import AgentRequest, FakeClock
+    from ralphloop.core.clock import FakeClock
+    from ralphloop.core.protocols import AgentRequest
     from ralphloop.project.paths import FeaturePaths
 
     monkeypatch.setenv("RALPH_HOME", str(tmp_path / "home"))

@@ -26,7 +26,8 @@ from msgspec.structs import replace
 
 from ralphloop.cli.render import TerminalRenderer
 from ralphloop.core.cancel import CancelToken
-from ralphloop.core.protocols import Clock, EventSink, FakeClock, ProcessOutcome
+from ralphloop.core.clock import Clock, FakeClock
+from ralphloop.core.protocols import EventSink, ProcessOutcome
 from ralphloop.core.runner import Launch, OutputHook
 from ralphloop.engine.loop import LoopOutcome, run_loop
 from ralphloop.files.store import RunLock

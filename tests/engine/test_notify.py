@@ -19,8 +19,8 @@ from pathlib import Path
 import pytest
 
 from ralphloop.core.cancel import CancelToken
+from ralphloop.core.clock import FakeClock
 from ralphloop.core.exitcodes import ExitReason
-from ralphloop.core.protocols import FakeClock
 from tests.conftest import PYTHON, read_json
 from tests.engine.harness import STORY, Turn, Turns, run
 from tests.receiver import NO_PROXY, Receiver, receiving

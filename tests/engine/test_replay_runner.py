@@ -14,9 +14,9 @@ import pytest
 from msgspec.structs import replace
 
 from ralphloop.core.cancel import CancelToken
+from ralphloop.core.clock import FakeClock
 from ralphloop.core.events import AgentOutput, AgentStarted, IterationFinished
 from ralphloop.core.exitcodes import ExitReason
-from ralphloop.core.protocols import FakeClock
 from ralphloop.engine.loop import LoopOutcome, run_loop
 from ralphloop.processes.replay import Recording, ReplayRunner
 from ralphloop.project.paths import RALPH_DIR

@@ -15,9 +15,9 @@ from typing import Any
 from msgspec.structs import replace
 
 from ralphloop.core.cancel import CancelToken
+from ralphloop.core.clock import FakeClock
 from ralphloop.core.events import IterationFinished, LoopEnded, Waiting
 from ralphloop.core.exitcodes import ExitReason
-from ralphloop.core.protocols import FakeClock
 from ralphloop.engine.loop import LoopOutcome, run_loop
 from ralphloop.processes.replay import Recording, ReplayRunner
 from ralphloop.start.build import RunRequest, build_run

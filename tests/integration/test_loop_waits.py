@@ -25,9 +25,10 @@ from ralphloop.agents.claude.backend import ClaudeAgent
 from ralphloop.agents.command import CommandAgent
 from ralphloop.config.settings import load_settings
 from ralphloop.core.cancel import CancelToken
+from ralphloop.core.clock import FakeClock
 from ralphloop.core.events import CircuitChanged, IterationStarted, Notice, Waiting
 from ralphloop.core.exitcodes import ExitReason
-from ralphloop.core.protocols import Agent, FakeClock, iso
+from ralphloop.core.protocols import Agent, iso
 from ralphloop.core.runner import ProcessLimits
 from ralphloop.engine.loop import LoopOutcome, run_loop
 from ralphloop.guards.breaker import BreakerConfig

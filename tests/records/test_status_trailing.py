@@ -11,8 +11,8 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
+from ralphloop.core.clock import FakeClock
 from ralphloop.core.events import AgentActivity, AgentOutput, Waiting
-from ralphloop.core.protocols import FakeClock
 from ralphloop.guards.budget import Budget
 from ralphloop.records.status import StatusFile
 from tests.events import WHEN, iteration_finished, iteration_started, loop_ended, run_started

@@ -6,7 +6,7 @@ import json
 from datetime import timedelta
 from pathlib import Path
 
-from ralphloop.core.protocols import FakeClock
+from ralphloop.core.clock import FakeClock
 from ralphloop.guards.ratelimit import take
 from ralphloop.records.status import LiveStatus
 

@@ -26,6 +26,7 @@ from datetime import datetime, timedelta
 from msgspec.structs import replace
 
 from ralphloop.agents.agent_limits import LimitBook, Limited, Windows
+from ralphloop.core.clock import Clock
 from ralphloop.core.errors import RalphError
 from ralphloop.core.limits import UsageLimit, WindowReading
 from ralphloop.core.protocols import (
@@ -34,7 +35,6 @@ from ralphloop.core.protocols import (
     AgentDefaults,
     AgentRequest,
     AgentResult,
-    Clock,
     ErrorKind,
     ProcessOutcome,
 )

@@ -33,7 +33,8 @@ from ralphloop.words.textsafe import one_line
 
 if TYPE_CHECKING:
     from ralphloop.config.settings import Settings
-    from ralphloop.core.protocols import Agent, AgentCommand, AgentRequest, Clock, OutputParser
+    from ralphloop.core.clock import Clock
+    from ralphloop.core.protocols import Agent, AgentCommand, AgentRequest, OutputParser
     from ralphloop.project.paths import FeaturePaths
 
     AgentFactory = Callable[[Settings, FeaturePaths], Agent]
@@ -57,7 +58,7 @@ def make_agent(settings: Settings, paths: FeaturePaths, *, dry_run: bool = False
         members = [_make(member_settings(settings, name), paths, dry_run=dry_run) for name in chain]
     from ralphloop.agents.agent_limits import LIMITS_FILE, LimitBook
     from ralphloop.agents.failover import FailoverAgent
-    from ralphloop.core.protocols import SystemClock
+    from ralphloop.core.clock import SystemClock
     from ralphloop.project.paths import ralph_home
 
     book = LimitBook(os.path.join(ralph_home(), LIMITS_FILE))

@@ -6,8 +6,8 @@ from __future__ import annotations
 import argparse
 import os
 
+from ralphloop.core.clock import SystemClock
 from ralphloop.core.errors import RalphError
-from ralphloop.core.protocols import SystemClock
 from ralphloop.files.store import RunLock
 from ralphloop.project.archive import archive_feature
 from ralphloop.project.paths import display_path, find_project_root

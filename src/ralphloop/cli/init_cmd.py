@@ -13,8 +13,9 @@ import tempfile
 from ralphloop.cli.claude_commands import edited_claude_commands, write_claude_commands
 from ralphloop.config.settings import CONFIG_NAME
 from ralphloop.config.template import DEFAULT_PROJECT_CONFIG
+from ralphloop.core.clock import SystemClock
 from ralphloop.core.errors import RalphError
-from ralphloop.core.protocols import SystemClock, iso
+from ralphloop.core.protocols import iso
 from ralphloop.files.store import atomic_write_text
 from ralphloop.plugins.formats import all_formats, find_format, format_of
 from ralphloop.project.paths import ARCHIVE_DIR, RALPH_DIR, display_path, find_project_root

@@ -21,8 +21,8 @@ from typing import Any
 from ralphloop.cli import outputs
 from ralphloop.cli.terminal import TerminalGuard
 from ralphloop.core.cancel import CancelToken
+from ralphloop.core.clock import SystemClock
 from ralphloop.core.exitcodes import ExitReason
-from ralphloop.core.protocols import SystemClock
 from ralphloop.processes.local import LIVE_GROUPS, kill_group_now
 from ralphloop.records.status import stopped_at_once
 

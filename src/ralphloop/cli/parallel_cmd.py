@@ -14,10 +14,11 @@ from typing import Any
 
 from ralphloop.cli.monitor_launch import in_tmux
 from ralphloop.core.cancel import CancelToken
+from ralphloop.core.clock import SystemClock
 from ralphloop.core.errors import RalphError
 from ralphloop.core.exitcodes import ExitReason
 from ralphloop.core.file_task import FileTask
-from ralphloop.core.protocols import SystemClock, iso
+from ralphloop.core.protocols import iso
 from ralphloop.engine.run import Run
 from ralphloop.files.store import RunLock
 from ralphloop.fleet import gitops

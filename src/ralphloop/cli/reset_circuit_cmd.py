@@ -5,8 +5,8 @@ from __future__ import annotations
 import argparse
 import os
 
+from ralphloop.core.clock import SystemClock
 from ralphloop.core.errors import RalphError
-from ralphloop.core.protocols import SystemClock
 from ralphloop.files.safe_read import check_file
 from ralphloop.files.store import RunLock
 from ralphloop.guards.breaker import Breaker

@@ -20,10 +20,11 @@ from ralphloop.cli.render import TerminalRenderer
 from ralphloop.cli.seed_flags import story_shaped_rate, story_spec_refusal, timeout_problem
 from ralphloop.cli.terminal import TerminalGuard
 from ralphloop.core.cancel import CancelToken
+from ralphloop.core.clock import SystemClock
 from ralphloop.core.errors import RalphError
 from ralphloop.core.events import Notice
 from ralphloop.core.exitcodes import ExitReason
-from ralphloop.core.protocols import EventSink, SystemClock
+from ralphloop.core.protocols import EventSink
 from ralphloop.engine.loop import run_loop
 from ralphloop.engine.phases import prompt_for
 from ralphloop.files import yaml_cache

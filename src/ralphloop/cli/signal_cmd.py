@@ -11,8 +11,9 @@ import argparse
 import os
 
 from ralphloop.analysis.signals import SignalRecord
+from ralphloop.core.clock import SystemClock
 from ralphloop.core.errors import RalphError
-from ralphloop.core.protocols import SystemClock, iso
+from ralphloop.core.protocols import iso
 from ralphloop.files.read import lock_holder_alive
 from ralphloop.files.safe_read import check_file
 from ralphloop.plugins.formats import detect

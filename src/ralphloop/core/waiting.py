@@ -9,8 +9,9 @@ from collections.abc import Callable
 from datetime import timedelta
 
 from ralphloop.core.cancel import CancelToken
+from ralphloop.core.clock import Clock
 from ralphloop.core.events import ANSWER, WAITING_WORDS, Slot, Waiting
-from ralphloop.core.protocols import Clock, EventSink
+from ralphloop.core.protocols import EventSink
 
 
 def count_down(

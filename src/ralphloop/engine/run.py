@@ -8,7 +8,8 @@ from msgspec import Struct
 
 from ralphloop.config.policy import Policy
 from ralphloop.core.cancel import CancelToken
-from ralphloop.core.protocols import Agent, Clock, EventSink, TaskSource, iso
+from ralphloop.core.clock import Clock
+from ralphloop.core.protocols import Agent, EventSink, TaskSource, iso
 from ralphloop.core.runner import Runner
 from ralphloop.engine.state import LoopState
 from ralphloop.hooks.runner import HookContext, HookRunner

@@ -10,7 +10,8 @@ import threading
 from collections.abc import Iterator
 from typing import Any
 
-from ralphloop.core.protocols import Clock, iso
+from ralphloop.core.clock import Clock
+from ralphloop.core.protocols import iso
 from ralphloop.files.read import read_tail_lines
 from ralphloop.files.store import atomic_write_text
 from ralphloop.project.paths import FeaturePaths

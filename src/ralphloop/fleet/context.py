@@ -10,9 +10,9 @@ from dataclasses import dataclass, field
 from typing import TYPE_CHECKING
 
 from ralphloop.core.cancel import CancelToken
+from ralphloop.core.clock import Clock
 from ralphloop.core.errors import RalphError
 from ralphloop.core.file_task import FileTask
-from ralphloop.core.protocols import Clock
 from ralphloop.fleet import gitops
 from ralphloop.fleet.book import Book
 from ralphloop.fleet.launcher import Launcher, LoopHandle

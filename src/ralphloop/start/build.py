@@ -21,10 +21,11 @@ from ralphloop.analysis.reading import Streaks
 from ralphloop.config.policy import Policy
 from ralphloop.config.settings import Settings, load_settings
 from ralphloop.core.cancel import CancelToken
+from ralphloop.core.clock import Clock
 from ralphloop.core.errors import RalphError
 from ralphloop.core.events import Notice, Slot
 from ralphloop.core.exitcodes import ExitReason
-from ralphloop.core.protocols import Clock, EventSink, TaskSource, TaskView, iso
+from ralphloop.core.protocols import EventSink, TaskSource, TaskView, iso
 from ralphloop.core.runner import Runner
 from ralphloop.engine.run import Ask, Run
 from ralphloop.engine.state import LoopState

@@ -20,8 +20,9 @@ from typing import NamedTuple
 
 from ralphloop.agents.registry import checked_agent
 from ralphloop.config.settings import Settings
+from ralphloop.core.clock import Clock
 from ralphloop.core.errors import RalphError
-from ralphloop.core.protocols import Agent, Clock, TaskSource, TaskView
+from ralphloop.core.protocols import Agent, TaskSource, TaskView
 from ralphloop.files.safe_read import CONFIG_CAP, LOG_CAP, STATE_CAP, TASK_CAP, check_file, check_folder
 from ralphloop.notify.settings import apprise_missing
 from ralphloop.plugins.formats import format_of
