@@ -34,6 +34,17 @@ if [ ! -x /usr/bin/chromium ]; then
         echo "setup: /usr/bin/chromium not found: the HTML report's browser tests are skipped (apt-get install chromium)" >&2
     fi
 fi
+# bubblewrap: ralph run --sandbox wraps the agent in it (issue 35), and its tests run a hostile agent in it. Debian's
+# package, when it is missing and we may install it; without it those tests are skipped.
+if ! command -v bwrap >/dev/null; then
+    if [ "$(id -u)" = 0 ] && command -v apt-get >/dev/null; then
+        echo "setup: installing bubblewrap (apt-get)" >&2
+        { apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq bubblewrap; } >/dev/null 2>&1 \
+            || echo "setup: could not install bubblewrap: the sandbox's tests are skipped" >&2
+    else
+        echo "setup: bwrap not found: ralph run --sandbox needs it, its tests are skipped (apt-get install bubblewrap)" >&2
+    fi
+fi
 if [ ! -x .venv/bin/python ]; then
     "$PYTHON" -m venv .venv
 fi

@@ -61,6 +61,9 @@ def isolated_env(home: Path, gitconfig: Path, *, drop: tuple[str, ...] = ()) -> 
     }  # the size of the terminal pytest runs in is no test's: one that wants a width sets it
     env.update(
         RALPH_HOME=str(home),
+        # no sandbox unless a test asks for one (--sandbox bwrap): whether bubblewrap works on this machine is not
+        # what the other tests are about, and their agents write beside the project on purpose
+        RALPH_SANDBOX="off",
         NO_COLOR="1",
         GIT_AUTHOR_NAME="Test",
         GIT_AUTHOR_EMAIL="test@example.invalid",

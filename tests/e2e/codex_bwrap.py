@@ -104,3 +104,16 @@ def _writable_root(path: Path) -> bool:
     real = path.resolve()
     roots = [Path("/tmp"), *([Path(os.environ["TMPDIR"])] if os.environ.get("TMPDIR") else [])]
     return any(real == root.resolve() or root.resolve() in real.parents for root in roots)
+
+
+def sandboxed(env: dict[str, str], folder: Path) -> tuple[dict[str, str], tuple[str, ...]]:
+    """The environment and ralph flags of a run whose Codex commands can run, whatever bwrap this machine has: in
+    Codex's sandbox with the bwrap of its package (put first on PATH from `folder`), as on a machine without bwrap,
+    when that can create namespaces here; else without Codex's sandbox (`--permissions all`)."""
+    from tests.e2e.codex_cli import CODEX_VERSION
+
+    bundled = bundled_bwrap(CODEX_VERSION)
+    if bundled is not None and namespaces_work(bundled):
+        use_bundled(folder, bundled)
+        return with_folder_first(env, folder), ()
+    return env, ("--permissions", "all")

@@ -14,7 +14,8 @@ from typing import Any
 import pytest
 
 from tests.e2e.claude_cli import claude_executable
-from tests.e2e.codex_cli import codex_executable
+from tests.e2e.codex_bwrap import bwrap_folder
+from tests.e2e.codex_cli import CODEX_VERSION, codex_executable
 from tests.e2e.fake_anthropic import FakeAnthropic
 from tests.e2e.fake_openai import FAKE_API_KEY as FAKE_OPENAI_KEY
 from tests.e2e.fake_openai import FAKE_KEY_VARIABLE, FakeOpenAI, codex_config
@@ -42,6 +43,13 @@ def claude_bin() -> str:
 def codex_bin() -> str:
     """The real `codex` binary of the pinned version (installed once into the test cache)."""
     return codex_executable()
+
+
+@pytest.fixture
+def bwrap_dir() -> Iterator[Path]:
+    """A folder for the `bwrap` Codex will use, first on its PATH (outside the folders its sandbox can write)."""
+    with bwrap_folder(CODEX_VERSION) as folder:
+        yield folder
 
 
 @pytest.fixture

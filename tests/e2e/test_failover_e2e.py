@@ -17,6 +17,7 @@ from typing import Any
 import pytest
 
 from tests.conftest import RalphRunner, read_json
+from tests.e2e.codex_bwrap import sandboxed
 from tests.e2e.conftest import claude_env, codex_env
 from tests.e2e.fake_anthropic import FakeAnthropic, HttpError, Text, bash, unified_headers
 from tests.e2e.fake_openai import FakeOpenAI, Message, Turn, shell
@@ -58,6 +59,7 @@ def test_claude_hits_its_limit_codex_takes_over_and_claude_returns_after_the_res
     openai_api: FakeOpenAI,
     claude_bin: str,
     codex_bin: str,
+    bwrap_dir: Path,
 ) -> None:
     config = project / ".ralph" / "config.yaml"
     config.write_text(
@@ -91,7 +93,8 @@ def test_claude_hits_its_limit_codex_takes_over_and_claude_returns_after_the_res
         "NO_COLOR": "1",
     }
     env.pop("IS_SANDBOX", None)
-    done = ralph("run", "-f", "feat", "--no-archive", "--on-usage-limit", "exit", env=env, timeout=300)
+    env, flags = sandboxed(env, bwrap_dir)  # the bwrap Codex's own sandbox uses is the test's to decide
+    done = ralph("run", "-f", "feat", "--no-archive", "--on-usage-limit", "exit", *flags, env=env, timeout=300)
     assert done.returncode == 0, done.stdout + done.stderr
 
     lines = [json.loads(line) for line in (feature / "ralph_metrics.jsonl").read_text().splitlines()]

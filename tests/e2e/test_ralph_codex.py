@@ -16,7 +16,6 @@ import json
 import shlex
 import subprocess
 import time
-from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
@@ -25,14 +24,10 @@ import pytest
 from tests.conftest import RalphRunner, read_json
 from tests.e2e.codex_bwrap import (
     NAMESPACE_DENIED,
-    bundled_bwrap,
-    bwrap_folder,
-    namespaces_work,
+    sandboxed,
     use_broken,
-    use_bundled,
     with_folder_first,
 )
-from tests.e2e.codex_cli import CODEX_VERSION
 from tests.e2e.conftest import codex_env
 from tests.e2e.fake_openai import (
     FAKE_API_KEY,
@@ -51,23 +46,6 @@ pytestmark = pytest.mark.timeout(900)  # the first test may pay for the npm inst
 @pytest.fixture
 def env(tmp_path: Path, openai_api: FakeOpenAI, ralph_env: dict[str, str]) -> dict[str, str]:
     return codex_env(tmp_path / "codex-home", openai_api, ralph_env, MODEL)
-
-
-@pytest.fixture
-def bwrap_dir() -> Iterator[Path]:
-    """A folder for the `bwrap` Codex will use, first on its PATH (outside the folders its sandbox can write)."""
-    with bwrap_folder(CODEX_VERSION) as folder:
-        yield folder
-
-
-def sandboxed(env: dict[str, str], bwrap_dir: Path) -> tuple[dict[str, str], tuple[str, ...]]:
-    """The environment and ralph flags of a run whose commands can run: in Codex's sandbox with the bwrap of its
-    package, as on a machine without bwrap, when that can create namespaces here; else without the sandbox."""
-    bundled = bundled_bwrap(CODEX_VERSION)
-    if bundled is not None and namespaces_work(bundled):
-        use_bundled(bwrap_dir, bundled)
-        return with_folder_first(env, bwrap_dir), ()
-    return env, ("--permissions", "all")
 
 
 def use_codex(project: Path, codex_bin: str) -> None:

@@ -5,6 +5,7 @@ from __future__ import annotations
 import shlex
 import shutil
 
+from ralphloop.agents.sandbox_needs import PLAIN
 from ralphloop.agents.text import TextOutputParser, agent_env
 from ralphloop.config.settings import Settings
 from ralphloop.core.errors import RalphError
@@ -38,6 +39,7 @@ class CommandAgent(AgentDefaults):
     """`--agent-cmd "python3 my_agent.py"`: split like a shell would, but never run through one."""
 
     name = "command"
+    sandbox = PLAIN  # the user's own command: what it needs more, they let in (sandbox.env, sandbox.allow_hosts)
 
     def __init__(self, command: str, label: str = "--agent-cmd") -> None:
         argv = split_command(command, label)

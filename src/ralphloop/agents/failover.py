@@ -26,6 +26,7 @@ from datetime import datetime, timedelta
 from msgspec.structs import replace
 
 from ralphloop.agents.agent_limits import LimitBook, Limited, Windows
+from ralphloop.agents.sandbox_needs import merged
 from ralphloop.core.clock import Clock
 from ralphloop.core.errors import RalphError
 from ralphloop.core.limits import UsageLimit, WindowReading
@@ -84,6 +85,7 @@ class FailoverAgent(AgentDefaults):
         self.commits = all(a.commits for a in self.agents)  # else ralph commits for them
         # the files every member's CLI keeps in the repository (aider's caches), kept out of git from the start
         self.runtime_files = tuple(dict.fromkeys(p for a in self.agents for p in a.runtime_files))
+        self.sandbox = merged([agent.sandbox for agent in self.agents])  # the box holds what each member needs
         self.current = self._choose(strict=True)
         self.name = self.current.name  # the agent of this iteration (of the last one, until the next starts)
         self.permissions = self.current.permissions

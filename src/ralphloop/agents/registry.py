@@ -41,7 +41,7 @@ if TYPE_CHECKING:
 
 # The members an Agent must have, and those a plugin's may leave to their defaults.
 _REQUIRED = ("name", "command", "parser")
-_OPTIONAL = ("missing", "account", "commits", "runtime_files", "permissions", "held")
+_OPTIONAL = ("missing", "account", "commits", "runtime_files", "permissions", "held", "sandbox")
 
 
 def make_agent(settings: Settings, paths: FeaturePaths, *, dry_run: bool = False, clock: Clock | None = None) -> Agent:

@@ -9,6 +9,7 @@ from __future__ import annotations
 import os
 import sys
 
+from ralphloop.agents.sandbox_needs import PLAIN
 from ralphloop.agents.script import ScriptError, validate_script
 from ralphloop.agents.text import TextOutputParser, agent_env
 from ralphloop.config.settings import Settings
@@ -29,6 +30,7 @@ class ScriptedAgent(AgentDefaults):
     """Runs `python -m ralphloop.agents.scripted_runner SCRIPT` each iteration."""
 
     name = "scripted"
+    sandbox = PLAIN  # ralph's demo agent: its script and the interpreter, nothing else
 
     def __init__(self, script: str) -> None:
         label = display_path(script, os.getcwd())

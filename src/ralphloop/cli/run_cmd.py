@@ -306,11 +306,23 @@ _GUARD_FLAGS = (
     ("poorman", "poorman", "--poorman"),
     ("usage_policy", "on_usage_limit", "--on-usage-limit"),
     ("usage_windows", "max_window", "--max-window"),
+    ("sandbox_mode", "sandbox", "--sandbox"),
     ("max_cost_usd", "max_cost", "--max-cost"),
     ("max_tokens", "max_tokens", "--max-tokens"),
     ("max_runtime_s", "max_runtime", "--max-runtime"),
     ("permissions", "permissions", "--permissions"),
 )
+
+
+def _show_sandbox(runner: object, source: str) -> None:
+    """The box the agent would run in (--sandbox), or that there is none."""
+    from ralphloop.processes.sandbox import SandboxRunner  # a dry run's words only
+
+    if not isinstance(runner, SandboxRunner):
+        print(f"# Sandbox: off (from {source})")
+        return
+    for number, line in enumerate(runner.box.words()):
+        print(("# Sandbox: " if number == 0 else "#   ") + line)
 
 
 def show_dry_run(built: Built) -> int:
@@ -343,6 +355,7 @@ def show_dry_run(built: Built) -> int:
     level = run.agent.permissions or settings.agent.permissions
     came = settings.source("permissions" if level == settings.agent.permissions else "skip_permissions")
     print(f"# Permissions: {level} (from {came})")
+    _show_sandbox(run.runner, settings.source("sandbox_mode"))
     # Cursor's and aider's CLIs take no prompt on stdin: their backends leave the prompt in its file and name the file.
     given = "prompt on stdin" if invocation.stdin else f"prompt in {request.prompt_file}"
     print(f"# Command (run in {paths.project_root}, {given}): {shlex.join(invocation.argv)}")

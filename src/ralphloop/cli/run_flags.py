@@ -74,6 +74,12 @@ def add_run(run: argparse.ArgumentParser) -> None:
         help="what the agent may do unasked: ask, edits (default: edit files in the project) or all (no checks)",
     )
     agent.add_argument(
+        "--sandbox",
+        metavar="MODE",
+        choices=("auto", "bwrap", "off"),
+        help="run the agent in a bubblewrap sandbox: auto (when it works here), bwrap (or stop) or off (default)",
+    )
+    agent.add_argument(
         "--dangerously-skip-permissions",
         action="store_true",
         help="the same as --permissions all: no permission checks (only in a sandbox you can throw away)",

@@ -26,6 +26,7 @@ from ralphloop.hooks.parse import parse_hooks, parse_quality_checks
 from ralphloop.notify.settings import NOTIFY_FIELDS, NOTIFY_TABLE, NotifySettings
 from ralphloop.plugins.agents import CLI_BACKENDS
 from ralphloop.plugins.formats import DEFAULT_MAX_ITERATIONS
+from ralphloop.processes.sandbox_settings import SANDBOX_FIELDS, SANDBOX_TABLE
 from ralphloop.project.paths import RALPH_DIR, display_path, ralph_home
 from ralphloop.words import values
 
@@ -35,6 +36,7 @@ if TYPE_CHECKING:
     from ralphloop.guards.backoff import Backoff
     from ralphloop.guards.breaker import BreakerConfig
     from ralphloop.guards.budget import Budget
+    from ralphloop.processes.sandbox_settings import SandboxSettings
     from ralphloop.workspace.git import GitSettings
 
 CONFIG_NAME = "config.yaml"
@@ -59,6 +61,7 @@ class Settings(Struct, frozen=True):
     commands: Mapping[str, str | None]  # each CLI backend's executable (`NAME.command`); None: its name on PATH
     git: GitSettings
     notify: NotifySettings
+    sandbox: SandboxSettings
     hooks: LifecycleHooks  # config `hooks:` (hooks.py)
     quality_checks: tuple[CommandSpec, ...]  # config `quality_checks:` (seed 003)
     sources: Mapping[str, str]  # settings key → where its value came from (absent: the default)
@@ -169,6 +172,7 @@ _TABLE: dict[str, dict[str, _Spec]] = {
         "merge_resolve": (("merge", "resolve"), None, values.merge_resolve, "retry"),
     },
     "notify": NOTIFY_TABLE,  # notifications during the run and at its end (notify/settings.py)
+    "sandbox": SANDBOX_TABLE,  # the sandbox around the agent (processes/sandbox.py, start/sandbox.py)
 }
 _FIELD_NAMES = {
     "permission_denial_threshold": "denial_threshold",
@@ -187,6 +191,7 @@ _FIELD_NAMES = {
     "agent_command": "command",
     **{f"{name}_command": name for name in CLI_BACKENDS},
     "git_required": "require",
+    **SANDBOX_FIELDS,
     **NOTIFY_FIELDS,
 }
 _FIELDS: dict[str, _Spec] = {key: spec for keys in _TABLE.values() for key, spec in keys.items()}
@@ -299,6 +304,7 @@ def _components() -> dict[str, Callable[..., Any]]:
     from ralphloop.guards.breaker import BreakerConfig
     from ralphloop.guards.budget import Budget
     from ralphloop.plugins.agents import settings_class
+    from ralphloop.processes.sandbox_settings import SandboxSettings
     from ralphloop.workspace.git import GitSettings
 
     return {
@@ -313,6 +319,7 @@ def _components() -> dict[str, Callable[..., Any]]:
         "commands": lambda **found: MappingProxyType(found),
         "git": GitSettings,
         "notify": NotifySettings,
+        "sandbox": SandboxSettings,
     }
 
 

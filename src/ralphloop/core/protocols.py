@@ -13,6 +13,7 @@ from msgspec import Struct
 from ralphloop.core.hook_spec import HookEnd, HookSpec
 from ralphloop.core.limits import LimitWarning, UsageLimit, UsageWindow
 from ralphloop.core.problems import Problem
+from ralphloop.core.sandbox import SandboxNeeds
 
 # ---------------------------------------------------------------- tasks
 
@@ -201,6 +202,7 @@ class ProcessOutcome(Struct, frozen=True):
     stdout_bytes: int = 0
     stderr_tail: str = ""
     left_running: int = 0  # processes it left running after it ended, which ralph stopped
+    blocked: tuple[str, ...] = ()  # host:port the sandbox refused it (processes/proxy.py)
     idle_limit_s: float | None = None  # it timed out because it printed nothing for this long
 
 
@@ -284,6 +286,7 @@ class AgentResult(Struct, frozen=True):
     stop_reason: str | None = None  # the model's last stop reason (end_turn, max_tokens, tool_use ...)
     error_kind: ErrorKind | None = None
     left_running: int = 0  # processes the agent left running after it ended (ralph stopped them)
+    blocked: tuple[str, ...] = ()  # host:port the sandbox refused it
     # Failover (agents/failover.py): the backend that ran, whether --model was asked of it (the first agent's
     # alone), and the agent the next iteration runs on when this one is limited or cannot log in.
     agent: str = ""
@@ -312,6 +315,7 @@ class Agent(Protocol):
     commits: bool  # it commits its own work; else ralph commits each accepted iteration for it
     runtime_files: tuple[str, ...]  # gitignore patterns of the files its CLI keeps in the repository
     permissions: str | None  # what it may do without asking (ask | edits | all), as it was started
+    sandbox: SandboxNeeds  # what its CLI needs inside ralph's sandbox (core/sandbox.py)
 
     def command(self, request: AgentRequest) -> AgentCommand: ...
 
@@ -329,6 +333,7 @@ class AgentDefaults:
     commits: bool = True
     runtime_files: tuple[str, ...] = ()
     permissions: str | None = None
+    sandbox: SandboxNeeds = SandboxNeeds()
 
     def held(self, now: datetime) -> UsageLimit | None:  # the failover chain (agents/failover.py) reads the book
         return None

@@ -18,6 +18,7 @@ from ralphloop.engine.state import LoopState
 from ralphloop.hooks.checks import Checks, check_iteration
 from ralphloop.hooks.runner import HookContext
 from ralphloop.processes.reaper import iteration_tag, left_running_note
+from ralphloop.processes.sandbox import blocked_notes
 from ralphloop.records import signal_log
 from ralphloop.templates.prompt import iteration_prompt, iteration_request
 from ralphloop.workspace.captures import WorkTree
@@ -134,14 +135,14 @@ def _run_once(run: Run, request: AgentRequest, log_path: str) -> AgentResult:
         on_output=lambda stream, data: run.emit(AgentOutput(stream, data)),
         on_start=lambda pid: run.emit(AgentStarted(request.iteration, pid, run.agent.name)),
     )
-    return replace(parser.finish(outcome), left_running=outcome.left_running)
+    return replace(parser.finish(outcome), left_running=outcome.left_running, blocked=outcome.blocked)
 
 
 def observe(run: Run, prepared: Prepared, result: AgentResult) -> Seen:
     """The task file re-read once (after the format put back what is its own), and the agent's signals:
     its final text, and what it recorded with `ralph signal`."""
     notes = [f"agent failed: {result.error}"] if result.error and not result.interrupted else []
-    notes += left_running_note(result.left_running)
+    notes += left_running_note(result.left_running) + blocked_notes(result.blocked)
     notes += run.source.after_agent()
     broken = None
     try:

@@ -18,7 +18,7 @@ import signal
 import subprocess
 import threading
 import time
-from collections.abc import Callable
+from collections.abc import Callable, Mapping
 from itertools import count
 
 from ralphloop.core.cancel import CancelToken
@@ -78,9 +78,11 @@ def run_agent_process(
     monotonic: Callable[[], float] = time.monotonic,
     tag: str | None = None,
     on_start: Callable[[int], None] | None = None,
+    base_env: Mapping[str, str] | None = None,
 ) -> ProcessOutcome:
     """Run one agent to the end (or to its timeout or a cancellation) and say how it ended. `tag` marks the
-    process and all it starts (processes/reaper.py); `on_start` hears its PID (the journal records it)."""
+    process and all it starts (processes/reaper.py); `on_start` hears its PID (the journal records it). It gets
+    ralph's environment and the command's, or `base_env` instead of ralph's (a sandbox's allow-list applied)."""
     started = monotonic()
     tag = tag or f"{os.getpid()}.{next(_TAGS)}"
     secrets = secret_values([os.environ, command.env])
@@ -90,7 +92,7 @@ def run_agent_process(
             proc = subprocess.Popen(
                 command.argv,
                 cwd=cwd,
-                env={**os.environ, **command.env, reaper.TAG_VAR: tag},
+                env={**(os.environ if base_env is None else base_env), **command.env, reaper.TAG_VAR: tag},
                 stdin=subprocess.PIPE,
                 stdout=subprocess.PIPE,
                 stderr=subprocess.PIPE,

@@ -25,7 +25,7 @@ from ralphloop.core.clock import Clock
 from ralphloop.core.errors import RalphError
 from ralphloop.core.events import Notice, Slot
 from ralphloop.core.exitcodes import ExitReason
-from ralphloop.core.protocols import EventSink, TaskSource, TaskView, iso
+from ralphloop.core.protocols import Agent, EventSink, TaskSource, TaskView, iso
 from ralphloop.core.runner import Runner
 from ralphloop.engine.run import Ask, Run
 from ralphloop.engine.state import LoopState
@@ -33,6 +33,7 @@ from ralphloop.hooks.runner import HookRunner
 from ralphloop.plugins.detect import task_files
 from ralphloop.plugins.formats import format_of
 from ralphloop.processes.local import LocalRunner
+from ralphloop.processes.sandbox import SandboxRunner
 from ralphloop.project.paths import FeaturePaths, display_path, ralph_home
 from ralphloop.project.resolve import resolve_feature
 from ralphloop.records.events import EventLog
@@ -42,6 +43,7 @@ from ralphloop.records.metrics import MetricsLog
 from ralphloop.records.progress import ProgressLog
 from ralphloop.records.status import StatusFile
 from ralphloop.start.preflight import Assembly, assemble, template_file
+from ralphloop.start.sandbox import sandbox_for, seed_home
 from ralphloop.state.calls import CallLedger, ledger_path
 from ralphloop.state.circuit import BreakerFile
 from ralphloop.state.runstate import RunState, StateFile
@@ -177,7 +179,9 @@ def build_run(
     if start_at is not None:
         records.append(start_at)  # it clears its file when the run ends
     emit = _fan_out(records, sinks if sinks is not None else [])
-    runner = runner if runner is not None else LocalRunner()
+    workspace = Workspace.open(paths, source.path, lambda text: emit(Notice("warning", text)))
+    top = workspace.top if workspace else paths.project_root
+    runner = runner if runner is not None else _runner(settings, agent, top, request.dry_run, warnings)
     run = Run(
         id=f"{os.getpid()}@{iso(clock.now())}",
         paths=paths,
@@ -201,7 +205,7 @@ def build_run(
             model=policy.agent.model,
         ),
         breaker=BreakerFile(paths.circuit_state, paths.circuit_history, display_path(paths.circuit_state, root)),
-        workspace=Workspace.open(paths, source.path, lambda text: emit(Notice("warning", text))),
+        workspace=workspace,
         start=_carried(saved),
         started=clock.monotonic(),
         resume=resume_command(request, paths),
@@ -263,6 +267,17 @@ def start_at_for(spec: str | None, path: str, agent: object, tell: Callable[[str
         return None
     next_reset = agent.next_reset if isinstance(agent, FailoverAgent) else lambda now: None
     return StartAt(spec, path, next_reset, tell)
+
+
+def _runner(settings: Settings, agent: Agent, top: str, dry_run: bool, warnings: list[str]) -> Runner:
+    """How the agent is started: in the sandbox `settings.sandbox` asks for (start/sandbox.py), else as a local
+    process; a dry run builds the box to show it, and writes nothing."""
+    box = sandbox_for(settings.sandbox, agent, top, warnings.append)
+    if box is None:
+        return LocalRunner()
+    if not dry_run:
+        seed_home(box, agent.sandbox)
+    return SandboxRunner(box)
 
 
 def _carried(saved: RunState) -> LoopState:

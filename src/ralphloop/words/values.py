@@ -257,3 +257,58 @@ def byte_size(value: Any) -> int:
     if number < 1024:
         raise ValueError("must be at least 1024")
     return number
+
+
+SANDBOX_MODES = ("auto", "bwrap", "off")  # `--sandbox`, `sandbox.mode` (processes/sandbox_settings.py)
+SANDBOX_NETWORKS = ("allow", "open", "none")
+
+
+def sandbox_mode(value: Any) -> str:
+    return _choice(value, SANDBOX_MODES)
+
+
+def sandbox_network(value: Any) -> str:
+    return _choice(value, SANDBOX_NETWORKS)
+
+
+def _choice(value: Any, choices: tuple[str, ...]) -> str:
+    given = value.strip().lower() if isinstance(value, str) else value
+    if given not in choices:
+        import difflib  # for a refusal only
+
+        near = difflib.get_close_matches(str(given), list(choices), n=1)
+        hint = f" (did you mean {near[0]}?)" if near else ""
+        raise ValueError(f"expected one of {', '.join(choices)}{hint}")
+    return str(given)
+
+
+_HOST = r"(\*\.)?[A-Za-z0-9]([A-Za-z0-9.-]{0,252})(:([0-9]{1,5}|\*))?"
+
+
+def host_patterns(value: Any) -> tuple[str, ...]:
+    """`sandbox.allow_hosts`: `host:port` patterns (`*.example.com:443`, `localhost:8000`, `pypi.org`: port 443)."""
+    import re  # a config's own reading, never `ralph status`'s
+
+    items = value.split(",") if isinstance(value, str) else value
+    if not isinstance(items, list | tuple) or not all(isinstance(item, str) for item in items):
+        raise ValueError("expected a list of host:port patterns, such as [pypi.org:443, '*.internal.example:8080']")
+    found: list[str] = []
+    for item in (item.strip().lower() for item in items if item.strip()):
+        match = re.fullmatch(_HOST, item)
+        port = match.group(4) if match else None
+        if match is None or (port not in (None, "*") and not 0 < int(port) < 65536):
+            raise ValueError(f"{item[:60]!r} is not a host:port pattern, such as pypi.org:443 or *.example.com:443")
+        found.append(item if port else f"{item}:443")
+    return tuple(dict.fromkeys(found))
+
+
+def variable_names(value: Any) -> tuple[str, ...]:
+    """`sandbox.env`: names of variables (`[MY_TOKEN, DATABASE_URL]`)."""
+    items = value.split(",") if isinstance(value, str) else value
+    if not isinstance(items, list | tuple) or not all(isinstance(item, str) for item in items):
+        raise ValueError("expected a list of variable names, such as [DATABASE_URL]")
+    names = tuple(dict.fromkeys(item.strip() for item in items if item.strip()))
+    bad = [name for name in names if not (name.replace("_", "a").isalnum() and not name[0].isdigit())]
+    if bad:
+        raise ValueError(f"{bad[0][:60]!r} is not a variable name")
+    return names

@@ -12,6 +12,7 @@ from ralphloop.agents.accounts import account_of
 from ralphloop.agents.claude.parser import StreamJsonParser
 from ralphloop.agents.claude.settings import ClaudeSettings
 from ralphloop.agents.executable import locate
+from ralphloop.agents.sandbox_needs import claude_needs
 from ralphloop.agents.text import agent_env
 from ralphloop.config.settings import Settings
 from ralphloop.core.errors import RalphError
@@ -58,6 +59,7 @@ class ClaudeAgent(AgentDefaults):
         self.settings = claude
         home = os.environ.get("CLAUDE_CONFIG_DIR") or os.path.join(os.path.expanduser("~"), ".claude")
         self.account = account_of(os.environ, ("ANTHROPIC_API_KEY", "CLAUDE_CODE_OAUTH_TOKEN"), home)
+        self.sandbox = claude_needs(os.environ)
 
     def command(self, request: AgentRequest) -> AgentCommand:
         argv: tuple[str, ...] = (self.executable, "-p", "--output-format", "stream-json", "--verbose")

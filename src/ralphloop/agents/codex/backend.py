@@ -13,6 +13,7 @@ from ralphloop.agents.accounts import account_of
 from ralphloop.agents.codex.parser import CodexJsonParser
 from ralphloop.agents.codex.session_file import codex_home
 from ralphloop.agents.executable import locate
+from ralphloop.agents.sandbox_needs import codex_needs
 from ralphloop.agents.text import agent_env
 from ralphloop.config.settings import Settings
 from ralphloop.core.protocols import AgentCommand, AgentDefaults, AgentRequest
@@ -36,6 +37,7 @@ class CodexAgent(AgentDefaults):
         self.permissions = settings.agent.permissions
         self.commits = self.permissions == "all"  # below `all` it cannot run git: ralph commits for it
         self.account = account_of(os.environ, ("CODEX_API_KEY", "OPENAI_API_KEY"), str(codex_home(os.environ)))
+        self.sandbox = codex_needs(os.environ)
 
     def command(self, request: AgentRequest) -> AgentCommand:
         argv: tuple[str, ...] = (self.executable, "exec", "--json", "--skip-git-repo-check")

@@ -1,0 +1,168 @@
+"""ralph's filtering HTTP(S) proxy (issue 35, `sandbox.network: allow`): outside the sandbox, on a unix socket that
+is bound into it (processes/forwarder.py turns the agent's 127.0.0.1 connections into connections to it). It lets
+through `CONNECT host:port` (HTTPS, any TLS: it never looks inside) and plain HTTP requests in absolute form
+(`GET http://host/...`), to the hosts the allow-list names alone; anything else is refused with a 403 that says what
+to add, and recorded, so the iteration's line and log say "blocked: pypi.org:443 — add it to sandbox.allow_hosts".
+
+One thread accepts; each connection gets a thread that relays both ways until either side closes.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import os
+import shutil
+import socket
+import tempfile
+import threading
+from collections.abc import Sequence
+
+_HEAD_LIMIT = 64 * 1024
+_CONNECT_S = 15.0
+_CHUNK = 65536
+
+
+def allows(patterns: Sequence[str], host: str, port: int) -> bool:
+    """Whether `host:port` matches one of `patterns` (`host:port`, `*.domain:port` for its subdomains, `host:*`)."""
+    host = host.lower().rstrip(".")
+    for pattern in patterns:
+        name, _, wanted = pattern.rpartition(":")
+        if wanted not in ("*", str(port)):
+            continue
+        if name == host or (name.startswith("*.") and host.endswith(name[1:])):
+            return True
+    return False
+
+
+class FilterProxy:
+    """The proxy, listening on a unix socket in a private folder until `close`."""
+
+    def __init__(self, patterns: Sequence[str]) -> None:
+        self.patterns = tuple(patterns)
+        self.folder = tempfile.mkdtemp(prefix="ralph-proxy-")
+        self.socket_path = os.path.join(self.folder, "proxy.sock")
+        self._listener = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
+        self._listener.bind(self.socket_path)
+        self._listener.listen(128)
+        self._blocked: list[str] = []
+        self._lock = threading.Lock()
+        self._closed = False
+        self._thread = threading.Thread(target=self._accept, name="ralph-sandbox-proxy", daemon=True)
+        self._thread.start()
+
+    @property
+    def blocked(self) -> tuple[str, ...]:
+        """The host:port it refused, each once, in order."""
+        with self._lock:
+            return tuple(self._blocked)
+
+    def close(self) -> None:
+        self._closed = True
+        with contextlib.suppress(OSError):
+            self._listener.shutdown(socket.SHUT_RDWR)
+        self._listener.close()
+        self._thread.join(timeout=2.0)
+        shutil.rmtree(self.folder, ignore_errors=True)
+
+    def _accept(self) -> None:
+        while not self._closed:
+            try:
+                client, _ = self._listener.accept()
+            except OSError:
+                return
+            threading.Thread(target=self._serve, args=(client,), name="ralph-sandbox-relay", daemon=True).start()
+
+    def _serve(self, client: socket.socket) -> None:
+        with client:
+            head, rest = _read_head(client)
+            request = _parse(head)
+            if request is None:
+                _answer(client, 400, "ralph's sandbox proxy: not a proxy request")
+                return
+            method, host, port, forward = request
+            if not allows(self.patterns, host, port):
+                self._block(f"{host}:{port}")
+                _answer(client, 403, f"ralph's sandbox: {host}:{port} is not allowed; add it to sandbox.allow_hosts")
+                return
+            try:
+                upstream = socket.create_connection((host, port), timeout=_CONNECT_S)
+            except OSError as exc:
+                _answer(client, 502, f"ralph's sandbox proxy: {host}:{port}: {exc.strerror or exc}")
+                return
+            with upstream:
+                upstream.settimeout(None)
+                if method == "CONNECT":
+                    client.sendall(b"HTTP/1.1 200 Connection established\r\n\r\n")
+                    if rest:
+                        upstream.sendall(rest)
+                else:
+                    upstream.sendall(forward + rest)
+                _pipe(client, upstream)
+
+    def _block(self, where: str) -> None:
+        with self._lock:
+            if where not in self._blocked:
+                self._blocked.append(where)
+
+
+def _read_head(client: socket.socket) -> tuple[bytes, bytes]:
+    """The request's head (through the blank line) and what came after it, or (b"", b"") for none."""
+    data = b""
+    while b"\r\n\r\n" not in data and len(data) < _HEAD_LIMIT:
+        try:
+            more = client.recv(_CHUNK)
+        except OSError:
+            return b"", b""
+        if not more:
+            return b"", b""
+        data += more
+    head, _, rest = data.partition(b"\r\n\r\n")
+    return head + b"\r\n\r\n", rest
+
+
+def _parse(head: bytes) -> tuple[str, str, int, bytes] | None:
+    """(method, host, port, the head to send upstream) of a CONNECT or an absolute-form HTTP request."""
+    lines = head.decode("latin-1").split("\r\n")
+    parts = lines[0].split(" ")
+    if len(parts) != 3:
+        return None
+    method, target, version = parts
+    if method == "CONNECT":
+        host, _, port = target.rpartition(":")
+        return (method, host.strip("[]"), int(port), b"") if host and port.isdigit() else None
+    if not target.startswith("http://"):
+        return None
+    authority, slash, path = target[len("http://") :].partition("/")
+    host, colon, port = authority.rpartition(":")
+    if not colon or not port.isdigit():
+        host, port = authority, "80"
+    kept = [line for line in lines[1:] if line and not line.lower().startswith(("connection:", "proxy-"))]
+    forward = "\r\n".join([f"{method} {slash or '/'}{path} {version}", *kept, "Connection: close", "", ""])
+    return method, host.strip("[]"), int(port), forward.encode("latin-1")
+
+
+def _answer(client: socket.socket, status: int, text: str) -> None:
+    reason = {400: "Bad Request", 403: "Forbidden", 502: "Bad Gateway"}[status]
+    body = (text + "\n").encode()
+    head = f"HTTP/1.1 {status} {reason}\r\nContent-Type: text/plain\r\nContent-Length: {len(body)}\r\n"
+    with contextlib.suppress(OSError):
+        client.sendall(head.encode() + b"Connection: close\r\n\r\n" + body)
+
+
+def _pipe(one: socket.socket, other: socket.socket) -> None:
+    """Relay both ways until either side closes."""
+
+    def copy(source: socket.socket, target: socket.socket) -> None:
+        try:
+            while data := source.recv(_CHUNK):
+                target.sendall(data)
+        except OSError:
+            pass
+        for end in (source, target):
+            with contextlib.suppress(OSError):
+                end.shutdown(socket.SHUT_RDWR)
+
+    back = threading.Thread(target=copy, args=(other, one), daemon=True)
+    back.start()
+    copy(one, other)
+    back.join()

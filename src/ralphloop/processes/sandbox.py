@@ -1,0 +1,209 @@
+"""The sandbox around the agent (issue 35): bubblewrap (Debian's `bwrap`) wrapped around the command the runner
+starts, so the agent works in the least it needs.
+
+- Filesystem: the system read-only; the user's home (and every folder `hidden` names) replaced by an empty one; in
+  it only what the agent must run (its CLI's install, the interpreter, the folders on PATH) shown again, read-only;
+  writable only the loop's worktree and the repository's git folder (with its hooks and config read-only: ralph's
+  own git must never run what the agent wrote), the agent's own home, and a private /tmp.
+- Processes: a pid namespace of its own and --die-with-parent: the agent cannot see or signal ralph or another loop,
+  and what it starts dies with it.
+- Environment: only the variables the box lets through reach the agent (processes/local.py starts it with them).
+- Network: `none` a network namespace of its own (loopback only), `open` the machine's.
+
+`Box` is the resolved plan (start/sandbox.py makes it); `bwrap_argv` is pure; `cannot_start` runs bwrap once to
+see whether it works here (a bwrap that cannot make namespaces fails every command, which must be a typed error
+naming the cause, never a silent loop).
+"""
+
+from __future__ import annotations
+
+import os
+import shutil
+import subprocess
+import sys
+from collections.abc import Callable, Mapping
+
+from msgspec import Struct
+from msgspec.structs import replace
+
+from ralphloop.core.cancel import CancelToken
+from ralphloop.core.protocols import ProcessOutcome
+from ralphloop.core.runner import Launch, OutputHook
+from ralphloop.processes.local import run_agent_process
+
+_PROBE_S = 10.0
+FORWARDER = os.path.join(os.path.dirname(os.path.abspath(__file__)), "forwarder.py")
+PROXY_PORT = 3128  # inside the box's own network: every box has its own
+PROXY_VARIABLES = ("HTTP_PROXY", "HTTPS_PROXY", "http_proxy", "https_proxy", "ALL_PROXY", "all_proxy")
+# `sandbox.registries`: the package registries an agent installs from (with network allow)
+REGISTRIES = (
+    "pypi.org:443",
+    "files.pythonhosted.org:443",
+    "registry.npmjs.org:443",
+    "crates.io:443",
+    "static.crates.io:443",
+    "index.crates.io:443",
+    "proxy.golang.org:443",
+    "sum.golang.org:443",
+    "rubygems.org:443",
+    "index.rubygems.org:443",
+    "repo.maven.apache.org:443",
+    "repo1.maven.org:443",
+)
+
+
+class Box(Struct, frozen=True):
+    """One sandbox, resolved: what the agent sees, may write, and is given."""
+
+    bwrap: str  # the executable, found
+    hidden: tuple[str, ...]  # folders replaced by an empty one (the user's home, ralph's own)
+    shown: tuple[str, ...]  # folders under a hidden one shown again, read-only (the CLI's install, the interpreter)
+    writable: tuple[str, ...]  # the worktree, the repository's git folder
+    read_only: tuple[str, ...]  # under a writable one, kept read-only (.git/hooks, .git/config)
+    home: str  # the agent's own home: HOME inside
+    env: Mapping[str, str]  # every variable the agent gets (the allow-list applied)
+    network: str  # allow (a network of its own, out only through ralph's proxy) | open | none
+    masked: tuple[str, ...] = ()  # files replaced by an empty one (/etc/shadow)
+    allowed: tuple[str, ...] = ()  # network allow: the host:port patterns the proxy lets through
+    python: str = sys.executable  # network allow: the interpreter that runs the forwarder inside
+
+    def words(self) -> list[str]:
+        """What `ralph run --dry-run` says of it, a line each."""
+        shown = f" (shown again, read-only: {', '.join(self.shown)})" if self.shown else ""
+        return [
+            f"bubblewrap ({self.bwrap}): the system read-only, a pid namespace of its own, dies with its iteration",
+            f"writable: {', '.join(self.writable)}, the agent's home {self.home}, a private /tmp",
+            f"read-only inside: {', '.join(self.read_only) or '-'}",
+            f"hidden: {', '.join(self.hidden)}{shown}",
+            f"environment: {', '.join(sorted(self.env))}",
+            f"network: {self.network}" + (f" ({', '.join(self.allowed)})" if self.network == "allow" else ""),
+        ]
+
+
+def bwrap_argv(box: Box, cwd: str) -> list[str]:
+    """The bwrap command line that runs a command in `box`, in `cwd` (the command's argv follows it)."""
+    argv = [box.bwrap, "--die-with-parent", "--unshare-pid", "--unshare-ipc", "--unshare-uts", "--unshare-cgroup-try"]
+    if box.network != "open":
+        argv.append("--unshare-net")
+    argv += ["--ro-bind", "/", "/", "--dev", "/dev", "--proc", "/proc", "--tmpfs", "/tmp"]
+    for folder in box.hidden:
+        argv += ["--tmpfs", folder]
+    for folder in box.shown:
+        argv += ["--ro-bind", folder, folder]
+    for path in box.masked:
+        argv += ["--ro-bind", "/dev/null", path]
+    for folder in box.writable:
+        argv += ["--bind", folder, folder]
+    for path in box.read_only:
+        argv += ["--ro-bind", path, path]
+    argv += ["--bind", box.home, box.home]
+    for folder in box.hidden:  # empty and read-only: what the agent writes there fails, not vanishes
+        argv += ["--remount-ro", folder]
+    return [*argv, "--chdir", cwd, "--"]
+
+
+def blocked_notes(blocked: tuple[str, ...]) -> list[str]:
+    """The notes an iteration records for the connections the sandbox refused its agent."""
+    return [f"blocked: {where} — add it to sandbox.allow_hosts" for where in blocked]
+
+
+def outermost(hidden: tuple[str, ...], wanted: list[str]) -> tuple[str, ...]:
+    """The folders of `wanted` that exist under a hidden one, none inside another (shown again, read-only)."""
+    real = {os.path.realpath(path) for path in wanted if path and os.path.isdir(path)}
+    inside = [path for path in real if any(under(path, folder) for folder in hidden)]
+    return tuple(sorted(path for path in inside if not any(under(path, other) and path != other for other in inside)))
+
+
+def install_of(executable: str) -> str:
+    """The folder a CLI is installed in: up to its node_modules (an npm package), else its own folder's parent."""
+    parts = executable.split(os.sep)
+    if "node_modules" in parts:
+        return os.sep.join(parts[: len(parts) - parts[::-1].index("node_modules")])
+    return os.path.dirname(os.path.dirname(executable))
+
+
+def under(path: str, folder: str) -> bool:
+    return path == folder or path.startswith(folder.rstrip(os.sep) + os.sep)
+
+
+_PROBED: dict[str, str | None] = {}  # bwrap → why it cannot start here (None: it can), asked once per process
+
+
+def cannot_start(bwrap: str) -> str | None:
+    """Why `bwrap` cannot run a command in the box here (None: it can): run once, `true` in a box like the agent's."""
+    if bwrap not in _PROBED:
+        argv = [bwrap, "--die-with-parent", "--unshare-pid", "--unshare-net", "--ro-bind", "/", "/"]
+        argv += ["--dev", "/dev", "--proc", "/proc", "--tmpfs", "/tmp", "--", "true"]
+        try:
+            done = subprocess.run(argv, capture_output=True, timeout=_PROBE_S, check=False, stdin=subprocess.DEVNULL)
+        except FileNotFoundError:
+            _PROBED[bwrap] = f"{bwrap} is not installed (Debian: apt-get install bubblewrap)"
+        except (OSError, subprocess.TimeoutExpired) as exc:
+            _PROBED[bwrap] = f"{bwrap} could not be run ({exc})"
+        else:
+            said = done.stderr.decode("utf-8", "replace").strip().splitlines()
+            _PROBED[bwrap] = None if done.returncode == 0 else (said[-1] if said else f"exit {done.returncode}")[:300]
+    return _PROBED[bwrap]
+
+
+class SandboxRunner:
+    """A runner (core/runner.py) that starts each command in the box, with the box's environment only."""
+
+    name = "bwrap"
+
+    def __init__(self, box: Box, start: Callable[..., ProcessOutcome] = run_agent_process) -> None:
+        self.box = box
+        self._start = start
+
+    def _showing(self, program: str) -> Box:
+        """The box, showing again the install of `program` when it lives under a hidden folder (a CLI in ~)."""
+        found = shutil.which(program, path=self.box.env.get("PATH")) if program else None
+        if found is None:
+            return self.box
+        extra = outermost(self.box.hidden, [install_of(os.path.realpath(found))])
+        missing = tuple(path for path in extra if not any(under(path, shown) for shown in self.box.shown))
+        return replace(self.box, shown=(*self.box.shown, *missing)) if missing else self.box
+
+    def run(
+        self,
+        launch: Launch,
+        cancel: CancelToken,
+        *,
+        on_stdout: Callable[[bytes], None],
+        on_output: OutputHook | None = None,
+        on_start: Callable[[int], None] | None = None,
+    ) -> ProcessOutcome:
+        command = launch.command
+        inside = {**self.box.env, **command.env, "HOME": self.box.home, "TMPDIR": "/tmp"}
+        box = self._showing(command.argv[0] if command.argv else "")
+        argv = command.argv
+        proxy = None
+        if box.network == "allow":  # out only through ralph's proxy: the forwarder inside, the proxy outside
+            from ralphloop.processes.proxy import FilterProxy  # sockets and threads: for such a run alone
+
+            proxy = FilterProxy(box.allowed)
+            box = replace(box, writable=(*box.writable, proxy.folder))
+            argv = (box.python, "-S", "-I", FORWARDER, proxy.socket_path, str(PROXY_PORT), "--", *argv)
+            inside.update(dict.fromkeys(PROXY_VARIABLES, f"http://127.0.0.1:{PROXY_PORT}"))
+            for name in ("NO_PROXY", "no_proxy"):
+                inside.pop(name, None)  # every connection goes through the proxy, loopback included
+        wrapped = replace(command, argv=(*bwrap_argv(box, launch.cwd), *argv), env={})
+        os.makedirs(self.box.home, mode=0o700, exist_ok=True)
+        try:
+            outcome = self._start(
+                wrapped,
+                cwd=launch.cwd,
+                log_path=launch.log_path,
+                limits=launch.limits,
+                cancel=cancel,
+                on_stdout=on_stdout,
+                on_output=on_output,
+                tag=launch.tag or None,
+                on_start=on_start,
+                base_env=inside,
+            )
+        finally:
+            blocked = proxy.blocked if proxy is not None else ()
+            if proxy is not None:
+                proxy.close()
+        return replace(outcome, blocked=blocked) if blocked else outcome

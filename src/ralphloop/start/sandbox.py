@@ -1,0 +1,182 @@
+"""Which sandbox a run's agent gets (issue 35, `--sandbox auto|bwrap|off`, `sandbox:` in config), and the box built
+for it (processes/sandbox.py runs commands in it).
+
+`auto` (the default) boxes the agent when bubblewrap works here and the agent's backend says what it needs inside
+(`Agent.sandbox`, core/sandbox.py), and otherwise runs it as before, with one warning saying why; `bwrap` refuses to
+start without the box, in one line naming the cause; `off` runs as before.
+
+The box: the user's home and ralph's own folder hidden (shown again, read-only: the interpreter, the folders on PATH
+and the agent's CLI where they live under them), the worktree and its git folder writable but for the hooks and the
+config, the agent's own home (`<ralph home>/sandbox/<worktree's key>/home`: each loop of a parallel run its own),
+seeded with the files of the user's home its backend names (its login, its settings) and nothing else, and an
+environment of the variables it needs alone.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import os
+import shutil
+import sys
+from collections.abc import Callable, Mapping
+
+from ralphloop.core.errors import RalphError
+from ralphloop.core.protocols import Agent
+from ralphloop.core.sandbox import SandboxNeeds
+from ralphloop.processes import reaper
+from ralphloop.processes.sandbox import FORWARDER, REGISTRIES, Box, cannot_start, outermost, under
+from ralphloop.processes.sandbox_settings import SandboxSettings
+from ralphloop.project.paths import ralph_home
+
+# What reaches every agent: where to find programs, how to speak, the terminal; and what ralph sets for a loop.
+BASE_ENV = ("PATH", "LANG", "LANGUAGE", "TERM", "TZ", "COLORTERM", "NO_COLOR", "USER", "LOGNAME", "SHELL")
+RALPH_ENV = ("RALPH_SLOT", "RALPH_PORT_BASE", "RALPH_PORT_COUNT", reaper.TAG_VAR)
+_MASKED = ("/etc/shadow", "/etc/gshadow", "/etc/sudoers")  # root can read them; an agent need not
+
+
+def sandbox_for(
+    settings: SandboxSettings,
+    agent: Agent,
+    top: str,
+    warn: Callable[[str], None],
+    environ: Mapping[str, str] | None = None,
+) -> Box | None:
+    """The box for `agent` working in the worktree `top`, or None (no sandbox: off, or `auto` where it cannot be,
+    said once through `warn`). `--sandbox bwrap` that cannot be is a RalphError naming the cause."""
+    if settings.mode == "off":
+        return None
+    environ = os.environ if environ is None else environ
+    why = _why_not(settings, agent, environ)
+    if why is not None:
+        if settings.mode == "bwrap":
+            raise RalphError(f"--sandbox bwrap: {why}")
+        warn(f"the agent runs without the sandbox: {why} (--sandbox off says so and hides this)")
+        return None
+    bwrap = shutil.which(settings.bwrap, path=environ.get("PATH")) or settings.bwrap
+    home = os.path.join(ralph_home(), "sandbox", _key(top), "home")
+    env = _environment(settings, agent.sandbox, environ, home)
+    hidden = _hidden(environ)
+    return Box(
+        bwrap=bwrap,
+        hidden=hidden,
+        shown=_shown(hidden, environ),
+        writable=_writable(top),
+        read_only=_git_read_only(top),
+        home=home,
+        env=env,
+        network=settings.network,
+        masked=tuple(path for path in _MASKED if os.path.exists(path)),
+        allowed=_allowed(settings, agent.sandbox) if settings.network == "allow" else (),
+    )
+
+
+def _allowed(settings: SandboxSettings, needs: SandboxNeeds) -> tuple[str, ...]:
+    """What the proxy lets through: the agent's API, the registries (unless sandbox.registries: false), and
+    sandbox.allow_hosts."""
+    registries = REGISTRIES if settings.registries else ()
+    return tuple(dict.fromkeys((*needs.hosts, *registries, *settings.allow_hosts)))
+
+
+def seed_home(box: Box, needs: SandboxNeeds, environ: Mapping[str, str] | None = None) -> None:
+    """The agent's own home made, with copies of the files of the user's home its backend names (a file newer in
+    the user's home replaces the copy: a login renewed outside reaches the loop)."""
+    environ = os.environ if environ is None else environ
+    user_home = os.path.expanduser("~")
+    os.makedirs(box.home, mode=0o700, exist_ok=True)
+    for relative in needs.home_files:
+        source = _config_source(relative, needs, environ, user_home)
+        target = os.path.join(box.home, relative)
+        if not os.path.isfile(source) or os.path.islink(source):
+            continue
+        if os.path.exists(target) and os.path.getmtime(target) >= os.path.getmtime(source):
+            continue
+        os.makedirs(os.path.dirname(target), mode=0o700, exist_ok=True)
+        shutil.copyfile(source, target)
+        os.chmod(target, 0o600)
+
+
+def _why_not(settings: SandboxSettings, agent: Agent, environ: Mapping[str, str]) -> str | None:
+    if not agent.sandbox.declared:
+        return f"the {agent.name} agent does not say yet what it needs inside it (its login, its API's hosts)"
+    found = shutil.which(settings.bwrap, path=environ.get("PATH"))
+    return cannot_start(found or settings.bwrap)
+
+
+def _environment(
+    settings: SandboxSettings, needs: SandboxNeeds, environ: Mapping[str, str], home: str
+) -> dict[str, str]:
+    """The variables that reach the agent: the allow-list's, its backend's, sandbox.env's; a config folder's
+    variable pointing into its own home."""
+    names = {*BASE_ENV, *RALPH_ENV, *needs.env, *settings.env}
+    env = {name: value for name, value in environ.items() if name in names or name.startswith("LC_")}
+    for variable, default in needs.config_dirs:
+        env[variable] = os.path.join(home, default)
+    return env
+
+
+def _config_source(relative: str, needs: SandboxNeeds, environ: Mapping[str, str], user_home: str) -> str:
+    """Where a file the backend names comes from: its config folder's variable's folder, else the user's home."""
+    for variable, default in needs.config_dirs:
+        prefix = default.rstrip("/") + "/"
+        if relative.startswith(prefix) and environ.get(variable):
+            return os.path.join(environ[variable], relative[len(prefix) :])
+    return os.path.join(user_home, relative)
+
+
+def _hidden(environ: Mapping[str, str]) -> tuple[str, ...]:
+    """The user's home and ralph's own folder (when it is elsewhere): replaced by an empty folder inside."""
+    found = [os.path.realpath(os.path.expanduser("~")), os.path.realpath(ralph_home())]
+    kept: list[str] = []
+    for folder in sorted(set(found), key=len):
+        if folder not in ("/", "") and not any(under(folder, other) for other in kept):
+            kept.append(folder)
+    return tuple(kept)
+
+
+def _shown(hidden: tuple[str, ...], environ: Mapping[str, str]) -> tuple[str, ...]:
+    """What the agent must run that lives under a hidden folder, shown again read-only: the interpreter (ralph's
+    own helpers, a Python agent) and every folder on PATH (the runner adds each command's own install)."""
+    wanted = [sys.prefix, sys.base_prefix, os.path.dirname(FORWARDER), *environ.get("PATH", "").split(os.pathsep)]
+    for entry in environ.get("PATH", "").split(os.pathsep):
+        if entry and os.path.isdir(entry):
+            wanted.append(os.path.realpath(entry))
+    return outermost(hidden, wanted)
+
+
+def _writable(top: str) -> tuple[str, ...]:
+    """The worktree, and the repository's git folder when it lies outside it (a linked worktree's: the commits
+    and refs are written there)."""
+    found = [os.path.realpath(top)]
+    common = _git_path(top, "--git-common-dir")
+    if common is not None and not under(common, found[0]):
+        found.append(common)
+    return tuple(found)
+
+
+def _git_read_only(top: str) -> tuple[str, ...]:
+    """The git hooks and config, read-only inside: what is there is the user's, and ralph's git may run it."""
+    found: list[str] = []
+    for name in ("hooks", "config"):
+        path = _git_path(top, "--git-path", name)
+        if path is not None and os.path.exists(path):
+            found.append(path)
+    worktree_config = _git_path(top, "--git-path", "config.worktree")
+    if worktree_config is not None and os.path.exists(worktree_config):
+        found.append(worktree_config)
+    return tuple(found)
+
+
+def _git_path(top: str, *args: str) -> str | None:
+    from ralphloop.workspace import git  # a layer below start: the same git ralph runs
+
+    done = git.run(top, "rev-parse", *args, hooks=True)
+    if done.returncode != 0:
+        return None
+    path = done.stdout.decode("utf-8", "surrogateescape").strip()
+    return os.path.realpath(os.path.join(top, path))
+
+
+def _key(top: str) -> str:
+    """A folder's name for the worktree: its base name and a hash of its path (each loop its own home)."""
+    real = os.path.realpath(top)
+    return f"{os.path.basename(real) or 'root'}-{hashlib.sha256(real.encode()).hexdigest()[:12]}"
