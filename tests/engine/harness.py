@@ -131,6 +131,7 @@ class Turns:
     start, as the replay runner's does past its last recording."""
 
     name = "replay"
+    home: str | None = None
 
     def __init__(self, *turns: Plays | Recording, then: Plays | Recording | None = None) -> None:
         self.turns = list(turns)

@@ -178,6 +178,7 @@ class AgentRequest(Struct, frozen=True):
     started_at: datetime | None = None  # relative reset times ("resets 8pm") are read against this
     model: str | None = None  # --model, for backends that can choose one
     resume_session: str | None = None  # the previous run's session id, for backends set to resume it
+    home: str | None = None  # its own home in ralph's sandbox (its CLI's config there; its own sandbox off)
 
 
 class AgentCommand(Struct, frozen=True):

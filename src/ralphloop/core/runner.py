@@ -52,6 +52,7 @@ class Runner(Protocol):
     """Starts a command, streams its output to the hooks as it arrives, and reports its outcome."""
 
     name: str  # "local", "replay", ... (shown by --dry-run)
+    home: str | None  # the agent's own home in a sandbox (processes/sandbox.py); None: it runs as the user
 
     def run(
         self,

@@ -55,7 +55,8 @@ class Seen(Struct, frozen=True):
 def prompt_for(run: Run, state: LoopState, number: int, task: Task) -> tuple[str, AgentRequest]:
     """The prompt of iteration `number` and the request the agent gets (also what --dry-run shows)."""
     prompt = iteration_prompt(run.paths, run.source, task, number, state.notes, run.policy)
-    return prompt, iteration_request(run.paths, prompt, number, task, run.clock.now(), run.policy, state.session)
+    request = iteration_request(run.paths, prompt, number, task, run.clock.now(), run.policy, state.session)
+    return prompt, replace(request, home=run.runner.home)
 
 
 def prepare(run: Run, state: LoopState, view: TaskView, start: WorkTree | None, slot: Slot) -> Prepared:

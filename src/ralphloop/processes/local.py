@@ -43,6 +43,7 @@ class LocalRunner:
     """The default runner (core/runner.py): the command as a process group on this machine."""
 
     name = "local"
+    home: str | None = None
 
     def run(
         self,

@@ -55,6 +55,7 @@ class ReplayRunner:
     would (the engine then records a failed attempt, which is what a test of it should see)."""
 
     name = "replay"
+    home: str | None = None
 
     def __init__(self, recordings: Iterable[Recording]) -> None:
         self._left = list(recordings)

@@ -153,6 +153,7 @@ class SandboxRunner:
 
     def __init__(self, box: Box, start: Callable[..., ProcessOutcome] = run_agent_process) -> None:
         self.box = box
+        self.home: str | None = box.home
         self._start = start
 
     def _showing(self, program: str) -> Box:

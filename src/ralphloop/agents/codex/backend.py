@@ -8,6 +8,7 @@ user asked) `--dangerously-bypass-approvals-and-sandbox`.
 from __future__ import annotations
 
 import os
+from pathlib import Path
 
 from ralphloop.agents.accounts import account_of
 from ralphloop.agents.codex.parser import CodexJsonParser
@@ -45,10 +46,13 @@ class CodexAgent(AgentDefaults):
             argv += ("-m", request.model)
         if self.permissions == "all":
             argv += ("--dangerously-bypass-approvals-and-sandbox",)  # only ever because the user asked for it
+        elif self.permissions == "edits" and request.home:
+            argv += ("-s", "danger-full-access")  # in ralph's sandbox: it holds the agent; Codex's own would nest
         else:
             argv += ("-s", "workspace-write" if self.permissions == "edits" else "read-only")
         env = {**agent_env(request), "TZ": "UTC"}
         return AgentCommand(argv=(*argv, "-"), env=env, stdin=request.prompt.encode("utf-8"))
 
     def parser(self, request: AgentRequest) -> CodexJsonParser:
-        return CodexJsonParser(request.started_at, model=request.model, codex_home=codex_home(os.environ))
+        home = Path(request.home, ".codex") if request.home else codex_home(os.environ)  # where its session files are
+        return CodexJsonParser(request.started_at, model=request.model, codex_home=home)
