@@ -264,6 +264,8 @@ SANDBOX_NETWORKS = ("allow", "open", "none")
 
 
 def sandbox_mode(value: Any) -> str:
+    if isinstance(value, bool):  # YAML reads a bare `off` (and `on`) as a boolean
+        return "auto" if value else "off"
     return _choice(value, SANDBOX_MODES)
 
 
