@@ -32,6 +32,7 @@ from ralphloop.core.runner import Launch, OutputHook
 from ralphloop.processes.local import run_agent_process
 
 _PROBE_S = 10.0
+PRIVATE = ("/tmp",)  # the box's own, empty: what the agent needs of the machine's is shown again over it
 FORWARDER = os.path.join(os.path.dirname(os.path.abspath(__file__)), "forwarder.py")
 PROXY_PORT = 3128  # inside the box's own network: every box has its own
 PROXY_VARIABLES = ("HTTP_PROXY", "HTTPS_PROXY", "http_proxy", "https_proxy", "ALL_PROXY", "all_proxy")
@@ -156,12 +157,13 @@ class SandboxRunner:
         self.home: str | None = box.home
         self._start = start
 
-    def _showing(self, program: str) -> Box:
-        """The box, showing again the install of `program` when it lives under a hidden folder (a CLI in ~)."""
-        found = shutil.which(program, path=self.box.env.get("PATH")) if program else None
-        if found is None:
-            return self.box
-        extra = outermost(self.box.hidden, [install_of(os.path.realpath(found))])
+    def _showing(self, argv: tuple[str, ...]) -> Box:
+        """The box, showing again what the command names that lives under a hidden folder or /tmp: the install of
+        its program (a CLI in ~), and the folders of the files its arguments name (`python my_agent.py`)."""
+        found = shutil.which(argv[0], path=self.box.env.get("PATH")) if argv else None
+        wanted = [install_of(os.path.realpath(found))] if found else []
+        wanted += [os.path.dirname(os.path.realpath(word)) for word in argv[1:] if os.path.isfile(word)]
+        extra = outermost((*self.box.hidden, *PRIVATE), wanted)
         missing = tuple(path for path in extra if not any(under(path, shown) for shown in self.box.shown))
         return replace(self.box, shown=(*self.box.shown, *missing)) if missing else self.box
 
@@ -176,7 +178,7 @@ class SandboxRunner:
     ) -> ProcessOutcome:
         command = launch.command
         inside = {**self.box.env, **command.env, "HOME": self.box.home, "TMPDIR": "/tmp"}
-        box = self._showing(command.argv[0] if command.argv else "")
+        box = self._showing(command.argv)
         argv = command.argv
         proxy = None
         if box.network == "allow":  # out only through ralph's proxy: the forwarder inside, the proxy outside

@@ -24,7 +24,7 @@ from ralphloop.core.errors import RalphError
 from ralphloop.core.protocols import Agent
 from ralphloop.core.sandbox import SandboxNeeds
 from ralphloop.processes import reaper
-from ralphloop.processes.sandbox import FORWARDER, REGISTRIES, Box, cannot_start, outermost, under
+from ralphloop.processes.sandbox import FORWARDER, PRIVATE, REGISTRIES, Box, cannot_start, outermost, under
 from ralphloop.processes.sandbox_settings import SandboxSettings
 from ralphloop.project.paths import ralph_home
 
@@ -140,7 +140,7 @@ def _shown(hidden: tuple[str, ...], environ: Mapping[str, str]) -> tuple[str, ..
     for entry in environ.get("PATH", "").split(os.pathsep):
         if entry and os.path.isdir(entry):
             wanted.append(os.path.realpath(entry))
-    return outermost(hidden, wanted)
+    return outermost((*hidden, *PRIVATE), wanted)
 
 
 def _writable(top: str) -> tuple[str, ...]:
