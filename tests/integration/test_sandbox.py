@@ -186,3 +186,20 @@ def test_a_dry_run_prints_the_box_and_writes_nothing(
     assert done.returncode == 0, done.stderr
     assert "# Sandbox: bubblewrap" in done.stdout and "example.com:443" in done.stdout
     assert not (home / "sandbox").exists()
+
+
+def test_an_agent_that_lives_under_tmp_still_runs_in_the_box(
+    project: Path, ralph: RalphRunner, ralph_env: dict[str, str], request: pytest.FixtureRequest
+) -> None:
+    """The box has a /tmp of its own: a command (and the script it names) under the machine's /tmp is shown again."""
+    folder = prepared(project, ralph_env, ralph, 1)
+    scripts = Path(tempfile.mkdtemp(prefix="ralph-agent-", dir="/tmp"))
+    request.addfinalizer(lambda: shutil.rmtree(scripts, ignore_errors=True))
+    script = scripts / "agent.py"
+    script.write_text(
+        "import json\np = '.ralph/feat/prd.json'\nd = json.load(open(p))\n"
+        "d['userStories'][0]['passes'] = True\njson.dump(d, open(p, 'w'))\nprint('done from /tmp')\n"
+    )
+    done = ralph("run", "-n", "1", "--no-archive", "--sandbox", "bwrap", "--agent-cmd", f"{sys.executable} {script}")
+    assert done.returncode == 0, done.stdout + done.stderr
+    assert read_json(folder / "status.json")["exitReason"] == "complete"
