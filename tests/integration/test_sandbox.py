@@ -203,3 +203,64 @@ def test_an_agent_that_lives_under_tmp_still_runs_in_the_box(
     done = ralph("run", "-n", "1", "--no-archive", "--sandbox", "bwrap", "--agent-cmd", f"{sys.executable} {script}")
     assert done.returncode == 0, done.stdout + done.stderr
     assert read_json(folder / "status.json")["exitReason"] == "complete"
+
+
+def test_a_login_the_cli_refreshes_in_the_box_is_written_back_to_the_users_home(tmp_path: Path) -> None:
+    """The copy of a rotating login (Claude's .credentials.json, Codex's auth.json) the CLI rewrote in the box goes
+    back to the user's home, 0600, so the user's own CLI has the refresh token that is still good."""
+    from ralphloop.core.cancel import CancelToken
+    from ralphloop.core.protocols import AgentCommand
+    from ralphloop.core.runner import Launch, ProcessLimits
+    from ralphloop.processes.sandbox import Box, SandboxRunner
+
+    worktree, home, user = tmp_path / "work", tmp_path / "agent-home", tmp_path / "user-home"
+    for folder in (worktree, home / ".claude", user / ".claude"):
+        folder.mkdir(parents=True)
+    (user / ".claude" / ".credentials.json").write_text('{"refreshToken": "old"}')
+    copy = home / ".claude" / ".credentials.json"
+    copy.write_text('{"refreshToken": "old"}')
+    os.utime(copy, (1, 1))  # seeded earlier than the user's file was written
+    box = Box(
+        bwrap=shutil.which("bwrap") or "bwrap",
+        hidden=(str(user),),
+        shown=(),
+        writable=(str(worktree),),
+        read_only=(),
+        home=str(home),
+        env={"PATH": os.environ["PATH"]},
+        network="none",
+        logins=((str(copy), str(user / ".claude" / ".credentials.json")),),
+    )
+    refresh = AgentCommand(
+        ("sh", "-c", 'echo \'{"refreshToken": "new"}\' > "$HOME/.claude/.credentials.json"'), {}, b""
+    )
+    launch = Launch(refresh, str(worktree), str(tmp_path / "log.txt"), ProcessLimits(timeout_s=30))
+    cancel = CancelToken()
+    try:
+        outcome = SandboxRunner(box).run(launch, cancel, on_stdout=lambda data: None)
+    finally:
+        cancel.close()
+    assert outcome.exit_code == 0
+    written = user / ".claude" / ".credentials.json"
+    assert json.loads(written.read_text()) == {"refreshToken": "new"}
+    assert written.stat().st_mode & 0o777 == 0o600
+
+
+def test_parallel_loops_never_share_a_login_whose_refresh_token_is_used_once(
+    project: Path, ralph: RalphRunner, ralph_env: dict[str, str], tmp_path: Path
+) -> None:
+    from tests.integration.helpers import parallel_feature
+
+    parallel_feature(project, ralph_env, [{"id": "S-1", "title": "one", "priority": 1, "passes": False}])
+    user = tmp_path / "user-home"
+    (user / ".codex").mkdir(parents=True)
+    (user / ".codex" / "auth.json").write_text('{"tokens": {"refresh_token": "once"}}')
+    env = {"HOME": str(user), "CODEX_HOME": str(user / ".codex"), "RALPH_CODEX_COMMAND": shutil.which("true") or "true"}
+
+    done = ralph("run", "--parallel", "2", "--sandbox", "bwrap", "--agent", "codex", env=env)
+
+    lines = done.stderr.strip().splitlines()
+    assert done.returncode == 1 and len(lines) == 1, done.stdout + done.stderr
+    assert "auth.json is a login whose refresh token is used once" in lines[0]
+    assert "codex: set OPENAI_API_KEY (or CODEX_API_KEY) to an API key" in lines[0]
+    assert not (project / ".ralph" / "feat" / "fleet.json").exists()  # nothing started

@@ -38,6 +38,8 @@ def claude_needs(environ: Mapping[str, str]) -> SandboxNeeds:
         home_files=(".claude.json", ".claude/.credentials.json", ".claude/settings.json"),
         config_dirs=(("CLAUDE_CONFIG_DIR", ".claude"),),
         hosts=_hosts(environ, ("ANTHROPIC_BASE_URL",), ("api.anthropic.com:443", "console.anthropic.com:443")),
+        logins=(".claude/.credentials.json",),
+        login_env=("CLAUDE_CODE_OAUTH_TOKEN", "ANTHROPIC_API_KEY", "ANTHROPIC_AUTH_TOKEN"),
         declared=True,
     )
 
@@ -50,6 +52,8 @@ def codex_needs(environ: Mapping[str, str]) -> SandboxNeeds:
         home_files=(".codex/auth.json", ".codex/config.toml"),
         config_dirs=(("CODEX_HOME", ".codex"),),
         hosts=_hosts(environ, ("OPENAI_BASE_URL",), ("api.openai.com:443", "chatgpt.com:443", "auth.openai.com:443")),
+        logins=(".codex/auth.json",),
+        login_env=("OPENAI_API_KEY", "CODEX_API_KEY"),
         declared=True,
     )
 
@@ -66,6 +70,8 @@ def merged(needs: Sequence[SandboxNeeds]) -> SandboxNeeds:
         home_files=tuple(dict.fromkeys(path for each in needs for path in each.home_files)),
         config_dirs=tuple(dict.fromkeys(pair for each in needs for pair in each.config_dirs)),
         hosts=tuple(dict.fromkeys(host for each in needs for host in each.hosts)),
+        logins=tuple(dict.fromkeys(path for each in needs for path in each.logins)),
+        login_env=tuple(dict.fromkeys(name for each in needs for name in each.login_env)),
         declared=all(each.declared for each in needs),
     )
 

@@ -184,7 +184,7 @@ def _fleet(
 ) -> tuple[Fleet, str]:
     """One feature's fleet, its settings checked as a single run checks them, and its run id."""
     cancel, clock, launcher = shared
-    request = RunRequest(feature=name, flags=flags, archive=False, argv=tuple(argv))
+    request = RunRequest(feature=name, flags=flags, archive=False, argv=tuple(argv), loops=True)
     built = build_run(root, request, clock=clock, sinks=[], cancel=cancel)
     run, paths = built.run, built.run.paths
     task_format = format_of(built.kind)

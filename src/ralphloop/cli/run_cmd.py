@@ -73,6 +73,7 @@ def command(args: argparse.Namespace, argv: list[str]) -> int:
         dry_run=args.dry_run,
         argv=tuple(argv),
         start_at=args.start_at,
+        loops=args.child,
     )
     renderer = TerminalRenderer.for_terminal(args.verbose)
     cancel = CancelToken()

@@ -21,4 +21,8 @@ class SandboxNeeds(Struct, frozen=True):
     config_dirs: tuple[tuple[str, str], ...] = ()
     # host:port of its vendor's API (the network's allow-list; from the API's address when a variable sets it)
     hosts: tuple[str, ...] = ()
+    # of `home_files`, those holding a login the CLI refreshes (its refresh token used once): written back to the
+    # user's home after each call, never shared by the loops of a parallel run
+    logins: tuple[str, ...] = ()
+    login_env: tuple[str, ...] = ()  # variables that log the CLI in without those files (a key, a long-lived token)
     declared: bool = False  # the backend said what it needs (a backend that did not runs outside the sandbox)

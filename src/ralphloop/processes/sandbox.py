@@ -67,6 +67,7 @@ class Box(Struct, frozen=True):
     masked: tuple[str, ...] = ()  # files replaced by an empty one (/etc/shadow)
     allowed: tuple[str, ...] = ()  # network allow: the host:port patterns the proxy lets through
     python: str = sys.executable  # network allow: the interpreter that runs the forwarder inside
+    logins: tuple[tuple[str, str], ...] = ()  # (its copy in the agent's home, the user's file): written back
 
     def words(self) -> list[str]:
         """What `ralph run --dry-run` says of it, a line each."""
@@ -106,6 +107,29 @@ def bwrap_argv(box: Box, cwd: str) -> list[str]:
 def blocked_notes(blocked: tuple[str, ...]) -> list[str]:
     """The notes an iteration records for the connections the sandbox refused its agent."""
     return [f"blocked: {where} — add it to sandbox.allow_hosts" for where in blocked]
+
+
+def write_back(logins: tuple[tuple[str, str], ...]) -> None:
+    """A login the CLI refreshed in the box, written back to the user's home (atomically, 0600): its old refresh
+    token may be spent, so the user's own CLI needs the new one."""
+    for copy, original in logins:
+        try:
+            if not os.path.isfile(copy) or (
+                os.path.exists(original) and os.path.getmtime(original) >= os.path.getmtime(copy)
+            ):
+                continue
+            with open(copy, "rb") as handle:
+                fresh = handle.read()
+            if os.path.exists(original):
+                with open(original, "rb") as handle:
+                    if handle.read() == fresh:
+                        continue
+            temporary = f"{original}.ralph-{os.getpid()}"
+            with open(os.open(temporary, os.O_WRONLY | os.O_CREAT | os.O_TRUNC, 0o600), "wb") as handle:
+                handle.write(fresh)
+            os.replace(temporary, original)
+        except OSError:
+            continue  # the copy stays the loop's; the next call tries again
 
 
 def outermost(hidden: tuple[str, ...], wanted: list[str]) -> tuple[str, ...]:
@@ -209,4 +233,5 @@ class SandboxRunner:
             blocked = proxy.blocked if proxy is not None else ()
             if proxy is not None:
                 proxy.close()
+            write_back(self.box.logins)
         return replace(outcome, blocked=blocked) if blocked else outcome

@@ -71,6 +71,7 @@ class RunRequest(Struct, frozen=True):
     dry_run: bool = False  # nothing will start: an agent that is not installed is only warned about
     argv: tuple[str, ...] = ()  # the words after `ralph` as typed ("run", ...): printed commands repeat them
     start_at: str | None = None  # --start-at HH:MM|reset
+    loops: bool = False  # a parallel run's loop, or its coordinator: a login its CLI refreshes cannot be shared
 
 
 class Built(Struct, frozen=True):
@@ -181,7 +182,7 @@ def build_run(
     emit = _fan_out(records, sinks if sinks is not None else [])
     workspace = Workspace.open(paths, source.path, lambda text: emit(Notice("warning", text)))
     top = workspace.top if workspace else paths.project_root
-    runner = runner if runner is not None else _runner(settings, agent, top, request.dry_run, warnings)
+    runner = runner if runner is not None else _runner(settings, agent, top, request.dry_run, warnings, request.loops)
     run = Run(
         id=f"{os.getpid()}@{iso(clock.now())}",
         paths=paths,
@@ -269,10 +270,10 @@ def start_at_for(spec: str | None, path: str, agent: object, tell: Callable[[str
     return StartAt(spec, path, next_reset, tell)
 
 
-def _runner(settings: Settings, agent: Agent, top: str, dry_run: bool, warnings: list[str]) -> Runner:
+def _runner(settings: Settings, agent: Agent, top: str, dry_run: bool, warnings: list[str], loops: bool) -> Runner:
     """How the agent is started: in the sandbox `settings.sandbox` asks for (start/sandbox.py), else as a local
     process; a dry run builds the box to show it, and writes nothing."""
-    box = sandbox_for(settings.sandbox, agent, top, warnings.append)
+    box = sandbox_for(settings.sandbox, agent, top, warnings.append, loops=loops)
     if box is None:
         return LocalRunner()
     if not dry_run:

@@ -40,9 +40,12 @@ def sandbox_for(
     top: str,
     warn: Callable[[str], None],
     environ: Mapping[str, str] | None = None,
+    *,
+    loops: bool = False,
 ) -> Box | None:
     """The box for `agent` working in the worktree `top`, or None (no sandbox: off, or `auto` where it cannot be,
-    said once through `warn`). `--sandbox bwrap` that cannot be is a RalphError naming the cause."""
+    said once through `warn`). `--sandbox bwrap` that cannot be is a RalphError naming the cause; so is a login the
+    CLI refreshes that the loops of a parallel run (`loops`) would share."""
     if settings.mode == "off":
         return None
     environ = os.environ if environ is None else environ
@@ -54,6 +57,9 @@ def sandbox_for(
         return None
     bwrap = shutil.which(settings.bwrap, path=environ.get("PATH")) or settings.bwrap
     home = os.path.join(ralph_home(), "sandbox", _key(top), "home")
+    logins = _logins(agent, environ, home)
+    if logins and loops:
+        raise RalphError(_shared_login(agent, logins[0][1]))
     env = _environment(settings, agent.sandbox, environ, home)
     hidden = _hidden(environ)
     return Box(
@@ -67,7 +73,37 @@ def sandbox_for(
         network=settings.network,
         masked=tuple(path for path in _MASKED if os.path.exists(path)),
         allowed=_allowed(settings, agent.sandbox) if settings.network == "allow" else (),
+        logins=logins,
     )
+
+
+def _logins(agent: Agent, environ: Mapping[str, str], home: str) -> tuple[tuple[str, str], ...]:
+    """The login files the CLI refreshes that this run would copy in (none when a variable logs it in)."""
+    needs = agent.sandbox
+    if any(environ.get(name) for name in needs.login_env):
+        return ()
+    user_home = os.path.expanduser("~")
+    pairs = [(os.path.join(home, path), _config_source(path, needs, environ, user_home)) for path in needs.logins]
+    return tuple((copy, original) for copy, original in pairs if os.path.isfile(original))
+
+
+def _shared_login(agent: Agent, original: str) -> str:
+    """Why the loops of a parallel run cannot share the CLI's login, and how to log them in."""
+    ways = {
+        "claude": "run `claude setup-token` and set CLAUDE_CODE_OAUTH_TOKEN to the token, or set ANTHROPIC_API_KEY",
+        "codex": "set OPENAI_API_KEY (or CODEX_API_KEY) to an API key",
+    }
+    how = "; ".join(f"{name}: {way}" for name, way in ways.items() if name in {agent.name, *_members(agent)})
+    return (
+        f"--parallel with --sandbox: {original} is a login whose refresh token is used once, and the loops cannot "
+        f"share it (each has a home of its own); log them in another way: {how or 'with a key its CLI reads'}"
+    )
+
+
+def _members(agent: Agent) -> tuple[str, ...]:
+    from ralphloop.agents.failover import FailoverAgent  # a chain's members' names, for the words alone
+
+    return tuple(member.name for member in agent.agents) if isinstance(agent, FailoverAgent) else ()
 
 
 def _allowed(settings: SandboxSettings, needs: SandboxNeeds) -> tuple[str, ...]:
