@@ -264,3 +264,21 @@ def test_parallel_loops_never_share_a_login_whose_refresh_token_is_used_once(
     assert "auth.json is a login whose refresh token is used once" in lines[0]
     assert "codex: set OPENAI_API_KEY (or CODEX_API_KEY) to an API key" in lines[0]
     assert not (project / ".ralph" / "feat" / "fleet.json").exists()  # nothing started
+
+
+def test_each_loop_of_a_parallel_run_works_in_a_box_of_its_own(
+    project: Path, ralph: RalphRunner, ralph_env: dict[str, str]
+) -> None:
+    """`--parallel 2 --sandbox bwrap`: each loop's agent works in its own worktree (writable, with the repository's
+    git folder, where its commits go) and its own home; the stories merge as without the box."""
+    from tests.integration.helpers import parallel_feature
+
+    stories = [{"id": f"S-{n}", "title": f"Story {n}", "priority": n, "passes": False} for n in (1, 2)]
+    parallel_feature(project, ralph_env, stories)
+
+    done = ralph("run", "--parallel", "2", "--sandbox", "bwrap", "--agent-cmd", agent_cmd("fleet_agent.py"))
+
+    assert done.returncode == 0, done.stdout + done.stderr
+    assert "All 2 stories merged into ralph/feat." in done.stdout
+    homes = sorted(path.name.rsplit("-", 1)[0] for path in (Path(ralph_env["RALPH_HOME"]) / "sandbox").iterdir())
+    assert homes == ["S-1", "S-2", "project"]  # each loop's worktree its home (and the coordinator's resolver its)

@@ -60,7 +60,7 @@ def sandbox_for(
     logins = _logins(agent, environ, home)
     if logins and loops:
         raise RalphError(_shared_login(agent, logins[0][1]))
-    env = _environment(settings, agent.sandbox, environ, home)
+    env = {**_environment(settings, agent.sandbox, environ, home), **_git_identity(top, environ)}
     hidden = _hidden(environ)
     return Box(
         bwrap=bwrap,
@@ -148,6 +148,26 @@ def _environment(
     for variable, default in needs.config_dirs:
         env[variable] = os.path.join(home, default)
     return env
+
+
+_IDENTITY = ("GIT_AUTHOR_NAME", "GIT_AUTHOR_EMAIL", "GIT_COMMITTER_NAME", "GIT_COMMITTER_EMAIL")
+
+
+def _git_identity(top: str, environ: Mapping[str, str]) -> dict[str, str]:
+    """Who the agent commits as: the user's git identity (their ~/.gitconfig is hidden in the box, and nothing else
+    of it need reach the agent), from the variables that set it, else from git's config as the user has it."""
+    found = {name: environ[name] for name in _IDENTITY if environ.get(name)}
+    if len(found) == len(_IDENTITY):
+        return found
+    from ralphloop.workspace import git  # the same git ralph runs
+
+    for key, names in (("user.name", _IDENTITY[0::2]), ("user.email", _IDENTITY[1::2])):
+        done = git.run(top, "config", "--get", key, hooks=True)
+        value = done.stdout.decode("utf-8", "replace").strip() if done.returncode == 0 else ""
+        for name in names:
+            if value and name not in found:
+                found[name] = value
+    return found
 
 
 def _config_source(relative: str, needs: SandboxNeeds, environ: Mapping[str, str], user_home: str) -> str:
