@@ -66,6 +66,7 @@ def resolve(fleet: Fleet, story: str, tip: str) -> str | None:
     )
     with open(prompt_file, "w", encoding="utf-8") as handle:
         handle.write(prompt)
+    runner = fleet.runner or LocalRunner()
     request = AgentRequest(
         prompt=prompt,
         iteration=0,
@@ -74,12 +75,13 @@ def resolve(fleet: Fleet, story: str, tip: str) -> str | None:
         prompt_file=prompt_file,
         task_id=story,
         started_at=fleet.clock.now(),
+        home=runner.home,  # in the run's sandbox, as the loops' agents are
     )
     fleet.book.log("resolving", story=story, files=files)
     fleet.say(f"⚒ {fleet.label(story)}: the agent resolves the conflict in {', '.join(files)}")
     parser = agent.parser(request)
     launch = Launch(agent.command(request), tree, os.path.join(logs, f"merge-resolve-{attempt}.log"), limits)
-    outcome = (fleet.runner or LocalRunner()).run(launch, fleet.cancel, on_stdout=parser.feed)
+    outcome = runner.run(launch, fleet.cancel, on_stdout=parser.feed)
     left = _unmerged(tree) or [name for name in files if _has_markers(os.path.join(tree, name))]
     _record(fleet, story, parser.finish(outcome), resolved=outcome.exit_code == 0 and not left)
     if outcome.exit_code != 0 or left:

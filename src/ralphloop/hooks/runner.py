@@ -187,6 +187,7 @@ class HookRunner:
             prompt_file=prompt_file,
             task_id=context.task_id,
             model=self.model,
+            home=self.runner.home,  # in the run's sandbox, as the loop's agent is
         )
         command = self.agent.command(request)
         command = replace(command, env={**command.env, **env})
