@@ -29,15 +29,6 @@ CODEX_LIMIT = FIXTURES / "codex" / "mock_usage_limit_plus_json"  # resets 01:04
 START = datetime(2026, 11, 20, 20, 0, tzinfo=UTC)
 
 
-@pytest.fixture
-def home(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
-    monkeypatch.setenv("RALPH_HOME", str(tmp_path / "home"))
-    monkeypatch.setenv("CLAUDE_CONFIG_DIR", str(tmp_path / "claude-config"))
-    for variable in ("ANTHROPIC_API_KEY", "CLAUDE_CODE_OAUTH_TOKEN", "CODEX_API_KEY", "OPENAI_API_KEY"):
-        monkeypatch.delenv(variable, raising=False)
-    return tmp_path / "home"
-
-
 def chain(tmp_path: Path, clock: FakeClock, names: str = "claude,codex", model: str | None = "opus") -> FailoverAgent:
     (tmp_path / "project").mkdir(exist_ok=True)
     flags = {"agent": (names, "--agent"), **({"model": (model, "--model")} if model else {})}

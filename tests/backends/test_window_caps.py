@@ -8,7 +8,6 @@ from __future__ import annotations
 from datetime import UTC, datetime, timedelta
 from pathlib import Path
 
-import pytest
 from msgspec.structs import replace
 
 from ralphloop.agents.agent_limits import LIMITS_FILE, LimitBook
@@ -25,15 +24,6 @@ FIXTURES = Path(__file__).resolve().parents[1] / "fixtures"
 CLAUDE_WINDOWS = FIXTURES / "claude" / "runs" / "claude_mock_oauth_unified_allowed_streamjson"
 START = datetime(2027, 1, 1, tzinfo=UTC)
 FIVE_HOUR_RESET = datetime(2027, 1, 1, 2, tzinfo=UTC)
-
-
-@pytest.fixture
-def home(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
-    monkeypatch.setenv("RALPH_HOME", str(tmp_path / "home"))
-    monkeypatch.setenv("CLAUDE_CONFIG_DIR", str(tmp_path / "claude-config"))
-    for variable in ("ANTHROPIC_API_KEY", "CLAUDE_CODE_OAUTH_TOKEN", "CODEX_API_KEY", "OPENAI_API_KEY"):
-        monkeypatch.delenv(variable, raising=False)
-    return tmp_path / "home"
 
 
 def chain(tmp_path: Path, clock: FakeClock, caps: list[str], names: str = "claude,codex") -> FailoverAgent:

@@ -17,6 +17,8 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
+import pytest
+
 from tests.conftest import RalphRunner, read_json, write_prd
 from tests.e2e.fake_anthropic import FakeAnthropic, Reply, Request, Text, bash
 from tests.e2e.test_ralph_claude import both_envs, finish_story, run, use_claude
@@ -59,6 +61,16 @@ def waiting_for_window(feature: Path) -> Callable[[], bool]:
     return waiting
 
 
+@pytest.fixture
+def env(
+    project: Path, tmp_path: Path, fake_api: FakeAnthropic, ralph_env: dict[str, str], claude_bin: str
+) -> dict[str, str]:
+    """The installed Claude Code in the project's config, logged in with a fake subscription token (the CLI then
+    honours the unified rate-limit headers)."""
+    use_claude(project, claude_bin)
+    return both_envs(tmp_path, fake_api, ralph_env, oauth=True)
+
+
 def book(env: dict[str, str]) -> dict[str, Any]:
     body: dict[str, Any] = json.loads((Path(env["RALPH_HOME"]) / "agent-limits.json").read_text())
     return body
@@ -68,13 +80,12 @@ def test_a_cap_stops_the_loop_after_the_call_that_reached_it(
     project: Path,
     feature: Path,
     ralph: RalphRunner,
-    tmp_path: Path,
+    env: dict[str, str],
     fake_api: FakeAnthropic,
+    tmp_path: Path,
     ralph_env: dict[str, str],
     claude_bin: str,
 ) -> None:
-    use_claude(project, claude_bin)
-    env = both_envs(tmp_path, fake_api, ralph_env, oauth=True)
     reset = int(time.time()) + 4 * 3600
     story_turns(fake_api, "S-1", 0.3, reset)
     story_turns(fake_api, "S-2", 0.55, reset)
@@ -118,16 +129,8 @@ def test_a_cap_stops_the_loop_after_the_call_that_reached_it(
 
 
 def test_with_wait_the_loop_waits_for_the_windows_reset_and_goes_on(
-    project: Path,
-    feature: Path,
-    ralph: RalphRunner,
-    tmp_path: Path,
-    fake_api: FakeAnthropic,
-    ralph_env: dict[str, str],
-    claude_bin: str,
+    project: Path, feature: Path, ralph: RalphRunner, env: dict[str, str], fake_api: FakeAnthropic
 ) -> None:
-    use_claude(project, claude_bin)
-    env = both_envs(tmp_path, fake_api, ralph_env, oauth=True)
     reset = int(time.time()) + 6  # the fake's window resets in a few seconds
     story_turns(fake_api, "S-1", 0.7, reset)
     for story in ("S-2", "S-3"):
@@ -145,16 +148,8 @@ def test_with_wait_the_loop_waits_for_the_windows_reset_and_goes_on(
 
 
 def test_a_ralph_killed_during_a_window_wait_waits_for_the_same_instant_when_started_again(
-    project: Path,
-    feature: Path,
-    ralph: RalphRunner,
-    tmp_path: Path,
-    fake_api: FakeAnthropic,
-    ralph_env: dict[str, str],
-    claude_bin: str,
+    project: Path, feature: Path, ralph: RalphRunner, env: dict[str, str], fake_api: FakeAnthropic
 ) -> None:
-    use_claude(project, claude_bin)
-    env = both_envs(tmp_path, fake_api, ralph_env, oauth=True)
     reset = int(time.time()) + 12
     story_turns(fake_api, "S-1", 0.9, reset)
     for story in ("S-2", "S-3"):

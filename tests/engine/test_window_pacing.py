@@ -19,6 +19,7 @@ from ralphloop.core.clock import FakeClock
 from ralphloop.core.events import IterationFinished, LoopEnded, Waiting
 from ralphloop.core.exitcodes import ExitReason
 from ralphloop.engine.loop import LoopOutcome, run_loop
+from ralphloop.engine.run import Ask
 from ralphloop.processes.replay import Recording, ReplayRunner
 from ralphloop.start.build import RunRequest, build_run
 from tests.conftest import read_json
@@ -44,20 +45,25 @@ def paced(
     project: Path,
     recordings: list[Recording],
     clock: FakeClock,
-    policy: str,
+    policy: str | None,
     caps: list[str] | None = None,
     start_at: str | None = None,
+    more: dict[str, tuple[Any, str]] | None = None,
+    ask: Ask | None = None,
 ) -> tuple[LoopOutcome, list[object], ReplayRunner]:
+    """A run of feature `feat` as `ralph run` builds it, `recordings` played back: `--on-usage-limit policy` (None:
+    the default), `--max-window caps`, `more` flags; `ask` answers as a user at a terminal would."""
     events: list[object] = []
     runner = ReplayRunner(recordings)
     cancel = CancelToken()
     flags: dict[str, tuple[Any, str]] = {
         "agent": ("claude", "--agent"),
         "usage_windows": (caps or ["five_hour=50%"], "--max-window"),
-        "usage_policy": (policy, "--on-usage-limit"),
+        **({"usage_policy": (policy, "--on-usage-limit")} if policy else {}),
+        **(more or {}),
     }
-    request = RunRequest(feature="feat", flags=flags, archive=False, start_at=start_at)
-    built = build_run(str(project), request, clock=clock, sinks=[events.append], cancel=cancel, runner=runner)
+    request = RunRequest(feature="feat", flags=flags, archive=False, start_at=start_at, terminal=ask is not None)
+    built = build_run(str(project), request, clock=clock, sinks=[events.append], cancel=cancel, runner=runner, ask=ask)
     try:
         return run_loop(built.run), events, runner
     finally:
@@ -239,20 +245,8 @@ def test_the_wait_for_start_at_is_not_the_runtime_budgets(project: Path, home: P
     prd = feature(project, count=2)
     clock = FakeClock(start=START)
     paced(project, [call(0.3, passing(prd, "S-1"))], clock, "exit")  # the book learns the 5-hour reset: 2 h away
-    events: list[object] = []
-    runner = ReplayRunner([call(0.1, passing(prd, "S-1", "S-2"))])
-    cancel = CancelToken()
-    flags: dict[str, tuple[Any, str]] = {
-        "agent": ("claude", "--agent"),
-        "usage_windows": (["five_hour=50%"], "--max-window"),
-        "max_runtime_s": ("30m", "--max-runtime"),
-    }
-    request = RunRequest(feature="feat", flags=flags, archive=False, start_at="reset")
-    built = build_run(str(project), request, clock=clock, sinks=[events.append], cancel=cancel, runner=runner)
-    try:
-        outcome = run_loop(built.run)
-    finally:
-        cancel.close()
+    budget = {"max_runtime_s": ("30m", "--max-runtime")}
+    outcome, _, _ = paced(project, [call(0.1, passing(prd, "S-1", "S-2"))], clock, None, start_at="reset", more=budget)
     assert outcome.reason is ExitReason.COMPLETE, outcome.message  # 2 hours waited, 30 minutes of budget
     assert clock.now() >= RESET
 
@@ -278,23 +272,12 @@ def test_with_ask_the_user_chooses_at_the_cap_without_a_call(project: Path, home
     paced(project, [call(0.7, passing(prd, "S-1"))], clock, "exit")
     for answer, reason, calls in (("exit", ExitReason.USAGE_WINDOW, 0), ("wait", ExitReason.COMPLETE, 1)):
         asked: list[str] = []
-        runner = ReplayRunner([call(0.1, passing(prd, "S-1", "S-2"))])
-        cancel = CancelToken()
-        flags: dict[str, tuple[Any, str]] = {
-            "agent": ("claude", "--agent"),
-            "usage_windows": (["five_hour=50%"], "--max-window"),
-            "usage_policy": ("ask", "--on-usage-limit"),
-        }
-        request = RunRequest(feature="feat", flags=flags, archive=False, terminal=True)
 
         def ask(question: str, timeout: float, answer: str = answer, asked: list[str] = asked) -> str:
             asked.append(question)
             return answer
 
-        built = build_run(str(project), request, clock=FakeClock(start=START), cancel=cancel, runner=runner, ask=ask)
-        try:
-            outcome = run_loop(built.run)
-        finally:
-            cancel.close()
+        later = [call(0.1, passing(prd, "S-1", "S-2"))]
+        outcome, _, runner = paced(project, later, FakeClock(start=START), "ask", ask=ask)
         assert outcome.reason is reason and len(runner.launches) == calls
         assert len(asked) == 1 and "5-hour window is 70% used" in asked[0] and "Wait or exit?" in asked[0]

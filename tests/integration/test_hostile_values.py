@@ -329,3 +329,14 @@ def test_a_bad_cap_on_a_usage_window_is_refused_in_one_line_before_anything(
 
     _refused(_run(warm, base, "run", "-f", "feat", "-n", "1", "--agent-cmd", SAY, *flags, env=env), said)
     assert tree(base) == before
+
+
+@pytest.mark.parametrize("value", ["25:00", "2am", "soon"])
+def test_a_bad_start_instant_is_refused_in_one_line_before_anything(
+    template: Path, warm: WarmRalph, tmp_path: Path, value: str
+) -> None:
+    base = copy_case(template, tmp_path)
+    before = tree(base)
+    done = _run(warm, base, "run", "-f", "feat", "-n", "1", "--agent-cmd", SAY, "--start-at", value)
+    _refused(done, f"--start-at {value!r}: expected reset or a time of day HH:MM (24-hour), such as 02:00")
+    assert tree(base) == before

@@ -40,6 +40,8 @@ def claude_needs(environ: Mapping[str, str]) -> SandboxNeeds:
         hosts=_hosts(environ, ("ANTHROPIC_BASE_URL",), ("api.anthropic.com:443", "console.anthropic.com:443")),
         logins=(".claude/.credentials.json",),
         login_env=("CLAUDE_CODE_OAUTH_TOKEN", "ANTHROPIC_API_KEY", "ANTHROPIC_AUTH_TOKEN"),
+        login_hint="claude: run `claude setup-token` and set CLAUDE_CODE_OAUTH_TOKEN to the token, or set "
+        "ANTHROPIC_API_KEY",
         declared=True,
     )
 
@@ -54,6 +56,7 @@ def codex_needs(environ: Mapping[str, str]) -> SandboxNeeds:
         hosts=_hosts(environ, ("OPENAI_BASE_URL",), ("api.openai.com:443", "chatgpt.com:443", "auth.openai.com:443")),
         logins=(".codex/auth.json",),
         login_env=("OPENAI_API_KEY", "CODEX_API_KEY"),
+        login_hint="codex: set OPENAI_API_KEY (or CODEX_API_KEY) to an API key",
         declared=True,
     )
 
@@ -72,6 +75,7 @@ def merged(needs: Sequence[SandboxNeeds]) -> SandboxNeeds:
         hosts=tuple(dict.fromkeys(host for each in needs for host in each.hosts)),
         logins=tuple(dict.fromkeys(path for each in needs for path in each.logins)),
         login_env=tuple(dict.fromkeys(name for each in needs for name in each.login_env)),
+        login_hint="; ".join(dict.fromkeys(each.login_hint for each in needs if each.login_hint)),
         declared=all(each.declared for each in needs),
     )
 

@@ -19,6 +19,7 @@ from ralphloop.core.errors import RalphError
 from ralphloop.core.exitcodes import ExitReason
 from ralphloop.core.file_task import FileTask
 from ralphloop.core.protocols import iso
+from ralphloop.core.waiting import count_down
 from ralphloop.engine.run import Run
 from ralphloop.files.store import RunLock
 from ralphloop.fleet import gitops
@@ -144,11 +145,10 @@ def _started_at(fleet: Fleet) -> bool:
     said = f"--start-at {fleet.start_at.spec}: starting at {local_time(at)}"
     _say(f"⏳ {said} (Ctrl+C to stop)")
     fleet.book.write(held={"message": said, "until": iso(at)})
-    while not fleet.cancel.is_set() and (left := (at - fleet.clock.now()).total_seconds()) > 0:
-        fleet.clock.sleep(min(left, 60.0), fleet.cancel.fileno())
-        fleet.cancel.quiet()  # woken by a signal that did not cancel: wait on
+    seconds = (at - fleet.clock.now()).total_seconds()
+    waited = count_down(fleet.clock, fleet.cancel, lambda event: None, seconds, "start", said)  # fleet.json tells it
     fleet.book.write(held=None)
-    return not fleet.cancel.is_set()
+    return waited
 
 
 def _say(text: str) -> None:

@@ -25,4 +25,5 @@ class SandboxNeeds(Struct, frozen=True):
     # user's home after each call, never shared by the loops of a parallel run
     logins: tuple[str, ...] = ()
     login_env: tuple[str, ...] = ()  # variables that log the CLI in without those files (a key, a long-lived token)
+    login_hint: str = ""  # how to log several loops in with them ("set OPENAI_API_KEY to an API key")
     declared: bool = False  # the backend said what it needs (a backend that did not runs outside the sandbox)

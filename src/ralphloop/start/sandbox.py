@@ -27,6 +27,7 @@ from ralphloop.processes import reaper
 from ralphloop.processes.sandbox import FORWARDER, PRIVATE, REGISTRIES, Box, cannot_start, outermost, under
 from ralphloop.processes.sandbox_settings import SandboxSettings
 from ralphloop.project.paths import ralph_home
+from ralphloop.workspace import git
 
 # What reaches every agent: where to find programs, how to speak, the terminal; and what ralph sets for a loop.
 BASE_ENV = ("PATH", "LANG", "LANGUAGE", "TERM", "TZ", "COLORTERM", "NO_COLOR", "USER", "LOGNAME", "SHELL")
@@ -49,25 +50,26 @@ def sandbox_for(
     if settings.mode == "off":
         return None
     environ = os.environ if environ is None else environ
-    why = _why_not(settings, agent, environ)
+    bwrap = shutil.which(settings.bwrap, path=environ.get("PATH")) or settings.bwrap
+    why = _why_not(agent, bwrap)
     if why is not None:
         if settings.mode == "bwrap":
             raise RalphError(f"--sandbox bwrap: {why}")
         warn(f"the agent runs without the sandbox: {why} (--sandbox off says so and hides this)")
         return None
-    bwrap = shutil.which(settings.bwrap, path=environ.get("PATH")) or settings.bwrap
     home = os.path.join(ralph_home(), "sandbox", _key(top), "home")
     logins = _logins(agent, environ, home)
     if logins and loops:
-        raise RalphError(_shared_login(agent, logins[0][1]))
+        raise RalphError(_shared_login(agent.sandbox, logins[0][1]))
     env = {**_environment(settings, agent.sandbox, environ, home), **_git_identity(top, environ)}
     hidden = _hidden(environ)
+    writable, read_only = _git_folders(top)
     return Box(
         bwrap=bwrap,
         hidden=hidden,
         shown=_shown(hidden, environ),
-        writable=_writable(top),
-        read_only=_git_read_only(top),
+        writable=writable,
+        read_only=read_only,
         home=home,
         env=env,
         network=settings.network,
@@ -87,23 +89,12 @@ def _logins(agent: Agent, environ: Mapping[str, str], home: str) -> tuple[tuple[
     return tuple((copy, original) for copy, original in pairs if os.path.isfile(original))
 
 
-def _shared_login(agent: Agent, original: str) -> str:
-    """Why the loops of a parallel run cannot share the CLI's login, and how to log them in."""
-    ways = {
-        "claude": "run `claude setup-token` and set CLAUDE_CODE_OAUTH_TOKEN to the token, or set ANTHROPIC_API_KEY",
-        "codex": "set OPENAI_API_KEY (or CODEX_API_KEY) to an API key",
-    }
-    how = "; ".join(f"{name}: {way}" for name, way in ways.items() if name in {agent.name, *_members(agent)})
+def _shared_login(needs: SandboxNeeds, original: str) -> str:
+    """Why the loops of a parallel run cannot share the CLI's login, and how to log them in (the backend says)."""
     return (
         f"--parallel with --sandbox: {original} is a login whose refresh token is used once, and the loops cannot "
-        f"share it (each has a home of its own); log them in another way: {how or 'with a key its CLI reads'}"
+        f"share it (each has a home of its own); log them in another way: {needs.login_hint or 'with a key'}"
     )
-
-
-def _members(agent: Agent) -> tuple[str, ...]:
-    from ralphloop.agents.failover import FailoverAgent  # a chain's members' names, for the words alone
-
-    return tuple(member.name for member in agent.agents) if isinstance(agent, FailoverAgent) else ()
 
 
 def _allowed(settings: SandboxSettings, needs: SandboxNeeds) -> tuple[str, ...]:
@@ -131,11 +122,10 @@ def seed_home(box: Box, needs: SandboxNeeds, environ: Mapping[str, str] | None =
         os.chmod(target, 0o600)
 
 
-def _why_not(settings: SandboxSettings, agent: Agent, environ: Mapping[str, str]) -> str | None:
+def _why_not(agent: Agent, bwrap: str) -> str | None:
     if not agent.sandbox.declared:
         return f"the {agent.name} agent does not say yet what it needs inside it (its login, its API's hosts)"
-    found = shutil.which(settings.bwrap, path=environ.get("PATH"))
-    return cannot_start(found or settings.bwrap)
+    return cannot_start(bwrap)
 
 
 def _environment(
@@ -159,12 +149,10 @@ def _git_identity(top: str, environ: Mapping[str, str]) -> dict[str, str]:
     found = {name: environ[name] for name in _IDENTITY if environ.get(name)}
     if len(found) == len(_IDENTITY):
         return found
-    from ralphloop.workspace import git  # the same git ralph runs
-
-    for key, names in (("user.name", _IDENTITY[0::2]), ("user.email", _IDENTITY[1::2])):
-        done = git.run(top, "config", "--get", key, hooks=True)
-        value = done.stdout.decode("utf-8", "replace").strip() if done.returncode == 0 else ""
-        for name in names:
+    done = git.run(top, "config", "--get-regexp", r"^user\.(name|email)$", hooks=True)
+    for line in done.stdout.decode("utf-8", "replace").splitlines() if done.returncode == 0 else ():
+        key, _, value = line.partition(" ")
+        for name in _IDENTITY[0::2] if key == "user.name" else _IDENTITY[1::2]:
             if value and name not in found:
                 found[name] = value
     return found
@@ -181,7 +169,7 @@ def _config_source(relative: str, needs: SandboxNeeds, environ: Mapping[str, str
 
 def _hidden(environ: Mapping[str, str]) -> tuple[str, ...]:
     """The user's home and ralph's own folder (when it is elsewhere): replaced by an empty folder inside."""
-    found = [os.path.realpath(os.path.expanduser("~")), os.path.realpath(ralph_home())]
+    found = [os.path.realpath(environ.get("HOME") or os.path.expanduser("~")), os.path.realpath(ralph_home())]
     kept: list[str] = []
     for folder in sorted(set(found), key=len):
         if folder not in ("/", "") and not any(under(folder, other) for other in kept):
@@ -193,43 +181,24 @@ def _shown(hidden: tuple[str, ...], environ: Mapping[str, str]) -> tuple[str, ..
     """What the agent must run that lives under a hidden folder, shown again read-only: the interpreter (ralph's
     own helpers, a Python agent) and every folder on PATH (the runner adds each command's own install)."""
     wanted = [sys.prefix, sys.base_prefix, os.path.dirname(FORWARDER), *environ.get("PATH", "").split(os.pathsep)]
-    for entry in environ.get("PATH", "").split(os.pathsep):
-        if entry and os.path.isdir(entry):
-            wanted.append(os.path.realpath(entry))
     return outermost((*hidden, *PRIVATE), wanted)
 
 
-def _writable(top: str) -> tuple[str, ...]:
-    """The worktree, and the repository's git folder when it lies outside it (a linked worktree's: the commits
-    and refs are written there)."""
-    found = [os.path.realpath(top)]
-    common = _git_path(top, "--git-common-dir")
-    if common is not None and not under(common, found[0]):
-        found.append(common)
-    return tuple(found)
-
-
-def _git_read_only(top: str) -> tuple[str, ...]:
-    """The git hooks and config, read-only inside: what is there is the user's, and ralph's git may run it."""
-    found: list[str] = []
-    for name in ("hooks", "config"):
-        path = _git_path(top, "--git-path", name)
-        if path is not None and os.path.exists(path):
-            found.append(path)
-    worktree_config = _git_path(top, "--git-path", "config.worktree")
-    if worktree_config is not None and os.path.exists(worktree_config):
-        found.append(worktree_config)
-    return tuple(found)
-
-
-def _git_path(top: str, *args: str) -> str | None:
-    from ralphloop.workspace import git  # a layer below start: the same git ralph runs
-
-    done = git.run(top, "rev-parse", *args, hooks=True)
+def _git_folders(top: str) -> tuple[tuple[str, ...], tuple[str, ...]]:
+    """What is writable: the worktree, and the repository's git folder when it lies outside it (a linked worktree's:
+    the commits and refs are written there); and what stays read-only in them: the git hooks and config (what is
+    there is the user's, and ralph's git may run it). One git process."""
+    worktree = os.path.realpath(top)
+    asked = ("--git-common-dir", "--git-path", "hooks", "--git-path", "config", "--git-path", "config.worktree")
+    done = git.run(top, "rev-parse", *asked, hooks=True)
     if done.returncode != 0:
-        return None
-    path = done.stdout.decode("utf-8", "surrogateescape").strip()
-    return os.path.realpath(os.path.join(top, path))
+        return (worktree,), ()
+    common, *guarded = (
+        os.path.realpath(os.path.join(top, line))
+        for line in done.stdout.decode("utf-8", "surrogateescape").splitlines()
+    )
+    writable = (worktree,) if under(common, worktree) else (worktree, common)
+    return writable, tuple(path for path in guarded if os.path.exists(path))
 
 
 def _key(top: str) -> str:

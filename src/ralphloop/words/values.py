@@ -276,10 +276,10 @@ def sandbox_network(value: Any) -> str:
 def _choice(value: Any, choices: tuple[str, ...]) -> str:
     given = value.strip().lower() if isinstance(value, str) else value
     if given not in choices:
-        import difflib  # for a refusal only
+        from ralphloop.words.choices import nearest  # difflib, for a refusal only
 
-        near = difflib.get_close_matches(str(given), list(choices), n=1)
-        hint = f" (did you mean {near[0]}?)" if near else ""
+        near = nearest(str(given), choices)
+        hint = f" (did you mean {near}?)" if near else ""
         raise ValueError(f"expected one of {', '.join(choices)}{hint}")
     return str(given)
 
