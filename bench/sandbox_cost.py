@@ -1,7 +1,7 @@
 """What the sandbox costs (issue 35, aim: <= 20 ms per iteration): ralph's own time between two agent calls, and the
 start of `ralph run` to the first agent call, with `--sandbox off`, `--sandbox bwrap` with `network: none`, and
-with `network: allow` (bubblewrap, then the forwarder's interpreter inside and ralph's proxy outside), side by side
-in one run, through the real `ralph run`.
+with `network: allow` (bubblewrap entered into the run's network by nsenter; ralph's proxy listening there), side
+by side in one run, through the real `ralph run`.
 
 The agent is bench/_agent.py's (it edits a tracked file and passes a story each call, as loop_overhead.py's `pass`
 mode does); inside the box it may write only the worktree and the git folder, so its stamps go in `.git/`.

@@ -48,8 +48,8 @@ def ralph_processes() -> list[str]:
         try:
             with open(f"/proc/{pid}/cmdline", "rb") as handle:
                 words = handle.read()
-            # ralph itself, not the forwarder ralph starts in the box (nor this agent)
-            if b"ralphloop" in words and b"forwarder.py" not in words and int(pid) != os.getpid():
+            # ralph itself (not this agent)
+            if b"ralphloop" in words and int(pid) != os.getpid():
                 found.append(pid)
         except OSError:
             continue

@@ -1,5 +1,5 @@
 """The real agent CLIs inside ralph's sandbox (issue 35): Claude Code against its loopback fake API, reached through
-the box's forwarder and ralph's filtering proxy (the API's host allowed, nothing else); its tool really runs in the
+ralph's filtering proxy in the run's network (the API's host allowed, nothing else); its tool really runs in the
 box and its work is committed."""
 
 from __future__ import annotations

@@ -159,6 +159,35 @@ def test_auto_without_a_working_bwrap_warns_once_and_runs_bwrap_refuses_in_one_l
     assert (folder / "status.json").read_bytes() == before  # refused before anything ran
 
 
+def test_network_allow_without_nsenter_is_refused_in_one_line_and_network_none_needs_none(
+    project: Path, ralph: RalphRunner, ralph_env: dict[str, str], tmp_path: Path
+) -> None:
+    """What this machine has is decided here: a PATH with git, bwrap and a shell, and no nsenter."""
+    tools = tmp_path / "bin"
+    tools.mkdir()
+    for name in ("git", "bwrap", "sh"):
+        (tools / name).symlink_to(shutil.which(name) or name)
+    folder = prepared(project, ralph_env, ralph, 1, "")
+    ralph_env["PATH"] = str(tools)
+    say = agent_cmd("say.py", "nothing")
+
+    strict = ralph("run", "-n", "1", "--sandbox", "bwrap", "--agent-cmd", say)
+    assert strict.returncode == 1
+    assert strict.stderr.strip().splitlines() == [
+        "ralph: error: --sandbox bwrap: sandbox.network allow needs nsenter (Debian: util-linux); "
+        "sandbox.network none or open needs none"
+    ]
+    assert not (folder / "status.json").exists()  # refused before anything ran
+
+    (project / ".ralph" / "config.yaml").write_text("sandbox:\n  network: none\n")
+    git(project, ralph_env, "add", "-A")
+    git(project, ralph_env, "commit", "-q", "-m", "no network")
+    boxed = ralph("run", "-n", "1", "--sandbox", "bwrap", "--agent-cmd", say)
+    assert boxed.returncode == 1, boxed.stdout + boxed.stderr  # max iterations: it ran, in the box
+    assert "without the sandbox" not in boxed.stderr
+    assert read_json(folder / "status.json")["exitReason"] == "max_iterations"
+
+
 @pytest.mark.parametrize(
     ("config", "said"),
     [

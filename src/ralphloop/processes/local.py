@@ -80,10 +80,12 @@ def run_agent_process(
     tag: str | None = None,
     on_start: Callable[[int], None] | None = None,
     base_env: Mapping[str, str] | None = None,
+    pass_fds: tuple[int, ...] = (),
 ) -> ProcessOutcome:
     """Run one agent to the end (or to its timeout or a cancellation) and say how it ended. `tag` marks the
     process and all it starts (processes/reaper.py); `on_start` hears its PID (the journal records it). It gets
-    ralph's environment and the command's, or `base_env` instead of ralph's (a sandbox's allow-list applied)."""
+    ralph's environment and the command's, or `base_env` instead of ralph's (a sandbox's allow-list applied); the
+    descriptors `pass_fds` names are its too (the sandbox's network, entered)."""
     started = monotonic()
     tag = tag or f"{os.getpid()}.{next(_TAGS)}"
     secrets = secret_values([os.environ, command.env])
@@ -98,6 +100,7 @@ def run_agent_process(
                 stdout=subprocess.PIPE,
                 stderr=subprocess.PIPE,
                 start_new_session=True,
+                pass_fds=pass_fds,
             )
             LIVE_GROUPS.add(proc.pid)
     except OSError as exc:

@@ -1,20 +1,18 @@
-"""ralph's filtering HTTP(S) proxy (issue 35, `sandbox.network: allow`): outside the sandbox, on a unix socket that
-is bound into it (processes/forwarder.py turns the agent's 127.0.0.1 connections into connections to it). It lets
+"""ralph's filtering HTTP(S) proxy (issue 35, `sandbox.network: allow`): it runs in ralph, outside the sandbox, and
+accepts on a socket that listens inside the boxes' network (processes/box_network.py), the agents' only way out. It lets
 through `CONNECT host:port` (HTTPS, any TLS: it never looks inside) and plain HTTP requests in absolute form
 (`GET http://host/...`), to the hosts the allow-list names alone; anything else is refused with a 403 that says what
 to add, and recorded, so the iteration's line and log say "blocked: pypi.org:443 — add it to sandbox.allow_hosts".
 
-One thread accepts; each connection gets a thread that relays both ways until either side closes.
+One thread accepts; each connection gets two threads, one relaying each way until its side stops writing.
 """
 
 from __future__ import annotations
 
 import contextlib
-import os
-import shutil
 import socket
-import tempfile
 import threading
+import time
 from collections.abc import Sequence
 
 _HEAD_LIMIT = 64 * 1024
@@ -35,26 +33,23 @@ def allows(patterns: Sequence[str], host: str, port: int) -> bool:
 
 
 class FilterProxy:
-    """The proxy, listening on a unix socket in a private folder until `close`."""
+    """The proxy, accepting on `listener` (a listening socket it now owns) until `close`."""
 
-    def __init__(self, patterns: Sequence[str]) -> None:
+    def __init__(self, patterns: Sequence[str], listener: socket.socket) -> None:
         self.patterns = tuple(patterns)
-        self.folder = tempfile.mkdtemp(prefix="ralph-proxy-")
-        self.socket_path = os.path.join(self.folder, "proxy.sock")
-        self._listener = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
-        self._listener.bind(self.socket_path)
-        self._listener.listen(128)
+        self._listener = listener
         self._blocked: list[str] = []
         self._lock = threading.Lock()
         self._closed = False
+        self._open: set[socket.socket] = set()  # every connection's two ends, until it ends
         self._thread = threading.Thread(target=self._accept, name="ralph-sandbox-proxy", daemon=True)
         self._thread.start()
 
-    @property
-    def blocked(self) -> tuple[str, ...]:
-        """The host:port it refused, each once, in order."""
+    def take_blocked(self) -> tuple[str, ...]:
+        """The host:port it refused since the last time asked (an iteration's), each once, in order."""
         with self._lock:
-            return tuple(self._blocked)
+            taken, self._blocked = tuple(self._blocked), []
+        return taken
 
     def close(self) -> None:
         self._closed = True
@@ -62,14 +57,20 @@ class FilterProxy:
             self._listener.shutdown(socket.SHUT_RDWR)
         self._listener.close()
         self._thread.join(timeout=2.0)
-        shutil.rmtree(self.folder, ignore_errors=True)
+        with self._lock:  # a connection still open ends with the proxy
+            ends = list(self._open)
+        for end in ends:
+            with contextlib.suppress(OSError):
+                end.shutdown(socket.SHUT_RDWR)
 
     def _accept(self) -> None:
         while not self._closed:
             try:
                 client, _ = self._listener.accept()
-            except OSError:
-                return
+            except OSError:  # closed; or out of descriptors a moment: it serves the whole run
+                if not self._closed:
+                    time.sleep(0.05)
+                continue
             threading.Thread(target=self._serve, args=(client,), name="ralph-sandbox-relay", daemon=True).start()
 
     def _serve(self, client: socket.socket) -> None:
@@ -91,6 +92,7 @@ class FilterProxy:
                 return
             with upstream:
                 upstream.settimeout(None)
+                self._keep(client, upstream)
                 if method == "CONNECT":
                     client.sendall(b"HTTP/1.1 200 Connection established\r\n\r\n")
                     if rest:
@@ -98,6 +100,15 @@ class FilterProxy:
                 else:
                     upstream.sendall(forward + rest)
                 _pipe(client, upstream)
+                self._keep(client, upstream, kept=False)
+
+    def _keep(self, *ends: socket.socket, kept: bool = True) -> None:
+        with self._lock:
+            (self._open.update if kept else self._open.difference_update)(ends)
+            if kept and self._closed:  # closed meanwhile
+                for end in ends:
+                    with contextlib.suppress(OSError):
+                        end.shutdown(socket.SHUT_RDWR)
 
     def _block(self, where: str) -> None:
         with self._lock:
@@ -150,7 +161,8 @@ def _answer(client: socket.socket, status: int, text: str) -> None:
 
 
 def _pipe(one: socket.socket, other: socket.socket) -> None:
-    """Relay both ways until either side closes."""
+    """Relay both ways until both sides have stopped writing: a side that ends its writing (a half-close) ends only
+    that way, so what the other side still sends arrives."""
 
     def copy(source: socket.socket, target: socket.socket) -> None:
         try:
@@ -158,9 +170,8 @@ def _pipe(one: socket.socket, other: socket.socket) -> None:
                 target.sendall(data)
         except OSError:
             pass
-        for end in (source, target):
-            with contextlib.suppress(OSError):
-                end.shutdown(socket.SHUT_RDWR)
+        with contextlib.suppress(OSError):
+            target.shutdown(socket.SHUT_WR)
 
     back = threading.Thread(target=copy, args=(other, one), daemon=True)
     back.start()

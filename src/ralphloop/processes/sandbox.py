@@ -8,7 +8,8 @@ starts, so the agent works in the least it needs.
 - Processes: a pid namespace of its own and --die-with-parent: the agent cannot see or signal ralph or another loop,
   and what it starts dies with it.
 - Environment: only the variables the box lets through reach the agent (processes/local.py starts it with them).
-- Network: `none` a network namespace of its own (loopback only), `open` the machine's.
+- Network: `allow` the run's own namespace, whose only way out is ralph's filtering proxy (processes/box_network.py);
+  `none` a namespace of the box's own (loopback only); `open` the machine's.
 
 `Box` is the resolved plan (start/sandbox.py makes it); `bwrap_argv` is pure; `cannot_start` runs bwrap once to
 see whether it works here (a bwrap that cannot make namespaces fails every command, which must be a typed error
@@ -21,20 +22,24 @@ import os
 import shutil
 import subprocess
 import sys
+import threading
 from collections.abc import Callable, Mapping
+from typing import TYPE_CHECKING
 
 from msgspec import Struct
 from msgspec.structs import replace
 
 from ralphloop.core.cancel import CancelToken
+from ralphloop.core.errors import RalphError
 from ralphloop.core.protocols import ProcessOutcome
 from ralphloop.core.runner import Launch, OutputHook
 from ralphloop.processes.local import run_agent_process
 
+if TYPE_CHECKING:
+    from ralphloop.processes.box_network import BoxNetwork
+
 _PROBE_S = 10.0
 PRIVATE = ("/tmp",)  # the box's own, empty: what the agent needs of the machine's is shown again over it
-FORWARDER = os.path.join(os.path.dirname(os.path.abspath(__file__)), "forwarder.py")
-PROXY_PORT = 3128  # inside the box's own network: every box has its own
 PROXY_VARIABLES = ("HTTP_PROXY", "HTTPS_PROXY", "http_proxy", "https_proxy", "ALL_PROXY", "all_proxy")
 # `sandbox.registries`: the package registries an agent installs from (with network allow)
 REGISTRIES = (
@@ -66,7 +71,8 @@ class Box(Struct, frozen=True):
     network: str  # allow (a network of its own, out only through ralph's proxy) | open | none
     masked: tuple[str, ...] = ()  # files replaced by an empty one (/etc/shadow)
     allowed: tuple[str, ...] = ()  # network allow: the host:port patterns the proxy lets through
-    python: str = sys.executable  # network allow: the interpreter that runs the forwarder inside
+    nsenter: str = "nsenter"  # network allow: what enters the run's network (util-linux), found
+    python: str = sys.executable  # network allow: the interpreter that makes the run's network (once)
     logins: tuple[tuple[str, str], ...] = ()  # (its copy in the agent's home, the user's file): written back
 
     def words(self) -> list[str]:
@@ -78,14 +84,19 @@ class Box(Struct, frozen=True):
             f"read-only inside: {', '.join(self.read_only) or '-'}",
             f"hidden: {', '.join(self.hidden)}{shown}",
             f"environment: {', '.join(sorted(self.env))}",
-            f"network: {self.network}" + (f" ({', '.join(self.allowed)})" if self.network == "allow" else ""),
+            f"network: {self.network}"
+            + (f" (out only through ralph's proxy, to {', '.join(self.allowed)})" if self.network == "allow" else ""),
         ]
 
 
-def bwrap_argv(box: Box, cwd: str) -> list[str]:
-    """The bwrap command line that runs a command in `box`, in `cwd` (the command's argv follows it)."""
+def bwrap_argv(box: Box, cwd: str, *, own_user: bool = False) -> list[str]:
+    """The bwrap command line that runs a command in `box`, in `cwd` (the command's argv follows it). `own_user`: it
+    starts as root of a user namespace (the run's network's, entered by a user who is not root), and makes its own,
+    with the user's ids."""
     argv = [box.bwrap, "--die-with-parent", "--unshare-pid", "--unshare-ipc", "--unshare-uts", "--unshare-cgroup-try"]
-    if box.network != "open":
+    if own_user:
+        argv += ["--unshare-user", "--uid", str(os.getuid()), "--gid", str(os.getgid())]
+    if box.network == "none":  # allow: already in the run's network (BoxNetwork.enter)
         argv.append("--unshare-net")
     argv += ["--ro-bind", "/", "/", "--dev", "/dev", "--proc", "/proc", "--tmpfs", "/tmp"]
     for folder in box.hidden:
@@ -155,10 +166,11 @@ _PROBED: dict[str, str | None] = {}  # bwrap → why it cannot start here (None:
 
 
 def cannot_start(bwrap: str) -> str | None:
-    """Why `bwrap` cannot run a command in the box here (None: it can): run once, `true` in a box like the agent's."""
+    """Why `bwrap` cannot run a command in the box here (None: it can): run once, in a box like the agent's."""
     if bwrap not in _PROBED:
         argv = [bwrap, "--die-with-parent", "--unshare-pid", "--unshare-net", "--ro-bind", "/", "/"]
-        argv += ["--dev", "/dev", "--proc", "/proc", "--tmpfs", "/tmp", "--", "true"]
+        # the program run inside is bwrap itself: there for sure, wherever PATH points (a folder the box hides)
+        argv += ["--dev", "/dev", "--proc", "/proc", "--tmpfs", "/tmp", "--", os.path.realpath(bwrap), "--version"]
         try:
             done = subprocess.run(argv, capture_output=True, timeout=_PROBE_S, check=False, stdin=subprocess.DEVNULL)
         except FileNotFoundError:
@@ -180,6 +192,23 @@ class SandboxRunner:
         self.box = box
         self.home: str | None = box.home
         self._start = start
+        self._network: BoxNetwork | None = None  # network allow: made at the first command, kept for the run
+        self._making = threading.Lock()
+
+    def network(self) -> BoxNetwork:
+        """The run's network (network allow), made at the first call: a RalphError when it cannot be."""
+        with self._making:
+            if self._network is None:
+                from ralphloop.processes.box_network import BoxNetwork  # sockets and threads: for such a run alone
+
+                box = self.box
+                self._network = BoxNetwork(box.bwrap, box.python, box.nsenter, box.allowed)
+            return self._network
+
+    def close(self) -> None:
+        if self._network is not None:
+            self._network.close()
+            self._network = None
 
     def _showing(self, argv: tuple[str, ...]) -> Box:
         """The box, showing again what the command names that lives under a hidden folder or /tmp: the install of
@@ -203,18 +232,20 @@ class SandboxRunner:
         command = launch.command
         inside = {**self.box.env, **command.env, "HOME": self.box.home, "TMPDIR": "/tmp"}
         box = self._showing(command.argv)
-        argv = command.argv
-        proxy = None
-        if box.network == "allow":  # out only through ralph's proxy: the forwarder inside, the proxy outside
-            from ralphloop.processes.proxy import FilterProxy  # sockets and threads: for such a run alone
-
-            proxy = FilterProxy(box.allowed)
-            box = replace(box, writable=(*box.writable, proxy.folder))
-            argv = (box.python, "-S", "-I", FORWARDER, proxy.socket_path, str(PROXY_PORT), "--", *argv)
-            inside.update(dict.fromkeys(PROXY_VARIABLES, f"http://127.0.0.1:{PROXY_PORT}"))
+        entering: list[str] = []
+        inherited: tuple[int, ...] = ()
+        network = None
+        if box.network == "allow":  # in the run's network: out only through ralph's proxy
+            try:
+                network = self.network()
+            except RalphError as exc:
+                return ProcessOutcome(exit_code=None, duration_s=0.0, start_error=str(exc))
+            entering, inherited = network.enter()
+            inside.update(dict.fromkeys(PROXY_VARIABLES, f"http://127.0.0.1:{network.port}"))
             for name in ("NO_PROXY", "no_proxy"):
                 inside.pop(name, None)  # every connection goes through the proxy, loopback included
-        wrapped = replace(command, argv=(*bwrap_argv(box, launch.cwd), *argv), env={})
+        boxed = bwrap_argv(box, launch.cwd, own_user=network is not None and network.own_user)
+        wrapped = replace(command, argv=(*entering, *boxed, *command.argv), env={})
         os.makedirs(self.box.home, mode=0o700, exist_ok=True)
         try:
             outcome = self._start(
@@ -228,10 +259,9 @@ class SandboxRunner:
                 tag=launch.tag or None,
                 on_start=on_start,
                 base_env=inside,
+                pass_fds=inherited,
             )
         finally:
-            blocked = proxy.blocked if proxy is not None else ()
-            if proxy is not None:
-                proxy.close()
+            blocked = network.proxy.take_blocked() if network is not None else ()
             write_back(self.box.logins)
         return replace(outcome, blocked=blocked) if blocked else outcome

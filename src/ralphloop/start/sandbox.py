@@ -24,7 +24,7 @@ from ralphloop.core.errors import RalphError
 from ralphloop.core.protocols import Agent
 from ralphloop.core.sandbox import SandboxNeeds
 from ralphloop.processes import reaper
-from ralphloop.processes.sandbox import FORWARDER, PRIVATE, REGISTRIES, Box, cannot_start, outermost, under
+from ralphloop.processes.sandbox import PRIVATE, REGISTRIES, Box, cannot_start, outermost, under
 from ralphloop.processes.sandbox_settings import SandboxSettings
 from ralphloop.project.paths import ralph_home
 from ralphloop.workspace import git
@@ -51,7 +51,8 @@ def sandbox_for(
         return None
     environ = os.environ if environ is None else environ
     bwrap = shutil.which(settings.bwrap, path=environ.get("PATH")) or settings.bwrap
-    why = _why_not(agent, bwrap)
+    nsenter = shutil.which("nsenter", path=environ.get("PATH")) if settings.network == "allow" else None
+    why = _why_not(agent, bwrap, settings.network, nsenter)
     if why is not None:
         if settings.mode == "bwrap":
             raise RalphError(f"--sandbox bwrap: {why}")
@@ -75,6 +76,7 @@ def sandbox_for(
         network=settings.network,
         masked=tuple(path for path in _MASKED if os.path.exists(path)),
         allowed=_allowed(settings, agent.sandbox) if settings.network == "allow" else (),
+        nsenter=nsenter or "nsenter",
         logins=logins,
     )
 
@@ -122,9 +124,11 @@ def seed_home(box: Box, needs: SandboxNeeds, environ: Mapping[str, str] | None =
         os.chmod(target, 0o600)
 
 
-def _why_not(agent: Agent, bwrap: str) -> str | None:
+def _why_not(agent: Agent, bwrap: str, network: str, nsenter: str | None) -> str | None:
     if not agent.sandbox.declared:
         return f"the {agent.name} agent does not say yet what it needs inside it (its login, its API's hosts)"
+    if network == "allow" and nsenter is None:
+        return "sandbox.network allow needs nsenter (Debian: util-linux); sandbox.network none or open needs none"
     return cannot_start(bwrap)
 
 
@@ -180,7 +184,7 @@ def _hidden(environ: Mapping[str, str]) -> tuple[str, ...]:
 def _shown(hidden: tuple[str, ...], environ: Mapping[str, str]) -> tuple[str, ...]:
     """What the agent must run that lives under a hidden folder, shown again read-only: the interpreter (ralph's
     own helpers, a Python agent) and every folder on PATH (the runner adds each command's own install)."""
-    wanted = [sys.prefix, sys.base_prefix, os.path.dirname(FORWARDER), *environ.get("PATH", "").split(os.pathsep)]
+    wanted = [sys.prefix, sys.base_prefix, *environ.get("PATH", "").split(os.pathsep)]
     return outermost((*hidden, *PRIVATE), wanted)
 
 
