@@ -42,18 +42,15 @@ def fetch(port: str) -> int:
     return int(urllib.request.urlopen(f"http://127.0.0.1:{port}/", timeout=5).status)
 
 
-def ralph_processes() -> list[str]:
-    found = []
-    for pid in filter(str.isdigit, os.listdir("/proc")):
-        try:
-            with open(f"/proc/{pid}/cmdline", "rb") as handle:
-                words = handle.read()
-            # ralph itself (not this agent)
-            if b"ralphloop" in words and int(pid) != os.getpid():
-                found.append(pid)
-        except OSError:
-            continue
-    return found
+def ralph_pid() -> int:
+    """ralph's process id, as ralph's process tag names it (`<ralph's pid>.<n>`, processes/reaper.py)."""
+    return int(os.environ["RALPH_PROCESS_TAG"].split(".")[0])
+
+
+def see_ralph() -> str:
+    """ralph's command line, read through /proc: in a pid namespace of its own, ralph is not there."""
+    with open(f"/proc/{ralph_pid()}/cmdline", "rb") as handle:
+        return handle.read().decode("utf-8", "replace")
 
 
 def plant_hook(marker: str) -> str:
@@ -87,7 +84,8 @@ def main() -> int:
     attempt("secret variable", lambda: os.environ["AWS_SECRET_ACCESS_KEY"])
     attempt("allowed host", lambda: fetch(allowed))
     attempt("blocked host", lambda: fetch(blocked))
-    attempt("see ralph", lambda: ralph_processes() or (_ for _ in ()).throw(LookupError("no ralph process seen")))
+    attempt("see ralph", see_ralph)
+    attempt("signal ralph", lambda: os.kill(ralph_pid(), 0))
     attempt("plant a git hook", lambda: plant_hook(marker))
     attempt("set core.hooksPath", lambda: set_hooks_path(marker))
     attempt("start a daemon", daemon)

@@ -7,6 +7,7 @@ from __future__ import annotations
 
 import json
 import os
+import re
 import shutil
 import socket
 import subprocess
@@ -119,6 +120,7 @@ def test_a_hostile_agent_gets_out_with_its_honest_work_alone(
         "secret variable",
         "blocked host",
         "see ralph",
+        "signal ralph",
         "plant a git hook",
         "set core.hooksPath",
     ):
@@ -311,3 +313,32 @@ def test_each_loop_of_a_parallel_run_works_in_a_box_of_its_own(
     assert "All 2 stories merged into ralph/feat." in done.stdout
     homes = sorted(path.name.rsplit("-", 1)[0] for path in (Path(ralph_env["RALPH_HOME"]) / "sandbox").iterdir())
     assert homes == ["S-1", "S-2", "project"]  # each loop's worktree its home (and the coordinator's resolver its)
+
+
+def test_a_prompt_hook_s_agent_runs_in_the_box_as_the_loop_s_does(
+    project: Path, ralph: RalphRunner, ralph_env: dict[str, str], tmp_path: Path
+) -> None:
+    """Goal mode's per-iteration prompt hook starts the agent through the run's runner: in the box, with its home."""
+    from tests.integration.test_goal_mode import SPRINT_DIR, sprint_yaml, write_sprint
+
+    user_home = tmp_path / "user-home"
+    (user_home / ".ssh").mkdir(parents=True)
+    write_sprint(project, ralph_env, sprint_yaml(hooks="- id: witness\n  prompt: WITNESS\n  parallel: false\n"))
+    witness = agent_cmd("hook_witness.py", str(user_home))
+    env = {"HOME": str(user_home), "AWS_SECRET_ACCESS_KEY": "s3cret-of-ralphs-environment"}
+
+    done = ralph("run", f"{SPRINT_DIR}/", "-n", "1", "--sandbox", "bwrap", "--agent-cmd", witness, env=env)
+
+    assert done.returncode in (0, 1), done.stdout + done.stderr
+    logs = list((project / SPRINT_DIR).rglob("witness-1.log"))
+    assert len(logs) == 1, sorted(str(path) for path in (project / SPRINT_DIR).rglob("*.log"))
+    told = {
+        line["what"]: line["ok"] for line in map(json.loads, re.findall(r'^\{"what".*$', logs[0].read_text(), re.M))
+    }
+    assert told == {
+        "write ~/.ssh/authorized_keys": False,
+        "secret variable": False,
+        "see ralph": False,
+        "home is its own": True,
+    }
+    assert not (user_home / ".ssh" / "authorized_keys").exists()
