@@ -25,8 +25,8 @@ def test_yamls_bare_off_and_on_are_the_modes_they_say(tmp_path: Path) -> None:
     assert settings_of(tmp_path, "sandbox:\n  mode: bwrap\n").mode == "bwrap"
 
 
-def test_the_flag_beats_the_variable_beats_the_file_and_the_default_is_off(tmp_path: Path) -> None:
-    assert settings_of(tmp_path, "").mode == "off"
+def test_the_flag_beats_the_variable_beats_the_file_and_the_default_is_auto(tmp_path: Path) -> None:
+    assert settings_of(tmp_path, "").mode == "auto"
     assert settings_of(tmp_path, "sandbox:\n  mode: auto\n", RALPH_SANDBOX="bwrap").mode == "bwrap"
     flagged = settings_of(
         tmp_path, "sandbox:\n  mode: auto\n", {"sandbox_mode": ("off", "--sandbox")}, RALPH_SANDBOX="bwrap"

@@ -292,9 +292,16 @@ def test_parallel_loops_never_share_a_login_whose_refresh_token_is_used_once(
 
     lines = done.stderr.strip().splitlines()
     assert done.returncode == 1 and len(lines) == 1, done.stdout + done.stderr
+    assert lines[0].startswith("ralph: error: --sandbox bwrap: ")
     assert "auth.json is a login whose refresh token is used once" in lines[0]
     assert "codex: set OPENAI_API_KEY (or CODEX_API_KEY) to an API key" in lines[0]
     assert not (project / ".ralph" / "feat" / "fleet.json").exists()  # nothing started
+
+    # under auto (the default) the loops run as without the sandbox, each sharing the user's login, told once
+    auto = ralph("run", "--parallel", "2", "-n", "1", "--sandbox", "auto", "--agent", "codex", env=env)
+    told = [line for line in auto.stderr.splitlines() if "without the sandbox" in line]
+    assert len(told) == 1 and "codex: set OPENAI_API_KEY" in told[0], auto.stdout + auto.stderr
+    assert (project / ".ralph" / "feat" / "fleet.json").exists()  # it ran
 
 
 def test_each_loop_of_a_parallel_run_works_in_a_box_of_its_own(

@@ -186,6 +186,8 @@ def _fleet(
     cancel, clock, launcher = shared
     request = RunRequest(feature=name, flags=flags, archive=False, argv=tuple(argv), loops=True)
     built = build_run(root, request, clock=clock, sinks=[], cancel=cancel)
+    for message in built.warnings:  # once, here: each loop's own go to its log
+        print(f"ralph: warning: {message}", file=sys.stderr)
     run, paths = built.run, built.run.paths
     task_format = format_of(built.kind)
     if not task_format.parallel:

@@ -77,7 +77,7 @@ def add_run(run: argparse.ArgumentParser) -> None:
         "--sandbox",
         metavar="MODE",
         choices=("auto", "bwrap", "off"),
-        help="run the agent in a bubblewrap sandbox: auto (when it works here), bwrap (or stop) or off (default)",
+        help="run the agent in a bubblewrap sandbox: auto (default: when it works here), bwrap (or stop) or off",
     )
     agent.add_argument(
         "--dangerously-skip-permissions",

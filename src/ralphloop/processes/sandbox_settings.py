@@ -11,10 +11,9 @@ from msgspec import Struct
 
 from ralphloop.words import values
 
-# settings key → (path in the config files, environment variable, converter, default); the mode's default: off,
-# until the logins of the real CLIs are proven inside the box (issue 35's next step), then auto
+# settings key → (path in the config files, environment variable, converter, default)
 SANDBOX_TABLE: dict[str, tuple[tuple[str, ...], str | None, Callable[[Any], Any], Any]] = {
-    "sandbox_mode": (("sandbox", "mode"), "RALPH_SANDBOX", values.sandbox_mode, "off"),
+    "sandbox_mode": (("sandbox", "mode"), "RALPH_SANDBOX", values.sandbox_mode, "auto"),
     "sandbox_network": (("sandbox", "network"), None, values.sandbox_network, "allow"),
     "sandbox_registries": (("sandbox", "registries"), None, values.flag, True),
     "sandbox_allow_hosts": (("sandbox", "allow_hosts"), None, values.host_patterns, ()),
@@ -27,9 +26,9 @@ SANDBOX_FIELDS = {key: key.removeprefix("sandbox_") for key in SANDBOX_TABLE}  #
 class SandboxSettings(Struct, frozen=True):
     """The `sandbox:` settings and `--sandbox`."""
 
-    # auto: bwrap when it works here (else one warning, and none) | bwrap | off. Off by default until the real Claude
-    # Code and Codex logins are proven inside it (a login copied into a loop's home must not go stale outside it)
-    mode: str = "off"
+    # auto: bwrap when it works here and the agent's backend says what it needs (else one warning, and none) | bwrap
+    # (refused in one line when it cannot be) | off
+    mode: str = "auto"
     network: str = "allow"  # allow: the agent's API hosts, the registries, allow_hosts | open | none
     registries: bool = True  # the package registries' preset, with network allow
     allow_hosts: tuple[str, ...] = ()  # host:port patterns, with network allow

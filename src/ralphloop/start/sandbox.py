@@ -32,6 +32,7 @@ from ralphloop.workspace import git
 # What reaches every agent: where to find programs, how to speak, the terminal; and what ralph sets for a loop.
 BASE_ENV = ("PATH", "LANG", "LANGUAGE", "TERM", "TZ", "COLORTERM", "NO_COLOR", "USER", "LOGNAME", "SHELL")
 RALPH_ENV = ("RALPH_SLOT", "RALPH_PORT_BASE", "RALPH_PORT_COUNT", reaper.TAG_VAR)
+_QUIET = "--sandbox off chooses that and hides this warning"
 _MASKED = ("/etc/shadow", "/etc/gshadow", "/etc/sudoers")  # root can read them; an agent need not
 
 
@@ -56,12 +57,16 @@ def sandbox_for(
     if why is not None:
         if settings.mode == "bwrap":
             raise RalphError(f"--sandbox bwrap: {why}")
-        warn(f"the agent runs without the sandbox: {why} (--sandbox off says so and hides this)")
+        warn(f"the agent runs without the sandbox: {why} ({_QUIET})")
         return None
     home = os.path.join(ralph_home(), "sandbox", _key(top), "home")
     logins = _logins(agent, environ, home)
     if logins and loops:
-        raise RalphError(_shared_login(agent.sandbox, logins[0][1]))
+        why = _shared_login(agent.sandbox, logins[0][1])
+        if settings.mode == "bwrap":
+            raise RalphError(f"--sandbox bwrap: {why}")
+        warn(f"the agents run without the sandbox: {why} ({_QUIET})")
+        return None
     env = {**_environment(settings, agent.sandbox, environ, home), **_git_identity(top, environ)}
     hidden = _hidden(environ)
     writable, read_only = _git_folders(top)
@@ -94,8 +99,8 @@ def _logins(agent: Agent, environ: Mapping[str, str], home: str) -> tuple[tuple[
 def _shared_login(needs: SandboxNeeds, original: str) -> str:
     """Why the loops of a parallel run cannot share the CLI's login, and how to log them in (the backend says)."""
     return (
-        f"--parallel with --sandbox: {original} is a login whose refresh token is used once, and the loops cannot "
-        f"share it (each has a home of its own); log them in another way: {needs.login_hint or 'with a key'}"
+        f"{original} is a login whose refresh token is used once, and the loops of a parallel run cannot share it "
+        f"in boxes of their own; log them in another way: {needs.login_hint or 'with a key'}"
     )
 
 
