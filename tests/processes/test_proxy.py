@@ -72,9 +72,9 @@ def proxy_for() -> Iterator[list[FilterProxy]]:
         each.close()
 
 
-def _proxy(made: list[FilterProxy], *patterns: str) -> tuple[FilterProxy, int]:
+def _proxy(made: list[FilterProxy], *patterns: str, quiet: tuple[str, ...] = ()) -> tuple[FilterProxy, int]:
     listener = socket.create_server(("127.0.0.1", 0))
-    made.append(FilterProxy(patterns, listener))
+    made.append(FilterProxy(patterns, listener, quiet))
     return made[-1], listener.getsockname()[1]
 
 
@@ -108,6 +108,14 @@ def test_a_host_not_allowed_is_refused_with_what_to_add_and_recorded_once_per_it
     assert proxy.take_blocked() == ()  # the next iteration's list starts empty
     _client(port, 10, target)
     assert proxy.take_blocked() == (target,)
+
+
+def test_a_quiet_host_is_refused_as_the_rest_and_never_recorded(echo: int, proxy_for: list[FilterProxy]) -> None:
+    """The CLI's own telemetry (SandboxNeeds.quiet_hosts): refused, and not told on every iteration's line."""
+    proxy, port = _proxy(proxy_for, "pypi.org:443", quiet=("127.0.0.1:*",))
+    done = _client(port, 10, f"127.0.0.1:{echo}")
+    assert done.stdout.splitlines() == ["HTTP/1.1 403 Forbidden"]
+    assert proxy.take_blocked() == ()
 
 
 def test_what_is_not_a_proxy_request_is_a_400_and_blocks_nothing(proxy_for: list[FilterProxy]) -> None:

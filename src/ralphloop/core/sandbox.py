@@ -21,6 +21,9 @@ class SandboxNeeds(Struct, frozen=True):
     config_dirs: tuple[tuple[str, str], ...] = ()
     # host:port of its vendor's API (the network's allow-list; from the API's address when a variable sets it)
     hosts: tuple[str, ...] = ()
+    # host:port the CLI reaches for its own telemetry or error reports, and works without: refused, and not told on
+    # every iteration's line (Codex's metrics, Claude Code's log intake)
+    quiet_hosts: tuple[str, ...] = ()
     # of `home_files`, those holding a login the CLI refreshes (its refresh token used once): written back to the
     # user's home after each call, never shared by the loops of a parallel run
     logins: tuple[str, ...] = ()

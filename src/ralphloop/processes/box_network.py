@@ -32,7 +32,9 @@ LISTENER = os.path.join(os.path.dirname(os.path.abspath(__file__)), "box_listene
 class BoxNetwork:
     """The namespace and the proxy in it, until `close` (or the end of ralph's process)."""
 
-    def __init__(self, bwrap: str, python: str, nsenter: str, allowed: tuple[str, ...]) -> None:
+    def __init__(
+        self, bwrap: str, python: str, nsenter: str, allowed: tuple[str, ...], quiet: tuple[str, ...] = ()
+    ) -> None:
         ours, theirs = socket.socketpair()
         argv = [bwrap, "--die-with-parent", "--unshare-net", "--ro-bind", "/", "/"]  # all of it: ralph runs there
         argv += ["--proc", "/proc", "--", python, "-S", "-I", LISTENER, str(theirs.fileno()), str(PORT)]
@@ -63,7 +65,7 @@ class BoxNetwork:
             raise RalphError(f"the sandbox's network could not be entered: {exc.strerror or exc}") from None
         self.nsenter = nsenter
         self.port = PORT
-        self.proxy = FilterProxy(allowed, listener)
+        self.proxy = FilterProxy(allowed, listener, quiet)
 
     @property
     def own_user(self) -> bool:

@@ -35,8 +35,9 @@ def allows(patterns: Sequence[str], host: str, port: int) -> bool:
 class FilterProxy:
     """The proxy, accepting on `listener` (a listening socket it now owns) until `close`."""
 
-    def __init__(self, patterns: Sequence[str], listener: socket.socket) -> None:
+    def __init__(self, patterns: Sequence[str], listener: socket.socket, quiet: Sequence[str] = ()) -> None:
         self.patterns = tuple(patterns)
+        self.quiet = tuple(quiet)  # refused as the rest, never recorded: what the agent works without
         self._listener = listener
         self._blocked: list[str] = []
         self._lock = threading.Lock()
@@ -82,7 +83,8 @@ class FilterProxy:
                 return
             method, host, port, forward = request
             if not allows(self.patterns, host, port):
-                self._block(f"{host}:{port}")
+                if not allows(self.quiet, host, port):
+                    self._block(f"{host}:{port}")
                 _answer(client, 403, f"ralph's sandbox: {host}:{port} is not allowed; add it to sandbox.allow_hosts")
                 return
             try:

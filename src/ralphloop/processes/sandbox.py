@@ -71,6 +71,7 @@ class Box(Struct, frozen=True):
     network: str  # allow (a network of its own, out only through ralph's proxy) | open | none
     masked: tuple[str, ...] = ()  # files replaced by an empty one (/etc/shadow)
     allowed: tuple[str, ...] = ()  # network allow: the host:port patterns the proxy lets through
+    quiet: tuple[str, ...] = ()  # network allow: refused without a note (the CLI's telemetry: it works without)
     nsenter: str = "nsenter"  # network allow: what enters the run's network (util-linux), found
     python: str = sys.executable  # network allow: the interpreter that makes the run's network (once)
     logins: tuple[tuple[str, str], ...] = ()  # (its copy in the agent's home, the user's file): written back
@@ -85,7 +86,8 @@ class Box(Struct, frozen=True):
             f"hidden: {', '.join(self.hidden)}{shown}",
             f"environment: {', '.join(sorted(self.env))}",
             f"network: {self.network}"
-            + (f" (out only through ralph's proxy, to {', '.join(self.allowed)})" if self.network == "allow" else ""),
+            + (f" (out only through ralph's proxy, to {', '.join(self.allowed)})" if self.network == "allow" else "")
+            + (f"; refused without a note: {', '.join(self.quiet)}" if self.quiet else ""),
         ]
 
 
@@ -202,7 +204,7 @@ class SandboxRunner:
                 from ralphloop.processes.box_network import BoxNetwork  # sockets and threads: for such a run alone
 
                 box = self.box
-                self._network = BoxNetwork(box.bwrap, box.python, box.nsenter, box.allowed)
+                self._network = BoxNetwork(box.bwrap, box.python, box.nsenter, box.allowed, box.quiet)
             return self._network
 
     def close(self) -> None:

@@ -81,6 +81,7 @@ def sandbox_for(
         network=settings.network,
         masked=tuple(path for path in _MASKED if os.path.exists(path)),
         allowed=_allowed(settings, agent.sandbox) if settings.network == "allow" else (),
+        quiet=agent.sandbox.quiet_hosts if settings.network == "allow" else (),
         nsenter=nsenter or "nsenter",
         logins=logins,
     )
