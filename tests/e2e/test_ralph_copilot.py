@@ -46,6 +46,10 @@ def chat_api() -> Iterator[FakeOpenAIChat]:
 
 @pytest.fixture
 def env(tmp_path: Path, chat_api: FakeOpenAIChat) -> dict[str, str]:
+    return copilot_env(tmp_path, chat_api)
+
+
+def copilot_env(tmp_path: Path, chat_api: FakeOpenAIChat) -> dict[str, str]:
     """Copilot's environment over ralph's test one: a private HOME, the shared unpacked bundle, the fake as its
     custom provider, offline; the machine's own Copilot and GitHub variables blanked (the runner merges this
     over the inherited environment, so a variable can only be emptied, not removed)."""

@@ -44,6 +44,10 @@ def gemini_api() -> Iterator[FakeGemini]:
 
 @pytest.fixture
 def env(tmp_path: Path, gemini_api: FakeGemini, ralph_env: dict[str, str]) -> dict[str, str]:
+    return gemini_env(tmp_path, gemini_api, ralph_env)
+
+
+def gemini_env(tmp_path: Path, gemini_api: FakeGemini, ralph_env: dict[str, str]) -> dict[str, str]:
     """ralph's test environment plus Gemini's: a private HOME whose settings.json picks API-key auth, the fake's
     URL and a fake key, no real Google credentials, and a temp folder of its own (the CLI writes a
     gemini-client-error-*.json report there at each failed call, never removed)."""

@@ -2,7 +2,9 @@
 variables of its login and its API, the files of its login in the user's home, and its API's hosts (from the
 address a variable sets, as the CLI reads it: a test's loopback API is such a host).
 
-Only the backends proven inside the sandbox declare theirs; another runs outside it, and `--sandbox auto` says so.
+Claude Code's, Codex's and a plain command's are here; the multi-provider CLIs' (aider, opencode) are in
+sandbox_providers.py, the other vendors' CLIs' (Gemini, Copilot, Amp, Cursor) in sandbox_vendors.py. A backend that
+declares nothing runs outside the sandbox, and `--sandbox auto` says so.
 """
 
 from __future__ import annotations
@@ -30,6 +32,9 @@ _CLAUDE_ENV = (
 _CODEX_ENV = ("OPENAI_API_KEY", "CODEX_API_KEY", "OPENAI_BASE_URL", "NODE_EXTRA_CA_CERTS")
 
 
+_CLAUDE_HOSTS = ("api.anthropic.com:443", "platform.claude.com:443", "console.anthropic.com:443")
+
+
 def claude_needs(environ: Mapping[str, str]) -> SandboxNeeds:
     """Claude Code: its key or token, its login files (~/.claude.json, ~/.claude/.credentials.json: where
     CLAUDE_CONFIG_DIR points, if it does), and its API (ANTHROPIC_BASE_URL, else Anthropic's hosts)."""
@@ -37,7 +42,9 @@ def claude_needs(environ: Mapping[str, str]) -> SandboxNeeds:
         env=_CLAUDE_ENV,
         home_files=(".claude.json", ".claude/.credentials.json", ".claude/settings.json"),
         config_dirs=(("CLAUDE_CONFIG_DIR", ".claude"),),
-        hosts=_hosts(environ, ("ANTHROPIC_BASE_URL",), ("api.anthropic.com:443", "console.anthropic.com:443")),
+        # the API, and where a subscription login is refreshed (platform.claude.com since 2.1; console before)
+        hosts=api_hosts(environ, ("ANTHROPIC_BASE_URL",), _CLAUDE_HOSTS),
+        quiet_hosts=("http-intake.logs.us5.datadoghq.com:443", "statsig.anthropic.com:443", "*.sentry.io:443"),
         logins=(".claude/.credentials.json",),
         login_env=("CLAUDE_CODE_OAUTH_TOKEN", "ANTHROPIC_API_KEY", "ANTHROPIC_AUTH_TOKEN"),
         login_hint="claude: run `claude setup-token` and set CLAUDE_CODE_OAUTH_TOKEN to the token, or set "
@@ -53,7 +60,10 @@ def codex_needs(environ: Mapping[str, str]) -> SandboxNeeds:
         env=_CODEX_ENV,
         home_files=(".codex/auth.json", ".codex/config.toml"),
         config_dirs=(("CODEX_HOME", ".codex"),),
-        hosts=_hosts(environ, ("OPENAI_BASE_URL",), ("api.openai.com:443", "chatgpt.com:443", "auth.openai.com:443")),
+        hosts=api_hosts(
+            environ, ("OPENAI_BASE_URL",), ("api.openai.com:443", "chatgpt.com:443", "auth.openai.com:443")
+        ),
+        quiet_hosts=("ab.chatgpt.com:443",),  # its metrics (Statsig's OTLP intake)
         logins=(".codex/auth.json",),
         login_env=("OPENAI_API_KEY", "CODEX_API_KEY"),
         login_hint="codex: set OPENAI_API_KEY (or CODEX_API_KEY) to an API key",
@@ -73,6 +83,7 @@ def merged(needs: Sequence[SandboxNeeds]) -> SandboxNeeds:
         home_files=tuple(dict.fromkeys(path for each in needs for path in each.home_files)),
         config_dirs=tuple(dict.fromkeys(pair for each in needs for pair in each.config_dirs)),
         hosts=tuple(dict.fromkeys(host for each in needs for host in each.hosts)),
+        quiet_hosts=tuple(dict.fromkeys(host for each in needs for host in each.quiet_hosts)),
         logins=tuple(dict.fromkeys(path for each in needs for path in each.logins)),
         login_env=tuple(dict.fromkeys(name for each in needs for name in each.login_env)),
         login_hint="; ".join(dict.fromkeys(each.login_hint for each in needs if each.login_hint)),
@@ -80,7 +91,7 @@ def merged(needs: Sequence[SandboxNeeds]) -> SandboxNeeds:
     )
 
 
-def _hosts(environ: Mapping[str, str], variables: Sequence[str], defaults: Sequence[str]) -> tuple[str, ...]:
+def api_hosts(environ: Mapping[str, str], variables: Sequence[str], defaults: Sequence[str]) -> tuple[str, ...]:
     """The host:port of the API address a variable sets, else the vendor's own."""
     for variable in variables:
         address = environ.get(variable, "").strip()

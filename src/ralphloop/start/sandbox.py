@@ -155,16 +155,27 @@ _IDENTITY = ("GIT_AUTHOR_NAME", "GIT_AUTHOR_EMAIL", "GIT_COMMITTER_NAME", "GIT_C
 
 def _git_identity(top: str, environ: Mapping[str, str]) -> dict[str, str]:
     """Who the agent commits as: the user's git identity (their ~/.gitconfig is hidden in the box, and nothing else
-    of it need reach the agent), from the variables that set it, else from git's config as the user has it."""
+    of it need reach the agent), from the variables that set it, else from git's config as the user has it; given
+    as the variables git commits with, and as `user.name` / `user.email` through GIT_CONFIG_COUNT, for a CLI that
+    asks `git config` (aider, finding none, writes one into .git/config, which the box keeps read-only)."""
     found = {name: environ[name] for name in _IDENTITY if environ.get(name)}
-    if len(found) == len(_IDENTITY):
-        return found
-    done = git.run(top, "config", "--get-regexp", r"^user\.(name|email)$", hooks=True)
-    for line in done.stdout.decode("utf-8", "replace").splitlines() if done.returncode == 0 else ():
-        key, _, value = line.partition(" ")
-        for name in _IDENTITY[0::2] if key == "user.name" else _IDENTITY[1::2]:
-            if value and name not in found:
-                found[name] = value
+    if len(found) < len(_IDENTITY):
+        done = git.run(top, "config", "--get-regexp", r"^user\.(name|email)$", hooks=True)
+        for line in done.stdout.decode("utf-8", "replace").splitlines() if done.returncode == 0 else ():
+            key, _, value = line.partition(" ")
+            for name in _IDENTITY[0::2] if key == "user.name" else _IDENTITY[1::2]:
+                if value and name not in found:
+                    found[name] = value
+    config = [
+        (key, found.get(author) or found.get(committer, ""))
+        for key, author, committer in (("user.name", *_IDENTITY[0::2]), ("user.email", *_IDENTITY[1::2]))
+    ]
+    config = [(key, value) for key, value in config if value]
+    for number, (key, value) in enumerate(config):
+        found[f"GIT_CONFIG_KEY_{number}"] = key
+        found[f"GIT_CONFIG_VALUE_{number}"] = value
+    if config:
+        found["GIT_CONFIG_COUNT"] = str(len(config))
     return found
 
 

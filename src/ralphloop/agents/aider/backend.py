@@ -20,6 +20,7 @@ from typing import Final
 from ralphloop.agents.aider.account import account
 from ralphloop.agents.aider.parser import AiderTextParser
 from ralphloop.agents.executable import locate
+from ralphloop.agents.sandbox_providers import aider_needs
 from ralphloop.agents.text import agent_env
 from ralphloop.config.settings import Settings
 from ralphloop.core.protocols import AgentCommand, AgentDefaults, AgentRequest
@@ -72,6 +73,7 @@ class AiderAgent(AgentDefaults):
         self.commits = False  # ralph passes --no-auto-commits: it commits for aider
         # Which credentials a run spends (failover): the key's fingerprint, never the key.
         self.account = account(settings.agent.model, environ)
+        self.sandbox = aider_needs(environ)
 
     def command(self, request: AgentRequest) -> AgentCommand:
         argv: tuple[str, ...] = (self.executable, "--message-file", request.prompt_file, *FLAGS)

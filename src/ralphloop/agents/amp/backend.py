@@ -15,6 +15,7 @@ import os
 from ralphloop.agents.accounts import account_of
 from ralphloop.agents.amp.parser import AmpStreamParser
 from ralphloop.agents.executable import locate
+from ralphloop.agents.sandbox_vendors import amp_needs
 from ralphloop.agents.text import agent_env
 from ralphloop.config.settings import Settings
 from ralphloop.core.errors import RalphError
@@ -47,6 +48,7 @@ class AmpAgent(AgentDefaults):
         # Which account the runs spend (failover): AMP_API_KEY, else the login Amp keeps in its data folder.
         data = os.environ.get("XDG_DATA_HOME") or os.path.join(os.path.expanduser("~"), ".local", "share")
         self.account = account_of(os.environ, ("AMP_API_KEY",), os.path.join(data, "amp"))
+        self.sandbox = amp_needs(os.environ)
 
     def command(self, request: AgentRequest) -> AgentCommand:
         argv: tuple[str, ...] = (self.executable, "-x", "--stream-json", "--no-ide")

@@ -18,6 +18,7 @@ from ralphloop.agents.accounts import account_of
 from ralphloop.agents.copilot import usage_file
 from ralphloop.agents.copilot.parser import CopilotJsonParser
 from ralphloop.agents.executable import locate
+from ralphloop.agents.sandbox_vendors import copilot_needs
 from ralphloop.agents.text import agent_env
 from ralphloop.config.settings import Settings
 from ralphloop.core.protocols import AgentCommand, AgentDefaults, AgentRequest
@@ -49,6 +50,7 @@ class CopilotAgent(AgentDefaults):
         self.permissions: str = settings.agent.permissions
         self.commits = self.permissions == "all"  # below `all` it cannot run git: ralph commits for it
         self.account = account(os.environ if env is None else env)
+        self.sandbox = copilot_needs(os.environ if env is None else env)
 
     def command(self, request: AgentRequest) -> AgentCommand:
         argv: tuple[str, ...] = (self.executable, "--output-format", "json")

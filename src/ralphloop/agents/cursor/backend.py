@@ -16,6 +16,7 @@ import os
 from ralphloop.agents.accounts import account_of
 from ralphloop.agents.cursor.parser import CursorStreamParser
 from ralphloop.agents.executable import locate
+from ralphloop.agents.sandbox_vendors import CURSOR
 from ralphloop.agents.text import agent_env
 from ralphloop.config.settings import Settings
 from ralphloop.core.protocols import AgentCommand, AgentDefaults, AgentRequest
@@ -39,6 +40,7 @@ class CursorAgent(AgentDefaults):
     """Cursor's terminal agent, in print mode."""
 
     name = "cursor"
+    sandbox = CURSOR  # from its documentation: no variable changes what it needs
 
     def __init__(self, settings: Settings) -> None:
         # Not on PATH: make_agent refuses the run with this; a dry run, which starts nothing, only says it.

@@ -18,6 +18,7 @@ from pathlib import Path
 from ralphloop.agents.accounts import account_of
 from ralphloop.agents.executable import locate
 from ralphloop.agents.gemini.parser import GeminiStreamParser
+from ralphloop.agents.sandbox_vendors import gemini_needs
 from ralphloop.agents.text import agent_env
 from ralphloop.config.settings import Settings
 from ralphloop.core.protocols import AgentCommand, AgentDefaults, AgentRequest
@@ -47,6 +48,7 @@ class GeminiAgent(AgentDefaults):
         self.permissions: str = settings.agent.permissions
         self.commits = self.permissions == "all"  # below `all` it cannot run git: ralph commits for it
         self.account = account(os.environ)
+        self.sandbox = gemini_needs(os.environ)
 
     def command(self, request: AgentRequest) -> AgentCommand:
         argv: tuple[str, ...] = (self.executable, "-p", "", "--output-format", "stream-json", "--skip-trust")
@@ -57,7 +59,9 @@ class GeminiAgent(AgentDefaults):
         return AgentCommand(argv=argv, env=agent_env(request), stdin=request.prompt.encode("utf-8"))
 
     def parser(self, request: AgentRequest) -> GeminiStreamParser:
-        return GeminiStreamParser(request.started_at, model=request.model, gemini_home=config_folder(os.environ))
+        # in ralph's sandbox the CLI keeps its session file in the box's home
+        home = Path(request.home, ".gemini") if request.home else config_folder(os.environ)
+        return GeminiStreamParser(request.started_at, model=request.model, gemini_home=home)
 
 
 def account(env: Mapping[str, str]) -> str:

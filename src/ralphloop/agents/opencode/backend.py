@@ -26,6 +26,7 @@ from typing import Final
 from ralphloop.agents.executable import locate
 from ralphloop.agents.opencode import session_db
 from ralphloop.agents.opencode.parser import OpencodeJsonParser
+from ralphloop.agents.sandbox_providers import opencode_needs
 from ralphloop.agents.text import agent_env
 from ralphloop.config.settings import Settings
 from ralphloop.core.errors import RalphError
@@ -85,6 +86,7 @@ class OpencodeAgent(AgentDefaults):
         self.commits = self.permissions == "all"  # below `all` it cannot run git: ralph commits for it
         self.account = account(model, env)
         self.database = session_db.database_path(env)
+        self.sandbox = opencode_needs(env)
 
     def command(self, request: AgentRequest) -> AgentCommand:
         title = one_line(f"ralph {request.task_id} iteration {request.iteration}", 100)
@@ -103,7 +105,9 @@ class OpencodeAgent(AgentDefaults):
         return AgentCommand(argv=argv, env=env, stdin=stdin, idle_timeout_s=IDLE_TIMEOUT_S)
 
     def parser(self, request: AgentRequest) -> OpencodeJsonParser:
-        return OpencodeJsonParser(request.started_at, model=request.model, database=self.database)
+        # in ralph's sandbox opencode keeps its database in the box's home (OPENCODE_DB does not reach it)
+        database = session_db.database_path({"HOME": request.home}) if request.home else self.database
+        return OpencodeJsonParser(request.started_at, model=request.model, database=database)
 
 
 def account(model: str | None, env: Mapping[str, str]) -> str:
