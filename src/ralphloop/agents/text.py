@@ -14,6 +14,7 @@ from ralphloop.agents.error_line import error_line
 from ralphloop.agents.limit_text import from_text
 from ralphloop.core.limits import UsageLimit
 from ralphloop.core.protocols import AgentRequest, AgentResult, ErrorKind, ProcessOutcome
+from ralphloop.core.steering import AGENT_MARK
 from ralphloop.words.durations import format_duration
 
 # A hostile agent can print gigabytes; only the tail matters for signals.
@@ -142,6 +143,7 @@ def agent_env(request: AgentRequest) -> dict[str, str]:
         "RALPH_PROMPT_FILE": request.prompt_file,
         "RALPH_TASK_ID": request.task_id,
         "RALPH_PROJECT_ROOT": request.project_root,
+        AGENT_MARK: "1",  # `ralph pause`, `stop`, `say`... refuse to run here: an agent cannot steer its own loop
     }
     if request.model:
         env["RALPH_MODEL"] = request.model  # --model, for command agents that can choose one

@@ -22,6 +22,7 @@ _GROUPS = (
     ("start", ("init", "prd", "run")),
     ("watch", ("status", "monitor", "serve")),
     ("inspect", ("logs", "analyze", "report", "validate")),
+    ("steer", ("pause", "resume", "stop", "say", "answer")),
     ("manage", ("reset-circuit", "archive", "signal", "help")),
 )
 _EXAMPLES = """\
@@ -210,6 +211,44 @@ def _add_serve(commands: Any) -> None:
     serve.set_defaults(handler="serve")
 
 
+def _add_steer(commands: Any, name: str, help_text: str) -> Any:
+    """One of the commands that steer a running loop (cli/steer_cmd.py): `-f FEATURE` each."""
+    steer = commands.add_parser(
+        name,
+        help=help_text,
+        description=f"{help_text[0].upper()}{help_text[1:]}. It is kept in the loop's control.json, which the loop "
+        "reads between iterations; with no loop running for the feature, nothing is written.",
+    )
+    steer.add_argument("-f", "--feature", help="feature name or folder (default: the only one)")
+    steer.set_defaults(handler="steer")
+    return steer
+
+
+def _add_pause(commands: Any) -> None:
+    _add_steer(commands, "pause", "pause a running loop: no new iteration starts; the running one finishes")
+
+
+def _add_resume(commands: Any) -> None:
+    _add_steer(commands, "resume", "resume a paused loop")
+
+
+def _add_stop(commands: Any) -> None:
+    stop = _add_steer(commands, "stop", "stop a running loop after the running iteration")
+    stop.add_argument(
+        "--now", action="store_true", help="interrupt the running iteration (saved and undone, as after a Ctrl+C)"
+    )
+
+
+def _add_say(commands: Any) -> None:
+    say = _add_steer(commands, "say", "guide a running loop: TEXT goes into the next iteration's prompt, once")
+    say.add_argument("text", nargs="+", metavar="TEXT", help="your guidance (kept in progress.txt too)")
+
+
+def _add_answer(commands: Any) -> None:
+    answer = _add_steer(commands, "answer", "answer the question a running loop waits on")
+    answer.add_argument("text", nargs="+", metavar="TEXT", help="your answer (it reaches the next prompt)")
+
+
 def _add_logs(commands: Any) -> None:
     """`ralph logs [N] [--raw]`."""
     logs = commands.add_parser(
@@ -238,6 +277,11 @@ _COMMANDS: dict[str, Callable[[Any], None]] = {
     "analyze": _add_analyze,
     "logs": _add_logs,
     "signal": _add_signal,
+    "pause": _add_pause,
+    "resume": _add_resume,
+    "stop": _add_stop,
+    "say": _add_say,
+    "answer": _add_answer,
     "prd": _add_prd,
     "validate": _add_validate,
     "help": _add_help,

@@ -37,11 +37,14 @@ from ralphloop.core.events import (
     LoopEnded,
     Notice,
     RunStarted,
+    Steered,
     Tally,
     Waiting,
 )
 from ralphloop.core.exitcodes import ExitReason
+from ralphloop.core.steering import PAUSED
 from ralphloop.plugins.formats import format_of
+from ralphloop.records.events import steered_words
 from ralphloop.records.metrics import METRICS_NAME, line_of
 from ralphloop.words.durations import format_duration
 from ralphloop.words.figures import iteration_words, money, short_tokens
@@ -145,8 +148,10 @@ class TerminalRenderer(Struct):
                 )
             )
         elif isinstance(event, Waiting):
-            if event.kind != ANSWER:  # a question is drawn by whoever asks it
+            if event.kind not in (ANSWER, PAUSED):  # a question is drawn by whoever asks it; a pause by Steered
                 self._waiting(event)
+        elif isinstance(event, Steered):
+            self.line(self.paint("warn", f"✋ {strip_terminal_controls(steered_words(event))}"))
         elif isinstance(event, CircuitChanged):
             kind = "fail" if event.to_state == "OPEN" else "ok" if event.to_state == "CLOSED" else "warn"
             self.line(self.paint(kind, f"⚡ Circuit {event.from_state} → {event.to_state}: {event.reason}"))

@@ -340,7 +340,8 @@ def show_dry_run(built: Built) -> int:
         return 0
     task = built.view.next_task
     assert task is not None
-    prompt, request = prompt_for(run, run.start, run.start.number + 1, task)
+    said = run.control.read().guidance if run.control else ()  # shown, not used: a dry run changes nothing
+    prompt, request = prompt_for(run, run.start, run.start.number + 1, task, said)
     invocation = run.agent.command(request)
     print(f"# Dry run for {paths.selector}: nothing is started, written or counted.")
     print(f"# Agent: {run.agent.name} (from {settings.source('agent')})")

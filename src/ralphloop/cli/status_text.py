@@ -206,7 +206,10 @@ def _later_lines(report: dict[str, Any], now: datetime) -> list[str]:
         message = strip_terminal_controls(str(waiting.get("message")))
         asked = waiting.get("kind") == "answer" and "your answer" not in message
         what = f"{message}: your answer" if asked else message
-        lines.append(f"Waiting:    {what} until {until}")
+        if waiting.get("kind") == "paused":  # no end of its own: until the user resumes (core/steering.PAUSED)
+            lines.append(f"Paused:     {message}")
+        else:
+            lines.append(f"Waiting:    {what} until {until}")
     limit_hit = report["usageLimit"]
     if isinstance(limit_hit, dict):
         message = strip_terminal_controls(str(limit_hit.get("message")))

@@ -252,6 +252,17 @@ class UsageAnswered(Struct, frozen=True):
     action: str
 
 
+class Steered(Struct, frozen=True):
+    """The loop acted on what the user asked of it (core/steering.py: `ralph pause`, `resume`, `stop`, `say`,
+    `answer`, or the page's buttons): told on every surface, with who asked it where and when."""
+
+    action: str  # pause | resume | stop | say | answer
+    source: str  # cli | web
+    at: datetime  # when it was asked
+    text: str = ""  # the guidance or the answer
+    now: bool = False  # a stop that interrupts the iteration
+
+
 class Archived(Struct, frozen=True):
     """A complete feature's folder was copied to the archive (seed 003), after its final records."""
 

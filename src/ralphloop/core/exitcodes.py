@@ -22,6 +22,7 @@ class ExitReason(enum.Enum):
     USAGE_LIMIT = "usage_limit"
     USAGE_WINDOW = "usage_window"  # the user's cap on a usage window (--max-window), not the vendor's refusal
     INTERRUPTED = "interrupted"
+    STOPPED = "stopped"  # the user's `ralph stop` (or the page's): after the iteration, or with --now at once
 
     @property
     def exit_code(self) -> int:
@@ -36,6 +37,8 @@ class ExitReason(enum.Enum):
             return "story_done"
         if self is ExitReason.INTERRUPTED:
             return "interrupted"
+        if self is ExitReason.STOPPED:
+            return "stopped"
         if self in (ExitReason.ERROR, ExitReason.AGENT_ERROR):
             return "failed"
         if self is ExitReason.CIRCUIT_OPEN:
@@ -58,4 +61,5 @@ _EXIT_CODES: dict[ExitReason, int] = {
     ExitReason.USAGE_LIMIT: 2,
     ExitReason.USAGE_WINDOW: 2,
     ExitReason.INTERRUPTED: 130,
+    ExitReason.STOPPED: 3,
 }

@@ -10,8 +10,9 @@ from datetime import timedelta
 
 from ralphloop.core.cancel import CancelToken
 from ralphloop.core.clock import Clock
-from ralphloop.core.events import ANSWER, WAITING_WORDS, Slot, Waiting
+from ralphloop.core.events import ANSWER, WAITING_WORDS, Slot, Steered, Waiting
 from ralphloop.core.protocols import EventSink
+from ralphloop.core.steering import PAUSED, Request, Steering, by_you
 
 
 def count_down(
@@ -53,3 +54,35 @@ def ask_user(
         return ask(question, timeout_s)
     finally:
         emit(Waiting(ANSWER, message, clock.now(), 0.0, done=True))
+
+
+def steered(request: Request, emit: EventSink) -> None:
+    """What the user asked, acted on: told (events.jsonl, the screen, the notifications)."""
+    emit(Steered(request.action, request.source, request.at, request.text, request.now))
+
+
+def hold_paused(clock: Clock, cancel: CancelToken, emit: EventSink, read: Callable[[], Steering]) -> Steering | None:
+    """While the user's pause holds and no stop is asked: a wait of kind "paused", its file read once a second.
+    What ended it (a resume, a stop), or None when interrupted. No agent starts meanwhile; a pause has no end of
+    its own, so its Waiting's `until` is when it began."""
+    steering = read()
+    if steering.paused is None or steering.stop is not None:
+        return steering
+    steered(steering.paused, emit)
+    message = by_you(steering.paused, "paused") + "; `ralph resume` goes on"
+    began = clock.now()
+    try:
+        first = True
+        while not cancel.is_set():
+            emit(Waiting(PAUSED, message, began, 0.0, first=first))
+            first = False
+            clock.sleep(1.0, cancel.fileno())
+            cancel.quiet()
+            steering = read()
+            if steering.paused is None or steering.stop is not None:
+                if steering.paused is None and steering.resumed is not None:
+                    steered(steering.resumed, emit)
+                return steering
+        return None
+    finally:
+        emit(Waiting(PAUSED, message, clock.now(), 0.0, done=True))

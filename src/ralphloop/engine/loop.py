@@ -12,6 +12,7 @@ from ralphloop.core.errors import RalphError
 from ralphloop.core.events import Archived, CircuitChanged, LoopEnded, Notice, RunStarted
 from ralphloop.core.exitcodes import ExitReason
 from ralphloop.core.protocols import TaskView
+from ralphloop.core.steering import by_you
 from ralphloop.engine.decide import Action, Decision, complete
 from ralphloop.engine.iteration import Step, iteration
 from ralphloop.engine.run import Run
@@ -82,6 +83,8 @@ def run_loop(run: Run) -> LoopOutcome:
                 start = None  # the files may have changed while the loop waited
     except RalphError as exc:
         decision = Decision(Action.HALT, ExitReason.ERROR, str(exc))
+    now = run.control.stopped_now(run.emit) if run.control and decision.reason is ExitReason.INTERRUPTED else None
+    decision = Decision(Action.HALT, ExitReason.STOPPED, by_you(now, "stopped at once")) if now else decision
     return _finish(run, decision, state, view, step)
 
 
@@ -123,7 +126,7 @@ def _already_done(run: Run, state: LoopState, view: TaskView) -> Decision:
 def _finish(run: Run, decision: Decision, state: LoopState, view: TaskView, step: Step | None) -> LoopOutcome:
     """The background hooks waited for (or stopped), the final records, the archive, the end hooks."""
     assert decision.reason is not None
-    stopped = run.hooks.stop(cancel=decision.reason is ExitReason.INTERRUPTED)
+    stopped = run.hooks.stop(cancel=decision.reason is ExitReason.INTERRUPTED or run.cancel.is_set())
     run.hooks.recorded(run.source, stopped, run.now)
     try:
         breaker = run.breaker.load() if decision.reason is ExitReason.CIRCUIT_OPEN else None

@@ -13,6 +13,7 @@ from ralphloop.core.errors import RalphError
 from ralphloop.core.events import AgentActivity, AgentOutput, AgentStarted, IterationStarted, Notice, Slot
 from ralphloop.core.protocols import AgentRequest, AgentResult, ErrorKind, Task, TaskView, iso
 from ralphloop.core.runner import Launch
+from ralphloop.core.steering import Said
 from ralphloop.engine.run import Run
 from ralphloop.engine.state import LoopState
 from ralphloop.hooks.checks import Checks, check_iteration
@@ -52,9 +53,9 @@ class Seen(Struct, frozen=True):
     left_git: str | None  # it left the run's branch or history, or a merge waiting (Workspace.left_the_run)
 
 
-def prompt_for(run: Run, state: LoopState, number: int, task: Task) -> tuple[str, AgentRequest]:
+def prompt_for(run: Run, state: LoopState, number: int, task: Task, said: Said = ()) -> tuple[str, AgentRequest]:
     """The prompt of iteration `number` and the request the agent gets (also what --dry-run shows)."""
-    prompt = iteration_prompt(run.paths, run.source, task, number, state.notes, run.policy)
+    prompt = iteration_prompt(run.paths, run.source, task, number, state.notes, run.policy, said)
     request = iteration_request(run.paths, prompt, number, task, run.clock.now(), run.policy, state.session)
     return prompt, replace(request, home=run.runner.home)
 
@@ -66,7 +67,8 @@ def prepare(run: Run, state: LoopState, view: TaskView, start: WorkTree | None, 
     task = view.next_task
     assert task is not None
     number = state.number + 1
-    prompt, request = prompt_for(run, state, number, task)
+    said = run.control.read().guidance if run.control else ()  # the user's `ralph say`, in this prompt once
+    prompt, request = prompt_for(run, state, number, task, said)
     with open(request.prompt_file, "w", encoding="utf-8") as handle:
         handle.write(prompt)
     log_path = run.paths.iteration_log(number)
@@ -93,6 +95,8 @@ def prepare(run: Run, state: LoopState, view: TaskView, start: WorkTree | None, 
             tag=iteration_tag(run.id, number),
         )
     )
+    if run.control is not None:
+        run.control.used(said, run.emit)
     context = run.context(task.id, number, log_path)
     run.hooks.lifecycle("pre_iteration", context)
     offset = signal_log.size(run.paths.signals)

@@ -14,6 +14,7 @@ from ralphloop.core.runner import Runner
 from ralphloop.engine.state import LoopState
 from ralphloop.hooks.runner import HookContext, HookRunner
 from ralphloop.project.paths import FeaturePaths
+from ralphloop.records.control import ControlFile
 from ralphloop.state.calls import CallLedger
 from ralphloop.state.circuit import BreakerFile
 from ralphloop.state.start_at import StartAt
@@ -44,6 +45,7 @@ class Run(Struct, frozen=True):
     resume: str  # the command that runs this feature again, as the user would paste it
     ask: Ask | None = None  # the terminal, when there is someone to ask (usage limits)
     start_at: StartAt | None = None  # `--start-at`: no iteration before its instant
+    control: ControlFile | None = None  # what the user asks of the running loop: pause, stop, guidance
     recovered: tuple[object, ...] = ()  # what a killed run left to record (start/recover.py), once this one started
 
     def runtime(self) -> float:

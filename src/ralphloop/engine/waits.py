@@ -10,6 +10,7 @@ from msgspec import Struct
 from ralphloop.core.events import WINDOW_WAIT, CircuitChanged, Slot, UsageAnswered
 from ralphloop.core.exitcodes import ExitReason
 from ralphloop.core.limits import UsageLimit
+from ralphloop.core.steering import by_you
 from ralphloop.core.waiting import ask_user, count_down
 from ralphloop.engine.decide import Action, Decision
 from ralphloop.engine.run import Run
@@ -31,7 +32,10 @@ class Cleared(Struct, frozen=True):
 
 def guards_before(run: Run, state: LoopState) -> Cleared | Decision:
     """Before an agent starts: the breaker (read from its file: a reset from elsewhere counts), its cooldown,
-    the budgets, then a rate-limit slot. A Decision when the loop must stop instead."""
+    the budgets, then a rate-limit slot; first, the user's pause or stop. A Decision when the loop must stop instead."""
+    stop = run.control.hold(run.clock, run.cancel, run.emit) if run.control else None
+    if stop is not None or run.cancel.is_set():
+        return Decision(Action.HALT, ExitReason.STOPPED, by_you(stop, "stopped")) if stop else INTERRUPTED
     at = run.start_at.due(run.clock.now()) if run.start_at is not None else None
     if at is not None and run.start_at is not None:
         said, began = f"--start-at {run.start_at.spec}: starting at {local_time(at)}", run.clock.monotonic()

@@ -51,4 +51,6 @@ def advice(
         return "Request another model (--model), or accept any model with --poorman"
     if reason is ExitReason.AGENT_ERROR:
         return f"Fix what the message says, then run: {again}"
+    if reason is ExitReason.STOPPED:
+        return f"Go on where it stopped: {again}"
     return ""

@@ -26,6 +26,8 @@ RUNTIME_NAMES = (
     ".lock",
     ".iteration.json",
     ".start_at.json",  # `ralph run --start-at`: the instant decided (state/start_at.py)
+    "control.json",  # what the user asked of the loop: pause, stop, guidance (records/control.py)
+    "control.json.lock",
     ".exit_signals",
     ".response_analysis",
     "signals.jsonl",
@@ -45,6 +47,7 @@ GITIGNORE_TEXT = (
     "logs/\nstatus.json\nstate.json\n.lock\n.tmp-*\n.exit_signals\n.response_analysis\n"
     ".circuit_breaker_state\n.circuit_breaker_history\nsignals.jsonl\nralph_metrics.jsonl\n"
     "events.jsonl\nevents.jsonl.1\nPROGRESS.yaml\n.iteration.json\nfleet.json\nfleet.jsonl\n.fleet.lock\nloops/\n"
+    "control.json\ncontrol.json.lock\n"
 )
 
 
@@ -140,6 +143,10 @@ class FeaturePaths:
     @property
     def start_at(self) -> str:
         return self.file(".start_at.json")
+
+    @property
+    def control(self) -> str:
+        return self.file("control.json")
 
     @property
     def prompt(self) -> str:

@@ -23,9 +23,11 @@ from ralphloop.core.events import (
     LoopEnded,
     Notice,
     RunStarted,
+    Steered,
     Waiting,
 )
 from ralphloop.core.protocols import iso
+from ralphloop.core.steering import Request, by_you
 from ralphloop.files.store import append_text
 from ralphloop.words.figures import iteration_words
 from ralphloop.words.redact import redact_text, secret_values
@@ -53,10 +55,23 @@ def describe(event: object) -> tuple[str, str] | None:
         return "warn", f"{event.message} (until {event.until.astimezone():%H:%M:%S})"
     if isinstance(event, Waiting) and event.first:
         return "warn", f"waiting until {event.until.astimezone():%H:%M:%S} ({event.kind}): {event.message}"
+    if isinstance(event, Steered):
+        return "warn", steered_words(event)
     if isinstance(event, LoopEnded):
         level = "ok" if event.reason.exit_code == 0 else "warn" if event.reason.exit_code == 130 else "fail"
         return level, f"run ended ({event.reason.value}): {event.message}"
     return None
+
+
+def steered_words(event: Steered) -> str:
+    """What the loop did of the user's request, with where and when it was asked: "paused by you at 14:02 (cli)"."""
+    request = Request(event.action, event.source, event.at, event.text, event.now)
+    if event.action == "say":
+        return f"guidance received: {by_you(request, 'said')}: {one_line(event.text, 300)}"
+    if event.action == "answer":
+        return f"answer received: {by_you(request, 'answered')}: {one_line(event.text, 300)}"
+    what = {"pause": "paused", "resume": "resumed", "stop": "stopped at once" if event.now else "stopped"}
+    return by_you(request, what.get(event.action, event.action))
 
 
 def counted_of(event: IterationStarted) -> str:

@@ -72,12 +72,16 @@ class ProgressLog:
         self.path = path
 
     def __call__(self, event: object) -> None:
-        from ralphloop.core.events import IterationFinished, RunStarted
+        from ralphloop.core.events import IterationFinished, RunStarted, Steered
         from ralphloop.core.protocols import iso
         from ralphloop.words.durations import format_duration
 
         if isinstance(event, RunStarted):
             ensure_header(self.path, event.feature, iso(event.started_at))
+        elif isinstance(event, Steered) and event.action in ("say", "answer"):
+            # the user's words stay in the log the agents read, after the prompt that had them once
+            what = "Guidance" if event.action == "say" else "Answer"
+            append_text(self.path, f"\n{what} from the user ({event.source}, {iso(event.at)}): {event.text}\n")
         elif isinstance(event, IterationFinished):
             from ralphloop.files.read import tail_has
 

@@ -36,6 +36,7 @@ from ralphloop.processes.local import LocalRunner
 from ralphloop.processes.sandbox import SandboxRunner
 from ralphloop.project.paths import FeaturePaths, display_path, ralph_home
 from ralphloop.project.resolve import resolve_feature
+from ralphloop.records.control import ControlFile
 from ralphloop.records.events import EventLog
 from ralphloop.records.exit_signals import SignalRecords
 from ralphloop.records.journal import JournalFile
@@ -179,6 +180,8 @@ def build_run(
     start_at = start_at_for(request.start_at, paths.start_at, agent, lambda text: emit(Notice("info", text)))
     if start_at is not None:
         records.append(start_at)  # it clears its file when the run ends
+    control = ControlFile(paths.control)
+    records.append(control)  # a stop asked of the last run is forgotten when this one starts
     emit = _fan_out(records, sinks if sinks is not None else [])
     workspace = Workspace.open(paths, source.path, lambda text: emit(Notice("warning", text)))
     top = workspace.top if workspace else paths.project_root
@@ -212,6 +215,7 @@ def build_run(
         resume=resume_command(request, paths),
         ask=ask if policy.usage.action == "ask" else None,
         start_at=start_at,
+        control=control,
     )
     # a damaged breaker file stopped the run in the check (--reset-circuit is what mends it)
     run.ledger.check()  # so does a damaged call ledger, or a FIFO or a link in its place or its lock's

@@ -62,7 +62,8 @@ def gather(paths: FeaturePaths, *, strict: bool = True) -> dict[str, Any]:
     elif reset_since and word == "circuit_open":
         word = "halted"
     elif word == "running" and alive and isinstance(status.get("waiting"), dict):
-        word = "waiting"  # any wait: a limit, a backoff, the user's answer
+        # any wait: a limit, a backoff, the user's answer; the user's pause (core/steering.PAUSED) is its own word
+        word = "paused" if status["waiting"].get("kind") == "paused" else "waiting"
     in_iteration = alive and (status["inIteration"] if "inIteration" in raw else word in ("running", "waiting"))
     return {
         "feature": paths.name,

@@ -13,6 +13,7 @@ from typing import TYPE_CHECKING
 from msgspec import Struct
 
 from ralphloop.core.errors import RalphError
+from ralphloop.core.steering import Said
 from ralphloop.files.safe_read import CONFIG_CAP, decode_text, read_file, read_tail
 from ralphloop.words.redact import redact_text
 
@@ -41,6 +42,7 @@ class PromptParts(Struct, frozen=True):
     task_section: str
     notes: tuple[str, ...] = ()
     promise: str | None = None  # config `completion.promise`; None: the default
+    guidance: Said = ()  # the user's `ralph say`, not in a prompt yet
 
 
 def default_template(kind: str = "prd") -> str:
@@ -115,6 +117,10 @@ def build_prompt(template: str, parts: PromptParts, progress_bytes: int) -> str:
         sections = [body.rstrip("\n"), "", "---", "", task_section]
     for note in parts.notes:
         sections += ["", f"Note from ralph: {note}"]
+    if parts.guidance:  # the user's own words, while the loop runs: after ralph's, read last before the progress
+        sections += ["", "## Guidance from the user (ralph say)"]
+        for each in parts.guidance:
+            sections += ["", f"[{each.at.astimezone():%H:%M}] {each.text}"]
     if "RALPH_SLOT" in os.environ and "RALPH_PORT_BASE" in os.environ:
         count = os.environ.get("RALPH_PORT_COUNT", "100")
         last = int(ports) + int(count) - 1 if ports.isdigit() and count.isdigit() else "?"
@@ -132,10 +138,17 @@ def build_prompt(template: str, parts: PromptParts, progress_bytes: int) -> str:
 
 
 def iteration_prompt(
-    paths: FeaturePaths, source: TaskSource, task: Task, number: int, notes: tuple[str, ...], policy: Policy
+    paths: FeaturePaths,
+    source: TaskSource,
+    task: Task,
+    number: int,
+    notes: tuple[str, ...],
+    policy: Policy,
+    guidance: Said = (),
 ) -> str:
     """The prompt of iteration `number`: the template with the task's section, the notes about the last
-    iteration and the newest progress entries (bounded: the prompt never grows with the run)."""
+    iteration, the user's guidance and the newest progress entries (bounded: the prompt never grows with the run,
+    but for what the user says)."""
     root = paths.project_root
     parts = PromptParts(
         iteration=number,
@@ -148,6 +161,7 @@ def iteration_prompt(
         task_section=source.describe(task),
         notes=notes,
         promise=policy.loop.promise,
+        guidance=guidance,
     )
     return redact_text(build_prompt(policy.template, parts, policy.loop.progress_bytes))  # notes quote the agent
 

@@ -1,0 +1,93 @@
+"""control.json: what the user asked of a loop (issue 36: `ralph pause`, `resume`, `stop`, `say`, `answer`, and the
+page's buttons), kept in the loop's state folder so that it outlives ralph: a pause survives a crash and a restart,
+a `say` waits for the next prompt.
+
+Every change is a read-modify-write under an exclusive lock on control.json.lock (a command and the loop, or two
+commands, at once), written atomically: the file is whole at every instant. The loop reads it between iterations
+(and each second while it is paused or waits for an answer) and takes out what it used.
+"""
+
+from __future__ import annotations
+
+import msgspec
+
+from ralphloop.core.cancel import CancelToken
+from ralphloop.core.clock import Clock
+from ralphloop.core.protocols import EventSink
+from ralphloop.core.steering import Request, Steering
+from ralphloop.core.waiting import hold_paused, steered
+from ralphloop.files.read import read_json_object
+from ralphloop.files.safe_read import FileRefused
+from ralphloop.files.store import atomic_write_json, held
+
+
+class ControlFile:
+    """One loop's control.json."""
+
+    def __init__(self, path: str) -> None:
+        self.path = path
+        self.lock = path + ".lock"
+
+    def read(self) -> Steering:
+        """What it holds now; a missing or damaged file holds nothing (a refused one too: the loop runs on)."""
+        try:
+            found = read_json_object(self.path, "control.json")
+        except FileRefused:
+            return Steering()
+        if found is None:
+            return Steering()
+        found.pop("schema_version", None)
+        try:
+            return msgspec.convert(found, Steering)
+        except msgspec.ValidationError:
+            return Steering()
+
+    def ask(self, request: Request) -> Steering:
+        """`request` added (FileRefused, OSError when it cannot be written); what the file holds now."""
+        with held(self.lock):
+            steering = self.read().plus(request)
+            self._write(steering)
+        return steering
+
+    def used(self, requests: tuple[Request, ...], emit: EventSink) -> None:
+        """The says and answers `requests` taken out, used (once), and told."""
+        if requests:
+            with held(self.lock):
+                self._write(self.read().without(tuple(each.id for each in requests)))
+            for each in requests:
+                steered(each, emit)
+
+    # the loop's side: between iterations
+    def hold(self, clock: Clock, cancel: CancelToken, emit: EventSink) -> Request | None:
+        """No agent starts while the user's pause holds (core/waiting.hold_paused); the stop asked meanwhile or
+        before, told, if any (None: go on, or interrupted: `cancel` says)."""
+        steering = hold_paused(clock, cancel, emit, self.read)
+        if steering is None or steering.stop is None:
+            return None
+        steered(steering.stop, emit)
+        return steering.stop
+
+    def stopped_now(self, emit: EventSink) -> Request | None:
+        """After an interruption: the `ralph stop --now` that caused it, told, if that is what it was."""
+        stop = self.read().stop
+        if stop is None or not stop.now:
+            return None
+        steered(stop, emit)
+        return stop
+
+    def forget_stop(self) -> None:
+        """A stop is for the loop that was running: the next run starts without it (a pause stays)."""
+        with held(self.lock):
+            steering = self.read()
+            if steering.stop is not None:
+                self._write(msgspec.structs.replace(steering, stop=None))
+
+    def __call__(self, event: object) -> None:
+        """A record of the run's: when it starts, the stop asked of the last one is forgotten (it held the lock)."""
+        from ralphloop.core.events import RunStarted
+
+        if isinstance(event, RunStarted):
+            self.forget_stop()
+
+    def _write(self, steering: Steering) -> None:
+        atomic_write_json(self.path, msgspec.to_builtins(steering))

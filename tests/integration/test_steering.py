@@ -1,0 +1,190 @@
+"""Steering a running loop from another terminal (issue 36): `ralph pause`, `resume`, `stop [--now]` and `say`, with
+the real `ralph run` in the background, a real agent the test paces (tests/agents/steered_agent.py: it waits for a
+gate file per iteration) and real git. What the loop did is read where a user reads it: `ralph status`, the exit
+code, progress.txt, events.jsonl, the agent's own log of its prompts."""
+
+from __future__ import annotations
+
+import json
+import os
+import signal
+import subprocess
+from collections.abc import Iterator
+from contextlib import contextmanager
+from pathlib import Path
+
+from tests.conftest import PYTHON, RalphRunner, agent_cmd, read_json
+from tests.integration.helpers import git, pid_alive, wait_until
+from tests.integration.test_reports_true import prepared
+
+
+class Paced:
+    """The agent's log and gates: what it did, and letting iteration N end."""
+
+    def __init__(self, tmp_path: Path, prd: Path) -> None:
+        self.log = tmp_path / "agent.log"
+        self.gates = tmp_path / "gates"
+        self.gates.mkdir()
+        self.command = agent_cmd("steered_agent.py", str(self.log), str(self.gates), str(prd))
+
+    def lines(self) -> list[str]:
+        return self.log.read_text().splitlines() if self.log.exists() else []
+
+    def started(self, number: int) -> bool:
+        return f"started {number}" in self.lines()
+
+    def release(self, number: int) -> None:
+        (self.gates / str(number)).touch()
+
+
+@contextmanager
+def running(project: Path, env: dict[str, str], *args: str) -> Iterator[subprocess.Popen[str]]:
+    """`ralph run ARGS` in the background (its own session, as from a terminal); killed at the end if alive."""
+    proc = subprocess.Popen(
+        [PYTHON, "-m", "ralphloop", "run", *args],
+        cwd=project,
+        env=env,
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        text=True,
+        start_new_session=True,
+    )
+    try:
+        yield proc
+    finally:
+        if proc.poll() is None:
+            os.killpg(proc.pid, signal.SIGKILL)
+        proc.communicate()
+
+
+def status_json(ralph: RalphRunner) -> dict[str, object]:
+    done = ralph("status", "--json")
+    assert done.returncode == 0, done.stderr
+    found = json.loads(done.stdout)
+    assert isinstance(found, dict)
+    return found
+
+
+def events(folder: Path) -> list[str]:
+    path = folder / "events.jsonl"
+    return [json.loads(line)["text"] for line in path.read_text().splitlines()] if path.exists() else []
+
+
+def test_pause_holds_the_next_iteration_say_reaches_one_prompt_resume_goes_on_and_stop_ends_after_the_iteration(
+    project: Path, ralph: RalphRunner, ralph_env: dict[str, str], tmp_path: Path
+) -> None:
+    folder = prepared(project, ralph_env, ralph, 5)
+    agent = Paced(tmp_path, folder / "prd.json")
+    with running(project, ralph_env, "--no-archive", "--agent-cmd", agent.command) as loop:
+        assert wait_until(lambda: agent.started(1)), agent.lines()
+
+        paused = ralph("pause")
+        assert paused.returncode == 0, paused.stderr
+        assert (
+            paused.stdout.strip() == "ralph: feat: paused: no new iteration starts (the running one finishes); "
+            "`ralph resume -f feat` goes on"
+        )
+        agent.release(1)  # the running one finishes ...
+        assert wait_until(lambda: status_json(ralph)["status"] == "paused"), status_json(ralph)
+        assert "Paused:     paused by you at" in ralph("status").stdout
+        said = ralph("say", "use", "the blue widget")
+        assert said.returncode == 0, said.stderr
+        assert not wait_until(lambda: agent.started(2), limit=1.5)  # ... and no new one starts while paused
+
+        assert ralph("resume").returncode == 0
+        assert wait_until(lambda: agent.started(2)), agent.lines()
+        assert [line for line in agent.lines() if line.startswith("guidance")] == [
+            line for line in agent.lines() if line.startswith("guidance 2: ")
+        ]
+        assert any(line.endswith("] use the blue widget") for line in agent.lines() if line.startswith("guidance 2"))
+        agent.release(2)
+        assert wait_until(lambda: agent.started(3)), agent.lines()
+        assert not any(line.startswith("guidance 3") for line in agent.lines())  # once
+
+        stopping = ralph("stop")
+        assert stopping.returncode == 0, stopping.stderr
+        agent.release(3)
+        loop.wait(timeout=60)
+        out, err = loop.communicate()
+
+    assert loop.returncode == 3, out + err
+    assert "ended 3" in agent.lines() and not agent.started(4)  # after the iteration, not during it
+    status = read_json(folder / "status.json")
+    assert (status["status"], status["exitReason"]) == ("stopped", "stopped")
+    progress = (folder / "progress.txt").read_text()
+    assert progress.count("Guidance from the user (cli, ") == 1 and "): use the blue widget" in progress
+    told = events(folder)
+    for words in ("paused by you at", "resumed by you at", "guidance received: said by you at", "stopped by you at"):
+        assert any(words in line for line in told), (words, told)
+    assert not (folder / "control.json").exists() or read_json(folder / "control.json")["guidance"] == []
+
+
+def test_stop_now_interrupts_the_iteration_saves_the_attempt_and_undoes_it(
+    project: Path, ralph: RalphRunner, ralph_env: dict[str, str], tmp_path: Path
+) -> None:
+    folder = prepared(project, ralph_env, ralph, 2)
+    agent = Paced(tmp_path, folder / "prd.json")
+    with running(project, ralph_env, "--no-archive", "--agent-cmd", agent.command) as loop:
+        assert wait_until((project / "work-1.txt").exists), agent.lines()
+        stopping = ralph("stop", "--now")
+        assert stopping.returncode == 0, stopping.stderr
+        loop.wait(timeout=60)
+        out, err = loop.communicate()
+
+    assert loop.returncode == 3, out + err
+    assert (read_json(folder / "status.json")["exitReason"]) == "stopped"
+    assert not (project / "work-1.txt").exists()  # undone ...
+    saved = git(project, ralph_env, "for-each-ref", "--format=%(refname)", "refs/ralph/attempts/")
+    assert saved.strip(), "the attempt was not saved"  # ... after it was saved
+    assert any("stopped at once by you at" in line for line in events(folder)), events(folder)
+
+
+def test_a_pause_survives_a_killed_ralph_and_the_next_run_starts_paused(
+    project: Path, ralph: RalphRunner, ralph_env: dict[str, str], tmp_path: Path
+) -> None:
+    folder = prepared(project, ralph_env, ralph, 3)
+    agent = Paced(tmp_path, folder / "prd.json")
+    with running(project, ralph_env, "--no-archive", "--agent-cmd", agent.command) as first:
+        assert wait_until(lambda: agent.started(1)), agent.lines()
+        assert ralph("pause").returncode == 0
+        agent.release(1)
+        assert wait_until(lambda: status_json(ralph)["status"] == "paused")
+        os.killpg(first.pid, signal.SIGKILL)
+        first.wait(timeout=30)
+        assert not pid_alive(first.pid)
+
+    with running(project, ralph_env, "--no-archive", "--agent-cmd", agent.command) as second:
+        assert wait_until(lambda: status_json(ralph)["status"] == "paused"), status_json(ralph)
+        assert not wait_until(lambda: agent.started(2), limit=1.5)
+        assert ralph("resume").returncode == 0
+        assert wait_until(lambda: agent.started(2)), agent.lines()
+        assert ralph("stop").returncode == 0
+        agent.release(2)
+        second.wait(timeout=60)
+    assert second.returncode == 3
+
+
+def test_a_command_for_a_loop_not_running_or_from_an_agent_is_one_line_and_writes_nothing(
+    project: Path, ralph: RalphRunner, ralph_env: dict[str, str]
+) -> None:
+    folder = prepared(project, ralph_env, ralph, 1)
+    for words in (("pause",), ("resume",), ("stop",), ("stop", "--now"), ("say", "hi"), ("answer", "yes")):
+        done = ralph(*words)
+        assert done.returncode == 1
+        assert (
+            done.stderr.strip() == f"ralph: error: ralph {words[0]}: no loop is running for feat; nothing was written"
+        )
+    marked = ralph("pause", env={"RALPH_AGENT": "1"})
+    assert marked.returncode == 1
+    assert marked.stderr.strip().splitlines() == [
+        "ralph: error: ralph pause: refused: this runs in an agent's process ($RALPH_AGENT is set); an agent "
+        "cannot steer the loop it runs in"
+    ]
+    bare = ralph("say")
+    assert (bare.returncode, bare.stderr.strip()) == (
+        1,
+        "ralph: error: the following arguments are required: TEXT (see 'ralph say --help')",
+    )
+    blank = ralph("say", "  ", "\x1b[31m")
+    assert blank.stderr.strip() == "ralph: error: ralph say: TEXT is empty (usage: ralph say TEXT)"
+    assert not (folder / "control.json").exists()
