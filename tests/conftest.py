@@ -64,6 +64,9 @@ def isolated_env(home: Path, gitconfig: Path, *, drop: tuple[str, ...] = ()) -> 
         # no sandbox unless a test asks for one (--sandbox bwrap): whether bubblewrap works on this machine is not
         # what the other tests are about, and their agents write beside the project on purpose
         RALPH_SANDBOX="off",
+        # a loop that needs a human halts at once, as it did before issue 36, unless a test asks it to wait for
+        # `ralph answer` (the default, 8h, would hold every needs-human and blocked test)
+        RALPH_QUESTION_WAIT="0",
         NO_COLOR="1",
         GIT_AUTHOR_NAME="Test",
         GIT_AUTHOR_EMAIL="test@example.invalid",

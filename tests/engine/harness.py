@@ -179,7 +179,9 @@ def build(
     for "command", `--agent NAME` for another, the config's for None), `-n n` and `flags` (settings key → (value,
     flag)), `agent` playing its turns; the list its events go to, and its screen."""
     chosen = AGENT_CMD if backend == "command" else {"agent": (backend, "--agent")} if backend else {}
-    every = {**chosen, **({"max_iterations": (str(n), "-n/--max-iterations")} if n else {}), **(flags or {})}
+    # a loop that needs a human halts at once (as the tests' environment has it: tests/conftest.py), unless asked
+    halts = {"question_wait_s": ("0", "$RALPH_QUESTION_WAIT")}
+    every = {**chosen, **halts, **({"max_iterations": (str(n), "-n/--max-iterations")} if n else {}), **(flags or {})}
     if "target" not in request:
         request.setdefault("feature", "feat")
     request.setdefault("archive", False)

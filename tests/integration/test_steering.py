@@ -188,3 +188,69 @@ def test_a_command_for_a_loop_not_running_or_from_an_agent_is_one_line_and_write
     blank = ralph("say", "  ", "\x1b[31m")
     assert blank.stderr.strip() == "ralph: error: ralph say: TEXT is empty (usage: ralph say TEXT)"
     assert not (folder / "control.json").exists()
+
+
+def test_a_loop_that_needs_a_human_waits_for_an_answer_which_reaches_the_next_prompt(
+    project: Path, ralph: RalphRunner, ralph_env: dict[str, str], tmp_path: Path
+) -> None:
+    folder = prepared(project, ralph_env, ralph, 3)
+    agent = Paced(tmp_path, folder / "prd.json")
+    env = {**ralph_env, "STEER_ASK": "1", "RALPH_QUESTION_WAIT": "10m"}
+    with running(project, env, "--no-archive", "--agent-cmd", agent.command) as loop:
+        assert wait_until(lambda: status_json(ralph)["status"] == "waiting"), status_json(ralph)
+        waiting = read_json(folder / "status.json")["waiting"]
+        assert waiting["kind"] == "answer"
+        assert "which database?" in waiting["message"] and "(ralph answer TEXT)" in waiting["message"]
+        assert "waiting for your answer (ralph answer TEXT) until" in ralph("status").stdout
+
+        answered = ralph("answer", "use", "postgres")
+        assert answered.returncode == 0, answered.stderr
+        assert wait_until(lambda: agent.started(2)), agent.lines()
+        assert any(
+            line.endswith("] the user's answer to the question you asked: use postgres")
+            for line in agent.lines()
+            if line.startswith("guidance 2: ")
+        ), agent.lines()
+        assert ralph("stop").returncode == 0
+        agent.release(2)
+        loop.wait(timeout=60)
+    assert loop.returncode == 3
+    assert "Answer from the user (cli, " in (folder / "progress.txt").read_text()
+    assert any("answer received: answered by you at" in line for line in events(folder)), events(folder)
+    again = ralph("answer", "too late")
+    assert again.returncode == 1 and "no loop is running" in again.stderr
+
+
+def test_nobody_answering_in_time_halts_as_before_and_on_question_halt_at_once(
+    project: Path, ralph: RalphRunner, ralph_env: dict[str, str], tmp_path: Path
+) -> None:
+    folder = prepared(project, ralph_env, ralph, 2)
+    agent = Paced(tmp_path, folder / "prd.json")
+    env = {"STEER_ASK": "*", "RALPH_QUESTION_WAIT": "2s"}
+    timed = ralph("run", "--no-archive", "--agent-cmd", agent.command, env=env)
+    assert timed.returncode == 1, timed.stdout + timed.stderr
+    status = read_json(folder / "status.json")
+    assert status["exitReason"] == "needs_human" and "which database?" in status["exitMessage"]
+    assert any("waiting for your answer" in line for line in events(folder))
+
+    env["RALPH_QUESTION_WAIT"] = "8h"
+    at_once = ralph("run", "--no-archive", "--on-question", "halt", "--agent-cmd", agent.command, env=env)
+    assert at_once.returncode == 1
+    assert read_json(folder / "status.json")["exitReason"] == "needs_human"
+
+
+def test_answer_refuses_a_loop_that_waits_on_no_question(
+    project: Path, ralph: RalphRunner, ralph_env: dict[str, str], tmp_path: Path
+) -> None:
+    folder = prepared(project, ralph_env, ralph, 3)
+    agent = Paced(tmp_path, folder / "prd.json")
+    with running(project, ralph_env, "--no-archive", "--agent-cmd", agent.command) as loop:
+        assert wait_until(lambda: agent.started(1)), agent.lines()
+        refused = ralph("answer", "yes")
+        assert (refused.returncode, refused.stderr.strip()) == (
+            1,
+            "ralph: error: ralph answer: the loop of feat waits on no question; nothing was written",
+        )
+        assert not (folder / "control.json").exists()
+        assert ralph("stop", "--now").returncode == 0
+        loop.wait(timeout=60)

@@ -4,10 +4,8 @@ from __future__ import annotations
 
 import argparse
 import os
-import select
 import shlex
 import sys
-import time
 from typing import Any, TextIO, cast
 
 from msgspec.structs import replace
@@ -16,6 +14,7 @@ from ralphloop.cli import outputs
 from ralphloop.cli.interrupts import Interrupts
 from ralphloop.cli.logfile import StampedLines
 from ralphloop.cli.monitor_launch import in_tmux, someone_to_ask
+from ralphloop.cli.question import answers_of, ask_over_spinner
 from ralphloop.cli.render import TerminalRenderer
 from ralphloop.cli.seed_flags import story_shaped_rate, story_spec_refusal, timeout_problem
 from ralphloop.cli.terminal import TerminalGuard
@@ -84,7 +83,8 @@ def command(args: argparse.Namespace, argv: list[str]) -> int:
         clock=SystemClock(),
         sinks=sinks,
         cancel=cancel,
-        ask=lambda question, timeout: _ask_over_spinner(renderer, question, timeout, cancel),
+        # the terminal's question; an answer given elsewhere (`ralph answer`, the page) counts too (issue 36)
+        ask=lambda question, timeout: ask_over_spinner(renderer, question, timeout, cancel, answers_of(built)),
     )
     for message in built.warnings:
         print(f"ralph: warning: {message}", file=sys.stderr)
@@ -239,42 +239,6 @@ def _open_log_file(path: str | None) -> StampedLines | None:
     return StampedLines(handle)
 
 
-def _ask_over_spinner(renderer: TerminalRenderer, question: str, timeout: float, wake: CancelToken) -> str | None:
-    """ask_on_terminal with the spinner's line held, so that the question is not drawn over."""
-    with renderer.suspended():
-        return ask_on_terminal(question, timeout, wake)
-
-
-def ask_on_terminal(question: str, timeout: float, wake: CancelToken | None = None) -> str | None:
-    """Ask on the terminal; "exit", "wait", or None when nobody answered within `timeout` seconds (or the
-    answer was empty): the question says what that means (UsagePolicy.question), the caller decides it.
-    Ctrl+C or a hang-up (each sets `wake`) ends the question at once: the run is stopped."""
-    sys.stdout.write(f"{question} [w]ait/[e]xit: ")
-    sys.stdout.flush()
-    until = time.monotonic() + timeout
-    while True:
-        waits = [sys.stdin, *([wake.fileno()] if wake is not None else [])]
-        ready, _, _ = select.select(waits, [], [], max(0.0, until - time.monotonic()))
-        if wake is None or wake.fileno() not in ready:
-            break
-        if wake.is_set():
-            sys.stdout.write("\n")
-            return "exit"
-        wake.quiet()  # a signal that did not cancel: the question still waits
-        if sys.stdin in ready:
-            break
-    if not ready:
-        sys.stdout.write("\nno answer\n")
-        return None
-    try:
-        answer = sys.stdin.readline().strip().lower()
-    except (OSError, ValueError):  # the terminal is gone: nobody will answer
-        return None
-    if not answer:  # Enter alone takes what the question said happens unless told
-        return None
-    return "exit" if answer[:1] in ("e", "n", "q") else "wait"
-
-
 def _flags(args: argparse.Namespace, iterations: str | None) -> dict[str, tuple[Any, str]]:
     flags: dict[str, tuple[Any, str]] = {}
     for key, attribute, label in _GUARD_FLAGS:
@@ -308,6 +272,7 @@ _GUARD_FLAGS = (
     ("usage_policy", "on_usage_limit", "--on-usage-limit"),
     ("usage_windows", "max_window", "--max-window"),
     ("sandbox_mode", "sandbox", "--sandbox"),
+    ("on_question", "on_question", "--on-question"),
     ("max_cost_usd", "max_cost", "--max-cost"),
     ("max_tokens", "max_tokens", "--max-tokens"),
     ("max_runtime_s", "max_runtime", "--max-runtime"),
@@ -340,7 +305,7 @@ def show_dry_run(built: Built) -> int:
         return 0
     task = built.view.next_task
     assert task is not None
-    said = run.control.read().guidance if run.control else ()  # shown, not used: a dry run changes nothing
+    said = run.control.unused() if run.control else ()  # shown, not used: a dry run changes nothing
     prompt, request = prompt_for(run, run.start, run.start.number + 1, task, said)
     invocation = run.agent.command(request)
     print(f"# Dry run for {paths.selector}: nothing is started, written or counted.")

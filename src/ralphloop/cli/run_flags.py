@@ -115,6 +115,13 @@ def add_run(run: argparse.ArgumentParser) -> None:
         "under --monitor, wait)",
     )
     limits.add_argument(
+        "--on-question",
+        metavar="POLICY",
+        choices=("wait", "halt"),
+        help="when the loop needs you (needs-human, blocked): wait for `ralph answer` (default: up to "
+        "questions.wait, 8h) or halt at once",
+    )
+    limits.add_argument(
         "--start-at",
         metavar="WHEN",
         help="start the first iteration at WHEN: HH:MM (the next such time, local), or reset (when the agent "

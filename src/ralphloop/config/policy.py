@@ -5,6 +5,7 @@ from __future__ import annotations
 from msgspec import Struct, field
 from msgspec.structs import replace
 
+from ralphloop.config.questions import QuestionSettings
 from ralphloop.core.hook_spec import CommandSpec, LifecycleHooks
 from ralphloop.core.runner import ProcessLimits
 from ralphloop.guards.backoff import Backoff
@@ -86,3 +87,4 @@ class Policy(Struct, frozen=True):
     auto_commit: bool = False  # commit each accepted iteration's changes (seed 004)
     hooks: LifecycleHooks = field(default_factory=LifecycleHooks)
     gates: tuple[CommandSpec, ...] = ()  # quality_checks: run after an iteration that claims a task or completion
+    questions: QuestionSettings = field(default_factory=QuestionSettings)  # a loop that needs you: how long it waits

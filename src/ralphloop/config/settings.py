@@ -18,6 +18,7 @@ from typing import TYPE_CHECKING, Any
 
 from msgspec import Struct
 
+from ralphloop.config.questions import QUESTIONS_FIELDS, QUESTIONS_TABLE, QuestionSettings
 from ralphloop.core.errors import RalphError
 from ralphloop.core.hook_spec import CommandSpec, LifecycleHooks
 from ralphloop.files.yaml_file import read_yaml_mapping
@@ -41,7 +42,6 @@ if TYPE_CHECKING:
 
 CONFIG_NAME = "config.yaml"
 CACHE_DIR = os.path.join("cache", "config")  # under ralph's home: what config files were read as (files/yaml_cache.py)
-Converter = Callable[[Any], Any]
 _NONE: Mapping[str, Any] = MappingProxyType({})
 
 
@@ -62,6 +62,7 @@ class Settings(Struct, frozen=True):
     git: GitSettings
     notify: NotifySettings
     sandbox: SandboxSettings
+    questions: QuestionSettings  # how a loop that needs a human waits for an answer (issue 36)
     hooks: LifecycleHooks  # config `hooks:` (hooks.py)
     quality_checks: tuple[CommandSpec, ...]  # config `quality_checks:` (seed 003)
     sources: Mapping[str, str]  # settings key → where its value came from (absent: the default)
@@ -76,7 +77,8 @@ class Settings(Struct, frozen=True):
         return self.sections.get(name, _NONE)
 
 
-_Spec = tuple[tuple[str, ...], str | None, Converter, Any]
+_Spec = tuple[tuple[str, ...], str | None, values.Converter, Any]
+_CB = "circuit_breaker"
 # component → settings key → (yaml path, env var, converter, default). A key is the component's field of
 # the same name, unless _FIELD_NAMES names another.
 _TABLE: dict[str, dict[str, _Spec]] = {
@@ -109,12 +111,7 @@ _TABLE: dict[str, dict[str, _Spec]] = {
         "no_progress_threshold": (("circuit_breaker", "no_progress_threshold"), None, values.positive_int, 3),
         "same_error_threshold": (("circuit_breaker", "same_error_threshold"), None, values.positive_int, 5),
         "failure_threshold": (("circuit_breaker", "failure_threshold"), None, values.positive_int, 5),
-        "permission_denial_threshold": (
-            ("circuit_breaker", "permission_denial_threshold"),
-            None,
-            values.positive_int,
-            2,
-        ),
+        "permission_denial_threshold": ((_CB, "permission_denial_threshold"), None, values.positive_int, 2),
         "cooldown_s": (("circuit_breaker", "cooldown_minutes"), None, values.minutes, None),
     },
     "usage": {
@@ -173,6 +170,7 @@ _TABLE: dict[str, dict[str, _Spec]] = {
     },
     "notify": NOTIFY_TABLE,  # notifications during the run and at its end (notify/settings.py)
     "sandbox": SANDBOX_TABLE,  # the sandbox around the agent (processes/sandbox.py, start/sandbox.py)
+    "questions": QUESTIONS_TABLE,  # a loop waiting for `ralph answer` (config/questions.py)
 }
 _FIELD_NAMES = {
     "permission_denial_threshold": "denial_threshold",
@@ -193,6 +191,7 @@ _FIELD_NAMES = {
     "git_required": "require",
     **SANDBOX_FIELDS,
     **NOTIFY_FIELDS,
+    **QUESTIONS_FIELDS,
 }
 _FIELDS: dict[str, _Spec] = {key: spec for keys in _TABLE.values() for key, spec in keys.items()}
 
@@ -320,6 +319,7 @@ def _components() -> dict[str, Callable[..., Any]]:
         "git": GitSettings,
         "notify": NotifySettings,
         "sandbox": SandboxSettings,
+        "questions": QuestionSettings,
     }
 
 

@@ -86,3 +86,30 @@ def hold_paused(clock: Clock, cancel: CancelToken, emit: EventSink, read: Callab
         return None
     finally:
         emit(Waiting(PAUSED, message, clock.now(), 0.0, done=True))
+
+
+def await_answer(
+    clock: Clock, cancel: CancelToken, emit: EventSink, read: Callable[[], Steering], what: str, seconds: float
+) -> Steering | None:
+    """The loop needs a human (`what`: why): a wait of kind "answer" for `ralph answer` (or the page's), at most
+    `seconds`, its file read once a second; what ended it (an answer, a stop), or None (nobody answered in time,
+    or interrupted: `cancel` says)."""
+    until_mono = clock.monotonic() + seconds
+    until = clock.now() + timedelta(seconds=seconds)
+    message = f"{what}: {WAITING_WORDS} (ralph answer TEXT)"
+    first = True
+    try:
+        while not cancel.is_set():
+            steering = read()
+            if steering.answers or steering.stop is not None:
+                return steering
+            left = until_mono - clock.monotonic()
+            if left <= 0:
+                return None
+            emit(Waiting(ANSWER, message, until, left, first=first))
+            first = False
+            clock.sleep(min(1.0, left), cancel.fileno())
+            cancel.quiet()
+        return None
+    finally:
+        emit(Waiting(ANSWER, message, clock.now(), 0.0, done=True))

@@ -14,6 +14,7 @@ from msgspec.structs import replace
 
 from ralphloop.core.exitcodes import ExitReason
 from ralphloop.core.limits import UsageLimit
+from ralphloop.core.steering import Request, by_you
 
 
 class Action(Enum):
@@ -89,6 +90,10 @@ def complete(scope: str, outside_open: int, done: str = "every task is done") ->
         others = f"{outside_open} other task{'s' if outside_open != 1 else ''} still open"
         return Decision(Action.COMPLETE, ExitReason.STORY_DONE, f"{scope} done; {others}")
     return Decision(Action.COMPLETE, ExitReason.COMPLETE, done)
+
+
+def stop_decision(stop: Request) -> Decision:
+    return Decision(Action.HALT, ExitReason.STOPPED, by_you(stop, "stopped at once" if stop.now else "stopped"))
 
 
 def _max_reached(obs: Observation) -> bool:

@@ -12,8 +12,7 @@ from ralphloop.core.errors import RalphError
 from ralphloop.core.events import Archived, CircuitChanged, LoopEnded, Notice, RunStarted
 from ralphloop.core.exitcodes import ExitReason
 from ralphloop.core.protocols import TaskView
-from ralphloop.core.steering import by_you
-from ralphloop.engine.decide import Action, Decision, complete
+from ralphloop.engine.decide import Action, Decision, complete, stop_decision
 from ralphloop.engine.iteration import Step, iteration
 from ralphloop.engine.run import Run
 from ralphloop.engine.state import LoopState
@@ -84,7 +83,7 @@ def run_loop(run: Run) -> LoopOutcome:
     except RalphError as exc:
         decision = Decision(Action.HALT, ExitReason.ERROR, str(exc))
     now = run.control.stopped_now(run.emit) if run.control and decision.reason is ExitReason.INTERRUPTED else None
-    decision = Decision(Action.HALT, ExitReason.STOPPED, by_you(now, "stopped at once")) if now else decision
+    decision = stop_decision(now) if now else decision
     return _finish(run, decision, state, view, step)
 
 

@@ -67,7 +67,7 @@ def prepare(run: Run, state: LoopState, view: TaskView, start: WorkTree | None, 
     task = view.next_task
     assert task is not None
     number = state.number + 1
-    said = run.control.read().guidance if run.control else ()  # the user's `ralph say`, in this prompt once
+    said = run.control.unused() if run.control else ()  # the user's answers and `ralph say`, in one prompt
     prompt, request = prompt_for(run, state, number, task, said)
     with open(request.prompt_file, "w", encoding="utf-8") as handle:
         handle.write(prompt)

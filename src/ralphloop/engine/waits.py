@@ -10,9 +10,8 @@ from msgspec import Struct
 from ralphloop.core.events import WINDOW_WAIT, CircuitChanged, Slot, UsageAnswered
 from ralphloop.core.exitcodes import ExitReason
 from ralphloop.core.limits import UsageLimit
-from ralphloop.core.steering import by_you
 from ralphloop.core.waiting import ask_user, count_down
-from ralphloop.engine.decide import Action, Decision
+from ralphloop.engine.decide import Action, Decision, stop_decision
 from ralphloop.engine.run import Run
 from ralphloop.engine.state import LoopState
 from ralphloop.guards.breaker import Breaker
@@ -21,6 +20,7 @@ from ralphloop.guards.usage import wait_for
 from ralphloop.words.figures import local_time
 
 INTERRUPTED = Decision(Action.HALT, ExitReason.INTERRUPTED, "interrupted")
+_A_HUMAN = (ExitReason.NEEDS_HUMAN, ExitReason.BLOCKED)  # a halt the user can answer (issue 36)
 
 
 class Cleared(Struct, frozen=True):
@@ -35,14 +35,9 @@ def guards_before(run: Run, state: LoopState) -> Cleared | Decision:
     the budgets, then a rate-limit slot; first, the user's pause or stop. A Decision when the loop must stop instead."""
     stop = run.control.hold(run.clock, run.cancel, run.emit) if run.control else None
     if stop is not None or run.cancel.is_set():
-        return Decision(Action.HALT, ExitReason.STOPPED, by_you(stop, "stopped")) if stop else INTERRUPTED
-    at = run.start_at.due(run.clock.now()) if run.start_at is not None else None
-    if at is not None and run.start_at is not None:
-        said, began = f"--start-at {run.start_at.spec}: starting at {local_time(at)}", run.clock.monotonic()
-        waited = wait(run, (at - run.clock.now()).total_seconds(), "start", said)
-        run.start_at.waited_s += run.clock.monotonic() - began  # not the runtime budget's
-        if not waited:
-            return INTERRUPTED
+        return stop_decision(stop) if stop else INTERRUPTED
+    if run.start_at is not None and not run.start_at.wait(run.clock, run.cancel, run.emit):  # --start-at
+        return INTERRUPTED
     config = run.policy.breaker
     while True:
         breaker, moved = run.breaker.load().before_iteration(config, run.clock.now(), state.number)
@@ -97,6 +92,10 @@ def _hold(run: Run, limit: UsageLimit) -> Decision | None:
 def after_decision(run: Run, decision: Decision, limit: UsageLimit | None) -> Decision:
     """The wait a decision asks for (never past the runtime budget). At a usage limit with the policy
     `ask`, the user is asked first, on the terminal, with a timeout: "exit" stops the run."""
+    seconds = run.policy.questions.wait_for_s if decision.reason in _A_HUMAN else 0.0  # issue 36
+    got = run.control.await_answer(run.clock, run.cancel, run.emit, decision.message, seconds) if run.control else None
+    if got is not None:  # answered (the answer reaches the next prompt), or stopped meanwhile
+        return Decision(Action.CONTINUE) if got.action == "answer" else stop_decision(got)
     if decision.wait_s <= 0 or decision.action not in (Action.WAIT, Action.RETRY):
         return decision
     if decision.wait_kind == "usage limit":

@@ -15,7 +15,7 @@ from ralphloop.core.cancel import CancelToken
 from ralphloop.core.clock import Clock
 from ralphloop.core.protocols import EventSink
 from ralphloop.core.steering import Request, Steering
-from ralphloop.core.waiting import hold_paused, steered
+from ralphloop.core.waiting import await_answer, hold_paused, steered
 from ralphloop.files.read import read_json_object
 from ralphloop.files.safe_read import FileRefused
 from ralphloop.files.store import atomic_write_json, held
@@ -66,6 +66,35 @@ class ControlFile:
             return None
         steered(steering.stop, emit)
         return steering.stop
+
+    def unused(self) -> tuple[Request, ...]:
+        """The answers and guidance no prompt had yet: the next one's."""
+        steering = self.read()
+        return (*steering.answers, *steering.guidance)
+
+    def await_answer(
+        self, clock: Clock, cancel: CancelToken, emit: EventSink, what: str, seconds: float
+    ) -> Request | None:
+        """The loop needs a human: wait for an answer (left for the next prompt) or a stop (told) at most `seconds`
+        (core/waiting.await_answer); None: nobody answered in time, or interrupted, or no wait (`seconds` 0)."""
+        steering = await_answer(clock, cancel, emit, self.read, what, seconds) if seconds > 0 else None
+        if steering is None:
+            return None
+        if steering.stop is not None:
+            steered(steering.stop, emit)
+            return steering.stop
+        return steering.answers[0]
+
+    def take_answer(self, emit: EventSink) -> str | None:
+        """The first answer waiting, used (a question on the terminal took it) and told; None when there is none."""
+        with held(self.lock):
+            answers = self.read().answers
+            if answers:
+                self._write(self.read().without((answers[0].id,)))
+        if not answers:
+            return None
+        steered(answers[0], emit)
+        return answers[0].text
 
     def stopped_now(self, emit: EventSink) -> Request | None:
         """After an interruption: the `ralph stop --now` that caused it, told, if that is what it was."""

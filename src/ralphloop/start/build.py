@@ -337,6 +337,7 @@ def _policy(settings: Settings, template: str, request: RunRequest, auto_commit:
         auto_commit=auto_commit,
         hooks=settings.hooks,
         gates=settings.quality_checks,
+        questions=settings.questions,
     )
 
 

@@ -20,6 +20,7 @@ import shutil
 import sys
 from collections.abc import Callable, Mapping
 
+import ralphloop
 from ralphloop.core.errors import RalphError
 from ralphloop.core.protocols import Agent
 from ralphloop.core.sandbox import SandboxNeeds
@@ -199,9 +200,12 @@ def _hidden(environ: Mapping[str, str]) -> tuple[str, ...]:
 
 
 def _shown(hidden: tuple[str, ...], environ: Mapping[str, str]) -> tuple[str, ...]:
-    """What the agent must run that lives under a hidden folder, shown again read-only: the interpreter (ralph's
-    own helpers, a Python agent) and every folder on PATH (the runner adds each command's own install)."""
-    wanted = [sys.prefix, sys.base_prefix, *environ.get("PATH", "").split(os.pathsep)]
+    """What the agent must run that lives under a hidden folder, shown again read-only: the interpreter (a Python
+    agent), ralph's own package and every folder on PATH (the runner adds each command's own install)."""
+    # ralph's own package too: an editable install's source lies outside the interpreter's folders (the scripted
+    # agent and the command agents' `ralph signal` run it)
+    package = os.path.dirname(os.path.dirname(os.path.abspath(ralphloop.__file__)))
+    wanted = [sys.prefix, sys.base_prefix, package, *environ.get("PATH", "").split(os.pathsep)]
     return outermost((*hidden, *PRIVATE), wanted)
 
 

@@ -16,12 +16,17 @@ import os
 from collections.abc import Callable
 from datetime import datetime, time, timedelta
 
+from ralphloop.core.cancel import CancelToken
+from ralphloop.core.clock import Clock
 from ralphloop.core.errors import RalphError
 from ralphloop.core.events import LoopEnded
 from ralphloop.core.exitcodes import ExitReason
+from ralphloop.core.protocols import EventSink
+from ralphloop.core.waiting import count_down
 from ralphloop.files.json_text import loads
 from ralphloop.files.safe_read import read_file
 from ralphloop.files.store import atomic_write_json
+from ralphloop.words.figures import local_time
 from ralphloop.words.patterns import lazy
 
 RESET = "reset"
@@ -61,6 +66,17 @@ class StartAt:
             self._decided = True
             self._at = self._decide(now)
         return self._at if self._at is not None and self._at > now else None
+
+    def wait(self, clock: Clock, cancel: CancelToken, emit: EventSink) -> bool:
+        """Before the first iteration: the countdown to the instant, if it is still ahead (its time kept out of the
+        runtime budget); False when interrupted."""
+        at = self.due(clock.now())
+        if at is None:
+            return True
+        said, began = f"--start-at {self.spec}: starting at {local_time(at)}", clock.monotonic()
+        waited = count_down(clock, cancel, emit, (at - clock.now()).total_seconds(), "start", said)
+        self.waited_s += clock.monotonic() - began
+        return waited
 
     def __call__(self, event: object) -> None:
         """The run ended: the instant is spent (an interrupted run keeps it, to be started again)."""

@@ -120,7 +120,8 @@ def build_prompt(template: str, parts: PromptParts, progress_bytes: int) -> str:
     if parts.guidance:  # the user's own words, while the loop runs: after ralph's, read last before the progress
         sections += ["", "## Guidance from the user (ralph say)"]
         for each in parts.guidance:
-            sections += ["", f"[{each.at.astimezone():%H:%M}] {each.text}"]
+            said = "the user's answer to the question you asked: " if each.action == "answer" else ""
+            sections += ["", f"[{each.at.astimezone():%H:%M}] {said}{each.text}"]
     if "RALPH_SLOT" in os.environ and "RALPH_PORT_BASE" in os.environ:
         count = os.environ.get("RALPH_PORT_COUNT", "100")
         last = int(ports) + int(count) - 1 if ports.isdigit() and count.isdigit() else "?"

@@ -266,14 +266,14 @@ SANDBOX_NETWORKS = ("allow", "open", "none")
 def sandbox_mode(value: Any) -> str:
     if isinstance(value, bool):  # YAML reads a bare `off` (and `on`) as a boolean
         return "auto" if value else "off"
-    return _choice(value, SANDBOX_MODES)
+    return choice(value, SANDBOX_MODES)
 
 
 def sandbox_network(value: Any) -> str:
-    return _choice(value, SANDBOX_NETWORKS)
+    return choice(value, SANDBOX_NETWORKS)
 
 
-def _choice(value: Any, choices: tuple[str, ...]) -> str:
+def choice(value: Any, choices: tuple[str, ...]) -> str:
     given = value.strip().lower() if isinstance(value, str) else value
     if given not in choices:
         from ralphloop.words.choices import nearest  # difflib, for a refusal only
