@@ -2,8 +2,8 @@
 "started N" to LOG (argv[1]), and "guidance N: TEXT" for each line of the prompt's user-guidance section, then
 writes work-N.txt in the worktree (a change an undo must take back) and waits until GATES/N (argv[2]) exists
 (a minute at most), then marks story S-N passing in PRD (argv[3], when given: progress, so the breaker stays shut),
-appends "ended N" and exits 0. With STEER_ASK=N (or *: every one) in its environment, iteration N instead asks for a human (a
-needs-human JSON result: "which database?") and ends at once, its story open.
+appends "ended N" and exits 0. With STEER_ASK=N (or *: every one) in its environment, iteration N instead asks
+for a human (a needs-human JSON result: "which database?") and ends at once, its story open.
 """
 
 from __future__ import annotations
