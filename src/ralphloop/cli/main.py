@@ -220,6 +220,7 @@ def _add_steer(commands: Any, name: str, help_text: str) -> Any:
         "reads between iterations; with no loop running for the feature, nothing is written.",
     )
     steer.add_argument("-f", "--feature", help="feature name or folder (default: the only one)")
+    steer.add_argument("--story", metavar="ID", help="in a parallel run: the loop working on story ID")
     steer.set_defaults(handler="steer")
     return steer
 
