@@ -1,6 +1,8 @@
-"""`ralph serve`'s routes, on Starlette: the page (`/`), the snapshot as JSON (`/api/snapshot`) and live as
-server-sent events (`/events`). Every request carries the token, in the query (`?token=`), in the cookie the page
-sets, or as `Authorization: Bearer`; any other gets 401, whatever its path.
+"""`ralph serve`'s routes, on Starlette: the page (`/`), the snapshot as JSON (`/api/snapshot`), live as
+server-sent events (`/events`), and the controls (`POST /api/control`: pause, resume, stop, say, answer; issue 36).
+Every request carries the token, in the query (`?token=`), in the cookie the page sets, or as `Authorization:
+Bearer`; any other gets 401, whatever its path. A control sent from a page that is not this server's own (its
+`Origin` another) gets 403: the token in a cookie must not let another site steer a loop.
 """
 
 from __future__ import annotations
@@ -14,10 +16,12 @@ import anyio
 import anyio.to_thread
 from starlette.applications import Starlette
 from starlette.requests import Request
-from starlette.responses import PlainTextResponse, Response, StreamingResponse
+from starlette.responses import JSONResponse, PlainTextResponse, Response, StreamingResponse
 from starlette.routing import Route
 from starlette.types import ASGIApp, Receive, Scope, Send
 
+from ralphloop.core.errors import RalphError
+from ralphloop.web.control import Asked, asked_of, carry_out
 from ralphloop.web.live import Source
 
 POLL_S = 0.5
@@ -30,9 +34,12 @@ _POLICY = (
 _PRIVATE = {"Cache-Control": "no-store", "Referrer-Policy": "no-referrer", "X-Content-Type-Options": "nosniff"}
 
 
-def make_app(source: Source, token: str, cookie: str, stopping: Callable[[], bool]) -> ASGIApp:
+def make_app(
+    source: Source, token: str, cookie: str, stopping: Callable[[], bool], origins: tuple[str, ...] = ()
+) -> ASGIApp:
     """The app: `source` gives the snapshots; `cookie` is the name the token is kept under (one per port: a
-    browser shares 127.0.0.1's cookies between ports); the event streams end once `stopping()` is true."""
+    browser shares 127.0.0.1's cookies between ports); the event streams end once `stopping()` is true; `origins`
+    are the page's own (a control from any other is refused)."""
     page = resources.files("ralphloop.web").joinpath("page.html").read_text(encoding="utf-8")
 
     async def index(request: Request) -> Response:
@@ -51,8 +58,35 @@ def make_app(source: Source, token: str, cookie: str, stopping: Callable[[], boo
             _stream(source, stopping), media_type="text/event-stream", headers={**_PRIVATE, "X-Accel-Buffering": "no"}
         )
 
-    routes = [Route("/", index), Route("/api/snapshot", snapshot), Route("/events", events)]
+    async def control(request: Request) -> Response:
+        origin = request.headers.get("origin")
+        if origin is not None and origin not in origins:  # a browser says where the page that sent it came from
+            return _said(403, f"refused: sent from {origin[:200]}, not from this page")
+        try:
+            asked: Asked | str = asked_of(await request.json())
+        except ValueError:
+            asked = 'the body is not JSON: {"feature", "story", "action", "text"}'
+        if isinstance(asked, str):
+            return _said(400, asked)
+        try:
+            said = await anyio.to_thread.run_sync(carry_out, source.features, asked)
+        except LookupError as exc:
+            return _said(404, str(exc.args[0]))
+        except RalphError as exc:
+            return _said(409, str(exc))
+        return JSONResponse({"ok": True, "said": said}, headers=_PRIVATE)
+
+    routes = [
+        Route("/", index),
+        Route("/api/snapshot", snapshot),
+        Route("/events", events),
+        Route("/api/control", control, methods=["POST"]),
+    ]
     return TokenGate(Starlette(routes=routes), token, cookie)
+
+
+def _said(status: int, error: str) -> Response:
+    return JSONResponse({"ok": False, "error": error}, status, headers=_PRIVATE)
 
 
 async def _stream(source: Source, stopping: Callable[[], bool]) -> AsyncIterator[str]:

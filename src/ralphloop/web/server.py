@@ -35,7 +35,8 @@ def serve(features: Features, sock: socket.socket, out: TextIO) -> None:
     token = secrets.token_urlsafe(32)
     port = sock.getsockname()[1]
     # the event streams see should_exit and end, so that a stop never waits on an open page
-    app = make_app(Source(features), token, f"ralph_serve_{port}", lambda: server.should_exit)
+    origins = (f"http://{HOST}:{port}", f"http://localhost:{port}")  # the page's own: a control from another is refused
+    app = make_app(Source(features), token, f"ralph_serve_{port}", lambda: server.should_exit, origins)
     config = uvicorn.Config(
         app,
         log_level="warning",

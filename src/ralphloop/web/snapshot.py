@@ -175,7 +175,14 @@ def _same(one: dict[str, Any], other: dict[str, Any]) -> bool:
 def _loop_facts(report: dict[str, Any]) -> dict[str, Any]:
     """A loop's own numbers and doings, from its status report ({} before its first iteration)."""
     if not report:
-        return {"iteration": None, "cost": None, "activity": None, "inIteration": False, "lastOutputAt": None}
+        return {
+            "iteration": None,
+            "cost": None,
+            "activity": None,
+            "inIteration": False,
+            "lastOutputAt": None,
+            "alive": False,
+        }
     number = _count(report.get("iteration"))
     running = report.get("inIteration") is True
     words = iteration_words(
@@ -194,6 +201,7 @@ def _loop_facts(report: dict[str, Any]) -> dict[str, Any]:
         # while an iteration goes on, the agent's last output (null: none yet): what shows a stuck agent
         "inIteration": running,
         "lastOutputAt": report.get("lastOutputAt") if running else None,
+        "alive": report.get("alive") is True,  # a `ralph run` holds its lock: the page's controls steer it
     }
 
 
@@ -204,8 +212,9 @@ def _log(path: str, report: dict[str, Any]) -> dict[str, Any]:
 
 
 def _own_files(paths: FeaturePaths) -> list[str]:
-    """The files a loop's report is read from (prd.json: the counts; the lock: whether it runs)."""
-    return [paths.status, paths.state, paths.circuit_state, paths.lock, paths.journal, paths.prd]
+    """The files a loop's report is read from (prd.json: the counts; the lock: whether it runs; control.json: what
+    the user asked of it, shown once the loop acts on it)."""
+    return [paths.status, paths.state, paths.circuit_state, paths.lock, paths.journal, paths.prd, paths.control]
 
 
 def _money(value: object) -> str | None:

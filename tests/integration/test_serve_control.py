@@ -1,0 +1,144 @@
+"""Steering a loop from `ralph serve` (issue 36): `POST /api/control` over HTTP (the token, the page's own origin,
+bad bodies, a refusal) and the page's buttons and box in Debian's chromium, at a desktop's width and a phone's
+(390 px). A real `ralph run` in the background with the agent the test paces (tests/agents/steered_agent.py), a real
+`ralph serve`; what the loop did is read in its files."""
+
+from __future__ import annotations
+
+import http.client
+import json
+from collections.abc import Iterator
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from tests.browser import Watched, launched
+from tests.conftest import RalphRunner, read_json
+from tests.integration.helpers import wait_until
+from tests.integration.test_reports_true import prepared
+from tests.integration.test_steering import Paced, events, running, status_json
+from tests.serve_process import Served, serving
+
+pytest.importorskip("starlette")
+pytest.importorskip("uvicorn")
+TIMEOUT_MS = 10_000
+
+
+@pytest.fixture(scope="module")
+def browser() -> Iterator[Any]:
+    yield from launched()
+
+
+def post(served: Served, body: object, headers: dict[str, str] | None = None) -> tuple[int, dict[str, Any]]:
+    connection = http.client.HTTPConnection("127.0.0.1", served.port, timeout=10)
+    raw = body if isinstance(body, bytes) else json.dumps(body).encode()
+    connection.request(
+        "POST", "/api/control", body=raw, headers={"Content-Type": "application/json", **(headers or {})}
+    )
+    response = connection.getresponse()
+    text = response.read().decode()
+    return response.status, json.loads(text) if text.startswith("{") else {"text": text}
+
+
+def test_the_control_api_steers_the_loop_with_the_token_from_the_page_s_own_origin_alone(
+    project: Path, ralph: RalphRunner, ralph_env: dict[str, str], tmp_path: Path
+) -> None:
+    folder = prepared(project, ralph_env, ralph, 3)
+    agent = Paced(tmp_path, folder / "prd.json")
+    with serving(project, ralph_env) as served:
+        bearer = {"Authorization": f"Bearer {served.token}"}
+        assert post(served, {"feature": "feat", "action": "pause"}, bearer)[0] == 409  # no loop running yet
+        with running(project, ralph_env, "--no-archive", "--agent-cmd", agent.command) as loop:
+            assert wait_until(lambda: agent.started(1)), agent.lines()
+
+            assert post(served, {"feature": "feat", "action": "pause"})[0] == 401  # no token
+            evil = {**bearer, "Origin": "http://evil.example"}
+            code, said = post(served, {"feature": "feat", "action": "pause"}, evil)
+            assert (code, said["ok"]) == (403, False) and "http://evil.example" in said["error"]
+            assert not (folder / "control.json").exists()  # refused: nothing written
+            for body, expected in (
+                (b"{not json", 400),
+                (["pause"], 400),
+                ({"feature": "feat", "action": "dance"}, 400),
+                ({"feature": "feat", "action": "say", "text": 7}, 400),
+                ({"feature": "other", "action": "pause"}, 404),
+                ({"feature": "feat", "action": "answer", "text": "yes"}, 409),  # no question waits
+                ({"feature": "feat", "action": "say", "text": " "}, 409),
+            ):
+                assert post(served, body, bearer)[0] == expected, body
+
+            own = {**bearer, "Origin": served.base}
+            code, said = post(served, {"feature": "feat", "action": "pause"}, own)
+            assert (code, said["ok"]) == (200, True) and said["said"].startswith("paused: no new iteration starts")
+            code, said = post(served, {"feature": "feat", "action": "say", "text": "mind the cache"}, bearer)
+            assert code == 200, said
+            agent.release(1)
+            assert wait_until(lambda: status_json(ralph)["status"] == "paused")
+            assert post(served, {"feature": "feat", "action": "resume"}, bearer)[0] == 200
+            assert wait_until(lambda: agent.started(2)), agent.lines()
+            assert any(line.endswith("] mind the cache") for line in agent.lines() if line.startswith("guidance 2"))
+            assert post(served, {"feature": "feat", "action": "stop", "now": True}, bearer)[0] == 200
+            loop.wait(timeout=60)
+        assert loop.returncode == 3
+    told = events(folder)
+    assert any("paused by you at" in line and "(web)" in line for line in told), told
+    assert read_json(folder / "status.json")["exitReason"] == "stopped"
+
+
+@pytest.mark.parametrize("width", [1280, 390])
+def test_the_page_s_buttons_and_box_steer_the_loop_live_and_fit_a_phone(
+    project: Path, ralph: RalphRunner, ralph_env: dict[str, str], tmp_path: Path, browser: Any, width: int
+) -> None:
+    from playwright.sync_api import expect
+
+    folder = prepared(project, ralph_env, ralph, 3)
+    agent = Paced(tmp_path, folder / "prd.json")
+    with (
+        serving(project, ralph_env) as served,
+        running(project, ralph_env, "--no-archive", "--agent-cmd", agent.command) as loop,
+    ):
+        assert wait_until(lambda: agent.started(1)), agent.lines()
+        context = browser.new_context(viewport={"width": width, "height": 844})
+        try:
+            watched = Watched(context)
+            page, errors = watched.page, watched.errors
+            page.goto(served.url)
+            card = page.locator('section[data-feature="feat"] article.loop')
+            bar = card.locator(".controls")
+            expect(bar).to_be_visible(timeout=TIMEOUT_MS)
+
+            bar.locator("button.pause").click()
+            expect(card.locator(".said")).to_contain_text("paused: no new iteration starts", timeout=TIMEOUT_MS)
+            bar.locator("textarea").fill("prefer the small fix")
+            bar.locator("button.say").click()
+            expect(card.locator(".said")).to_contain_text("said: your words go", timeout=TIMEOUT_MS)
+            agent.release(1)
+            expect(card.locator(".top .state")).to_have_text("paused", timeout=TIMEOUT_MS)
+            expect(card.locator(".activity")).to_contain_text("paused by you at", timeout=TIMEOUT_MS)
+            expect(card.locator(".activity")).to_contain_text("(web)")
+            if width == 390:  # every control within the phone's width, nothing to scroll sideways
+                assert page.evaluate("document.scrollingElement.scrollWidth") <= width
+                for control in ("button.pause", "button.stop", "textarea", "button.say", "button.answer"):
+                    box = bar.locator(control).bounding_box()
+                    assert box is not None and box["x"] >= 0 and box["x"] + box["width"] <= width, (control, box)
+
+            bar = card.locator(".controls")
+            expect(bar.locator("button.pause")).to_have_text("Resume", timeout=TIMEOUT_MS)
+            bar.locator("button.pause").click()
+            assert wait_until(lambda: agent.started(2)), agent.lines()
+            assert any(
+                line.endswith("] prefer the small fix") for line in agent.lines() if line.startswith("guidance 2")
+            )
+            stop = card.locator(".controls button.stop")
+            stop.click()
+            expect(stop).to_have_text("Stop after this iteration?")
+            stop.click()
+            expect(card.locator(".said")).to_contain_text("stopping: the loop ends after", timeout=TIMEOUT_MS)
+            agent.release(2)
+            loop.wait(timeout=60)
+            assert errors == []
+        finally:
+            context.close()
+    assert loop.returncode == 3
+    assert read_json(folder / "status.json")["exitReason"] == "stopped"
