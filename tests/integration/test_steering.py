@@ -254,3 +254,75 @@ def test_answer_refuses_a_loop_that_waits_on_no_question(
         assert not (folder / "control.json").exists()
         assert ralph("stop", "--now").returncode == 0
         loop.wait(timeout=60)
+
+
+def test_a_parallel_run_paused_as_a_whole_starts_no_new_loop_until_resumed_and_story_names_one_loop(
+    project: Path, ralph: RalphRunner, ralph_env: dict[str, str], tmp_path: Path
+) -> None:
+    from tests.integration.helpers import parallel_feature, start_parallel
+
+    stories = [{"id": f"S-{n}", "title": f"story {n}", "priority": n, "passes": False} for n in (1, 2, 3)]
+    folder = parallel_feature(project, ralph_env, stories)
+    log, gates = tmp_path / "agent.log", tmp_path / "gates"
+    gates.mkdir()
+    command = agent_cmd("steered_agent.py", str(log), str(gates), "loop")
+
+    def started(story: str) -> bool:
+        return log.exists() and f"task {story} started 1" in log.read_text()
+
+    run = start_parallel(project, ralph_env, "2", "--agent-cmd", command)
+    try:
+        assert wait_until(lambda: started("S-1") and started("S-2")), log.read_text() if log.exists() else ""
+        unknown = ralph("pause", "--story", "S-9")
+        assert unknown.returncode == 1 and "--story S-9: no loop of feat's parallel run has it" in unknown.stderr
+        one = ralph("say", "--story", "S-2", "only for two")
+        assert one.returncode == 0 and one.stdout.startswith("ralph: feat story S-2: said:"), one.stderr
+
+        paused = ralph("pause")
+        assert paused.returncode == 0, paused.stderr
+        assert "paused: no new loop starts, and its 2 running loop(s) start no new iteration" in paused.stdout
+        (gates / "1").touch()  # both loops pass their story; S-3 is ready, and must wait
+        assert wait_until(lambda: read_json(folder / "fleet.json").get("steered", "") or False)
+        assert read_json(folder / "fleet.json")["steered"].startswith("paused by you at")
+        assert wait_until(lambda: read_json(folder / "fleet.json")["storiesMerged"] == 2, limit=60)
+        assert not wait_until(lambda: started("S-3"), limit=2)
+        assert "paused by you at" in ralph("status").stdout
+
+        assert ralph("resume").returncode == 0
+        assert wait_until(lambda: started("S-3"), limit=30)
+        out, _ = run.communicate(timeout=120)
+    finally:
+        if run.poll() is None:
+            run.kill()
+            run.communicate()
+    assert run.returncode == 0, out
+    assert "✋ paused by you at" in out and "✋ resumed: loops start again" in out
+    assert read_json(folder / "fleet.json")["storiesMerged"] == 3
+
+
+def test_a_parallel_run_stopped_as_a_whole_ends_stopped_once_its_loops_end_after_their_iteration(
+    project: Path, ralph: RalphRunner, ralph_env: dict[str, str], tmp_path: Path
+) -> None:
+    from tests.integration.helpers import parallel_feature, start_parallel
+
+    stories = [{"id": f"S-{n}", "title": f"story {n}", "priority": n, "passes": False} for n in (1, 2, 3)]
+    folder = parallel_feature(project, ralph_env, stories)
+    log, gates = tmp_path / "agent.log", tmp_path / "gates"
+    gates.mkdir()
+    run = start_parallel(project, ralph_env, "2", "--agent-cmd", agent_cmd("steered_agent.py", str(log), str(gates)))
+    try:  # the agent passes no story: each loop would go on, iteration after iteration
+        assert wait_until(lambda: log.exists() and log.read_text().count("task S-") == 2)
+        stopping = ralph("stop")
+        assert stopping.returncode == 0 and "its 2 running loop(s) end after their iteration" in stopping.stdout
+        (gates / "1").touch()
+        out, _ = run.communicate(timeout=120)
+    finally:
+        if run.poll() is None:
+            run.kill()
+            run.communicate()
+    assert run.returncode == 3, out
+    fleet = read_json(folder / "fleet.json")
+    assert (fleet["status"], fleet["exitReason"]) == ("stopped", "stopped")
+    assert "task S-3" not in log.read_text()  # no new loop started
+    assert "started 2" not in log.read_text()  # and none went on past its iteration
+    assert [loop["state"] for loop in fleet["loops"]] == ["stopped", "stopped"]

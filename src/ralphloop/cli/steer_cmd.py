@@ -17,7 +17,7 @@ from ralphloop.core.steering import AGENT_MARK
 from ralphloop.project.owner import check_state_folder
 from ralphloop.project.paths import display_path, find_project_root
 from ralphloop.project.resolve import resolve_feature
-from ralphloop.state.steer import loop_of, steer, text_of
+from ralphloop.state.steer import loop_of, steer, steer_feature, text_of
 
 
 def command(args: argparse.Namespace, argv: list[str]) -> int:
@@ -32,6 +32,8 @@ def command(args: argparse.Namespace, argv: list[str]) -> int:
     feature = resolve_feature(find_project_root(), args.feature)
     paths = loop_of(feature, args.story)
     check_state_folder(paths.state_dir, display_path(paths.state_dir, os.getcwd()))
-    said = steer(paths, action, text, now=bool(getattr(args, "now", False)))
+    now = bool(getattr(args, "now", False))
+    # a story's loop, or the feature: its loop, or the whole of its parallel run
+    said = steer(paths, action, text, now=now) if args.story else steer_feature(paths, action, text, now=now)
     print(f"ralph: {feature.selector}{f' story {args.story}' if args.story else ''}: {said}")
     return 0

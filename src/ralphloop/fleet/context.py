@@ -60,6 +60,7 @@ class Fleet:
     handles: dict[str, LoopHandle] = field(default_factory=dict)
     queue: list[str] = field(default_factory=list)
     failed: dict[str, str] = field(default_factory=dict)  # story → why (kept for inspection)
+    held_back: set[str] = field(default_factory=set)  # stories whose loop the user stopped: not started again
     attempts: dict[str, int] = field(default_factory=dict)
     collected: set[str] = field(default_factory=set)  # done stories whose marks are taken off (merge.collect)
     slots: dict[int, str] = field(default_factory=dict)  # slot → the loop in it: one dict for the run's fleets

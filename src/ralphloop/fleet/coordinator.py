@@ -14,7 +14,7 @@ from ralphloop.core.exitcodes import ExitReason
 from ralphloop.core.limits import UsageLimit
 from ralphloop.core.protocols import iso
 from ralphloop.files.read import read_json_object
-from ralphloop.fleet import gitops
+from ralphloop.fleet import gitops, steering
 from ralphloop.fleet.adopt import adopt
 from ralphloop.fleet.context import Fleet
 from ralphloop.fleet.gitops import GitStep
@@ -32,6 +32,7 @@ def coordinate(fleets: list[Fleet]) -> ExitReason:
     """Run every feature's fleet to its end, N loops in all: the run's reason (each fleet's own in its fleet.json).
     The merge queue runs on a thread of its own, so that a long merge (its quality gates) never keeps a finished
     loop's slot from being filled."""
+    steering.forget_stop(fleets)
     for fleet in fleets:
         fleet.book.write(status="running", storiesTotal=len(fleet.stories()), storiesMerged=len(fleet.passing()))
         adopt(fleet)
@@ -39,6 +40,7 @@ def coordinate(fleets: list[Fleet]) -> ExitReason:
     merger.start()
     try:
         reason = _loop(fleets, merger)
+        reason = ExitReason.STOPPED if reason is ExitReason.INTERRUPTED and steering.stopped_now(fleets) else reason
     finally:
         _stop_all(fleets)  # every loop stops at once (each its grace, not one after the other)
         if _stopped_early(fleets):
@@ -47,7 +49,7 @@ def coordinate(fleets: list[Fleet]) -> ExitReason:
     for fleet in fleets:
         own = (
             reason
-            if reason in (ExitReason.INTERRUPTED, ExitReason.BUDGET, ExitReason.USAGE_WINDOW)
+            if reason in (ExitReason.INTERRUPTED, ExitReason.BUDGET, ExitReason.USAGE_WINDOW, ExitReason.STOPPED)
             else _outcome(fleet)
         )
         fleet.bring_in = fleet.bring_in_now()
@@ -76,14 +78,16 @@ def _loop(fleets: list[Fleet], merger: Merger) -> ExitReason:
             lead.spending.stopped = why
             lead.say(f"■ Budget: {why}: every loop is stopped")
             return ExitReason.BUDGET
-        held = _held(fleets)
+        held, asked = _held(fleets), steering.asked(fleets)  # a cap on a window; the user's pause or stop
         if held is None:
-            _start_ready(fleets)
+            _start_ready([fleet for fleet in fleets if fleet.paths.name not in asked])
         idle = not merger.busy and not any(fleet.queue for fleet in fleets)  # a merge calls no agent: never held
         waiting = any(_ready(fleet) for fleet in fleets)
         if held is not None and lead.stop_when_held and idle and waiting and not any(f.handles for f in fleets):
             return ExitReason.USAGE_WINDOW  # --on-usage-limit exit: stories are ready, and no loop may start
-        if idle and not any(fleet.handles for fleet in fleets) and not waiting:
+        if asked and idle and not any(f.handles for f in fleets) and all(a.action == "stop" for a in asked.values()):
+            return ExitReason.STOPPED
+        if idle and not any(fleet.handles for fleet in fleets) and not waiting and not asked:
             outcomes = {_outcome(fleet) for fleet in fleets}
             if outcomes == {ExitReason.COMPLETE}:
                 return ExitReason.COMPLETE
@@ -224,7 +228,12 @@ def _poll(fleet: Fleet) -> bool:
             fleet.queue.append(story)  # collected in the queue's turn: a freed slot is filled first
             queued = True
             fleet.say(f"✓ {fleet.label(story)} passes in its loop: queued to merge")
-        elif fleet.cancel.is_set() or code in (130, -2, -15) or _stopped_at_a_cap(fleet, story, code):
+        elif (
+            fleet.cancel.is_set()
+            or code in (130, -2, -15)
+            or _stopped_at_a_cap(fleet, story, code)
+            or (steering.stopped_by_you(fleet, story, code))
+        ):
             # stopped, or held by a usage window's cap: the story is worked again once the window resets
             fleet.book.set(story, state="stopped", pid=None, endedAt=fleet.book.now())
         else:
@@ -253,7 +262,7 @@ def _start_ready(fleets: list[Fleet]) -> None:
 def _ready(fleet: Fleet) -> list[tuple[str, str]]:
     # what is busy is read before the stories: the merge queue's thread marks a story merged (the target moved)
     # before it leaves the queue, so a story is always either busy here or passing in what is read after
-    busy = set(fleet.handles) | set(fleet.queue) | set(fleet.failed)
+    busy = set(fleet.handles) | set(fleet.queue) | set(fleet.failed) | fleet.held_back
     stories = fleet.stories()
     passing = {story.id for story in stories if story.done}
     found = []

@@ -53,6 +53,7 @@ FLEET = Schema(
         "storiesMerged": ("int", 0),
         "resolverCostUsd": ("number", None),  # this run's calls resolving a merge conflict (merge.resolve: agent)
         "held": ("object", None),  # {message, until}: past the user's cap on a usage window, no new loop starts
+        "steered": ("text", None),  # "paused by you at 14:02 (cli)": the user's pause or stop of the whole run
     },
 )
 

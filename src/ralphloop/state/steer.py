@@ -5,6 +5,7 @@ the request written to the loop's control.json (records/control.py), and for `st
 
 from __future__ import annotations
 
+import contextlib
 import os
 import signal
 
@@ -53,13 +54,11 @@ def loop_of(paths: FeaturePaths, story: str | None) -> FeaturePaths:
     found = next((loop for loop in loops if loop.get("story") == story), None)
     if found is None:
         known = ", ".join(str(loop.get("story")) for loop in loops) or "none"
-        raise RalphError(
-            f"--story {story}: no loop of {paths.selector}'s parallel run works on it (its loops: {known})"
-        )
+        raise RalphError(f"--story {story}: no loop of {paths.selector}'s parallel run has it (its loops: {known})")
     where = loop_feature_paths(paths, found)
-    if where is None or where.dir == paths.dir:
-        raise RalphError(f"--story {story}: its loop is not running (its worktree is gone); nothing was written")
-    return where
+    if where is None:
+        raise RalphError(f"--story {story}: its loop's records are gone; nothing was written")
+    return where  # a loop that ended: steer() says it is not running
 
 
 def steer(paths: FeaturePaths, action: str, text: str, *, now: bool = False, source: str = "cli") -> str:
@@ -80,6 +79,46 @@ def steer(paths: FeaturePaths, action: str, text: str, *, now: bool = False, sou
     if now and action == "stop":
         os.kill(pid, signal.SIGINT)  # the loop's own Ctrl+C: the attempt saved and undone
     return _DONE["stop-now" if now and action == "stop" else action].format(resume=paths.command("resume"))
+
+
+def steer_feature(paths: FeaturePaths, action: str, text: str, *, now: bool = False, source: str = "cli") -> str:
+    """`action` asked of the feature: of its loop, or, while a parallel run goes on, of the whole run (the
+    coordinator's control.json, which fleet/steering.py reads, and every running loop's): see steer()."""
+    fleet = read_fleet(paths)
+    if fleet is None or not fleet["alive"]:
+        return steer(paths, action, text, now=now, source=source)
+    running = [
+        where
+        for loop in fleet["loops"]
+        if (where := loop_feature_paths(paths, loop)) is not None and lock_holder_alive(where.lock) is not None
+    ]
+    if action == "answer":  # one loop's question: the one waiting, named when several do
+        waiting = [where for where in running if _asked(where)]
+        if len(waiting) != 1:
+            which = "no loop of the parallel run waits" if not waiting else "several loops wait: name one with --story"
+            raise RalphError(f"ralph answer: {which} on a question; nothing was written")
+        return steer(waiting[0], action, text, source=source)
+    if action == "say" and not running:
+        raise RalphError(f"ralph say: no loop of {paths.selector}'s parallel run is running; nothing was written")
+    request = Request(action, source, SystemClock().now(), text, now and action == "stop")
+    if action != "say":
+        ControlFile(paths.control).ask(request)  # the coordinator's: no new loop starts (pause, stop)
+    for where in running:  # now: the coordinator's interruption stops them all, each saved and undone
+        with contextlib.suppress(RalphError):  # one that ended meanwhile
+            steer(where, action, text, source=source)
+    if request.now:
+        os.kill(int(fleet["pid"]), signal.SIGINT)
+    said = _FLEET[("stop-now" if request.now else action)]
+    return said.format(count=len(running), resume=paths.command("resume"))
+
+
+_FLEET = {
+    "pause": "paused: no new loop starts, and its {count} running loop(s) start no new iteration; `{resume}` goes on",
+    "resume": "resumed: loops start again",
+    "stop": "stopping: no new loop starts; its {count} running loop(s) end after their iteration",
+    "stop-now": "stopping now: every loop is interrupted, its attempt saved and undone, as after a Ctrl+C",
+    "say": "said: your words go into the next prompt of each of its {count} running loop(s), once",
+}
 
 
 def _asked(paths: FeaturePaths) -> bool:

@@ -8,7 +8,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from ralphloop.core.steering import ACTIONS
-from ralphloop.state.steer import loop_of, steer, text_of
+from ralphloop.state.steer import loop_of, steer, steer_feature, text_of
 from ralphloop.web.snapshot import Features
 
 
@@ -48,4 +48,6 @@ def carry_out(features: Features, asked: Asked) -> str:
     if paths is None:
         raise LookupError(f"no feature {asked.feature!r} on this page (it shows: {', '.join(shown) or 'none'})")
     text = text_of(asked.action, asked.text)
-    return steer(loop_of(paths, asked.story), asked.action, text, now=asked.now, source="web")
+    if asked.story:
+        return steer(loop_of(paths, asked.story), asked.action, text, now=asked.now, source="web")
+    return steer_feature(paths, asked.action, text, now=asked.now, source="web")

@@ -136,6 +136,7 @@ def _fleet(paths: FeaturePaths, fleet: dict[str, Any], view: dict[str, Any], wat
     )
     held = fleet.get("held")  # past a cap on a usage window: no new loop starts (fleet/coordinator.py)
     view["held"] = held.get("message") if isinstance(held, dict) else None
+    view["steered"] = fleet.get("steered") if fleet["status"] == "running" else None  # the user's pause or stop
     view["fleet"] = {
         "parallel": fleet["parallel"],
         "target": fleet["target"],

@@ -128,6 +128,9 @@ def fleet_lines(
     """`ralph status`'s Fleet block: the coordinator, one row per loop cut to `width`, a failed loop's kept worktree
     (those in `kept`, which exist) with the command that removes it (never cut: it must work when pasted), the queue."""
     lines = [cut(f"Fleet:      {head_words(fleet)}", width)]
+    steered = clean(fleet.get("steered")) if fleet.get("status") == "running" else ""
+    if steered:  # the user's pause or stop of the whole run (fleet/steering.py)
+        lines.append(cut(f"Steered:    {steered}: no new loop starts", width))
     if fleet.get("status") == "stopped":  # a command: never cut
         lines.append(f"Resume:     {adopt}  (adopts the loops, worktrees and queue it left)")
     bring_in = clean(fleet.get("bringIn"), 2000)
