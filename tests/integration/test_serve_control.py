@@ -142,3 +142,50 @@ def test_the_page_s_buttons_and_box_steer_the_loop_live_and_fit_a_phone(
             context.close()
     assert loop.returncode == 3
     assert read_json(folder / "status.json")["exitReason"] == "stopped"
+
+
+def test_with_a_public_url_the_notifications_that_need_you_carry_the_page_and_its_origin_may_steer(
+    project: Path, ralph: RalphRunner, ralph_env: dict[str, str], tmp_path: Path
+) -> None:
+    """`serve.public_url`: the user's own tunnel to the page. The phone gets the page's address (with its token)
+    in the notification that the loop waits for an answer; a control sent from a page there is taken."""
+    import stat
+
+    from tests.receiver import receiving
+
+    folder = prepared(project, ralph_env, ralph, 2, "serve:\n  public_url: https://phone.example/ralph/\n")
+    agent = Paced(tmp_path, folder / "prd.json")
+    env = {**ralph_env, "STEER_ASK": "1", "RALPH_QUESTION_WAIT": "10m"}
+    with receiving() as receiver:
+        config = project / ".ralph" / "config.yaml"
+        config.write_text(config.read_text() + f"notify:\n  desktop: false\n  webhook: {receiver.url}\n")
+        with serving(project, ralph_env) as served:
+            address = f"https://phone.example/ralph/?token={served.token}"
+            files = list((Path(ralph_env["RALPH_HOME"]) / "serve").glob("*.json"))
+            assert len(files) == 1 and json.loads(files[0].read_text())["url"] == address
+            assert stat.S_IMODE(files[0].stat().st_mode) == 0o600
+            with running(project, env, "--no-archive", "--agent-cmd", agent.command) as loop:
+                assert wait_until(lambda: any(body["event"] == "needs_input" for body in receiver.webhook()))
+                [asked] = [body for body in receiver.webhook() if body["event"] == "needs_input"]
+                assert asked["page"] == address and asked["text"].endswith(f" — {address}")
+                phone = {"Authorization": f"Bearer {served.token}", "Origin": "https://phone.example"}
+                code, said = post(served, {"feature": "feat", "action": "answer", "text": "use sqlite"}, phone)
+                assert (code, said["ok"]) == (200, True), said
+                assert wait_until(lambda: agent.started(2)), agent.lines()
+                assert post(served, {"feature": "feat", "action": "stop", "now": True}, phone)[0] == 200
+                loop.wait(timeout=60)
+            served.stop()  # Ctrl+C
+            assert not files[0].exists()  # taken back when the server stopped
+    assert loop.returncode == 3
+
+
+def test_a_bad_public_url_is_one_line_and_serves_nothing(
+    project: Path, ralph: RalphRunner, ralph_env: dict[str, str]
+) -> None:
+    prepared(project, ralph_env, ralph, 1, "serve:\n  public_url: ftp://phone.example\n")
+    done = ralph("serve")
+    assert done.returncode == 1
+    assert done.stderr.strip().splitlines() == [
+        "ralph: error: serve.public_url in the config: 'ftp://phone.example' is not an http(s) address with a host "
+        "(https://ralph.example.net)"
+    ]

@@ -101,7 +101,12 @@ def command(args: argparse.Namespace, argv: list[str]) -> int:
         sinks.append(TerminalRenderer(out=cast(TextIO, log_file)))
     # sends on its own thread; the run's end (close, below) once the feature folder is where it stays
     sinks.append(
-        notifier := Notifier(built.settings.notify, Seen(run.paths.name, run.paths.dir, built.kind), renderer.warning)
+        notifier := Notifier(
+            built.settings.notify,
+            Seen(run.paths.name, run.paths.dir, built.kind),
+            renderer.warning,
+            project_root=run.paths.project_root,
+        )
     )
     try:
         with (

@@ -29,10 +29,11 @@ def command(args: argparse.Namespace, argv: list[str]) -> int:
         if (exc.name or "").split(".")[0] in _WEB_STACK:
             raise RalphError(f"ralph serve needs starlette and uvicorn, an optional extra: {EXTRA}") from None
         raise
+    public_url = _public_url(shown.root)
     sock = listen(port)
     before = {signum: signal.signal(signum, _stop) for signum in (signal.SIGTERM, signal.SIGHUP)}
     try:
-        serve(shown, sock, sys.stdout)
+        serve(shown, sock, sys.stdout, public_url)
     except KeyboardInterrupt:
         pass  # uvicorn took the signal, stopped, and raised it again
     finally:
@@ -41,6 +42,18 @@ def command(args: argparse.Namespace, argv: list[str]) -> int:
             signal.signal(signum, handler)
     print("ralph serve: stopped", file=sys.stderr)
     return 130  # as `ralph monitor` ends on Ctrl+C
+
+
+def _public_url(root: str) -> str | None:
+    """`serve.public_url` from the config files (the user's tunnel to the page), checked; one line when it is bad."""
+    from ralphloop.config.settings import load_settings
+    from ralphloop.web.server import public_address
+
+    value = load_settings(root, {}).section("serve").get("public_url")
+    try:
+        return public_address(value)
+    except ValueError as exc:
+        raise RalphError(f"serve.public_url in the config: {exc}") from None
 
 
 def _port(value: str | None) -> int:

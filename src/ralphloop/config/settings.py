@@ -210,9 +210,8 @@ _USED_KEYS = _names_by_section()
 _SHORT_FORMS = frozenset(spec[0][0] for spec in _FIELDS.values() if len(spec[0]) == 1) & _USED_KEYS.keys()
 # Sections other issues give meaning to, or read elsewhere; accepted so that a seed's config loads without
 # warnings. A section named after the agent in use is accepted too: a plugin's own (Settings.section).
-_KNOWN_SECTIONS = frozenset(
-    {spec[0][0] for spec in _FIELDS.values()} | {"gemini", "opencode", "aider", "quality_checks", "hooks", "monitor"}
-)
+_OTHERS = {"gemini", "opencode", "aider", "quality_checks", "hooks", "monitor", "serve"}  # serve: web/server.py
+_KNOWN_SECTIONS = frozenset({spec[0][0] for spec in _FIELDS.values()} | _OTHERS)
 
 
 def load_settings(

@@ -146,6 +146,17 @@ def ending_kind(reason: ExitReason) -> str:
     return "halted"
 
 
+# what needs the user (issue 36): these carry the page's address when `ralph serve` publishes one (project/page.py)
+NEEDS_YOU = ("needs_input", "usage_limit", "circuit_open", "complete", "halted", "interrupted")
+
+
+def with_page(note: Note, url: str | None) -> Note:
+    """`note` with the page's address after its words and in its fields (`page`), when it needs the user."""
+    if url is None or note.event not in NEEDS_YOU:
+        return note
+    return replace(note, body=f"{note.body} — {url}", text=f"{note.text} — {url}", fields={**note.fields, "page": url})
+
+
 def payload(note: Note, feature_dir: str, *, now: datetime | None = None, host: str = "") -> dict[str, Any]:
     """The webhook's JSON body: `event`, `title`, `text` (the one line chat webhooks show), `message`, where and
     when, then the event's own fields (a run's end keeps the fields of ralph 0.x's end-of-run payload)."""

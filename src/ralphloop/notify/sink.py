@@ -20,8 +20,9 @@ from datetime import tzinfo
 
 from ralphloop.core.events import AgentStarted, Archived, LoopEnded
 from ralphloop.notify.deliver import Channels
-from ralphloop.notify.events import Note, Seen, ending_note, note_for
+from ralphloop.notify.events import NEEDS_YOU, Note, Seen, ending_note, note_for, with_page
 from ralphloop.notify.settings import END_WAIT_S, TIMEOUT_S, NotifySettings
+from ralphloop.project.page import page_url
 
 QUEUE_SIZE = 32  # notes waiting to go out; a run makes a few an iteration, so a full queue means a channel hangs
 _PREPARE = "prepare"  # load apprise and read its URLs, before anything is to be sent
@@ -40,8 +41,10 @@ class Notifier:
         env: Mapping[str, str] | None = None,
         timeout: float = TIMEOUT_S,
         local: tzinfo | None = None,
+        project_root: str = "",
     ) -> None:
         self.settings, self.seen, self.warn, self.local = settings, seen, warn, local
+        self.root = project_root  # where `ralph serve` may publish its page (project/page.py)
         self.env = os.environ if env is None else env
         self.channels = Channels(settings, self.env, timeout)
         self._queue: queue.Queue[tuple[Note, str] | str] = queue.Queue(QUEUE_SIZE)
@@ -69,7 +72,7 @@ class Notifier:
             else:
                 note, self.seen = note_for(event, self.seen, self.settings.on, self.env, self.local)
                 if note is not None:
-                    self._put((note, self._folder))
+                    self._put((self._paged(note), self._folder))
         except Exception as exc:  # a notification must never cost the run: this one stops, the run goes on
             self._off = True
             self._say(f"notification: stopped by an error of ralph's: {type(exc).__name__}: {exc}")
@@ -83,7 +86,7 @@ class Notifier:
         if self._ending is not None:
             note = ending_note(self._ending, self.seen, self.settings.on, self.env)
             if note is not None:
-                self._put((note, self._folder), wait_s=wait_s)
+                self._put((self._paged(note), self._folder), wait_s=wait_s)
         thread = self._thread
         if thread is None:
             return
@@ -96,6 +99,10 @@ class Notifier:
             self._say(f"notification: {left} not sent within {wait_s:g}s of the run's end (given up)")
         if self._dropped:
             self._say(f"notification: {self._dropped} dropped: too many were waiting (a channel is not answering)")
+
+    def _paged(self, note: Note) -> Note:
+        """A note that needs the user, with the page's address while a `ralph serve` publishes one."""
+        return with_page(note, page_url(self.root)) if self.root and note.event in NEEDS_YOU else note
 
     def _put(self, item: tuple[Note, str] | str, *, wait_s: float | None = None) -> None:
         """Queue `item` for the thread (started with the first); while the loop runs, never wait for room."""
