@@ -172,6 +172,10 @@ def test_with_a_public_url_the_notifications_that_need_you_carry_the_page_and_it
                 code, said = post(served, {"feature": "feat", "action": "answer", "text": "use sqlite"}, phone)
                 assert (code, said["ok"]) == (200, True), said
                 assert wait_until(lambda: agent.started(2)), agent.lines()
+                steered = [body for body in receiver.webhook() if body["event"] == "steered"]
+                assert [(body["action"], body["source"]) for body in steered] == [("answer", "web")]
+                assert steered[0]["text"].startswith("ralph: feat: answer received: answered by you at ")
+                assert steered[0]["words"] == "use sqlite"
                 assert post(served, {"feature": "feat", "action": "stop", "now": True}, phone)[0] == 200
                 loop.wait(timeout=60)
             served.stop()  # Ctrl+C

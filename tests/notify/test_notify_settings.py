@@ -159,7 +159,7 @@ def _error(project: Path, text: str, env: dict[str, str] | None = None) -> str:
 
 def test_notify_defaults(project: Path) -> None:
     assert _load(project, "") == NotifySettings(desktop=None, webhook=None, on=DEFAULT_EVENTS, urls=())
-    assert DEFAULT_EVENTS == ("complete", "halted", "usage_limit", "needs_input", "circuit_open")
+    assert DEFAULT_EVENTS == ("complete", "halted", "usage_limit", "needs_input", "circuit_open", "steered")
 
 
 def test_notify_section(project: Path) -> None:
@@ -217,11 +217,11 @@ def test_notify_webhook_from_the_environment(project: Path) -> None:
         (
             "notify:\n  on: [complete, done]\n",
             ".ralph/config.yaml: notify.on: 'done' is not an event: expected a list from story_done, usage_limit, "
-            "needs_input, circuit_half_open, circuit_open, complete, halted, interrupted (or all)",
+            "needs_input, steered, circuit_half_open, circuit_open, complete, halted, interrupted (or all)",
         ),
         (
             "notify:\n  on: 3\n",
-            ".ralph/config.yaml: notify.on: expected a list from story_done, usage_limit, needs_input, "
+            ".ralph/config.yaml: notify.on: expected a list from story_done, usage_limit, needs_input, steered, "
             "circuit_half_open, circuit_open, complete, halted, interrupted (or all)",
         ),
         (

@@ -84,6 +84,6 @@ usage_limit:
 # notify:                   # during the run and at its end; a failed notification is only a warning
 #   desktop: auto           # notify-send, osascript or tt notify, whichever is on PATH; true, false or auto
 #   webhook: "https://example.com/hook"   # gets a JSON POST (or set $RALPH_NOTIFY_WEBHOOK)
-#   on: [complete, halted, usage_limit, needs_input, circuit_open]   # or all; also story_done, interrupted, ...
+#   on: [complete, halted, usage_limit, needs_input, circuit_open, steered]   # or all; also story_done, ...
 #   urls: ["ntfy://ntfy.sh/my-ralph-topic"]   # tgram://, slack://, ... (apprise: pip install 'ralphloop[notify]')
 """

@@ -68,3 +68,16 @@ class Steering(Struct, frozen=True):
 def by_you(request: Request, what: str) -> str:
     """ "paused by you at 14:02 (web)": what a surface says of a request."""
     return f"{what} by you at {request.at.astimezone():%H:%M} ({request.source})"
+
+
+def told(request: Request) -> str:
+    """What a surface says of a request the loop acted on: "paused by you at 14:02 (cli)", "guidance received: said
+    by you at 14:03 (web): TEXT" (the text on one line, cut at 300 characters)."""
+    words = " ".join(request.text.split())
+    words = words if len(words) <= 300 else words[:299] + "…"
+    if request.action == "say":
+        return f"guidance received: {by_you(request, 'said')}: {words}"
+    if request.action == "answer":
+        return f"answer received: {by_you(request, 'answered')}: {words}"
+    what = {"pause": "paused", "resume": "resumed", "stop": "stopped at once" if request.now else "stopped"}
+    return by_you(request, what.get(request.action, request.action))

@@ -25,6 +25,7 @@ STATUS_STYLES = {
     "running": "cyan",
     "starting": "cyan",
     "waiting": "yellow",
+    "paused": "yellow",  # by the user (`ralph pause`, the page)
     "complete": "bold green",
     "interrupted": "yellow",
     "halted": "bold red",

@@ -165,9 +165,8 @@ def plain_line(snapshot: Snapshot) -> str:
         parts.append(doing.plain)  # a countdown would change the line every second
     elif isinstance(report.get("waiting"), dict):
         waiting = report["waiting"]
+        kind, message = waiting.get("kind"), safe(waiting.get("message"), 120)
         parts.append(
-            "waiting for your answer"
-            if waiting.get("kind") == "answer"
-            else f"waiting: {safe(waiting.get('message'), 120)}"
+            "waiting for your answer" if kind == "answer" else message if kind == "paused" else f"waiting: {message}"
         )
     return " · ".join(part for part in parts if part)

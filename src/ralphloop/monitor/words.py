@@ -70,6 +70,8 @@ def doing_text(report: dict[str, Any], now: datetime) -> Text | None:
         if waiting.get("kind") == "answer":  # the loop asks the user (core/waiting.py); the message may say so already
             asked = " · ".join(part for part in (message, "waiting for your answer") if part)
             text = (message if "waiting for your answer" in message else asked) + (f" ({left})" if left else "")
+        elif waiting.get("kind") == "paused":  # the user's pause: no end of its own (core/steering.PAUSED)
+            return Text(f"⏸ {message}", style="yellow")
         else:
             text = message + (f" · {left} left" if left else "")
         return Text(f"⏳ {text}", style="yellow")

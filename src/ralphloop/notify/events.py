@@ -15,6 +15,7 @@ from typing import Any
 from msgspec import Struct
 from msgspec.structs import replace
 
+from ralphloop.core import steering
 from ralphloop.core.events import (
     WAITING_WORDS,
     WINDOW_WAIT,
@@ -22,9 +23,11 @@ from ralphloop.core.events import (
     IterationFinished,
     LoopEnded,
     RunStarted,
+    Steered,
     Waiting,
 )
 from ralphloop.core.exitcodes import ExitReason
+from ralphloop.core.steering import Request
 from ralphloop.plugins.formats import format_of
 from ralphloop.words.redact import redact, secret_values
 from ralphloop.words.textsafe import one_line, strip_terminal_controls
@@ -34,6 +37,7 @@ _LABELS = {
     "story_done": "done",
     "usage_limit": "usage limit",
     "needs_input": "needs your input",
+    "steered": "steered",
     "circuit_half_open": "circuit half-open",
     "circuit_open": "circuit open",
     "complete": "complete",
@@ -95,6 +99,10 @@ def note_for(
             seen = replace(seen, limits=(*seen.limits[-9:], told))
     elif isinstance(event, CircuitChanged) and event.to_state in ("HALF_OPEN", "OPEN"):
         note = _circuit(event, seen, env)
+    elif isinstance(event, Steered):  # what you asked, acted on: the phone that sent it hears it was
+        words = safe_text(steering.told(Request(event.action, event.source, event.at, event.text, event.now)), env)
+        fields = {"action": event.action, "source": event.source, "askedAt": _iso(event.at), "words": event.text}
+        note = _note("steered", safe_text(seen.feature, env, 80), words, fields)
     return (note if note and note.event in on else None), seen
 
 

@@ -19,6 +19,7 @@ EVENTS = (
     "story_done",  # a task newly passes
     "usage_limit",  # the agent hit its vendor's usage limit (with the reset time)
     "needs_input",  # ralph waits for your answer, or stopped blocked / needing a human
+    "steered",  # the loop acted on what you asked: paused, resumed, stopped, guidance or an answer received
     "circuit_half_open",  # the circuit breaker saw iterations without progress
     "circuit_open",  # the circuit breaker opened
     "complete",  # the run finished its work
@@ -28,7 +29,7 @@ EVENTS = (
 # The names of ralph 0.x, when only a run's end notified: config files in the wild still say them.
 ALIASES = {"halt": "halted", "interrupt": "interrupted"}
 # What needs you or ends the run; not each story (noisy), the half-open breaker or an interrupt (you were there).
-DEFAULT_EVENTS = ("complete", "halted", "usage_limit", "needs_input", "circuit_open")
+DEFAULT_EVENTS = ("complete", "halted", "usage_limit", "needs_input", "circuit_open", "steered")
 TIMEOUT_S = 5.0  # for each delivery (a notifier process, a POST, an apprise URL)
 END_WAIT_S = 5.0  # at most, at the end of a run, for what is still being sent
 EXTRA = "pip install 'ralphloop[notify]'"  # what `notify.urls` needs

@@ -27,7 +27,7 @@ from ralphloop.core.events import (
     Waiting,
 )
 from ralphloop.core.protocols import iso
-from ralphloop.core.steering import Request, by_you
+from ralphloop.core.steering import Request, told
 from ralphloop.files.store import append_text
 from ralphloop.words.figures import iteration_words
 from ralphloop.words.redact import redact_text, secret_values
@@ -65,13 +65,7 @@ def describe(event: object) -> tuple[str, str] | None:
 
 def steered_words(event: Steered) -> str:
     """What the loop did of the user's request, with where and when it was asked: "paused by you at 14:02 (cli)"."""
-    request = Request(event.action, event.source, event.at, event.text, event.now)
-    if event.action == "say":
-        return f"guidance received: {by_you(request, 'said')}: {one_line(event.text, 300)}"
-    if event.action == "answer":
-        return f"answer received: {by_you(request, 'answered')}: {one_line(event.text, 300)}"
-    what = {"pause": "paused", "resume": "resumed", "stop": "stopped at once" if event.now else "stopped"}
-    return by_you(request, what.get(event.action, event.action))
+    return told(Request(event.action, event.source, event.at, event.text, event.now))
 
 
 def counted_of(event: IterationStarted) -> str:
