@@ -193,3 +193,53 @@ def test_a_bad_public_url_is_one_line_and_serves_nothing(
         "ralph: error: serve.public_url in the config: 'ftp://phone.example' is not an http(s) address with a host "
         "(https://ralph.example.net)"
     ]
+
+
+def test_the_page_pauses_and_resumes_a_whole_parallel_run(tmp_path: Path, browser: Any) -> None:
+    """A real `ralph run --parallel 2` over three stories: the page's whole-run controls pause it (no new loop
+    starts, fleet.json says so), then resume it to its end."""
+    import subprocess
+
+    from playwright.sync_api import expect
+
+    from tests.conftest import agent_cmd, isolated_env
+    from tests.integration.helpers import parallel_feature, start_parallel
+
+    project = tmp_path / "project"
+    project.mkdir()
+    env = isolated_env(tmp_path / "home", tmp_path / "gitconfig")
+    for args in (["init", "-q", "-b", "main"], ["commit", "-q", "--allow-empty", "-m", "initial"]):
+        subprocess.run(["git", *args], cwd=project, env=env, check=True)
+    stories = [{"id": f"S-{n}", "title": f"story {n}", "priority": n, "passes": False} for n in (1, 2, 3)]
+    folder = parallel_feature(project, env, stories)
+    log, gates = tmp_path / "agent.log", tmp_path / "gates"
+    gates.mkdir()
+    command = agent_cmd("steered_agent.py", str(log), str(gates), "loop")
+    with serving(project, env) as served:
+        run = start_parallel(project, env, "2", "--agent-cmd", command)
+        context = browser.new_context(viewport={"width": 390, "height": 844})
+        try:
+            assert wait_until(lambda: log.exists() and log.read_text().count("task S-") == 2)
+            watched = Watched(context)
+            page, errors = watched.page, watched.errors
+            page.goto(served.url)
+            whole = page.locator('section[data-feature="feat"] .whole')
+            expect(whole.locator("button.pause")).to_have_text("Pause", timeout=TIMEOUT_MS)
+            whole.locator("button.pause").click()
+            expect(whole.locator(".said")).to_contain_text("paused: no new loop starts", timeout=TIMEOUT_MS)
+            (gates / "1").touch()
+            expect(page.locator(".steered")).to_contain_text("paused by you at", timeout=TIMEOUT_MS)
+            expect(page.locator(".steered")).to_contain_text("(web)")
+            expect(whole.locator("button.pause")).to_have_text("Resume", timeout=TIMEOUT_MS)
+            assert wait_until(lambda: read_json(folder / "fleet.json")["storiesMerged"] == 2, limit=60)
+            assert "task S-3" not in log.read_text()
+            whole.locator("button.pause").click()
+            out, _ = run.communicate(timeout=120)
+            assert errors == []
+        finally:
+            context.close()
+            if run.poll() is None:
+                run.kill()
+                run.communicate()
+    assert run.returncode == 0, out
+    assert "task S-3" in log.read_text()
