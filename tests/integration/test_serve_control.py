@@ -243,3 +243,55 @@ def test_the_page_pauses_and_resumes_a_whole_parallel_run(tmp_path: Path, browse
                 run.communicate()
     assert run.returncode == 0, out
     assert "task S-3" in log.read_text()
+
+
+def test_in_chromium_a_page_of_another_origin_cannot_steer_even_with_the_token(
+    project: Path, ralph: RalphRunner, ralph_env: dict[str, str], tmp_path: Path, browser: Any
+) -> None:
+    """Another site's page that knows the token (in its URL) sends a "simple" POST (text/plain: no preflight);
+    the browser says where it comes from, and the server refuses it: nothing is written. Without the token, 401."""
+    import http.server
+    import threading
+
+    folder = prepared(project, ralph_env, ralph, 2)
+    agent = Paced(tmp_path, folder / "prd.json")
+    site = tmp_path / "site"
+    site.mkdir()
+    (site / "index.html").write_text("<!doctype html><title>another site</title>")
+    other = http.server.ThreadingHTTPServer(
+        ("127.0.0.1", 0), lambda *a: http.server.SimpleHTTPRequestHandler(*a, directory=str(site))
+    )
+    threading.Thread(target=other.serve_forever, daemon=True).start()
+    with (
+        serving(project, ralph_env) as served,
+        running(project, ralph_env, "--no-archive", "--agent-cmd", agent.command) as loop,
+    ):
+        assert wait_until(lambda: agent.started(1)), agent.lines()
+        context = browser.new_context()
+        try:
+            page = context.new_page()
+            page.goto(f"http://127.0.0.1:{other.server_address[1]}/index.html")
+            script = """async ([url, body]) => {
+                try {
+                    const response = await fetch(url, {method: "POST", mode: "no-cors", body: body,
+                                                        headers: {"Content-Type": "text/plain"}});
+                    return response.type;
+                } catch (error) { return "error: " + error; }
+            }"""
+            body = json.dumps({"feature": "feat", "action": "pause"})
+            with_token = f"{served.base}/api/control?token={served.token}"
+            page.evaluate(script, [with_token, body])
+            page.evaluate(script, [f"{served.base}/api/control", body])
+        finally:
+            context.close()
+            other.shutdown()
+        assert not wait_until((folder / "control.json").exists, limit=1.5)  # neither steered anything
+        agent.release(1)
+        assert wait_until(lambda: agent.started(2)), agent.lines()  # not paused
+        assert (
+            post(
+                served, {"feature": "feat", "action": "stop", "now": True}, {"Authorization": f"Bearer {served.token}"}
+            )[0]
+            == 200
+        )
+        loop.wait(timeout=60)

@@ -6,6 +6,7 @@ import argparse
 import os
 import shlex
 import sys
+from functools import partial
 from typing import Any, TextIO, cast
 
 from msgspec.structs import replace
@@ -35,6 +36,7 @@ from ralphloop.notify.settings import describe
 from ralphloop.notify.sink import Notifier
 from ralphloop.plugins.formats import detect, format_of
 from ralphloop.processes.reaper import become_subreaper
+from ralphloop.project.page import page_url
 from ralphloop.project.paths import FeaturePaths, display_path, find_project_root
 from ralphloop.project.resolve import resolve_feature
 from ralphloop.start.build import Built, RunRequest, build_run
@@ -105,7 +107,7 @@ def command(args: argparse.Namespace, argv: list[str]) -> int:
             built.settings.notify,
             Seen(run.paths.name, run.paths.dir, built.kind),
             renderer.warning,
-            project_root=run.paths.project_root,
+            page=partial(page_url, run.paths.project_root),  # `ralph serve`'s, with serve.public_url
         )
     )
     try:

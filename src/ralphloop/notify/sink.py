@@ -22,7 +22,6 @@ from ralphloop.core.events import AgentStarted, Archived, LoopEnded
 from ralphloop.notify.deliver import Channels
 from ralphloop.notify.events import NEEDS_YOU, Note, Seen, ending_note, note_for, with_page
 from ralphloop.notify.settings import END_WAIT_S, TIMEOUT_S, NotifySettings
-from ralphloop.project.page import page_url
 
 QUEUE_SIZE = 32  # notes waiting to go out; a run makes a few an iteration, so a full queue means a channel hangs
 _PREPARE = "prepare"  # load apprise and read its URLs, before anything is to be sent
@@ -41,10 +40,10 @@ class Notifier:
         env: Mapping[str, str] | None = None,
         timeout: float = TIMEOUT_S,
         local: tzinfo | None = None,
-        project_root: str = "",
+        page: Callable[[], str | None] | None = None,
     ) -> None:
         self.settings, self.seen, self.warn, self.local = settings, seen, warn, local
-        self.root = project_root  # where `ralph serve` may publish its page (project/page.py)
+        self.page = page  # the address `ralph serve` publishes for the project, if any (project/page.py)
         self.env = os.environ if env is None else env
         self.channels = Channels(settings, self.env, timeout)
         self._queue: queue.Queue[tuple[Note, str] | str] = queue.Queue(QUEUE_SIZE)
@@ -102,7 +101,7 @@ class Notifier:
 
     def _paged(self, note: Note) -> Note:
         """A note that needs the user, with the page's address while a `ralph serve` publishes one."""
-        return with_page(note, page_url(self.root)) if self.root and note.event in NEEDS_YOU else note
+        return with_page(note, self.page()) if self.page is not None and note.event in NEEDS_YOU else note
 
     def _put(self, item: tuple[Note, str] | str, *, wait_s: float | None = None) -> None:
         """Queue `item` for the thread (started with the first); while the loop runs, never wait for room."""
