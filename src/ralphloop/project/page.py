@@ -40,7 +40,33 @@ def withdraw(project_root: str) -> None:
 
 
 def page_url(project_root: str) -> str | None:
-    """The address a running `ralph serve` published for `project_root`, or None (none, or its server is gone)."""
+    """The address a running `ralph serve` published for `project_root` (or, for a loop of a parallel run working in
+    a linked worktree, for the project in the main worktree), or None (none, or its server is gone)."""
+    for root in (project_root, _main_project(project_root)):
+        url = _published(root) if root else None
+        if url is not None:
+            return url
+    return None
+
+
+def _main_project(project_root: str) -> str | None:
+    """The same project in the repository's main worktree, when `project_root` lies in a linked one (its `.git`
+    is a file naming `<main>/.git/worktrees/<name>`); read from that file alone, no git process."""
+    top = os.path.realpath(project_root)
+    while not os.path.lexists(os.path.join(top, ".git")):
+        if os.path.dirname(top) == top:
+            return None
+        top = os.path.dirname(top)
+    try:
+        with open(os.path.join(top, ".git"), encoding="utf-8") as handle:
+            pointer = handle.read(4096).strip()
+    except (OSError, UnicodeDecodeError):  # a folder (the main worktree itself), or unreadable
+        return None
+    main, marker, _ = pointer.removeprefix("gitdir:").strip().partition(f"{os.sep}.git{os.sep}worktrees{os.sep}")
+    return os.path.join(main, os.path.relpath(os.path.realpath(project_root), top)) if marker else None
+
+
+def _published(project_root: str) -> str | None:
     try:
         found = read_json_object(page_file(project_root)) or {}
     except FileRefused:
