@@ -326,3 +326,19 @@ def test_a_parallel_run_stopped_as_a_whole_ends_stopped_once_its_loops_end_after
     assert "task S-3" not in log.read_text()  # no new loop started
     assert "started 2" not in log.read_text()  # and none went on past its iteration
     assert [loop["state"] for loop in fleet["loops"]] == ["stopped", "stopped"]
+
+
+def test_stop_ends_a_long_wait_for_a_usage_limit_at_once(
+    project: Path, ralph: RalphRunner, ralph_env: dict[str, str], tmp_path: Path
+) -> None:
+    """The agent hits a usage limit that resets in 2030: the loop would wait years; `ralph stop` ends it now."""
+    folder = prepared(project, ralph_env, ralph, 2)
+    limited = agent_cmd("limit_once.py", str(tmp_path / "marker"), "Claude AI usage limit reached|1893456000")
+    with running(project, ralph_env, "--no-archive", "--on-usage-limit", "wait", "--agent-cmd", limited) as loop:
+        assert wait_until(lambda: status_json(ralph)["status"] == "waiting"), status_json(ralph)
+        assert ralph("stop").returncode == 0
+        loop.wait(timeout=30)
+    assert loop.returncode == 3
+    status = read_json(folder / "status.json")
+    assert (status["status"], status["exitReason"]) == ("stopped", "stopped")
+    assert any(line.startswith("stopped by you at") for line in events(folder)), events(folder)

@@ -23,14 +23,16 @@ def count_down(
     kind: str,
     message: str,
     slot: Slot | None = None,
+    ends: Callable[[], bool] | None = None,
 ) -> bool:
-    """Wait `seconds` with a countdown; False when interrupted (Ctrl+C wakes the sleep at once)."""
+    """Wait `seconds` with a countdown; False when interrupted (Ctrl+C wakes the sleep at once) or when `ends()`,
+    asked each second, says the wait is over (the user's `ralph stop` during a long wait)."""
     until_mono = clock.monotonic() + seconds
     until = clock.now() + timedelta(seconds=seconds)
     first = True
     try:
         while True:
-            if cancel.is_set():
+            if cancel.is_set() or (ends is not None and ends()):
                 return False
             left = until_mono - clock.monotonic()
             if left <= 0:

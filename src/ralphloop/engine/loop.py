@@ -82,9 +82,8 @@ def run_loop(run: Run) -> LoopOutcome:
                 start = None  # the files may have changed while the loop waited
     except RalphError as exc:
         decision = Decision(Action.HALT, ExitReason.ERROR, str(exc))
-    now = run.control.stopped_now(run.emit) if run.control and decision.reason is ExitReason.INTERRUPTED else None
-    decision = stop_decision(now) if now else decision
-    return _finish(run, decision, state, view, step)
+    stop = run.control.stopped_early(decision.reason, run.emit, run.cancel) if run.control else None
+    return _finish(run, stop_decision(stop) if stop else decision, state, view, step)
 
 
 def _started(run: Run, view: TaskView, breaker: Breaker) -> None:

@@ -125,4 +125,5 @@ def _asked(run: Run, limit: UsageLimit | None, what: str) -> str | None:
 
 def wait(run: Run, seconds: float, kind: str, message: str, slot: Slot | None = None) -> bool:
     """Wait with a countdown (an event every second); False when interrupted."""
-    return count_down(run.clock, run.cancel, run.emit, seconds, kind, message, slot)
+    ends = run.control.stop_asked if run.control else None  # the user's stop ends a long wait
+    return count_down(run.clock, run.cancel, run.emit, seconds, kind, message, slot, ends)

@@ -13,6 +13,7 @@ import msgspec
 
 from ralphloop.core.cancel import CancelToken
 from ralphloop.core.clock import Clock
+from ralphloop.core.exitcodes import ExitReason
 from ralphloop.core.protocols import EventSink
 from ralphloop.core.steering import Request, Steering
 from ralphloop.core.waiting import await_answer, hold_paused, steered
@@ -96,10 +97,15 @@ class ControlFile:
         steered(answers[0], emit)
         return answers[0].text
 
-    def stopped_now(self, emit: EventSink) -> Request | None:
-        """After an interruption: the `ralph stop --now` that caused it, told, if that is what it was."""
-        stop = self.read().stop
-        if stop is None or not stop.now:
+    def stop_asked(self) -> bool:
+        """Whether a stop is asked now: a long wait (a usage limit's, a backoff) ends for it."""
+        return self.read().stop is not None
+
+    def stopped_early(self, reason: ExitReason | None, emit: EventSink, cancel: CancelToken) -> Request | None:
+        """After an interruption (`reason`): the user's stop that caused it, told, if that is what it was: `ralph
+        stop --now` (its Ctrl+C), or a stop that ended a wait (no signal came: `cancel` is not set)."""
+        stop = self.read().stop if reason is ExitReason.INTERRUPTED else None
+        if stop is None or not (stop.now or not cancel.is_set()):
             return None
         steered(stop, emit)
         return stop
