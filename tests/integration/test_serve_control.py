@@ -68,6 +68,8 @@ def test_the_control_api_steers_the_loop_with_the_token_from_the_page_s_own_orig
             ):
                 assert post(served, body, bearer)[0] == expected, body
 
+            forwarded = {**bearer, "Host": "localhost:9000", "Origin": "http://localhost:9000"}  # ssh -L 9000:…
+            assert post(served, {"feature": "feat", "action": "say", "text": "via a forward"}, forwarded)[0] == 200
             own = {**bearer, "Origin": served.base}
             code, said = post(served, {"feature": "feat", "action": "pause"}, own)
             assert (code, said["ok"]) == (200, True) and said["said"].startswith("paused: no new iteration starts")
@@ -78,6 +80,7 @@ def test_the_control_api_steers_the_loop_with_the_token_from_the_page_s_own_orig
             assert post(served, {"feature": "feat", "action": "resume"}, bearer)[0] == 200
             assert wait_until(lambda: agent.started(2)), agent.lines()
             assert any(line.endswith("] mind the cache") for line in agent.lines() if line.startswith("guidance 2"))
+            assert any(line.endswith("] via a forward") for line in agent.lines() if line.startswith("guidance 2"))
             assert post(served, {"feature": "feat", "action": "stop", "now": True}, bearer)[0] == 200
             loop.wait(timeout=60)
         assert loop.returncode == 3

@@ -128,6 +128,7 @@ def test_stop_now_interrupts_the_iteration_saves_the_attempt_and_undoes_it(
         assert wait_until((project / "work-1.txt").exists), agent.lines()
         stopping = ralph("stop", "--now")
         assert stopping.returncode == 0, stopping.stderr
+        assert ralph("stop", "--now").returncode == 0  # asked again (a retry, a second phone): no second Ctrl+C
         loop.wait(timeout=60)
         out, err = loop.communicate()
 
@@ -342,3 +343,19 @@ def test_stop_ends_a_long_wait_for_a_usage_limit_at_once(
     status = read_json(folder / "status.json")
     assert (status["status"], status["exitReason"]) == ("stopped", "stopped")
     assert any(line.startswith("stopped by you at") for line in events(folder)), events(folder)
+
+
+def test_stop_ends_the_wait_for_start_at_at_once(
+    project: Path, ralph: RalphRunner, ralph_env: dict[str, str], tmp_path: Path
+) -> None:
+    from datetime import datetime, timedelta
+
+    folder = prepared(project, ralph_env, ralph, 2)
+    agent = Paced(tmp_path, folder / "prd.json")
+    later = (datetime.now() + timedelta(hours=2)).strftime("%H:%M")
+    with running(project, ralph_env, "--no-archive", "--start-at", later, "--agent-cmd", agent.command) as loop:
+        assert wait_until(lambda: status_json(ralph)["status"] == "waiting"), status_json(ralph)
+        assert ralph("stop").returncode == 0
+        loop.wait(timeout=30)
+    assert loop.returncode == 3 and not agent.started(1)
+    assert read_json(folder / "status.json")["exitReason"] == "stopped"

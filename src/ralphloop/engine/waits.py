@@ -32,11 +32,9 @@ class Cleared(Struct, frozen=True):
 
 def guards_before(run: Run, state: LoopState) -> Cleared | Decision:
     """Before an agent starts: the breaker (read from its file: a reset from elsewhere counts), its cooldown,
-    the budgets, then a rate-limit slot; first, the user's pause or stop. A Decision when the loop must stop instead."""
-    stop = run.control.hold(run.clock, run.cancel, run.emit) if run.control else None
-    if stop is not None or run.cancel.is_set():
-        return stop_decision(stop) if stop else INTERRUPTED
-    if run.start_at is not None and not run.start_at.wait(run.clock, run.cancel, run.emit):  # --start-at
+    the budgets, the user's pause or stop, then a rate-limit slot. A Decision when the loop must stop instead."""
+    ends = run.control.stop_asked if run.control else None  # the user's stop ends every wait
+    if run.start_at is not None and not run.start_at.wait(run.clock, run.cancel, run.emit, ends):  # --start-at
         return INTERRUPTED
     config = run.policy.breaker
     while True:
@@ -63,6 +61,9 @@ def guards_before(run: Run, state: LoopState) -> Cleared | Decision:
             if stopped is not None:
                 return stopped
             continue
+        stop = run.control.hold(run.clock, run.cancel, run.emit) if run.control else None  # after every wait
+        if stop is not None or run.cancel.is_set():
+            return stop_decision(stop) if stop else INTERRUPTED
         taken = run.ledger.take(now, run.policy.loop.rate_limit_per_hour)
         slot = Slot(taken.used, taken.limit, taken.resets_at)
         if taken.granted:
@@ -82,20 +83,18 @@ def _hold(run: Run, limit: UsageLimit) -> Decision | None:
     if answer != "wait":
         return Decision(Action.HALT, ExitReason.USAGE_WINDOW, limit.message, limit=limit) if answer else INTERRUPTED
     seconds = wait_for(limit, run.clock.now(), usage.margin_s, usage.fallback_wait_s)
-    return (
-        None
-        if wait(run, within(run.policy.budget, seconds, run.runtime()), WINDOW_WAIT, limit.message)
-        else INTERRUPTED
-    )
+    waited = wait(run, within(run.policy.budget, seconds, run.runtime()), WINDOW_WAIT, limit.message)
+    return None if waited else INTERRUPTED
 
 
 def after_decision(run: Run, decision: Decision, limit: UsageLimit | None) -> Decision:
     """The wait a decision asks for (never past the runtime budget). At a usage limit with the policy
     `ask`, the user is asked first, on the terminal, with a timeout: "exit" stops the run."""
-    seconds = run.policy.questions.wait_for_s if decision.reason in _A_HUMAN else 0.0  # issue 36
+    asked = within(run.policy.budget, run.policy.questions.wait_for_s, run.runtime())  # issue 36: an answer
+    seconds = asked if decision.reason in _A_HUMAN else 0.0
     got = run.control.await_answer(run.clock, run.cancel, run.emit, decision.message, seconds) if run.control else None
-    if got is not None:  # answered (the answer reaches the next prompt), or stopped meanwhile
-        return Decision(Action.CONTINUE) if got.action == "answer" else stop_decision(got)
+    if got is not None or (seconds and run.cancel.is_set()):  # answered, stopped or interrupted meanwhile
+        return stop_decision(got) if got and got.action == "stop" else Decision(Action.CONTINUE) if got else INTERRUPTED
     if decision.wait_s <= 0 or decision.action not in (Action.WAIT, Action.RETRY):
         return decision
     if decision.wait_kind == "usage limit":
@@ -125,5 +124,5 @@ def _asked(run: Run, limit: UsageLimit | None, what: str) -> str | None:
 
 def wait(run: Run, seconds: float, kind: str, message: str, slot: Slot | None = None) -> bool:
     """Wait with a countdown (an event every second); False when interrupted."""
-    ends = run.control.stop_asked if run.control else None  # the user's stop ends a long wait
+    ends = run.control.stop_asked if run.control else None  # the user's stop ends a long wait too
     return count_down(run.clock, run.cancel, run.emit, seconds, kind, message, slot, ends)

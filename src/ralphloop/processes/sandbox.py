@@ -145,6 +145,26 @@ def write_back(logins: tuple[tuple[str, str], ...]) -> None:
             continue  # the copy stays the loop's; the next call tries again
 
 
+def read_in(logins: tuple[tuple[str, str], ...]) -> None:
+    """Before each call: a login the user's own CLI refreshed since (newer in their home) copied into the box's home
+    (atomically, 0600), so that the loop never uses a refresh token already spent outside."""
+    for copy, original in logins:
+        try:
+            if not os.path.isfile(original) or (
+                os.path.exists(copy) and os.path.getmtime(copy) >= os.path.getmtime(original)
+            ):
+                continue
+            with open(original, "rb") as handle:
+                fresh = handle.read()
+            os.makedirs(os.path.dirname(copy), mode=0o700, exist_ok=True)
+            temporary = f"{copy}.ralph-{os.getpid()}"
+            with open(os.open(temporary, os.O_WRONLY | os.O_CREAT | os.O_TRUNC, 0o600), "wb") as handle:
+                handle.write(fresh)
+            os.replace(temporary, copy)
+        except OSError:
+            continue  # the copy stays as it is; the next call tries again
+
+
 def outermost(hidden: tuple[str, ...], wanted: list[str]) -> tuple[str, ...]:
     """The folders of `wanted` that exist under a hidden one, none inside another (shown again, read-only)."""
     real = {os.path.realpath(path) for path in wanted if path and os.path.isdir(path)}
@@ -249,6 +269,7 @@ class SandboxRunner:
         boxed = bwrap_argv(box, launch.cwd, own_user=network is not None and network.own_user)
         wrapped = replace(command, argv=(*entering, *boxed, *command.argv), env={})
         os.makedirs(self.box.home, mode=0o700, exist_ok=True)
+        read_in(self.box.logins)
         try:
             outcome = self._start(
                 wrapped,

@@ -9,6 +9,8 @@ commands, at once), written atomically: the file is whole at every instant. The 
 
 from __future__ import annotations
 
+from datetime import datetime
+
 import msgspec
 
 from ralphloop.core.cancel import CancelToken
@@ -25,9 +27,10 @@ from ralphloop.files.store import atomic_write_json, held
 class ControlFile:
     """One loop's control.json."""
 
-    def __init__(self, path: str) -> None:
+    def __init__(self, path: str, since: datetime | None = None) -> None:
         self.path = path
         self.lock = path + ".lock"
+        self.since = since  # when this run was built: a stop or an answer older than that was for another run
 
     def read(self) -> Steering:
         """What it holds now; a missing or damaged file holds nothing (a refused one too: the loop runs on)."""
@@ -80,6 +83,10 @@ class ControlFile:
         (core/waiting.await_answer); None: nobody answered in time, or interrupted, or no wait (`seconds` 0)."""
         steering = await_answer(clock, cancel, emit, self.read, what, seconds) if seconds > 0 else None
         if steering is None:
+            if seconds > 0:  # the question is over: an answer that comes now is for none (and no prompt's)
+                with held(self.lock):
+                    late = self.read()
+                    self._write(late.without(tuple(each.id for each in late.answers)))
             return None
         if steering.stop is not None:
             steered(steering.stop, emit)
@@ -111,11 +118,14 @@ class ControlFile:
         return stop
 
     def forget_stop(self) -> None:
-        """A stop is for the loop that was running: the next run starts without it (a pause stays)."""
+        """A stop (and an answer) is for the loop that was running: the next run starts without those asked before
+        it was built (a pause and guidance stay; a stop asked since, while it took its lock, is kept for it)."""
         with held(self.lock):
             steering = self.read()
-            if steering.stop is not None:
-                self._write(msgspec.structs.replace(steering, stop=None))
+            old = steering.stop is not None and (self.since is None or steering.stop.at < self.since)
+            stale = tuple(each.id for each in steering.answers if self.since is None or each.at < self.since)
+            if old or stale:
+                self._write(msgspec.structs.replace(steering.without(stale), stop=None if old else steering.stop))
 
     def __call__(self, event: object) -> None:
         """A record of the run's: when it starts, the stop asked of the last one is forgotten (it held the lock)."""

@@ -180,7 +180,7 @@ def build_run(
     start_at = start_at_for(request.start_at, paths.start_at, agent, lambda text: emit(Notice("info", text)))
     if start_at is not None:
         records.append(start_at)  # it clears its file when the run ends
-    control = ControlFile(paths.control)
+    control = ControlFile(paths.control, since=clock.now())
     records.append(control)  # a stop asked of the last run is forgotten when this one starts
     emit = _fan_out(records, sinks if sinks is not None else [])
     workspace = Workspace.open(paths, source.path, lambda text: emit(Notice("warning", text)))

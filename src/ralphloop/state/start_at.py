@@ -67,14 +67,14 @@ class StartAt:
             self._at = self._decide(now)
         return self._at if self._at is not None and self._at > now else None
 
-    def wait(self, clock: Clock, cancel: CancelToken, emit: EventSink) -> bool:
+    def wait(self, clock: Clock, cancel: CancelToken, emit: EventSink, ends: Callable[[], bool] | None = None) -> bool:
         """Before the first iteration: the countdown to the instant, if it is still ahead (its time kept out of the
-        runtime budget); False when interrupted."""
+        runtime budget); False when interrupted, or when `ends()` (the user's stop)."""
         at = self.due(clock.now())
         if at is None:
             return True
         said, began = f"--start-at {self.spec}: starting at {local_time(at)}", clock.monotonic()
-        waited = count_down(clock, cancel, emit, (at - clock.now()).total_seconds(), "start", said)
+        waited = count_down(clock, cancel, emit, (at - clock.now()).total_seconds(), "start", said, ends=ends)
         self.waited_s += clock.monotonic() - began
         return waited
 

@@ -71,13 +71,11 @@ def steer(paths: FeaturePaths, action: str, text: str, *, now: bool = False, sou
         raise RalphError(f"ralph {action}: no loop is running for {paths.selector}; nothing was written")
     if action == "answer" and not _asked(paths):
         raise RalphError(f"ralph answer: the loop of {paths.selector} waits on no question; nothing was written")
-    try:
-        ControlFile(paths.control).ask(Request(action, source, SystemClock().now(), text, now and action == "stop"))
-    except (OSError, FileRefused) as exc:
-        where = display_path(paths.control, os.getcwd())
-        raise RalphError(f"{where}: cannot write: {getattr(exc, 'strerror', None) or exc}") from None
-    if now and action == "stop":
-        os.kill(pid, signal.SIGINT)  # the loop's own Ctrl+C: the attempt saved and undone
+    control = ControlFile(paths.control)
+    asked_before = control.read().stop
+    _write(control, Request(action, source, SystemClock().now(), text, now and action == "stop"), paths)
+    if now and action == "stop" and not (asked_before and asked_before.now):  # once: a second is a hard quit
+        _interrupt(pid)  # the loop's own Ctrl+C: the attempt saved and undone
     return _DONE["stop-now" if now and action == "stop" else action].format(resume=paths.command("resume"))
 
 
@@ -101,13 +99,15 @@ def steer_feature(paths: FeaturePaths, action: str, text: str, *, now: bool = Fa
     if action == "say" and not running:
         raise RalphError(f"ralph say: no loop of {paths.selector}'s parallel run is running; nothing was written")
     request = Request(action, source, SystemClock().now(), text, now and action == "stop")
+    control = ControlFile(paths.control)
+    asked_before = control.read().stop
     if action != "say":
-        ControlFile(paths.control).ask(request)  # the coordinator's: no new loop starts (pause, stop)
+        _write(control, request, paths)  # the coordinator's: no new loop starts (pause, stop)
     for where in running:  # now: the coordinator's interruption stops them all, each saved and undone
         with contextlib.suppress(RalphError):  # one that ended meanwhile
             steer(where, action, text, source=source)
-    if request.now:
-        os.kill(int(fleet["pid"]), signal.SIGINT)
+    if request.now and not (asked_before and asked_before.now):  # once: a second Ctrl+C is a hard quit
+        _interrupt(int(fleet["pid"]))
     said = _FLEET[("stop-now" if request.now else action)]
     return said.format(count=len(running), resume=paths.command("resume"))
 
@@ -119,6 +119,26 @@ _FLEET = {
     "stop-now": "stopping now: every loop is interrupted, its attempt saved and undone, as after a Ctrl+C",
     "say": "said: your words go into the next prompt of each of its {count} running loop(s), once",
 }
+
+
+def _write(control: ControlFile, request: Request, paths: FeaturePaths) -> None:
+    try:
+        control.ask(request)
+    except (OSError, FileRefused) as exc:
+        where = display_path(paths.control, os.getcwd())
+        raise RalphError(f"{where}: cannot write: {getattr(exc, 'strerror', None) or exc}") from None
+
+
+def _interrupt(pid: int) -> None:
+    """The running ralph's Ctrl+C (SIGINT), for `stop --now`."""
+    try:
+        os.kill(pid, signal.SIGINT)
+    except ProcessLookupError:  # it ended meanwhile: the stop is written for nothing, harmlessly
+        return
+    except PermissionError:
+        raise RalphError(
+            f"the stop is written, but ralph (PID {pid}) is another user's: it stops after the iteration"
+        ) from None
 
 
 def _asked(paths: FeaturePaths) -> bool:

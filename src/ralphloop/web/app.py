@@ -60,7 +60,8 @@ def make_app(
 
     async def control(request: Request) -> Response:
         origin = request.headers.get("origin")
-        if origin is not None and origin not in origins:  # a browser says where the page that sent it came from
+        reached = f"{request.url.scheme}://{request.headers.get('host', '')}"  # the page as the browser reached it
+        if origin is not None and origin not in (*origins, reached):  # a browser says where the page came from
             return _said(403, f"refused: sent from {origin[:200]}, not from this page")
         try:
             asked: Asked | str = asked_of(await request.json())
