@@ -35,7 +35,8 @@ with open(f"work-{number}.txt", "w", encoding="utf-8") as handle:
 deadline = time.monotonic() + 60
 while not os.path.exists(os.path.join(gates, number)) and time.monotonic() < deadline:
     time.sleep(0.05)
-if len(sys.argv) > 3:  # "loop": its own task in the prd.json of its feature folder (a loop of a parallel run)
+keep = os.environ.get("STEER_KEEP", "").split(",")  # tasks it never passes (a loop the test stops)
+if len(sys.argv) > 3 and task not in keep:  # "loop": its own task, in its feature folder's prd.json
     own = sys.argv[3] == "loop"
     path = os.path.join(os.environ["RALPH_FEATURE_DIR"], "prd.json") if own else sys.argv[3]
     with open(path, encoding="utf-8") as handle:

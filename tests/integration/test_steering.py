@@ -359,3 +359,30 @@ def test_stop_ends_the_wait_for_start_at_at_once(
         loop.wait(timeout=30)
     assert loop.returncode == 3 and not agent.started(1)
     assert read_json(folder / "status.json")["exitReason"] == "stopped"
+
+
+def test_a_story_whose_loop_you_stopped_is_not_started_again_and_the_run_says_so(
+    project: Path, ralph: RalphRunner, ralph_env: dict[str, str], tmp_path: Path
+) -> None:
+    from tests.integration.helpers import parallel_feature, start_parallel
+
+    stories = [{"id": f"S-{n}", "title": f"story {n}", "priority": n, "passes": False} for n in (1, 2)]
+    folder = parallel_feature(project, ralph_env, stories)
+    log, gates = tmp_path / "agent.log", tmp_path / "gates"
+    gates.mkdir()
+    env = {**ralph_env, "STEER_KEEP": "S-1"}  # S-1's loop would go on: it never passes its story
+    agent = agent_cmd("steered_agent.py", str(log), str(gates), "loop")
+    run = start_parallel(project, env, "2", "--agent-cmd", agent)
+    try:
+        assert wait_until(lambda: log.exists() and log.read_text().count("task S-") == 2)
+        assert ralph("stop", "--story", "S-1").returncode == 0
+        (gates / "1").touch()  # S-2 passes and merges; S-1's loop ends after its iteration
+        out, _ = run.communicate(timeout=120)
+    finally:
+        if run.poll() is None:
+            run.kill()
+            run.communicate()
+    fleet = read_json(folder / "fleet.json")
+    assert run.returncode == 3, out
+    assert (fleet["exitReason"], fleet["exitMessage"], fleet["storiesMerged"]) == ("stopped", "stopped by you: S-1", 1)
+    assert log.read_text().count("task S-1 started") == 1  # never started again

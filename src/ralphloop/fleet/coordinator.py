@@ -91,7 +91,10 @@ def _loop(fleets: list[Fleet], merger: Merger) -> ExitReason:
             outcomes = {_outcome(fleet) for fleet in fleets}
             if outcomes == {ExitReason.COMPLETE}:
                 return ExitReason.COMPLETE
-            return ExitReason.RETRIES_EXHAUSTED if ExitReason.RETRIES_EXHAUSTED in outcomes else ExitReason.BLOCKED
+            for reason in (ExitReason.RETRIES_EXHAUSTED, ExitReason.STOPPED):  # a failure first, then your stop
+                if reason in outcomes:
+                    return reason
+            return ExitReason.BLOCKED
         _wait(fleets, merger)
 
 
@@ -208,6 +211,8 @@ def _merge_one(fleet: Fleet, story: str) -> str:
 def _outcome(fleet: Fleet) -> ExitReason:
     if all(story.id in fleet.passing() for story in fleet.stories()):
         return ExitReason.COMPLETE
+    if fleet.held_back and not fleet.failed:  # stories whose loop the user stopped (`ralph stop --story`)
+        return ExitReason.STOPPED
     return ExitReason.RETRIES_EXHAUSTED if fleet.failed else ExitReason.BLOCKED
 
 
@@ -381,5 +386,5 @@ def _stop_message(fleet: Fleet, reason: ExitReason) -> str | None:
 
 def _why(fleet: Fleet) -> str | None:
     if not fleet.failed:
-        return None
+        return f"stopped by you: {', '.join(sorted(fleet.held_back))}" if fleet.held_back else None
     return "; ".join(f"{story}: {why}" for story, why in fleet.failed.items())

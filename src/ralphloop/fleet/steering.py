@@ -7,6 +7,9 @@ the coordinator's screen and in fleet.json (`steered`), which `ralph status`, th
 
 from __future__ import annotations
 
+import contextlib
+
+from ralphloop.core.errors import RalphError
 from ralphloop.core.exitcodes import ExitReason
 from ralphloop.core.steering import Request, by_you
 from ralphloop.fleet.context import Fleet
@@ -31,7 +34,19 @@ def asked(fleets: list[Fleet]) -> dict[str, Request]:
                 fleet.book.write(steered=words)
         if request is not None:
             found[fleet.paths.name] = request
+            _to_every_loop(fleet, request)
     return found
+
+
+def _to_every_loop(fleet: Fleet, request: Request) -> None:
+    """The whole run's pause or stop, in each running loop's own control.json too: a loop started as the user
+    asked (before it held its lock, so that the command missed it) holds or stops like the others."""
+    for story in fleet.handles:
+        control = ControlFile(fleet.loop_paths(story).control)
+        steering = control.read()
+        if steering.stop is None and (request.action == "stop" or steering.paused is None):
+            with contextlib.suppress(OSError, RalphError):  # its folder going away as it ends
+                control.ask(Request(request.action, request.source, request.at))
 
 
 def stopped_by_you(fleet: Fleet, story: str, code: int) -> bool:

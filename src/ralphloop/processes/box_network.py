@@ -45,7 +45,7 @@ class BoxNetwork:
                 )
                 theirs.close()
                 ours.settimeout(_START_S)
-                _, handed, _, _ = socket.recv_fds(ours, 1, 2)
+                _, handed, _, _ = socket.recv_fds(ours, 1, 2, socket.MSG_CMSG_CLOEXEC)  # no child inherits them
         except (OSError, subprocess.TimeoutExpired) as exc:
             raise RalphError(f"the sandbox's network could not be made: {exc}") from None
         if len(handed) != 2:

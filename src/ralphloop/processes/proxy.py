@@ -72,11 +72,16 @@ class FilterProxy:
                 if not self._closed:
                     time.sleep(0.05)
                 continue
-            threading.Thread(target=self._serve, args=(client,), name="ralph-sandbox-relay", daemon=True).start()
+            try:
+                threading.Thread(target=self._serve, args=(client,), name="ralph-sandbox-relay", daemon=True).start()
+            except RuntimeError:  # no thread to be had: this connection is refused, the proxy serves on
+                client.close()
 
     def _serve(self, client: socket.socket) -> None:
         with client:
+            client.settimeout(_CONNECT_S)  # a request's head comes at once, or never: its thread is not kept
             head, rest = _read_head(client)
+            client.settimeout(None)
             request = _parse(head)
             if request is None:
                 _answer(client, 400, "ralph's sandbox proxy: not a proxy request")
