@@ -13,38 +13,27 @@ if ! command -v git >/dev/null; then
     echo "setup: ralphloop needs git on PATH" >&2
     exit 1
 fi
-# tmux: for `ralph run --monitor` and its tests. Debian's package, when it is missing and we may install it.
-if ! command -v tmux >/dev/null; then
-    if [ "$(id -u)" = 0 ] && command -v apt-get >/dev/null; then
-        echo "setup: installing tmux (apt-get)" >&2
-        { apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq tmux; } >/dev/null 2>&1 \
-            || echo "setup: could not install tmux: ralph run --monitor and its tests need it (they are skipped)" >&2
-    else
-        echo "setup: tmux not found: ralph run --monitor needs it, its tests are skipped (apt-get install tmux)" >&2
+# A Debian package some tests need, when its program is missing and we may install it (root, apt-get); without it
+# those tests are skipped. install_missing PROGRAM PACKAGE WHO-NEEDS-IT
+install_missing() {
+    if command -v "$1" >/dev/null || [ -x "$1" ]; then
+        return
     fi
-fi
-# chromium: the HTML report's tests open the page in a real browser (driven by Playwright, which downloads no
-# browser of its own here). Debian's package, when it is missing and we may install it; without it they are skipped.
-if [ ! -x /usr/bin/chromium ]; then
     if [ "$(id -u)" = 0 ] && command -v apt-get >/dev/null; then
-        echo "setup: installing chromium (apt-get)" >&2
-        { apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq chromium; } >/dev/null 2>&1 \
-            || echo "setup: could not install chromium: the HTML report's browser tests are skipped" >&2
+        echo "setup: installing $2 (apt-get)" >&2
+        { apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq "$2"; } >/dev/null 2>&1 \
+            || echo "setup: could not install $2: $3 (they are skipped)" >&2
     else
-        echo "setup: /usr/bin/chromium not found: the HTML report's browser tests are skipped (apt-get install chromium)" >&2
+        echo "setup: $1 not found: $3, skipped without it (apt-get install $2)" >&2
     fi
-fi
-# bubblewrap: ralph run --sandbox wraps the agent in it (issue 35), and its tests run a hostile agent in it. Debian's
-# package, when it is missing and we may install it; without it those tests are skipped.
-if ! command -v bwrap >/dev/null; then
-    if [ "$(id -u)" = 0 ] && command -v apt-get >/dev/null; then
-        echo "setup: installing bubblewrap (apt-get)" >&2
-        { apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq bubblewrap; } >/dev/null 2>&1 \
-            || echo "setup: could not install bubblewrap: the sandbox's tests are skipped" >&2
-    else
-        echo "setup: bwrap not found: ralph run --sandbox needs it, its tests are skipped (apt-get install bubblewrap)" >&2
-    fi
-fi
+}
+# tmux: for `ralph run --monitor` and its tests
+install_missing tmux tmux "ralph run --monitor and its tests need it"
+# chromium: the HTML report's and ralph serve's tests open the page in a real browser (driven by Playwright, which
+# downloads no browser of its own here)
+install_missing /usr/bin/chromium chromium "the browser tests need it"
+# bubblewrap: the sandbox around the agent (issue 35), and its tests with a hostile agent in it
+install_missing bwrap bubblewrap "ralph run --sandbox and its tests need it"
 if [ ! -x .venv/bin/python ]; then
     "$PYTHON" -m venv .venv
 fi

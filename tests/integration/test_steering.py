@@ -14,8 +14,16 @@ from contextlib import contextmanager
 from pathlib import Path
 
 from tests.conftest import PYTHON, RalphRunner, agent_cmd, read_json
-from tests.integration.helpers import git, pid_alive, wait_until
+from tests.integration.helpers import git, parallel_feature, pid_alive, start_parallel, wait_until
 from tests.integration.test_reports_true import prepared
+
+
+def parallel_paced(project: Path, env: dict[str, str], tmp_path: Path, count: int) -> tuple[Path, Path, Path]:
+    """A feature of `count` stories for `ralph run --parallel`, and the paced agent's log and gates folder."""
+    stories = [{"id": f"S-{n}", "title": f"story {n}", "priority": n, "passes": False} for n in range(1, count + 1)]
+    folder = parallel_feature(project, env, stories)
+    (tmp_path / "gates").mkdir()
+    return folder, tmp_path / "agent.log", tmp_path / "gates"
 
 
 class Paced:
@@ -260,12 +268,7 @@ def test_answer_refuses_a_loop_that_waits_on_no_question(
 def test_a_parallel_run_paused_as_a_whole_starts_no_new_loop_until_resumed_and_story_names_one_loop(
     project: Path, ralph: RalphRunner, ralph_env: dict[str, str], tmp_path: Path
 ) -> None:
-    from tests.integration.helpers import parallel_feature, start_parallel
-
-    stories = [{"id": f"S-{n}", "title": f"story {n}", "priority": n, "passes": False} for n in (1, 2, 3)]
-    folder = parallel_feature(project, ralph_env, stories)
-    log, gates = tmp_path / "agent.log", tmp_path / "gates"
-    gates.mkdir()
+    folder, log, gates = parallel_paced(project, ralph_env, tmp_path, 3)
     command = agent_cmd("steered_agent.py", str(log), str(gates), "loop")
 
     def started(story: str) -> bool:
@@ -304,12 +307,7 @@ def test_a_parallel_run_paused_as_a_whole_starts_no_new_loop_until_resumed_and_s
 def test_a_parallel_run_stopped_as_a_whole_ends_stopped_once_its_loops_end_after_their_iteration(
     project: Path, ralph: RalphRunner, ralph_env: dict[str, str], tmp_path: Path
 ) -> None:
-    from tests.integration.helpers import parallel_feature, start_parallel
-
-    stories = [{"id": f"S-{n}", "title": f"story {n}", "priority": n, "passes": False} for n in (1, 2, 3)]
-    folder = parallel_feature(project, ralph_env, stories)
-    log, gates = tmp_path / "agent.log", tmp_path / "gates"
-    gates.mkdir()
+    folder, log, gates = parallel_paced(project, ralph_env, tmp_path, 3)
     run = start_parallel(project, ralph_env, "2", "--agent-cmd", agent_cmd("steered_agent.py", str(log), str(gates)))
     try:  # the agent passes no story: each loop would go on, iteration after iteration
         assert wait_until(lambda: log.exists() and log.read_text().count("task S-") == 2)
@@ -364,12 +362,7 @@ def test_stop_ends_the_wait_for_start_at_at_once(
 def test_a_story_whose_loop_you_stopped_is_not_started_again_and_the_run_says_so(
     project: Path, ralph: RalphRunner, ralph_env: dict[str, str], tmp_path: Path
 ) -> None:
-    from tests.integration.helpers import parallel_feature, start_parallel
-
-    stories = [{"id": f"S-{n}", "title": f"story {n}", "priority": n, "passes": False} for n in (1, 2)]
-    folder = parallel_feature(project, ralph_env, stories)
-    log, gates = tmp_path / "agent.log", tmp_path / "gates"
-    gates.mkdir()
+    folder, log, gates = parallel_paced(project, ralph_env, tmp_path, 2)
     env = {**ralph_env, "STEER_KEEP": "S-1"}  # S-1's loop would go on: it never passes its story
     agent = agent_cmd("steered_agent.py", str(log), str(gates), "loop")
     run = start_parallel(project, env, "2", "--agent-cmd", agent)

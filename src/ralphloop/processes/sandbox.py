@@ -123,46 +123,40 @@ def blocked_notes(blocked: tuple[str, ...]) -> list[str]:
 
 
 def write_back(logins: tuple[tuple[str, str], ...]) -> None:
-    """A login the CLI refreshed in the box, written back to the user's home (atomically, 0600): its old refresh
+    """After each call: a login the CLI refreshed in the box, written back to the user's home: its old refresh
     token may be spent, so the user's own CLI needs the new one."""
     for copy, original in logins:
-        try:
-            if not os.path.isfile(copy) or (
-                os.path.exists(original) and os.path.getmtime(original) >= os.path.getmtime(copy)
-            ):
-                continue
-            with open(copy, "rb") as handle:
-                fresh = handle.read()
-            if os.path.exists(original):
-                with open(original, "rb") as handle:
-                    if handle.read() == fresh:
-                        continue
-            temporary = f"{original}.ralph-{os.getpid()}"
-            with open(os.open(temporary, os.O_WRONLY | os.O_CREAT | os.O_TRUNC, 0o600), "wb") as handle:
-                handle.write(fresh)
-            os.replace(temporary, original)
-        except OSError:
-            continue  # the copy stays the loop's; the next call tries again
+        _newer_over(copy, original)
 
 
 def read_in(logins: tuple[tuple[str, str], ...]) -> None:
-    """Before each call: a login the user's own CLI refreshed since (newer in their home) copied into the box's home
-    (atomically, 0600), so that the loop never uses a refresh token already spent outside."""
+    """Before each call: a login the user's own CLI refreshed since, copied into the box's home, so that the loop
+    never uses a refresh token already spent outside."""
     for copy, original in logins:
-        try:
-            if not os.path.isfile(original) or (
-                os.path.exists(copy) and os.path.getmtime(copy) >= os.path.getmtime(original)
-            ):
-                continue
-            with open(original, "rb") as handle:
-                fresh = handle.read()
-            os.makedirs(os.path.dirname(copy), mode=0o700, exist_ok=True)
-            temporary = f"{copy}.ralph-{os.getpid()}"
-            with open(os.open(temporary, os.O_WRONLY | os.O_CREAT | os.O_TRUNC, 0o600), "wb") as handle:
-                handle.write(fresh)
-            os.replace(temporary, copy)
-        except OSError:
-            continue  # the copy stays as it is; the next call tries again
+        _newer_over(original, copy)
+
+
+def _newer_over(source: str, target: str) -> None:
+    """`source` copied over `target` when it is newer and says something else (atomically, 0600); a failure
+    leaves `target` as it is (the next call tries again)."""
+    try:
+        if not os.path.isfile(source) or (
+            os.path.exists(target) and os.path.getmtime(target) >= os.path.getmtime(source)
+        ):
+            return
+        with open(source, "rb") as handle:
+            fresh = handle.read()
+        if os.path.exists(target):
+            with open(target, "rb") as handle:
+                if handle.read() == fresh:
+                    return
+        os.makedirs(os.path.dirname(target), mode=0o700, exist_ok=True)
+        temporary = f"{target}.ralph-{os.getpid()}"
+        with open(os.open(temporary, os.O_WRONLY | os.O_CREAT | os.O_TRUNC, 0o600), "wb") as handle:
+            handle.write(fresh)
+        os.replace(temporary, target)
+    except OSError:
+        return
 
 
 def outermost(hidden: tuple[str, ...], wanted: list[str]) -> tuple[str, ...]:
@@ -226,11 +220,6 @@ class SandboxRunner:
                 box = self.box
                 self._network = BoxNetwork(box.bwrap, box.python, box.nsenter, box.allowed, box.quiet)
             return self._network
-
-    def close(self) -> None:
-        if self._network is not None:
-            self._network.close()
-            self._network = None
 
     def _showing(self, argv: tuple[str, ...]) -> Box:
         """The box, showing again what the command names that lives under a hidden folder or /tmp: the install of

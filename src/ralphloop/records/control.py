@@ -15,6 +15,7 @@ import msgspec
 
 from ralphloop.core.cancel import CancelToken
 from ralphloop.core.clock import Clock
+from ralphloop.core.events import RunStarted
 from ralphloop.core.exitcodes import ExitReason
 from ralphloop.core.protocols import EventSink
 from ralphloop.core.steering import Request, Steering
@@ -129,8 +130,6 @@ class ControlFile:
 
     def __call__(self, event: object) -> None:
         """A record of the run's: when it starts, the stop asked of the last one is forgotten (it held the lock)."""
-        from ralphloop.core.events import RunStarted
-
         if isinstance(event, RunStarted):
             self.forget_stop()
 
