@@ -50,12 +50,12 @@ if [ ! -f "$stamp" ] || [ "$newer" = 1 ]; then
     # itself when uv cannot be had (no wheel for this platform, no index): slower, the same result.
     if .venv/bin/python -m pip install --quiet --disable-pip-version-check -c scripts/constraints.txt uv 2>/dev/null \
         && UV_LINK_MODE=copy .venv/bin/uv pip install --quiet --python .venv/bin/python -c scripts/constraints.txt \
-            -e '.[dev,report,web]' "${plugins[@]/#/-e}"; then
+            -e '.[dev,report,web,temporal,temporal-test]' "${plugins[@]/#/-e}"; then
         :
     else
         .venv/bin/python -m pip install --quiet --disable-pip-version-check --upgrade pip
         .venv/bin/python -m pip install --quiet --disable-pip-version-check -c scripts/constraints.txt \
-            -e '.[dev,report,web]' "${plugins[@]/#/-e}"
+            -e '.[dev,report,web,temporal,temporal-test]' "${plugins[@]/#/-e}"
     fi
     touch "$stamp"
 fi

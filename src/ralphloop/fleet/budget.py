@@ -65,27 +65,35 @@ class Spending:
 
     def over(self, now: float) -> str | None:
         """Why the run must stop for its budget, or None."""
-        cost, tokens = self.spent()
-        budget = self.budget
-        if budget.max_cost_usd is not None and cost >= budget.max_cost_usd:
-            return f"the agents spent {money(cost)} of the run's {money(budget.max_cost_usd)} (--max-cost)"
-        if budget.max_tokens is not None and tokens >= budget.max_tokens:
-            return f"the agents used {tokens:,} tokens of the run's {budget.max_tokens:,} (--max-tokens)"
-        if budget.max_runtime_s is not None and now - self.started >= budget.max_runtime_s:
-            return f"the run reached its --max-runtime of {budget.max_runtime_s:.0f}s"
-        return None
+        return over(self.budget, *self.spent(), now - self.started)
 
     def child_flags(self, now: float) -> tuple[str, ...]:
-        """A new loop's limits: what is left of the run's (the last of a repeated flag is the one a run takes)."""
-        cost, tokens = self.spent()
-        budget, words = self.budget, []
-        if budget.max_cost_usd is not None:
-            words += ["--max-cost", f"{max(budget.max_cost_usd - cost, 0.0001):.4f}"]
-        if budget.max_tokens is not None:
-            words += ["--max-tokens", str(max(budget.max_tokens - tokens, 1))]
-        if budget.max_runtime_s is not None:
-            words += ["--max-runtime", f"{max(budget.max_runtime_s - (now - self.started), 1.0):.0f}s"]
-        return tuple(words)
+        """A new loop's limits: what is left of the run's."""
+        return child_flags(self.budget, *self.spent(), now - self.started)
+
+
+def over(budget: Budget, cost: float, tokens: int, elapsed_s: float) -> str | None:
+    """Why a run that spent this, this long, must stop for its budget, or None (pure: the Temporal workflow asks it
+    of what its loops reported, as the local coordinator asks it of their status.json)."""
+    if budget.max_cost_usd is not None and cost >= budget.max_cost_usd:
+        return f"the agents spent {money(cost)} of the run's {money(budget.max_cost_usd)} (--max-cost)"
+    if budget.max_tokens is not None and tokens >= budget.max_tokens:
+        return f"the agents used {tokens:,} tokens of the run's {budget.max_tokens:,} (--max-tokens)"
+    if budget.max_runtime_s is not None and elapsed_s >= budget.max_runtime_s:
+        return f"the run reached its --max-runtime of {budget.max_runtime_s:.0f}s"
+    return None
+
+
+def child_flags(budget: Budget, cost: float, tokens: int, elapsed_s: float) -> tuple[str, ...]:
+    """A new loop's limits: what is left of the run's (the last of a repeated flag is the one a run takes)."""
+    words: list[str] = []
+    if budget.max_cost_usd is not None:
+        words += ["--max-cost", f"{max(budget.max_cost_usd - cost, 0.0001):.4f}"]
+    if budget.max_tokens is not None:
+        words += ["--max-tokens", str(max(budget.max_tokens - tokens, 1))]
+    if budget.max_runtime_s is not None:
+        words += ["--max-runtime", f"{max(budget.max_runtime_s - elapsed_s, 1.0):.0f}s"]
+    return tuple(words)
 
 
 def _live(fleet: Fleet, story: str, pid: int | None) -> tuple[float, int]:

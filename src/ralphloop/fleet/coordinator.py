@@ -14,7 +14,7 @@ from ralphloop.core.exitcodes import ExitReason
 from ralphloop.core.limits import UsageLimit
 from ralphloop.core.protocols import iso
 from ralphloop.files.read import read_json_object
-from ralphloop.fleet import gitops, steering
+from ralphloop.fleet import gitops, plan, steering
 from ralphloop.fleet.adopt import adopt
 from ralphloop.fleet.context import Fleet
 from ralphloop.fleet.gitops import GitStep
@@ -24,8 +24,6 @@ from ralphloop.fleet.merge import merge, retry
 TICK_S = 0.2  # how often the children are polled: their own loops do the waiting
 PORTS_PER_LOOP = 100
 PORT_BASE = 20000
-# the stops that are the whole run's, not each feature's outcome
-_THE_RUNS_OWN = (ExitReason.INTERRUPTED, ExitReason.BUDGET, ExitReason.USAGE_WINDOW)
 
 
 def coordinate(fleets: list[Fleet]) -> ExitReason:
@@ -47,11 +45,7 @@ def coordinate(fleets: list[Fleet]) -> ExitReason:
             fleets[0].cancel.set()  # a merge's gates are stopped too
         merger.finish()
     for fleet in fleets:
-        own = (
-            reason
-            if reason in (ExitReason.INTERRUPTED, ExitReason.BUDGET, ExitReason.USAGE_WINDOW, ExitReason.STOPPED)
-            else _outcome(fleet)
-        )
+        own = plan.own_reason(reason, _outcome(fleet))
         fleet.bring_in = fleet.bring_in_now()
         fleet.book.write(
             bringIn=fleet.bring_in,
@@ -81,20 +75,17 @@ def _loop(fleets: list[Fleet], merger: Merger) -> ExitReason:
         held, asked = _held(fleets), steering.asked(fleets)  # a cap on a window; the user's pause or stop
         if held is None:
             _start_ready([fleet for fleet in fleets if fleet.paths.name not in asked])
-        idle = not merger.busy and not any(fleet.queue for fleet in fleets)  # a merge calls no agent: never held
-        waiting = any(_ready(fleet) for fleet in fleets)
-        if held is not None and lead.stop_when_held and idle and waiting and not any(f.handles for f in fleets):
-            return ExitReason.USAGE_WINDOW  # --on-usage-limit exit: stories are ready, and no loop may start
-        if asked and idle and not any(f.handles for f in fleets) and all(a.action == "stop" for a in asked.values()):
-            return ExitReason.STOPPED
-        if idle and not any(fleet.handles for fleet in fleets) and not waiting and not asked:
-            outcomes = {_outcome(fleet) for fleet in fleets}
-            if outcomes == {ExitReason.COMPLETE}:
-                return ExitReason.COMPLETE
-            for reason in (ExitReason.RETRIES_EXHAUSTED, ExitReason.STOPPED):  # a failure first, then your stop
-                if reason in outcomes:
-                    return reason
-            return ExitReason.BLOCKED
+        end = plan.ending(
+            idle=not merger.busy and not any(fleet.queue for fleet in fleets),  # a merge calls no agent: never held
+            running=any(fleet.handles for fleet in fleets),
+            waiting=any(_ready(fleet) for fleet in fleets),
+            held=held is not None,
+            stop_when_held=lead.stop_when_held,
+            asked=[request.action for request in asked.values()],
+            outcomes={_outcome(fleet) for fleet in fleets},
+        )
+        if end is not None:
+            return end
         _wait(fleets, merger)
 
 
@@ -209,11 +200,7 @@ def _merge_one(fleet: Fleet, story: str) -> str:
 
 
 def _outcome(fleet: Fleet) -> ExitReason:
-    if all(story.id in fleet.passing() for story in fleet.stories()):
-        return ExitReason.COMPLETE
-    if fleet.held_back and not fleet.failed:  # stories whose loop the user stopped (`ralph stop --story`)
-        return ExitReason.STOPPED
-    return ExitReason.RETRIES_EXHAUSTED if fleet.failed else ExitReason.BLOCKED
+    return plan.outcome(fleet.stories(), fleet.failed, fleet.held_back)
 
 
 def _poll(fleet: Fleet) -> bool:
@@ -268,18 +255,11 @@ def _ready(fleet: Fleet) -> list[tuple[str, str]]:
     # what is busy is read before the stories: the merge queue's thread marks a story merged (the target moved)
     # before it leaves the queue, so a story is always either busy here or passing in what is read after
     busy = set(fleet.handles) | set(fleet.queue) | set(fleet.failed) | fleet.held_back
-    stories = fleet.stories()
-    passing = {story.id for story in stories if story.done}
-    found = []
-    for story in sorted(stories, key=lambda story: story.priority):
-        ready = all(need in passing for need in story.depends_on)
-        if story.id not in passing and story.id not in busy and ready:
-            found.append((story.id, story.title))
-    return found
+    return plan.ready(fleet.stories(), busy)
 
 
 def _start(fleet: Fleet, story: str, title: str) -> None:
-    slot = min(set(range(fleet.parallel)) - set(fleet.slots))
+    slot = plan.free_slot(fleet.parallel, fleet.slots)
     fleet.slots[slot] = fleet.label(story)
     tree, branch = fleet.worktree(story), fleet.branch(story)
     tip = gitops.tip_of(fleet.root, fleet.target)
