@@ -17,6 +17,7 @@ PACKAGE = SRC / "ralphloop"
 # packages of lower layers, never a higher layer's nor a sibling's in its own layer. Every package is in one.
 LAYERS: tuple[tuple[str, ...], ...] = (
     ("cli", "demo"),  # the commands; the demo (it runs `ralph` as a user would)
+    ("temporal",),  # loops as durable work on a Temporal server: the workflow, a worker's activities (issue 37)
     ("start",),  # a run assembled, its preflight, the last run reconciled
     ("engine", "fleet", "monitor", "report", "web"),  # the loop, many loops, and the views of them
     ("agents", "state"),  # the backends; the readers of a run's state files

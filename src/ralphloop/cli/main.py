@@ -19,7 +19,7 @@ _COMMAND_ALIASES = {"--status": "status", "--reset-circuit": "reset-circuit"}
 
 # How `ralph --help` lists the commands.
 _GROUPS = (
-    ("start", ("init", "prd", "run")),
+    ("start", ("init", "prd", "run", "worker")),
     ("watch", ("status", "monitor", "serve")),
     ("inspect", ("logs", "analyze", "report", "validate")),
     ("steer", ("pause", "resume", "stop", "say", "answer")),
@@ -80,6 +80,12 @@ def _add_run(commands: Any) -> None:
     from ralphloop.cli.run_flags import add_run
 
     add_run(commands.add_parser("run", help="run the loop over a feature until done"))
+
+
+def _add_worker(commands: Any) -> None:
+    from ralphloop.cli.worker_flags import add_worker  # its parser is built only when asked for
+
+    add_worker(commands)
 
 
 def _add_status(commands: Any) -> None:
@@ -269,6 +275,7 @@ def _add_logs(commands: Any) -> None:
 _COMMANDS: dict[str, Callable[[Any], None]] = {
     "init": _add_init,
     "run": _add_run,
+    "worker": _add_worker,
     "status": _add_status,
     "monitor": _add_monitor,
     "serve": _add_serve,

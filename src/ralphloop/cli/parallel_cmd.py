@@ -45,8 +45,12 @@ def run_parallel(
         raise RalphError("--parallel runs every ready story of the feature: give it without -s or --resume-from")
     if args.dry_run:
         raise RalphError("--parallel has no --dry-run: give it without --parallel to see a loop's prompt and command")
-    cancel, clock = CancelToken(), SystemClock()
     names = _selected(root, target, features)
+    if args.temporal:  # the coordinator is the feature's workflow on a Temporal server (issue 37)
+        from ralphloop.cli.temporal_run import run_on_temporal
+
+        return run_on_temporal(args, argv, root, target, flags, names)
+    cancel, clock = CancelToken(), SystemClock()
     slots: dict[int, str] = {}
     agents = args.agent or ("command" if args.agent_cmd else "claude")  # a hint: the backends to import ahead
     launcher = LocalProcessLauncher(warm=args.parallel, agents=agents)  # warm loops start now, as the features are read

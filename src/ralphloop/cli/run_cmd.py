@@ -57,7 +57,7 @@ def command(args: argparse.Namespace, argv: list[str]) -> int:
     if args.log_file:  # before anything is read or written: the run appends to it from the start
         check_file(args.log_file, f"--log-file {args.log_file}")
     root = find_project_root()
-    if args.parallel and args.parallel > 1:
+    if args.parallel and (args.parallel > 1 or args.temporal):
         return _parallel(args, argv, root, target, iterations, features)
     _story_spec_spellings(args, root, target)  # before build_run: it makes the private index's folder in .git
     terminal = sys.stdin.isatty() and sys.stdout.isatty()
@@ -199,6 +199,11 @@ def _check_flags(args: argparse.Namespace, target: str | None, iterations: str |
         )
     if args.story and args.resume_from:
         raise RalphError("give either -s/--story (one story) or --resume-from (from a story on), not both")
+    if (args.temporal or args.detach) and not args.parallel:
+        flag = "--temporal" if args.temporal else "--detach"
+        raise RalphError(f"{flag} is for a parallel run on Temporal: give it with --parallel N --temporal HOST:PORT")
+    if args.detach and not args.temporal:
+        raise RalphError("--detach is for a run on Temporal: give it with --temporal HOST:PORT")
     # seed 002's -t SECS and -r STORY: refused with the fix, never read silently as minutes or calls per hour
     problem = args.timeout is not None and timeout_problem(args.timeout, _spelled(args, "timeout"))
     problem = problem or (_spelled(args, "rate_limit") == "-r" and story_shaped_rate(args.rate_limit))

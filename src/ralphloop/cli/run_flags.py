@@ -53,6 +53,14 @@ def add_run(run: argparse.ArgumentParser) -> None:
         type=_loops,
         help="run up to N ready stories at once, each in its own git worktree, merged one at a time",
     )
+    what.add_argument(
+        "--temporal",
+        metavar="HOST:PORT",
+        help="with --parallel: run the loops on the workers of this Temporal server (ralph worker), durably",
+    )
+    what.add_argument(
+        "--detach", action="store_true", help="with --temporal: return once the run's workflow is running"
+    )
     # a loop the coordinator of --parallel started, in its worktree (docs/parallel.md): never typed by users
     what.add_argument("--child", action="store_true", help=argparse.SUPPRESS)
     what.add_argument("-p", "--prompt", metavar="FILE", help="prompt template (default: the feature's prompt.md)")

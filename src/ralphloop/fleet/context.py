@@ -15,7 +15,7 @@ from ralphloop.core.errors import RalphError
 from ralphloop.core.file_task import FileTask
 from ralphloop.fleet import gitops
 from ralphloop.fleet.book import Book
-from ralphloop.fleet.launcher import Launcher, LoopHandle
+from ralphloop.fleet.launcher import Launcher, LoopHandle, LoopSpec
 from ralphloop.plugins.formats import Format
 from ralphloop.project.paths import RUNTIME_NAMES, FeaturePaths
 from ralphloop.state.fleet import LOOPS_DIR, loop_folder_name
@@ -31,6 +31,8 @@ if TYPE_CHECKING:
     from ralphloop.state.start_at import StartAt
 
 FLEET_ENV = "RALPH_FLEET_RUN"  # the coordinator's run id, in the environment of everything it starts
+PORTS_PER_LOOP = 100  # each slot's own ports, RALPH_PORT_BASE on: two loops' test servers never collide
+PORT_BASE = 20000
 
 # The quality gates over a loop's worktree: the names of those that fail (none configured: none fail).
 Gates = Callable[[FeaturePaths, str], tuple[str, ...]]
@@ -78,6 +80,9 @@ class Fleet:
     held: Callable[[datetime], UsageLimit | None] | None = None
     stop_when_held: bool = False
     start_at: StartAt | None = None  # --start-at: no loop starts before it (the coordinator waits, not each loop)
+    # issue 37: the target's remote copy moved first (a Temporal worker's push with a lease), before the local
+    # branch; False when the remote moved meanwhile (the merge is then "moved": rebased again, never forced)
+    publish: Callable[[str, str], bool] | None = None
     _stories: tuple[int, list[FileTask]] | None = None  # the stories as read at a version of the target
     _version: int = 0
 
@@ -98,6 +103,20 @@ class Fleet:
 
     def loop_paths(self, story: str) -> FeaturePaths:
         return FeaturePaths(self.loop_root(story), os.path.join(self.worktree(story), self.feature_rel))
+
+    def loop_spec(self, story: str, slot: int, limits: tuple[str, ...] | list[str]) -> LoopSpec:
+        """The child loop of `story` in its worktree, in `slot`, with `limits` (what is left of the run's budget)."""
+        kept = self.kept(story)
+        os.makedirs(kept, exist_ok=True)
+        base = PORT_BASE + PORTS_PER_LOOP * slot
+        return LoopSpec(
+            story=story,
+            worktree=self.loop_root(story),
+            argv=("run", *self.child_words, *limits, f"--story={story}"),  # an id may start with "-"
+            env={"RALPH_SLOT": str(slot), "RALPH_PORT_BASE": str(base), "RALPH_PORT_COUNT": str(PORTS_PER_LOOP)},
+            slot=slot,
+            log=os.path.join(kept, "terminal.log"),
+        )
 
     def kept(self, story: str) -> str:
         """Where a loop's records go when its worktree is removed."""

@@ -17,13 +17,9 @@ from ralphloop.files.read import read_json_object
 from ralphloop.fleet import gitops, plan, steering
 from ralphloop.fleet.adopt import adopt
 from ralphloop.fleet.context import Fleet
-from ralphloop.fleet.gitops import GitStep
-from ralphloop.fleet.launcher import LoopSpec
-from ralphloop.fleet.merge import merge, retry
+from ralphloop.fleet.merge import merge_one
 
 TICK_S = 0.2  # how often the children are polled: their own loops do the waiting
-PORTS_PER_LOOP = 100
-PORT_BASE = 20000
 
 
 def coordinate(fleets: list[Fleet]) -> ExitReason:
@@ -168,7 +164,7 @@ def _merge_next(fleets: list[Fleet]) -> bool:
         if not fleet.queue or fleet.cancel.is_set():
             continue
         story = fleet.queue[0]
-        outcome = _merge_one(fleet, story)
+        outcome = merge_one(fleet, story)
         if outcome == "cancelled":
             continue  # adopted by the next run; nothing moved, so the queue waits a tick rather than trying again
         merged = True
@@ -180,23 +176,6 @@ def _merge_next(fleets: list[Fleet]) -> bool:
             fleet.say(f"⇢ {fleet.label(story)} merged into {fleet.target} ({done}/{total})")
         _publish(fleet)
     return merged
-
-
-def _merge_one(fleet: Fleet, story: str) -> str:
-    """merge(), with a git step that fails for this story (not the run's): the story retried, its work saved; or,
-    when git cannot even do that, failed and its worktree kept. The other stories go on either way."""
-    try:
-        return merge(fleet, story)
-    except GitStep as exc:
-        fleet.book.log("git failed", story=story, why=str(exc))
-        try:
-            return retry(fleet, story, f"git failed in its merge ({exc})")
-        except GitStep as again:
-            why = f"git failed in its merge ({exc}), then in saving it ({again})"
-            fleet.failed[story] = why
-            fleet.book.set(story, state="failed", note=why, pid=None)
-            fleet.say(f"✗ {fleet.label(story)}: {why}. Its worktree is kept: {fleet.worktree(story)}")
-            return "failed"
 
 
 def _outcome(fleet: Fleet) -> ExitReason:
@@ -266,19 +245,8 @@ def _start(fleet: Fleet, story: str, title: str) -> None:
     attempt = fleet.attempts.setdefault(story, 1)
     fleet.book.log("starting", story=story, branch=branch, worktree=tree, base=tip, attempt=attempt, slot=slot)
     gitops.add_worktree(fleet.root, tree, branch, tip)
-    kept = fleet.kept(story)
-    os.makedirs(kept, exist_ok=True)
-    base = PORT_BASE + PORTS_PER_LOOP * slot
     limits = fleet.spending.child_flags(fleet.clock.monotonic()) if fleet.spending is not None else ()
-    spec = LoopSpec(
-        story=story,
-        worktree=fleet.loop_root(story),
-        argv=("run", *fleet.child_words, *limits, f"--story={story}"),  # an id may start with "-"
-        env={"RALPH_SLOT": str(slot), "RALPH_PORT_BASE": str(base), "RALPH_PORT_COUNT": str(PORTS_PER_LOOP)},
-        slot=slot,
-        log=os.path.join(kept, "terminal.log"),
-    )
-    handle = fleet.launcher.start(spec)
+    handle = fleet.launcher.start(fleet.loop_spec(story, slot, limits))
     fleet.handles[story] = handle
     pid = handle.pid
     fleet.book.log("started", story=story, pid=pid, pid_start=handle.started)

@@ -12,6 +12,7 @@ import re
 from ralphloop.files.store import atomic_write_bytes
 from ralphloop.fleet import gitops
 from ralphloop.fleet.context import Fleet
+from ralphloop.fleet.gitops import GitStep
 from ralphloop.fleet.resolve import resolve
 from ralphloop.workspace import git
 
@@ -90,6 +91,23 @@ def merge(fleet: Fleet, story: str) -> str:
     return "merged"
 
 
+def merge_one(fleet: Fleet, story: str) -> str:
+    """merge(), with a git step that fails for this story (not the run's): the story retried, its work saved; or,
+    when git cannot even do that, failed and its worktree kept. The other stories go on either way."""
+    try:
+        return merge(fleet, story)
+    except GitStep as exc:
+        fleet.book.log("git failed", story=story, why=str(exc))
+        try:
+            return retry(fleet, story, f"git failed in its merge ({exc})")
+        except GitStep as again:
+            why = f"git failed in its merge ({exc}), then in saving it ({again})"
+            fleet.failed[story] = why
+            fleet.book.set(story, state="failed", note=why, pid=None)
+            fleet.say(f"✗ {fleet.label(story)}: {why}. Its worktree is kept: {fleet.worktree(story)}")
+            return "failed"
+
+
 def _land(fleet: Fleet, story: str, old: str, new: str) -> str | None:
     """The target moved to `new`, never under a worktree that has it checked out (asked now: a worktree may have
     been added, or switched, since the run began); None once done, else the merge's outcome."""
@@ -111,6 +129,9 @@ def _land(fleet: Fleet, story: str, old: str, new: str) -> str | None:
         fleet.book.set(story, state="failed", note=why, pid=None)
         fleet.say(f"✗ {fleet.label(story)}: {why}. Its worktree is kept: {fleet.worktree(story)}")
         return "failed"
+    if fleet.publish is not None and not fleet.publish(old, new):
+        fleet.book.log("moved", story=story, where="remote")
+        return "moved"
     if not gitops.compare_and_swap(fleet.root, fleet.target, new, old, f"ralph: merge {story}"):
         fleet.book.log("moved", story=story)
         fleet.moved()

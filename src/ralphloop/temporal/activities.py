@@ -1,0 +1,265 @@
+"""What a worker does for a feature's workflow (issue 37): read the feature on the remote, run one story's loop, merge
+one finished story. Each is the local run's own code over the worker's clone (temporal/clones.py): the fleet is
+built by start/fleet.py as `ralph run --parallel` builds it, a loop is the same child `ralph run -s STORY` in its
+own worktree (and its own sandbox), and a merge is fleet/merge.py's, whose landing on the remote is a push with a
+lease. A loop's commits are pushed as it makes them, so that the story goes on from there on another worker when
+this one dies (Temporal retries the activity once its heartbeats stop)."""
+
+from __future__ import annotations
+
+import contextlib
+import functools
+import os
+import select
+import socket
+import sys
+from collections.abc import Callable
+from typing import Any, TypeVar
+
+from temporalio import activity
+from temporalio.exceptions import ApplicationError, CancelledError
+
+from ralphloop.core.cancel import CancelToken
+from ralphloop.core.clock import SystemClock
+from ralphloop.core.errors import RalphError
+from ralphloop.files.read import read_json_object
+from ralphloop.files.store import atomic_write_bytes
+from ralphloop.fleet import gitops
+from ralphloop.fleet import merge as merging
+from ralphloop.fleet.context import Fleet
+from ralphloop.fleet.gitops import GitStep
+from ralphloop.fleet.launcher import LocalProcessLauncher
+from ralphloop.start.fleet import FleetRequest, build_fleet
+from ralphloop.temporal.clones import Clone
+from ralphloop.temporal.shapes import (
+    FeatureSpec,
+    LoopResult,
+    LoopTask,
+    MergeResult,
+    MergeTask,
+    Prepared,
+    StoryRow,
+)
+
+T = TypeVar("T")
+PENDING_CAP = 256 << 10  # a story's progress entries carried to its merge (a workflow's payloads stay small)
+MOVED_TRIES = 20  # a merge rebased again this often while other merges land first, then handed back
+
+
+def _told(step: Callable[..., T]) -> Callable[..., T]:
+    """A refusal of ralph's (a bad config, a branch gone) fails the activity in one line, not tried again: the
+    workflow says it. A git step that failed (a push while the remote was away) is tried again by Temporal."""
+
+    @functools.wraps(step)
+    def run(*args: Any) -> T:
+        try:
+            return step(*args)
+        except GitStep as error:
+            raise ApplicationError(str(error), type="GitStep") from None
+        except RalphError as error:
+            raise ApplicationError(str(error), type="RalphError", non_retryable=True) from None
+
+    return run
+
+
+class Work:
+    """The activities of one worker, over its clones under `workdir`."""
+
+    def __init__(self, workdir: str, name: str | None = None) -> None:
+        self.workdir = workdir
+        self.name = name or f"{os.environ.get('USER', 'ralph')}@{socket.gethostname()}:{os.getpid()}"
+
+    # ------------------------------------------------------------------ the activities
+
+    @activity.defn(name="ralph.prepare")
+    @_told
+    def prepare(self, spec: FeatureSpec) -> Prepared:
+        """The stories as the remote's feature branch has them (the fleet built there: its settings checked)."""
+        clone = Clone(self.workdir, spec.remote)
+        with clone.lock:
+            tip = clone.sync(spec.branch)
+            fleet = self._fleet(clone, spec, LocalProcessLauncher())
+            return Prepared(stories=_rows(fleet), tip=tip)
+
+    @activity.defn(name="ralph.loop")
+    @_told
+    def loop(self, task: LoopTask) -> LoopResult:
+        spec, story = task.spec, task.story
+        clone = Clone(self.workdir, spec.remote)
+        launcher = LocalProcessLauncher()
+        with clone.lock:
+            tip = clone.sync(spec.branch)
+            fleet = self._fleet(clone, spec, launcher)
+            branch, tree = fleet.branch(story), fleet.worktree(story)
+            gitops.remove_worktree(clone.root, tree, None)  # a dead worker's, or an earlier attempt's
+            # a retry of this activity (its worker died) goes on from what that worker pushed; a new attempt
+            # starts from the feature branch's tip
+            resumed = activity.info().attempt > 1 and clone.fetch(branch) is not None
+            if not resumed and clone.head(branch) is not None:
+                git_branch_delete(clone, branch)
+            gitops.add_worktree(clone.root, tree, branch, tip)
+            if not resumed:
+                clone.push(branch, f"refs/heads/{branch}", force=True)  # this attempt's, from its first instant
+        where = "went on from what was pushed" if resumed else f"from {tip[:12]}"
+        activity.logger.info("loop %s started (%s) on %s", story, where, self.name)
+        print(f"▶ {spec.feature}/{story}: loop started ({where})", flush=True)
+        handle = launcher.start(fleet.loop_spec(story, task.slot, task.limits))
+        pushed = gitops.head_of(tree, "HEAD")
+        try:
+            code = self._watch(handle, fleet, clone, story, spec.heartbeat_s, pushed)
+        finally:
+            if handle.poll() is None:
+                handle.stop(fleet.grace_s)
+        return self._ended(fleet, clone, story, code)
+
+    @activity.defn(name="ralph.merge")
+    @_told
+    def merge(self, task: MergeTask) -> MergeResult:
+        """The story through the merge queue's one step (fleet/merge.py), landing on the remote with a lease:
+        rebased again while other merges land first."""
+        spec, story = task.spec, task.story
+        clone = Clone(self.workdir, spec.remote)
+        with clone.lock:
+            outcome, fleet = "moved", None
+            for _ in range(MOVED_TRIES):
+                tip = clone.sync(spec.branch)
+                fleet = self._fleet(clone, spec, LocalProcessLauncher())
+                fleet.attempts[story] = task.attempt
+                self._checkout_story(fleet, clone, story, tip, task.pending)
+                fleet.publish = lambda old, new: clone.push(new, f"refs/heads/{spec.branch}", lease=old)
+                outcome = merging.merge_one(fleet, story)
+                if outcome != "moved":
+                    break
+                activity.heartbeat("moved")
+            assert fleet is not None
+            clone.push_refs(gitops.attempts_prefix(fleet.paths.name, story) + "*")
+            if outcome == "merged":
+                clone.push("", f"refs/heads/{fleet.branch(story)}")  # the story's branch is spent
+            tip = clone.fetch(spec.branch) or ""
+            fleet.moved()
+            why = fleet.failed.get(story) or _note(fleet, story)
+            done = "failed" if story in fleet.failed else ("merged" if outcome == "merged" else "retry")
+            print(f"⇢ {spec.feature}/{story}: {done}{': ' + why if why and done != 'merged' else ''}", flush=True)
+            return MergeResult(story, done, why, tip[:12] or None, _rows(fleet), self.name)
+
+    # ------------------------------------------------------------------ the steps
+
+    def _fleet(self, clone: Clone, spec: FeatureSpec, launcher: LocalProcessLauncher) -> Fleet:
+        flags = {key: (value[0], str(value[1])) for key, value in spec.flags.items()}
+        request = FleetRequest(
+            None, flags, tuple(spec.argv), spec.parallel, None, CancelToken(), SystemClock(), launcher, {}, _say, _warn
+        )
+        fleet, _ = build_fleet(os.path.normpath(os.path.join(clone.root, spec.sub)), spec.feature, request)
+        return fleet
+
+    def _watch(self, handle: Any, fleet: Fleet, clone: Clone, story: str, every_s: float, pushed: str | None) -> int:
+        """Until the loop ends: a heartbeat each `every_s`, and its commits pushed as it makes them. Cancelled
+        (the user's `stop --now`, the run over): the loop is stopped as on Ctrl+C, its iteration recorded."""
+        branch, tree = fleet.branch(story), fleet.worktree(story)
+        while (code := handle.poll()) is None:
+            fd = handle.fileno()
+            with contextlib.suppress(InterruptedError, ValueError, OSError):
+                select.select([fd] if fd is not None else [], [], [], min(every_s, 2.0))
+            head = gitops.head_of(tree, "HEAD")
+            if head is not None and head != pushed:
+                with clone.lock:
+                    clone.push(head, f"refs/heads/{branch}", force=True)
+                pushed = head
+            activity.heartbeat(story)
+            if activity.is_worker_shutdown() or activity.is_cancelled():
+                handle.stop(fleet.grace_s)  # its iteration recorded, as on Ctrl+C
+                head = gitops.head_of(tree, "HEAD")
+                with clone.lock:
+                    if head is not None:
+                        clone.push(head, f"refs/heads/{branch}", force=True)
+                    clone.push_refs(gitops.attempts_prefix(fleet.paths.name, story) + "*")
+                if activity.is_cancelled():
+                    raise CancelledError(f"{story}: its loop was stopped")
+                # tried again on another worker, from what was just pushed
+                raise ApplicationError(f"{story}: the worker {self.name} stopped during its loop")
+        return int(code)
+
+    def _ended(self, fleet: Fleet, clone: Clone, story: str, code: int) -> LoopResult:
+        status = read_json_object(fleet.loop_paths(story).status) or {}
+        passes = code == 0 and fleet.passes_in_worktree(story)
+        pending = b""
+        with clone.lock:
+            if passes:
+                merging.collect(fleet, story)  # its pass mark and progress taken off its branch, as on one machine
+                path = os.path.join(fleet.loop_paths(story).state_dir, "logs", merging.PENDING)
+                with contextlib.suppress(OSError), open(path, "rb") as handle:
+                    pending = handle.read(PENDING_CAP)
+                clone.push_refs(merging.leftovers(fleet, story))
+            head = gitops.head_of(fleet.worktree(story), "HEAD")
+            if head is not None:
+                clone.push(head, f"refs/heads/{fleet.branch(story)}", force=True)
+            clone.push_refs(gitops.attempts_prefix(fleet.paths.name, story) + "*")  # what the loop undid
+            fleet.keep_records(story)
+        return LoopResult(
+            story=story,
+            code=code,
+            passes=passes,
+            exit_reason=_text(status.get("exitReason")),
+            message=_text(status.get("exitMessage")),
+            cost_usd=_number(status.get("costUsd")),
+            tokens=int(_number(status.get("tokensUsed"))),
+            resets_at=_resets(status),
+            pending=pending.decode("utf-8", "replace"),
+            head=head,
+            worker=self.name,
+        )
+
+    def _checkout_story(self, fleet: Fleet, clone: Clone, story: str, tip: str, pending: str) -> None:
+        """The story's branch, as its loop pushed it, in its worktree here; its progress entries where the
+        merge takes them from."""
+        branch, tree = fleet.branch(story), fleet.worktree(story)
+        gitops.remove_worktree(clone.root, tree, None)
+        head = clone.fetch(branch)
+        if head is None:
+            raise gitops.GitStep(f"the branch {branch} is not on {clone.remote}: its loop pushed nothing")
+        gitops.add_worktree(clone.root, tree, branch, tip)
+        logs = os.path.join(fleet.loop_paths(story).state_dir, "logs")
+        os.makedirs(logs, exist_ok=True)
+        atomic_write_bytes(os.path.join(logs, merging.PENDING), pending.encode())
+        fleet.collected.add(story)  # its loop's worker took the marks off already
+
+
+def git_branch_delete(clone: Clone, branch: str) -> None:
+    from ralphloop.workspace import git
+
+    git.run(clone.root, "branch", "-D", branch)
+
+
+def _rows(fleet: Fleet) -> list[StoryRow]:
+    return [StoryRow(s.id, s.title, s.done, s.priority, list(s.depends_on)) for s in fleet.stories()]
+
+
+def _note(fleet: Fleet, story: str) -> str | None:
+    note = fleet.book.loop(story).get("note")
+    return str(note) if note else None
+
+
+def _text(value: object) -> str | None:
+    return value if isinstance(value, str) else None
+
+
+def _number(value: object) -> float:
+    return float(value) if isinstance(value, int | float) and not isinstance(value, bool) else 0.0
+
+
+def _resets(status: dict[str, Any]) -> str | None:
+    """When the loop stopped at a cap on a usage window: when that window resets (status.json's pacing)."""
+    pacing = status.get("pacing")
+    if isinstance(pacing, dict):
+        for value in pacing.values():
+            if isinstance(value, dict) and isinstance(value.get("resetsAt"), str):
+                return str(value["resetsAt"])
+    return None
+
+
+def _say(text: str) -> None:
+    print(text, flush=True)
+
+
+def _warn(text: str) -> None:
+    print(f"ralph worker: warning: {text}", file=sys.stderr, flush=True)

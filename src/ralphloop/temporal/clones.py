@@ -1,0 +1,92 @@
+"""A worker's clones (issue 37): one clone of each repository under `--workdir`, fetched before each piece of work,
+whose own tree is on a branch of its own at the feature branch's tip (so that the feature branch itself is never
+checked out, and the merge queue may move it). The loops work in its worktrees, as on one machine; what they hand
+back travels by git: a story's branch, its saved attempts, and the feature branch, pushed with a lease."""
+
+from __future__ import annotations
+
+import hashlib
+import os
+import re
+import threading
+
+from ralphloop.fleet.gitops import GitStep
+from ralphloop.workspace import git
+
+WORKER_BRANCH = "ralph-worker"  # what the clone's own tree has checked out
+_LOCKS: dict[str, threading.Lock] = {}
+_LOCKS_GUARD = threading.Lock()
+
+
+class Clone:
+    """The worker's clone of `remote` under `workdir`."""
+
+    def __init__(self, workdir: str, remote: str) -> None:
+        self.remote = remote
+        name = re.sub(r"[^A-Za-z0-9._-]+", "-", os.path.basename(remote.rstrip("/")).removesuffix(".git"))[:40]
+        key = hashlib.sha256(remote.encode()).hexdigest()[:10]
+        self.root = os.path.join(os.path.abspath(workdir), f"{name or 'repo'}-{key}")
+        with _LOCKS_GUARD:
+            self.lock = _LOCKS.setdefault(self.root, threading.Lock())  # its tree and refs: one step at a time
+
+    def _git(self, *args: str, at: str | None = None) -> str:
+        done = git.run(at or self.root, *args)
+        if done.returncode != 0:
+            raise GitStep(f"git {args[0]} failed in {self.root}: {git.reason(done)}")
+        return done.stdout.decode("utf-8", "replace").strip()
+
+    def sync(self, branch: str) -> str:
+        """The clone made (once) and fetched, its tree detached at `branch`'s tip on the remote; that tip."""
+        if not os.path.isdir(os.path.join(self.root, ".git")):
+            os.makedirs(os.path.dirname(self.root), exist_ok=True)
+            partial = f"{self.root}.partial"
+            if os.path.isdir(partial):
+                import shutil
+
+                shutil.rmtree(partial)
+            done = git.run(os.path.dirname(self.root), "clone", "-q", "--no-checkout", self.remote, partial)
+            if done.returncode != 0:
+                raise GitStep(f"git clone {self.remote} failed: {git.reason(done)}")
+            os.rename(partial, self.root)  # a clone cut short by a kill is never taken for one
+        tip = self.fetch(branch)
+        if tip is None:
+            raise GitStep(f"the branch {branch} is not on {self.remote}")
+        # a branch of the worker's own, never the feature branch (which the merges move): a run needs a branch
+        self._git("checkout", "-q", "-f", "-B", WORKER_BRANCH, tip)
+        return tip
+
+    def fetch(self, branch: str) -> str | None:
+        """The local `branch` set to the remote's (None: the remote has no such branch, and neither has the clone)."""
+        listed = self._git("ls-remote", "--heads", self.remote, f"refs/heads/{branch}")
+        if not listed:
+            if self.head(branch) is not None:
+                self._git("branch", "-D", branch)
+            return None
+        self._git("fetch", "-q", "--no-tags", self.remote, f"+refs/heads/{branch}:refs/heads/{branch}")
+        return self.head(branch)
+
+    def head(self, branch: str) -> str | None:
+        done = git.run(self.root, "rev-parse", "--verify", "-q", f"refs/heads/{branch}^{{commit}}")
+        return done.stdout.decode().strip() or None if done.returncode == 0 else None
+
+    def push(self, local: str, remote_ref: str, *, lease: str | None = None, force: bool = False) -> bool:
+        """`local` (a commit or ref) pushed to `remote_ref`; with `lease`, only while the remote has it there
+        (False when the remote moved: never an overwrite)."""
+        args = ["push", "--porcelain", "-q"]
+        if lease is not None:
+            args.append(f"--force-with-lease={remote_ref}:{lease}")
+        elif force:
+            args.append("--force")
+        done = git.run(self.root, *args, self.remote, f"{local}:{remote_ref}")
+        if done.returncode == 0:
+            return True
+        said = done.stdout.decode("utf-8", "replace") + done.stderr.decode("utf-8", "replace")
+        if "[rejected]" in said or "stale info" in said or "fetch first" in said or "non-fast-forward" in said:
+            return False
+        raise GitStep(f"git push to {self.remote} failed: {git.reason(done)}")
+
+    def push_refs(self, prefix: str) -> None:
+        """Every local ref under `prefix` (a story's saved attempts) pushed as it is; none overwritten there."""
+        listed = self._git("for-each-ref", "--format=%(refname)", prefix)
+        for ref in listed.split():
+            self.push(ref, ref)

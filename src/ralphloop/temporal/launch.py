@@ -1,0 +1,143 @@
+"""`ralph run --parallel N --temporal HOST:PORT` (issue 37): the feature checked here as a local parallel run checks
+it, its branch checked on the remote the workers clone, then its workflow started, or attached to when it runs
+already (its id is the repository's and the feature's). The client follows the run's lines until it ends, or
+returns at once with --detach; Ctrl+C leaves the run going: the workflow, not this process, is the coordinator."""
+
+from __future__ import annotations
+
+import asyncio
+import getpass
+import socket
+import sys
+from typing import Any
+
+from ralphloop.core.errors import RalphError
+from ralphloop.core.exitcodes import ExitReason
+from ralphloop.fleet.context import Fleet
+from ralphloop.temporal.server import Server, connect
+from ralphloop.temporal.shapes import WORKFLOW, FeatureSpec, Steer, workflow_id
+from ralphloop.words.textsafe import strip_terminal_controls
+from ralphloop.workspace import git
+
+FOLLOW_EVERY_S = 0.5
+
+
+def remote_of(fleet: Fleet) -> str:
+    """The URL the workers clone: the feature branch's upstream remote, else origin."""
+    root = fleet.root
+    name = git.run(root, "config", f"branch.{fleet.feature_branch}.remote").stdout.decode().strip() or "origin"
+    done = git.run(root, "remote", "get-url", name)
+    url = done.stdout.decode().strip()
+    if done.returncode != 0 or not url:
+        raise RalphError(
+            f"--temporal: the workers clone the repository from its remote, and it has no remote {name!r} "
+            "(git remote add origin URL)"
+        )
+    return url
+
+
+def check_pushed(fleet: Fleet, remote: str) -> None:
+    """The loops start from the remote's feature branch: it must hold what is committed here."""
+    branch = fleet.feature_branch
+    mine = git.run(fleet.root, "rev-parse", "--verify", "-q", f"refs/heads/{branch}").stdout.decode().strip()
+    listed = git.run(fleet.root, "ls-remote", "--heads", remote, f"refs/heads/{branch}")
+    if listed.returncode != 0:
+        raise RalphError(f"--temporal: cannot read {remote}: {git.reason(listed)}")
+    theirs = listed.stdout.decode().split("\t")[0].strip()
+    if not theirs:
+        raise RalphError(
+            f"--temporal: the branch {branch} is not on {remote}, where the workers start: git push -u origin {branch}"
+        )
+    if theirs == mine:
+        return
+    git.run(fleet.root, "fetch", "-q", remote, f"refs/heads/{branch}")
+    behind = git.run(fleet.root, "merge-base", "--is-ancestor", mine, theirs).returncode == 0
+    if not behind:
+        raise RalphError(
+            f"--temporal: {branch} here has commits {remote} lacks; the workers start from the remote's: "
+            f"git push origin {branch}"
+        )
+
+
+def spec_of(fleet: Fleet, remote: str, argv: list[str], flags: dict[str, tuple[Any, str]], queue: str) -> FeatureSpec:
+    budget = fleet.budget
+    import os
+
+    return FeatureSpec(
+        remote=remote,
+        feature=fleet.paths.name,
+        branch=fleet.feature_branch,
+        argv=list(argv),
+        sub=fleet.sub,
+        flags={key: [value, label] for key, (value, label) in flags.items()},
+        parallel=fleet.parallel,
+        max_attempts=fleet.max_attempts,
+        queue=queue,
+        max_cost_usd=budget.max_cost_usd if budget else None,
+        max_tokens=budget.max_tokens if budget else None,
+        max_runtime_s=budget.max_runtime_s if budget else None,
+        stop_when_held=fleet.stop_when_held,
+        started_by=f"{getpass.getuser()}@{socket.gethostname()}:{os.getpid()}",
+    )
+
+
+def start(server: Server, spec: FeatureSpec, detach: bool) -> int:
+    return asyncio.run(_start(server, spec, detach))
+
+
+async def _start(server: Server, spec: FeatureSpec, detach: bool) -> int:
+    from temporalio.common import WorkflowIDConflictPolicy
+
+    client = await connect(server)
+    wid = workflow_id(spec.remote, spec.feature)
+    handle = await client.start_workflow(
+        WORKFLOW,
+        spec,
+        id=wid,
+        task_queue=spec.queue,
+        id_conflict_policy=WorkflowIDConflictPolicy.USE_EXISTING,
+    )
+    attached = handle.result_run_id is not None and handle.first_execution_run_id != handle.result_run_id
+    print(f"Workflow {wid} on {server.address} ({server.namespace}), queue {spec.queue}.", flush=True)
+    if detach:
+        print("Detached: the run goes on on the workers. `ralph status` shows it; `ralph stop` stops it.", flush=True)
+        return 0
+    del attached
+    return await follow(handle)
+
+
+async def follow(handle: Any) -> int:
+    """The run's lines as they come, until it ends: its exit code. Ctrl+C stops following, not the run."""
+    from temporalio.client import WorkflowExecutionStatus
+
+    said = 0
+    try:
+        while True:
+            for number, text in await handle.query("lines", said):
+                print(strip_terminal_controls(str(text)), flush=True)
+                said = int(number)
+            described = await handle.describe()
+            if described.status is not None and described.status != WorkflowExecutionStatus.RUNNING:
+                break
+            await asyncio.sleep(FOLLOW_EVERY_S)
+    except (KeyboardInterrupt, asyncio.CancelledError):
+        print("Detached: the run goes on on the workers. `ralph status` shows it; `ralph stop` stops it.", flush=True)
+        return 0
+    try:
+        result = await handle.result()
+    except Exception as error:  # the workflow failed, was terminated or cancelled on the server
+        print(f"ralph: the run's workflow ended without a result: {error}", file=sys.stderr)
+        return 1
+    for number, text in await handle.query("lines", said):
+        del number
+        print(strip_terminal_controls(str(text)), flush=True)
+    reason = str(result.get("exitReason") or "")
+    try:
+        return ExitReason(reason).exit_code
+    except ValueError:
+        return 1
+
+
+async def signal_run(server: Server, remote: str, feature: str, asked: Steer) -> None:
+    client = await connect(server)
+    await client.get_workflow_handle(workflow_id(remote, feature)).signal("steer", asked)

@@ -1,0 +1,68 @@
+"""What the workflow keeps of each story's loop, and how its `fleet` query shapes it as fleet.json's loop entries
+(state/fleet.py): plain values, no temporalio, so the query's shape is tested as any other."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from datetime import datetime
+from typing import Any
+
+
+@dataclass
+class Loop:
+    """A story's loop as the workflow tracks it (fleet.json's loop entry)."""
+
+    story: str
+    title: str = ""
+    state: str = "waiting"
+    slot: int | None = None
+    attempt: int = 1
+    worker: str | None = None
+    note: str | None = None
+    commit: str | None = None
+    started_at: str | None = None
+    ended_at: str | None = None
+    cost_usd: float = 0.0
+
+
+@dataclass
+class Held:
+    message: str
+    until: datetime | None = None
+
+
+def entry(loop: Loop, max_attempts: int) -> dict[str, Any]:
+    return {
+        "story": loop.story,
+        "title": loop.title,
+        "state": loop.state,
+        "slot": loop.slot,
+        "attempt": loop.attempt,
+        "maxAttempts": max_attempts,
+        "worker": loop.worker,
+        "note": loop.note,
+        "commit": loop.commit,
+        "startedAt": loop.started_at,
+        "endedAt": loop.ended_at,
+        "costUsd": loop.cost_usd,
+    }
+
+
+def cause_of(error: BaseException) -> str:
+    """The innermost failure's message (an activity's error wraps the worker's)."""
+    while error.__cause__ is not None:
+        error = error.__cause__
+    return str(error)
+
+
+def iso(when: datetime) -> str:
+    return when.strftime("%Y-%m-%dT%H:%M:%SZ")
+
+
+def parsed(text: str | None) -> datetime | None:
+    if not text:
+        return None
+    try:
+        return datetime.fromisoformat(text.replace("Z", "+00:00"))
+    except ValueError:
+        return None
