@@ -25,10 +25,31 @@ def _free_port() -> int:
         return int(probe.getsockname()[1])
 
 
+def _free_block(size: int = 6) -> int:
+    """A port whose next `size` ports are free too: the dev server binds its services' own beside the frontend's."""
+    import random
+
+    for _ in range(200):
+        base = random.randrange(30000, 60000)
+        try:
+            probes = []
+            for port in range(base, base + size):
+                probe = socket.socket()
+                probes.append(probe)
+                probe.bind(("127.0.0.1", port))
+            return base
+        except OSError:
+            continue
+        finally:
+            for probe in probes:
+                probe.close()
+    raise RuntimeError("no block of free ports")
+
+
 @dataclass
 class DevServer:
     folder: Path
-    port: int = field(default_factory=_free_port)
+    port: int = field(default_factory=_free_block)
     http_port: int = field(default_factory=_free_port)
     metrics_port: int = field(default_factory=_free_port)
     process: subprocess.Popen[bytes] | None = None
@@ -38,6 +59,17 @@ class DevServer:
         return f"127.0.0.1:{self.port}"
 
     def start(self) -> None:
+        for attempt in range(3):  # a port taken between the probe and the bind: another block
+            try:
+                self._start()
+                return
+            except RuntimeError:
+                if attempt == 2:
+                    raise
+                self.stop(kill=True)
+                self.port, self.http_port, self.metrics_port = _free_block(), _free_port(), _free_port()
+
+    def _start(self) -> None:
         log = (self.folder / "server.log").open("ab")
         self.process = subprocess.Popen(
             [

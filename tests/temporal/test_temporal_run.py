@@ -5,15 +5,17 @@ tests, which commits its work with `git add -A`."""
 from __future__ import annotations
 
 import json
+import signal
 import subprocess
 from pathlib import Path
 from typing import Any
 
+import psutil
 import pytest
 
 from tests.conftest import PYTHON, agent_cmd
 from tests.integration.helpers import git, parallel_feature
-from tests.temporal.machines import start_worker, with_remote
+from tests.temporal.machines import start_worker, wait_for, with_remote
 
 pytestmark = pytest.mark.slow
 BRANCH = "ralph/feat"
@@ -89,3 +91,142 @@ def test_six_stories_on_two_workers_each_merged_once_on_the_remote(
     # both machines worked
     assert all("loop started" in worker.output() for worker in workers), [w.output() for w in workers]
     assert "All 6 stories merged into ralph/feat." in done.stdout, done.stdout
+
+
+def test_the_client_killed_changes_nothing_the_run_finishes_and_status_shows_it(
+    project: Path, ralph_env: dict[str, str], tmp_path: Path, temporal_server: Any
+) -> None:
+    parallel_feature(project, ralph_env, _stories(4))
+    git(project, ralph_env, "branch", BRANCH)
+    remote = with_remote(project, ralph_env, tmp_path, "main", BRANCH)
+    worker = start_worker("machine-a", temporal_server.address, tmp_path, ralph_env, slots=2)
+    try:
+        client = subprocess.Popen(
+            [
+                PYTHON,
+                "-m",
+                "ralphloop",
+                "run",
+                "--parallel",
+                "2",
+                "--temporal",
+                temporal_server.address,
+                "--agent-cmd",
+                agent_cmd("fleet_agent.py", "--sleep", "1"),
+            ],
+            cwd=project,
+            env=ralph_env,
+            stdout=subprocess.PIPE,
+            stderr=subprocess.STDOUT,
+            text=True,
+        )
+        assert client.stdout is not None
+        for line in client.stdout:
+            if "started in slot" in line:
+                break
+        client.kill()  # SIGKILL: nothing of the run is in this process
+        client.wait()
+        running = subprocess.run(
+            [PYTHON, "-m", "ralphloop", "status"],
+            cwd=project,
+            env=ralph_env,
+            capture_output=True,
+            text=True,
+            check=False,
+        )
+        assert running.returncode == 0, running.stderr
+        assert "Engine:     temporal: workflow ralph-" in running.stdout, running.stdout
+        wait_for(lambda: _passing(remote, ralph_env) == ["S-1", "S-2", "S-3", "S-4"], timeout=90)
+
+        def ended() -> bool:
+            shown = subprocess.run(
+                [PYTHON, "-m", "ralphloop", "status"],
+                cwd=project,
+                env=ralph_env,
+                capture_output=True,
+                text=True,
+                check=False,
+            )
+            return "complete" in shown.stdout
+
+        wait_for(ended, timeout=30)
+        shown = subprocess.run(
+            [PYTHON, "-m", "ralphloop", "status"],
+            cwd=project,
+            env=ralph_env,
+            capture_output=True,
+            text=True,
+            check=False,
+        )
+        assert "Fleet:      complete · 4 / 4 stories merged" in shown.stdout, shown.stdout
+        # a second `ralph run` attaches to the finished workflow's id: it starts nothing twice
+    finally:
+        assert worker.stop() == 0, worker.output()
+
+
+def test_a_worker_sigkilled_mid_story_its_stories_finish_on_the_other_merged_once(
+    project: Path, ralph_env: dict[str, str], tmp_path: Path, temporal_server: Any
+) -> None:
+    parallel_feature(project, ralph_env, _stories(2))
+    git(project, ralph_env, "branch", BRANCH)
+    remote = with_remote(project, ralph_env, tmp_path, "main", BRANCH)
+    ledger = tmp_path / "ledger"
+    env = {**ralph_env, "RALPH_TEMPORAL_HEARTBEAT": "1"}
+    doomed = start_worker("machine-a", temporal_server.address, tmp_path, env, slots=2)
+    client = subprocess.Popen(
+        [
+            PYTHON,
+            "-m",
+            "ralphloop",
+            "run",
+            "--parallel",
+            "2",
+            "--temporal",
+            temporal_server.address,
+            "--agent-cmd",
+            agent_cmd("fleet_agent.py", "--ledger", str(ledger), "--sleep", "4"),
+        ],
+        cwd=project,
+        env=env,
+        stdout=subprocess.PIPE,
+        stderr=subprocess.STDOUT,
+        text=True,
+    )
+    other = None
+    try:
+        wait_for(lambda: ledger.exists() and len(ledger.read_text().splitlines()) == 2, timeout=60)
+        first = {line.split()[0]: int(line.split()[1]) for line in ledger.read_text().splitlines()}
+        other = start_worker("machine-b", temporal_server.address, tmp_path, env, slots=2)
+        doomed.stop(signal.SIGKILL)
+        out, _ = client.communicate(timeout=120)
+        assert client.returncode == 0, out + doomed.output() + other.output()
+    finally:
+        if client.poll() is None:
+            client.kill()
+        if other is not None:
+            assert other.stop() == 0, other.output()
+    assert _passing(remote, ralph_env) == ["S-1", "S-2"]
+    subjects = subprocess.run(
+        ["git", "log", "--format=%s", f"main..{BRANCH}"],
+        cwd=remote,
+        env=ralph_env,
+        capture_output=True,
+        text=True,
+        check=True,
+    ).stdout.splitlines()
+    assert sorted(line for line in subjects if "merged by ralph" in line) == [
+        "S-1: passes (merged by ralph)",
+        "S-2: passes (merged by ralph)",
+    ]  # merged once each
+    starts = ledger.read_text().splitlines()
+    assert sorted(line.split()[0] for line in starts) == ["S-1", "S-1", "S-2", "S-2"]  # each again on machine-b
+    assert other.output().count("went on from what was pushed") == 2, other.output()
+    # the killed machine's loops and agents died with it (their parent's death signal): nothing left running
+    for pid in first.values():
+        assert not psutil.pid_exists(pid) or psutil.Process(pid).status() == psutil.STATUS_ZOMBIE
+    leftovers = [
+        p.pid
+        for p in psutil.process_iter(["cmdline"])
+        if str(tmp_path / "machine-a") in " ".join(p.info["cmdline"] or [])
+    ]
+    assert leftovers == []

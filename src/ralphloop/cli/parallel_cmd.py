@@ -12,6 +12,7 @@ import sys
 from typing import Any
 
 from ralphloop.cli.monitor_launch import in_tmux
+from ralphloop.config.settings import load_settings
 from ralphloop.core.cancel import CancelToken
 from ralphloop.core.clock import SystemClock
 from ralphloop.core.errors import RalphError
@@ -46,10 +47,13 @@ def run_parallel(
     if args.dry_run:
         raise RalphError("--parallel has no --dry-run: give it without --parallel to see a loop's prompt and command")
     names = _selected(root, target, features)
-    if args.temporal:  # the coordinator is the feature's workflow on a Temporal server (issue 37)
+    scale = load_settings(root, flags).scale  # `parallel.engine: temporal` in the config, or --temporal
+    if args.temporal or scale.engine == "temporal":  # the coordinator is the feature's workflow (issue 37)
         from ralphloop.cli.temporal_run import run_on_temporal
 
-        return run_on_temporal(args, argv, root, target, flags, names)
+        return run_on_temporal(args, argv, root, target, flags, names, scale)
+    if args.detach:
+        raise RalphError("--detach is for a run on Temporal: give it with --temporal HOST:PORT")
     cancel, clock = CancelToken(), SystemClock()
     slots: dict[int, str] = {}
     agents = args.agent or ("command" if args.agent_cmd else "claude")  # a hint: the backends to import ahead

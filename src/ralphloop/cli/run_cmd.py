@@ -202,8 +202,6 @@ def _check_flags(args: argparse.Namespace, target: str | None, iterations: str |
     if (args.temporal or args.detach) and not args.parallel:
         flag = "--temporal" if args.temporal else "--detach"
         raise RalphError(f"{flag} is for a parallel run on Temporal: give it with --parallel N --temporal HOST:PORT")
-    if args.detach and not args.temporal:
-        raise RalphError("--detach is for a run on Temporal: give it with --temporal HOST:PORT")
     # seed 002's -t SECS and -r STORY: refused with the fix, never read silently as minutes or calls per hour
     problem = args.timeout is not None and timeout_problem(args.timeout, _spelled(args, "timeout"))
     problem = problem or (_spelled(args, "rate_limit") == "-r" and story_shaped_rate(args.rate_limit))

@@ -6,6 +6,8 @@ shlex (files/json_text.py says why); the words for a person are in status_text.p
 
 from __future__ import annotations
 
+import os
+
 from ralphloop.files.json_text import dumps
 from ralphloop.project.paths import find_project_root
 from ralphloop.project.resolve import resolve_feature
@@ -22,6 +24,10 @@ def command(args: argparse.Namespace, argv: list[str]) -> int:
     paths = resolve_feature(find_project_root(), args.feature, command=("status",), archived=True)
     report = gather(paths)
     fleet, fleet_note = read_fleet_noted(paths)
+    if fleet is None and os.path.isfile(paths.file("temporal.json")):  # a run on Temporal: its workflow tells it
+        from ralphloop.cli.temporal_status import remote_fleet
+
+        fleet, fleet_note = remote_fleet(paths)
     if args.json:
         report.update(fleet=fleet, fleetNote=fleet_note)
         print(json_for_terminal(dumps(report)))

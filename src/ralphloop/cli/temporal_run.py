@@ -8,6 +8,7 @@ import sys
 from typing import Any
 
 from ralphloop.cli.temporal_flags import needs_extra, queue_of, server_of
+from ralphloop.config.scale import ScaleSettings
 from ralphloop.core.cancel import CancelToken
 from ralphloop.core.clock import SystemClock
 from ralphloop.core.errors import RalphError
@@ -24,14 +25,15 @@ def run_on_temporal(
     target: str | None,
     flags: dict[str, tuple[Any, str]],
     names: list[str | None],
+    scale: ScaleSettings,
 ) -> int:
     needs_extra()
     if len(names) > 1:
         raise RalphError("--temporal runs one feature a run: give it with -f FEATURE (one workflow each)")
-    for given, flag in ((args.monitor, "--monitor"), (args.start_at, "--start-at")):
+    for given, flag in ((args.monitor, "--monitor"), (args.start_at, "--start-at")):  # the workers' business
         if given:
             raise RalphError(f"{flag} is not for a run on Temporal: follow it with `ralph status` from any machine")
-    server, queue = server_of(args, None), queue_of(args, None)
+    server, queue = server_of(args, scale), queue_of(args, scale)
     request = FleetRequest(
         target,
         flags,
@@ -46,12 +48,12 @@ def run_on_temporal(
         _warn,
     )
     fleet, _ = build_fleet(root, names[0], request)
-    from ralphloop.temporal.launch import check_pushed, remote_of, spec_of, start
+    from ralphloop.temporal.launch import RECORD, check_pushed, remote_of, spec_of, start
 
     remote = remote_of(fleet)
     check_pushed(fleet, remote)
     words = ["run", *run_flags(argv, target)]  # the feature is the spec's own: a worker names it itself
-    return start(server, spec_of(fleet, remote, words, flags, queue), args.detach)
+    return start(server, spec_of(fleet, remote, words, flags, queue), args.detach, fleet.paths.file(RECORD))
 
 
 def _say(text: str) -> None:

@@ -19,6 +19,8 @@ from typing import TYPE_CHECKING, Any
 from msgspec import Struct
 
 from ralphloop.config.questions import QUESTIONS_FIELDS, QUESTIONS_TABLE, QuestionSettings
+from ralphloop.config.raw_sections import merged_sections
+from ralphloop.config.scale import SCALE_FIELDS, SCALE_TABLE, ScaleSettings
 from ralphloop.core.errors import RalphError
 from ralphloop.core.hook_spec import CommandSpec, LifecycleHooks
 from ralphloop.files.yaml_file import read_yaml_mapping
@@ -63,6 +65,7 @@ class Settings(Struct, frozen=True):
     notify: NotifySettings
     sandbox: SandboxSettings
     questions: QuestionSettings  # how a loop that needs a human waits for an answer (issue 36)
+    scale: ScaleSettings  # where a parallel run's loops run (issue 37)
     hooks: LifecycleHooks  # config `hooks:` (hooks.py)
     quality_checks: tuple[CommandSpec, ...]  # config `quality_checks:` (seed 003)
     sources: Mapping[str, str]  # settings key → where its value came from (absent: the default)
@@ -171,6 +174,7 @@ _TABLE: dict[str, dict[str, _Spec]] = {
     "notify": NOTIFY_TABLE,  # notifications during the run and at its end (notify/settings.py)
     "sandbox": SANDBOX_TABLE,  # the sandbox around the agent (processes/sandbox.py, start/sandbox.py)
     "questions": QUESTIONS_TABLE,  # a loop waiting for `ralph answer` (config/questions.py)
+    "scale": SCALE_TABLE,  # a parallel run here or on Temporal's workers (config/scale.py)
 }
 _FIELD_NAMES = {
     "permission_denial_threshold": "denial_threshold",
@@ -192,6 +196,7 @@ _FIELD_NAMES = {
     **SANDBOX_FIELDS,
     **NOTIFY_FIELDS,
     **QUESTIONS_FIELDS,
+    **SCALE_FIELDS,
 }
 _FIELDS: dict[str, _Spec] = {key: spec for keys in _TABLE.values() for key, spec in keys.items()}
 
@@ -276,21 +281,8 @@ def load_settings(
         hooks=hooks,
         quality_checks=gates,
         sources=MappingProxyType(sources),
-        sections=_sections(read, values["agents"]),
+        sections=merged_sections(read, values["agents"], _KNOWN_SECTIONS),
     )
-
-
-def _sections(read: list[tuple[str, dict[str, Any]]], agents: tuple[str, ...]) -> Mapping[str, Mapping[str, Any]]:
-    """Each section of the config files as written, a later file's keys over an earlier one's. An agent's
-    own section must be a mapping (a plugin reads it); other sections are checked where they are read."""
-    merged: dict[str, dict[str, Any]] = {}
-    for label, data in read:
-        for name, body in data.items():
-            if isinstance(body, dict):
-                merged[name] = {**merged.get(name, {}), **body}
-            elif name in agents and name not in _KNOWN_SECTIONS and body is not None:
-                raise RalphError(f"{label}: {name}: expected a mapping")
-    return MappingProxyType({name: MappingProxyType(body) for name, body in merged.items()})
 
 
 def _components() -> dict[str, Callable[..., Any]]:
@@ -319,6 +311,7 @@ def _components() -> dict[str, Callable[..., Any]]:
         "notify": NotifySettings,
         "sandbox": SandboxSettings,
         "questions": QuestionSettings,
+        "scale": ScaleSettings,
     }
 
 

@@ -40,6 +40,7 @@ RUNTIME_NAMES = (
     "fleet.jsonl",
     ".fleet.lock",
     "loops",
+    "temporal.json",  # a parallel run on Temporal: where its workflow is (temporal/launch.py)
     "PROGRESS.yaml",  # goal mode: ralph's record of the steps, rewritten every iteration (not the agent's work)
 )
 GITIGNORE_TEXT = (
@@ -47,7 +48,7 @@ GITIGNORE_TEXT = (
     "logs/\nstatus.json\nstate.json\n.lock\n.tmp-*\n.exit_signals\n.response_analysis\n"
     ".circuit_breaker_state\n.circuit_breaker_history\nsignals.jsonl\nralph_metrics.jsonl\n"
     "events.jsonl\nevents.jsonl.1\nPROGRESS.yaml\n.iteration.json\nfleet.json\nfleet.jsonl\n.fleet.lock\nloops/\n"
-    "control.json\ncontrol.json.lock\n"
+    "control.json\ncontrol.json.lock\ntemporal.json\n"
 )
 
 

@@ -7,12 +7,14 @@ from __future__ import annotations
 
 import asyncio
 import getpass
+import json
 import socket
 import sys
 from typing import Any
 
 from ralphloop.core.errors import RalphError
 from ralphloop.core.exitcodes import ExitReason
+from ralphloop.files.store import atomic_write_bytes
 from ralphloop.fleet.context import Fleet
 from ralphloop.temporal.server import Server, connect
 from ralphloop.temporal.shapes import WORKFLOW, FeatureSpec, Steer, workflow_id
@@ -77,15 +79,89 @@ def spec_of(fleet: Fleet, remote: str, argv: list[str], flags: dict[str, tuple[A
         max_tokens=budget.max_tokens if budget else None,
         max_runtime_s=budget.max_runtime_s if budget else None,
         stop_when_held=fleet.stop_when_held,
+        heartbeat_s=_heartbeat(),
         started_by=f"{getpass.getuser()}@{socket.gethostname()}:{os.getpid()}",
     )
 
 
-def start(server: Server, spec: FeatureSpec, detach: bool) -> int:
-    return asyncio.run(_start(server, spec, detach))
+RECORD = (
+    "temporal.json"  # in the feature's folder: where its run's workflow is, for `ralph status` and the steer commands
+)
 
 
-async def _start(server: Server, spec: FeatureSpec, detach: bool) -> int:
+def _heartbeat() -> float:
+    """How often a loop's worker says it lives ($RALPH_TEMPORAL_HEARTBEAT, seconds): a dead worker's story moves
+    after three missed."""
+    import os
+
+    text = os.environ.get("RALPH_TEMPORAL_HEARTBEAT", "").strip()
+    try:
+        value = float(text) if text else 10.0
+    except ValueError:
+        raise RalphError(f"$RALPH_TEMPORAL_HEARTBEAT {text!r}: a number of seconds") from None
+    if not 0.5 <= value <= 600:
+        raise RalphError(f"$RALPH_TEMPORAL_HEARTBEAT {text!r}: from 0.5 to 600 seconds")
+    return value
+
+
+def start(server: Server, spec: FeatureSpec, detach: bool, record: str) -> int:
+    return asyncio.run(_start(server, spec, detach, record))
+
+
+def remember(server: Server, spec: FeatureSpec, record: str) -> None:
+    """Where the run's workflow is, written before it starts: `ralph status` here asks it from then on."""
+    body = {
+        "workflowId": workflow_id(spec.remote, spec.feature),
+        "address": server.address,
+        "namespace": server.namespace,
+        "tls": server.tls,
+        "tlsCa": server.ca,
+        "tlsCert": server.cert,
+        "tlsKey": server.key,
+        "apiKeyEnv": server.api_key_env,
+        "queue": spec.queue,
+        "remote": spec.remote,
+    }
+    atomic_write_bytes(record, json.dumps(body, indent=2).encode() + b"\n")
+
+
+def server_in(record: dict[str, Any]) -> tuple[Server, str]:
+    """The server and workflow id a record names."""
+    server = Server(
+        address=str(record.get("address") or ""),
+        namespace=str(record.get("namespace") or "default"),
+        tls=bool(record.get("tls")),
+        ca=_text(record.get("tlsCa")),
+        cert=_text(record.get("tlsCert")),
+        key=_text(record.get("tlsKey")),
+        api_key_env=str(record.get("apiKeyEnv") or "TEMPORAL_API_KEY"),
+    )
+    return server, str(record.get("workflowId") or "")
+
+
+def _text(value: object) -> str | None:
+    return value if isinstance(value, str) and value else None
+
+
+async def query_fleet(server: Server, wid: str) -> dict[str, Any]:
+    """The run as its workflow tells it (fleet.json's shape), `alive` while it runs."""
+    from temporalio.client import WorkflowExecutionStatus
+    from temporalio.service import RPCError
+
+    client = await connect(server)
+    handle = client.get_workflow_handle(wid)
+    try:
+        fleet: dict[str, Any] = await handle.query("fleet")
+        described = await handle.describe()
+    except RPCError as error:
+        raise RalphError(f"the workflow {wid} on {server.address}: {error.message}") from None
+    fleet["alive"] = described.status == WorkflowExecutionStatus.RUNNING
+    if not fleet["alive"] and fleet.get("status") == "running":
+        fleet["status"] = "stopped"  # terminated or failed on the server
+    return fleet
+
+
+async def _start(server: Server, spec: FeatureSpec, detach: bool, record: str) -> int:
     from temporalio.common import WorkflowIDConflictPolicy
 
     client = await connect(server)
@@ -97,12 +173,11 @@ async def _start(server: Server, spec: FeatureSpec, detach: bool) -> int:
         task_queue=spec.queue,
         id_conflict_policy=WorkflowIDConflictPolicy.USE_EXISTING,
     )
-    attached = handle.result_run_id is not None and handle.first_execution_run_id != handle.result_run_id
+    remember(server, spec, record)  # the workflow is there: `ralph status` here asks it from now on
     print(f"Workflow {wid} on {server.address} ({server.namespace}), queue {spec.queue}.", flush=True)
     if detach:
         print("Detached: the run goes on on the workers. `ralph status` shows it; `ralph stop` stops it.", flush=True)
         return 0
-    del attached
     return await follow(handle)
 
 

@@ -74,5 +74,12 @@ def _read(path: str | None) -> bytes | None:
 
 
 def _first_line(error: BaseException) -> str:
-    text = str(error).strip().splitlines()
-    return text[0][:300] if text else "no answer"
+    """The reason the core SDK gives, without its Rust error's nesting (`message: "Connection refused"`)."""
+    import re
+
+    text = str(error).strip()
+    said = re.findall(r'message: "([^"]{1,200})"', text)
+    if said:
+        return said[-1]
+    lines = text.splitlines()
+    return lines[0][:300] if lines else "no answer"

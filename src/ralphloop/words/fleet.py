@@ -128,6 +128,8 @@ def fleet_lines(
     """`ralph status`'s Fleet block: the coordinator, one row per loop cut to `width`, a failed loop's kept worktree
     (those in `kept`, which exist) with the command that removes it (never cut: it must work when pasted), the queue."""
     lines = [cut(f"Fleet:      {head_words(fleet)}", width)]
+    if fleet.get("engine"):  # a run on Temporal (issue 37): where its workflow is
+        lines.append(cut(f"Engine:     {clean(fleet.get('engine'), 300)}", width))
     steered = clean(fleet.get("steered")) if fleet.get("status") == "running" else ""
     if steered:  # the user's pause or stop of the whole run (fleet/steering.py)
         lines.append(cut(f"Steered:    {steered}: no new loop starts", width))
