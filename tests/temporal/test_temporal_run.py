@@ -164,8 +164,9 @@ def test_the_client_killed_changes_nothing_the_run_finishes_and_status_shows_it(
         assert worker.stop() == 0, worker.output()
 
 
-def test_a_worker_sigkilled_mid_story_its_stories_finish_on_the_other_merged_once(
-    project: Path, ralph_env: dict[str, str], tmp_path: Path, temporal_server: Any
+@pytest.mark.parametrize("how", [signal.SIGKILL, signal.SIGTERM], ids=["sigkill", "sigterm"])
+def test_a_worker_killed_or_stopped_mid_story_its_stories_finish_on_the_other_merged_once(
+    project: Path, ralph_env: dict[str, str], tmp_path: Path, temporal_server: Any, how: signal.Signals
 ) -> None:
     parallel_feature(project, ralph_env, _stories(2))
     git(project, ralph_env, "branch", BRANCH)
@@ -197,7 +198,8 @@ def test_a_worker_sigkilled_mid_story_its_stories_finish_on_the_other_merged_onc
         wait_for(lambda: ledger.exists() and len(ledger.read_text().splitlines()) == 2, timeout=60)
         first = {line.split()[0]: int(line.split()[1]) for line in ledger.read_text().splitlines()}
         other = start_worker("machine-b", temporal_server.address, tmp_path, env, slots=2)
-        doomed.stop(signal.SIGKILL)
+        code = doomed.stop(how)
+        assert code == (-signal.SIGKILL if how == signal.SIGKILL else 0), doomed.output()
         out, _ = client.communicate(timeout=120)
         assert client.returncode == 0, out + doomed.output() + other.output()
     finally:

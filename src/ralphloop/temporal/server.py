@@ -80,6 +80,6 @@ def _first_line(error: BaseException) -> str:
     text = str(error).strip()
     said = re.findall(r'message: "([^"]{1,200})"', text)
     if said:
-        return said[-1]
+        return str(said[-1])
     lines = text.splitlines()
     return lines[0][:300] if lines else "no answer"
