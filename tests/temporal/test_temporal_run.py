@@ -232,3 +232,80 @@ def test_a_worker_killed_or_stopped_mid_story_its_stories_finish_on_the_other_me
         if str(tmp_path / "machine-a") in " ".join(p.info["cmdline"] or [])
     ]
     assert leftovers == []
+
+
+def test_the_server_restarted_mid_run_every_workflow_resumes_and_finishes(
+    project: Path, ralph_env: dict[str, str], tmp_path: Path, temporal_server: Any
+) -> None:
+    parallel_feature(project, ralph_env, _stories(4))
+    git(project, ralph_env, "branch", BRANCH)
+    remote = with_remote(project, ralph_env, tmp_path, "main", BRANCH)
+    ledger = tmp_path / "ledger"
+    worker = start_worker("machine-a", temporal_server.address, tmp_path, ralph_env, slots=2)
+    try:
+        started = _run(
+            project,
+            ralph_env,
+            temporal_server.address,
+            "--detach",
+            "--agent-cmd",
+            agent_cmd("fleet_agent.py", "--ledger", str(ledger), "--sleep", "3"),
+        )
+        assert started.returncode == 0, started.stdout + started.stderr
+        assert "Detached" in started.stdout
+        # a second `ralph run` attaches to the running workflow (its id is the repository's and the feature's)
+        follower = subprocess.Popen(
+            [
+                PYTHON,
+                "-m",
+                "ralphloop",
+                "run",
+                "--parallel",
+                "3",
+                "--temporal",
+                temporal_server.address,
+                "--agent-cmd",
+                agent_cmd("fleet_agent.py"),
+            ],
+            cwd=project,
+            env=ralph_env,
+            stdout=subprocess.PIPE,
+            stderr=subprocess.STDOUT,
+            text=True,
+        )
+        assert follower.stdout is not None
+        seen = [follower.stdout.readline()]  # attached: the workflow's id, then its lines
+        assert seen[0].startswith("Workflow ralph-"), seen
+        wait_for(lambda: ledger.exists() and len(ledger.read_text().splitlines()) >= 2, timeout=60)
+        temporal_server.stop()  # its SQLite file is kept: the same server comes back
+        temporal_server.start()
+        out, _ = follower.communicate(timeout=120)
+        out = seen[0] + out
+        assert follower.returncode == 0, out
+        assert "All 4 stories merged into ralph/feat." in out, out
+        wait_for(lambda: _passing(remote, ralph_env) == ["S-1", "S-2", "S-3", "S-4"], timeout=120)
+
+        def ended() -> bool:
+            shown = subprocess.run(
+                [PYTHON, "-m", "ralphloop", "status"],
+                cwd=project,
+                env=ralph_env,
+                capture_output=True,
+                text=True,
+                check=False,
+            )
+            return "Fleet:      complete · 4 / 4 stories merged" in shown.stdout
+
+        wait_for(ended, timeout=60)
+    finally:
+        assert worker.stop() == 0, worker.output()
+    subjects = subprocess.run(
+        ["git", "log", "--format=%s", f"main..{BRANCH}"],
+        cwd=remote,
+        env=ralph_env,
+        capture_output=True,
+        text=True,
+        check=True,
+    ).stdout.splitlines()
+    assert len([line for line in subjects if "merged by ralph" in line]) == 4  # each once
+    assert sorted(line.split()[0] for line in ledger.read_text().splitlines()) == ["S-1", "S-2", "S-3", "S-4"]

@@ -22,6 +22,7 @@ from ralphloop.words.textsafe import strip_terminal_controls
 from ralphloop.workspace import git
 
 FOLLOW_EVERY_S = 0.5
+AWAY_RETRY_S = 2.0  # a server that does not answer is asked again this often (Ctrl+C leaves the run going)
 
 
 def remote_of(fleet: Fleet) -> str:
@@ -184,14 +185,24 @@ async def _start(server: Server, spec: FeatureSpec, detach: bool, record: str) -
 async def follow(handle: Any) -> int:
     """The run's lines as they come, until it ends: its exit code. Ctrl+C stops following, not the run."""
     from temporalio.client import WorkflowExecutionStatus
+    from temporalio.service import RPCError
 
-    said = 0
+    said, away = 0, False
     try:
         while True:
-            for number, text in await handle.query("lines", said):
+            try:
+                lines = await handle.query("lines", said)
+                described = await handle.describe()
+            except RPCError as error:  # the server restarting, or the network: the run goes on without us
+                if not away:
+                    print(f"ralph: the Temporal server does not answer ({error.message}): waiting for it", flush=True)
+                away = True
+                await asyncio.sleep(AWAY_RETRY_S)
+                continue
+            away = False
+            for number, text in lines:
                 print(strip_terminal_controls(str(text)), flush=True)
                 said = int(number)
-            described = await handle.describe()
             if described.status is not None and described.status != WorkflowExecutionStatus.RUNNING:
                 break
             await asyncio.sleep(FOLLOW_EVERY_S)
