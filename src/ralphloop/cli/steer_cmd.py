@@ -17,6 +17,7 @@ from ralphloop.core.steering import AGENT_MARK
 from ralphloop.project.owner import check_state_folder
 from ralphloop.project.paths import display_path, find_project_root
 from ralphloop.project.resolve import resolve_feature
+from ralphloop.state.fleet import read_fleet
 from ralphloop.state.steer import loop_of, steer, steer_feature, text_of
 
 
@@ -30,6 +31,12 @@ def command(args: argparse.Namespace, argv: list[str]) -> int:
     words = getattr(args, "text", None)
     text = text_of(action, " ".join(words) if words is not None else None)
     feature = resolve_feature(find_project_root(), args.feature)
+    from ralphloop.cli.temporal_steer import on_temporal, steer_remote
+
+    if on_temporal(feature) and read_fleet(feature) is None:  # a parallel run on Temporal: its workflow is told
+        said = steer_remote(feature, action, text, now=bool(getattr(args, "now", False)), story=args.story)
+        print(f"ralph: {feature.selector}{f' story {args.story}' if args.story else ''}: {said}")
+        return 0
     paths = loop_of(feature, args.story)
     check_state_folder(paths.state_dir, display_path(paths.state_dir, os.getcwd()))
     now = bool(getattr(args, "now", False))

@@ -7,14 +7,15 @@ this one dies (Temporal retries the activity once its heartbeats stop)."""
 
 from __future__ import annotations
 
+import asyncio
 import contextlib
 import functools
 import os
 import select
 import socket
 import sys
-from collections.abc import Callable
-from typing import Any, TypeVar
+from collections.abc import Callable, Iterator
+from typing import TYPE_CHECKING, Any, TypeVar
 
 from temporalio import activity
 from temporalio.exceptions import ApplicationError, CancelledError
@@ -22,14 +23,16 @@ from temporalio.exceptions import ApplicationError, CancelledError
 from ralphloop.core.cancel import CancelToken
 from ralphloop.core.clock import SystemClock
 from ralphloop.core.errors import RalphError
-from ralphloop.files.read import read_json_object
+from ralphloop.files.read import lock_holder_alive, read_json_object
 from ralphloop.files.store import atomic_write_bytes
 from ralphloop.fleet import gitops
 from ralphloop.fleet import merge as merging
 from ralphloop.fleet.context import Fleet
 from ralphloop.fleet.gitops import GitStep
 from ralphloop.fleet.launcher import LocalProcessLauncher
+from ralphloop.project.paths import FeaturePaths
 from ralphloop.start.fleet import FleetRequest, build_fleet
+from ralphloop.state.steer import steer
 from ralphloop.temporal.clones import Clone
 from ralphloop.temporal.shapes import (
     FeatureSpec,
@@ -40,6 +43,9 @@ from ralphloop.temporal.shapes import (
     Prepared,
     StoryRow,
 )
+
+if TYPE_CHECKING:
+    from temporalio.client import Client
 
 T = TypeVar("T")
 PENDING_CAP = 256 << 10  # a story's progress entries carried to its merge (a workflow's payloads stay small)
@@ -68,6 +74,11 @@ class Work:
     def __init__(self, workdir: str, name: str | None = None) -> None:
         self.workdir = workdir
         self.name = name or f"{os.environ.get('USER', 'ralph')}@{socket.gethostname()}:{os.getpid()}"
+        self.client: Client | None = None  # the worker's own, and its event loop: a loop's inbox is asked through it
+        self.events: asyncio.AbstractEventLoop | None = None
+
+    def attach(self, client: Client, events: asyncio.AbstractEventLoop) -> None:
+        self.client, self.events = client, events
 
     # ------------------------------------------------------------------ the activities
 
@@ -87,7 +98,7 @@ class Work:
         spec, story = task.spec, task.story
         clone = Clone(self.workdir, spec.remote)
         launcher = LocalProcessLauncher()
-        with clone.lock:
+        with _held(clone):
             tip = clone.sync(spec.branch)
             fleet = self._fleet(clone, spec, launcher)
             branch, tree = fleet.branch(story), fleet.worktree(story)
@@ -105,8 +116,9 @@ class Work:
         print(f"▶ {spec.feature}/{story}: loop started ({where})", flush=True)
         handle = launcher.start(fleet.loop_spec(story, task.slot, task.limits))
         pushed = gitops.head_of(tree, "HEAD")
+        inbox = Inbox(self, activity.info().workflow_id or "", story, fleet.loop_paths(story), _seen())
         try:
-            code = self._watch(handle, fleet, clone, story, spec.heartbeat_s, pushed)
+            code = self._watch(handle, fleet, clone, inbox, spec.heartbeat_s, pushed)
         finally:
             if handle.poll() is None:
                 handle.stop(fleet.grace_s)
@@ -152,38 +164,42 @@ class Work:
         fleet, _ = build_fleet(os.path.normpath(os.path.join(clone.root, spec.sub)), spec.feature, request)
         return fleet
 
-    def _watch(self, handle: Any, fleet: Fleet, clone: Clone, story: str, every_s: float, pushed: str | None) -> int:
-        """Until the loop ends: a heartbeat each `every_s`, and its commits pushed as it makes them. Cancelled
-        (the user's `stop --now`, the run over): the loop is stopped as on Ctrl+C, its iteration recorded."""
+    def _watch(self, handle: Any, fleet: Fleet, clone: Clone, inbox: Inbox, every_s: float, pushed: str | None) -> int:
+        """Until the loop ends: a heartbeat each `every_s` (with what of the user's it has applied), its commits
+        pushed as it makes them, and the user's requests applied to it. Cancelled, or the worker stopping: the
+        loop is stopped as on Ctrl+C, its iteration recorded, its work pushed."""
+        story = inbox.story
         branch, tree = fleet.branch(story), fleet.worktree(story)
         while (code := handle.poll()) is None:
             fd = handle.fileno()
             with contextlib.suppress(InterruptedError, ValueError, OSError):
                 select.select([fd] if fd is not None else [], [], [], min(every_s, 2.0))
             head = gitops.head_of(tree, "HEAD")
-            if head is not None and head != pushed:
-                with clone.lock:
-                    clone.push(head, f"refs/heads/{branch}", force=True)
-                pushed = head
-            activity.heartbeat(story)
-            if activity.is_worker_shutdown() or activity.is_cancelled():
+            activity.heartbeat(story, inbox.seen)
+            if activity.is_cancelled():
+                # the workflow is gone, or Temporal gave up on this try (its heartbeats came late) and the story may
+                # run elsewhere now: stopped, and nothing pushed over what the other try pushes
+                handle.stop(fleet.grace_s)
+                raise CancelledError(f"{story}: its loop was stopped")
+            if activity.is_worker_shutdown():
                 handle.stop(fleet.grace_s)  # its iteration recorded, as on Ctrl+C
                 head = gitops.head_of(tree, "HEAD")
-                with clone.lock:
-                    if head is not None:
-                        clone.push(head, f"refs/heads/{branch}", force=True)
-                    clone.push_refs(gitops.attempts_prefix(fleet.paths.name, story) + "*")
-                if activity.is_cancelled():
-                    raise CancelledError(f"{story}: its loop was stopped")
+                if head is not None:
+                    clone.push(head, f"refs/heads/{branch}", force=True)
+                clone.push_refs(gitops.attempts_prefix(fleet.paths.name, story) + "*")
                 # tried again on another worker, from what was just pushed
                 raise ApplicationError(f"{story}: the worker {self.name} stopped during its loop")
+            if head is not None and head != pushed:
+                clone.push(head, f"refs/heads/{branch}", force=True)  # the loop's own branch: no lock on the clone
+                pushed = head
+            inbox.apply()
         return int(code)
 
     def _ended(self, fleet: Fleet, clone: Clone, story: str, code: int) -> LoopResult:
         status = read_json_object(fleet.loop_paths(story).status) or {}
         passes = code == 0 and fleet.passes_in_worktree(story)
         pending = b""
-        with clone.lock:
+        with _held(clone):
             if passes:
                 merging.collect(fleet, story)  # its pass mark and progress taken off its branch, as on one machine
                 path = os.path.join(fleet.loop_paths(story).state_dir, "logs", merging.PENDING)
@@ -222,6 +238,53 @@ class Work:
         os.makedirs(logs, exist_ok=True)
         atomic_write_bytes(os.path.join(logs, merging.PENDING), pending.encode())
         fleet.collected.add(story)  # its loop's worker took the marks off already
+
+
+class Inbox:
+    """What the user asked of one running loop through the workflow (its `inbox` query, asked each heartbeat),
+    applied to the loop's own control.json as `ralph pause|resume|stop|say|answer` on this machine would: the same
+    state/steer.steer, so a pause holds it between iterations and a `stop --now` interrupts it as a Ctrl+C."""
+
+    def __init__(self, work: Work, workflow: str, story: str, paths: FeaturePaths, seen: int) -> None:
+        self.work, self.workflow, self.story, self.paths, self.seen = work, workflow, story, paths, seen
+
+    def apply(self) -> None:
+        if self.work.client is None or self.work.events is None or lock_holder_alive(self.paths.lock) is None:
+            return  # the loop has not taken its lock yet (or ended): asked again at the next heartbeat
+        handle = self.work.client.get_workflow_handle(self.workflow)
+        asked = asyncio.run_coroutine_threadsafe(handle.query("inbox", args=[self.story, self.seen]), self.work.events)
+        try:
+            items = asked.result(timeout=3)
+        except Exception as error:  # the server away: the next heartbeat asks again
+            activity.logger.info("inbox of %s not read: %s", self.story, error)
+            return
+        for number, action, text, now, source in items:
+            try:
+                said = steer(self.paths, str(action), str(text or ""), now=bool(now), source=str(source or "cli"))
+                print(f"✋ {self.story}: {said}", flush=True)
+            except RalphError as refused:  # an answer with no question waiting: said on the worker's screen
+                print(f"✋ {self.story}: {refused}", flush=True)
+            self.seen = max(self.seen, int(number))
+
+
+@contextlib.contextmanager
+def _held(clone: Clone) -> Iterator[None]:
+    """The clone's lock for a loop's activity, its heartbeat kept while it waits (a merge may hold the lock for as
+    long as its gates run: a silent wait would look like a dead worker)."""
+    while not clone.lock.acquire(timeout=1.0):
+        activity.heartbeat()
+    try:
+        yield
+    finally:
+        clone.lock.release()
+
+
+def _seen() -> int:
+    """What of the inbox the last try of this activity applied (its heartbeat's details): not applied twice."""
+    details = activity.info().heartbeat_details
+    if len(details) >= 2 and isinstance(details[1], int):
+        return details[1]
+    return 0
 
 
 def git_branch_delete(clone: Clone, branch: str) -> None:

@@ -10,6 +10,7 @@ import getpass
 import json
 import socket
 import sys
+from collections.abc import Callable
 from typing import Any
 
 from ralphloop.core.errors import RalphError
@@ -145,21 +146,30 @@ def _text(value: object) -> str | None:
 
 
 async def query_fleet(server: Server, wid: str) -> dict[str, Any]:
-    """The run as its workflow tells it (fleet.json's shape), `alive` while it runs."""
+    """The run as its workflow tells it (fleet.json's shape), `alive` while it runs. A run that ended answers from
+    its result, which the server keeps (no worker needed); a running one through its `fleet` query."""
     from temporalio.client import WorkflowExecutionStatus
     from temporalio.service import RPCError
 
     client = await connect(server)
     handle = client.get_workflow_handle(wid)
     try:
-        fleet: dict[str, Any] = await handle.query("fleet")
         described = await handle.describe()
+        if described.status == WorkflowExecutionStatus.RUNNING:
+            fleet: dict[str, Any] = await handle.query("fleet")
+            fleet["alive"] = True
+            return fleet
+        if described.status == WorkflowExecutionStatus.COMPLETED:
+            fleet = await handle.result()
+            fleet["alive"] = False
+            return fleet
     except RPCError as error:
-        raise RalphError(f"the workflow {wid} on {server.address}: {error.message}") from None
-    fleet["alive"] = described.status == WorkflowExecutionStatus.RUNNING
-    if not fleet["alive"] and fleet.get("status") == "running":
-        fleet["status"] = "stopped"  # terminated or failed on the server
-    return fleet
+        said = error.message
+        if "no poller" in said:
+            said = "no worker takes its queue now: start `ralph worker` on a machine"
+        raise RalphError(f"the workflow {wid} on {server.address}: {said}") from None
+    name = described.status.name.lower() if described.status is not None else "gone"
+    return {"status": "stopped", "exitMessage": f"its workflow is {name} on the server", "alive": False}
 
 
 async def _start(server: Server, spec: FeatureSpec, detach: bool, record: str) -> int:
@@ -224,6 +234,9 @@ async def follow(handle: Any) -> int:
         return 1
 
 
-async def signal_run(server: Server, remote: str, feature: str, asked: Steer) -> None:
+async def steer_run(server: Server, wid: str, asked: Steer, check: Callable[[dict[str, Any]], None]) -> None:
+    """`asked` signalled to the workflow, once `check` passed on what its `fleet` query says (a refusal raises and
+    nothing is sent)."""
+    check(await query_fleet(server, wid))
     client = await connect(server)
-    await client.get_workflow_handle(workflow_id(remote, feature)).signal("steer", asked)
+    await client.get_workflow_handle(wid).signal("steer", asked)

@@ -7,6 +7,8 @@ from dataclasses import dataclass
 from datetime import datetime
 from typing import Any
 
+from ralphloop.temporal.shapes import Steer
+
 
 @dataclass
 class Loop:
@@ -29,6 +31,13 @@ class Loop:
 class Held:
     message: str
     until: datetime | None = None
+
+
+def by_you(asked: Steer) -> str:
+    """ "paused by you at 05:10 UTC (cli)": the whole run's pause or stop, as fleet.json's `steered` words it."""
+    word = {"pause": "paused", "stop": "stopped"}.get(asked.action, asked.action)
+    at = f" at {asked.at[11:16]} UTC" if len(asked.at) >= 16 else ""
+    return f"{word} by you{at} ({asked.source})"
 
 
 def entry(loop: Loop, max_attempts: int) -> dict[str, Any]:

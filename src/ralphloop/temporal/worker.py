@@ -29,6 +29,7 @@ async def _serve(server: Server, queue: str, slots: int, workdir: str) -> int:
     client = await connect(server, identity=work.name)
     stop = asyncio.Event()
     loop = asyncio.get_running_loop()
+    work.attach(client, loop)
     for number in (signal.SIGINT, signal.SIGTERM):
         loop.add_signal_handler(number, stop.set)
     with ThreadPoolExecutor(max_workers=slots + 2, thread_name_prefix="ralph-work") as pool:

@@ -34,7 +34,7 @@ with workflow.unsafe.imports_passed_through():
         Steer,
         StoryRow,
     )
-    from ralphloop.temporal.tracked import Held, Loop, cause_of, entry, iso, parsed
+    from ralphloop.temporal.tracked import Held, Loop, by_you, cause_of, entry, iso, parsed
 
 LINES_KEPT = 200  # the run's last lines, which a following client prints
 # a loop's activity is tried again when its worker dies (its heartbeats stop) or cannot even start it; a loop that
@@ -73,6 +73,8 @@ class FeatureRun:
         self.started_at: datetime | None = None
         self.changed = False
         self.tasks: list[asyncio.Future[None]] = []  # the loops' and the merge queue's
+        self.inbox: dict[str, list[tuple[int, Steer]]] = {}  # what the user asked of each running loop
+        self.inbox_seq = 0
 
     # ------------------------------------------------------------------ the run
 
@@ -147,7 +149,8 @@ class FeatureRun:
         elapsed = (workflow.now() - self.started_at).total_seconds()
         limits = list(child_flags(budget, self.spent_cost, self.spent_tokens, elapsed))
         task = LoopTask(self.spec, story, attempt, slot, limits)
-        heartbeat = timedelta(seconds=self.spec.heartbeat_s * 3)
+        # three missed heartbeats, and never under 10 s: a busy machine's late one must not move a live loop
+        heartbeat = timedelta(seconds=max(self.spec.heartbeat_s * 3, 10.0))
         try:
             result = await workflow.execute_activity(
                 "ralph.loop",
@@ -164,6 +167,7 @@ class FeatureRun:
         finally:
             self.running.discard(story)
             self.slots.pop(slot, None)
+            self.inbox.pop(story, None)
             self.changed = True
         self._ended(story, result)
 
@@ -189,7 +193,7 @@ class FeatureRun:
             until = parsed(result.resets_at)
             self.held = Held(result.message or "a usage window reached its cap", until)
             self._say(f"■ {self.held.message}: no new loop starts" + (f" until {result.resets_at}" if until else ""))
-        elif result.code == ExitReason.STOPPED.exit_code:
+        elif result.code in (ExitReason.STOPPED.exit_code, 130, -2, -15):  # the user's stop, or a Ctrl+C there
             loop.state = "stopped"
             self.held_back.add(story)
         else:
@@ -315,6 +319,16 @@ class FeatureRun:
 
     @workflow.signal(name="steer")
     def steer(self, asked: Steer) -> None:
+        """The user's request (`ralph pause|resume|stop|say|answer` on Temporal, cli/temporal_steer.py): the whole
+        run's pause or stop held here (no new loop starts), and the request put in the inbox of each running loop
+        it is for, which that loop's worker applies to the loop's own control.json (state/steer.py)."""
+        for story in [asked.story] if asked.story else sorted(self.running):
+            if story in self.running:
+                self.inbox_seq += 1
+                self.inbox.setdefault(story, []).append((self.inbox_seq, asked))
+        if asked.story is not None:
+            self.changed = True
+            return
         if asked.action == "resume":
             if self.asked is not None and self.asked.action == "pause":
                 self.asked = None
@@ -324,7 +338,7 @@ class FeatureRun:
             then = "no new loop starts"
             if asked.action == "stop":
                 then += "; the running ones end after their iteration"
-            self._say(f"✋ {asked.action}ped by you ({asked.source}): {then}")
+            self._say(f"✋ {by_you(asked)}: {then}")
         self.changed = True
 
     @workflow.query(name="fleet")
@@ -350,11 +364,20 @@ class FeatureRun:
             "held": {"message": self.held.message, "until": iso(self.held.until) if self.held.until else None}
             if self.held
             else None,
-            "steered": f"{self.asked.action}ped by you ({self.asked.source})" if self.asked else None,
-            "costUsd": round(self.spent_cost, 6),
+            "steered": by_you(self.asked) if self.asked else None,
+            "costUsd": round(self.spent_cost, 6) if self.spent_cost else None,  # None: no agent reported one
             "tokensUsed": self.spent_tokens,
             "engine": "temporal",
         }
+
+    @workflow.query(name="inbox")
+    def inbox_of(self, story: str, after: int) -> list[list[Any]]:
+        """What the user asked of `story`'s running loop since `after` (its worker asks each heartbeat)."""
+        return [
+            [number, asked.action, asked.text, asked.now, asked.source]
+            for number, asked in self.inbox.get(story, [])
+            if number > after
+        ]
 
     @workflow.query(name="lines")
     def lines_after(self, after: int) -> list[list[Any]]:

@@ -1,0 +1,161 @@
+"""The steer commands of a parallel run on Temporal (issues 36 and 37): `ralph pause|resume|stop|say` are the
+workflow's signals, and each running loop's worker applies them to the loop's own control.json. Real dev server,
+real worker, the paced agent of the steering tests (it waits for a gate file per iteration)."""
+
+from __future__ import annotations
+
+import json
+import subprocess
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from tests.conftest import PYTHON, agent_cmd
+from tests.integration.helpers import git, parallel_feature
+from tests.temporal.machines import start_worker, wait_for, with_remote
+
+pytestmark = pytest.mark.slow
+BRANCH = "ralph/feat"
+
+
+def _ralph(project: Path, env: dict[str, str], *args: str) -> subprocess.CompletedProcess[str]:
+    return subprocess.run(
+        [PYTHON, "-m", "ralphloop", *args],
+        cwd=project,
+        env=env,
+        capture_output=True,
+        text=True,
+        timeout=60,
+        check=False,
+    )
+
+
+def _setup(project: Path, env: dict[str, str], tmp_path: Path, address: str) -> tuple[Path, Path, Any]:
+    stories = [
+        {"id": f"S-{n}", "title": f"Story {n}", "priority": n, "passes": False, "acceptanceCriteria": ["works"]}
+        for n in (1, 2, 3)
+    ]
+    parallel_feature(project, env, stories)
+    git(project, env, "branch", BRANCH)
+    remote = with_remote(project, env, tmp_path, "main", BRANCH)
+    (tmp_path / "gates").mkdir()
+    worker = start_worker("machine-a", address, tmp_path, env, slots=2)
+    return remote, tmp_path / "agent.log", worker
+
+
+def _started(log: Path, story: str, number: int = 1) -> bool:
+    return log.exists() and f"task {story} started {number}" in log.read_text()
+
+
+def _passing(remote: Path, env: dict[str, str]) -> list[str]:
+    shown = subprocess.run(
+        ["git", "show", f"{BRANCH}:.ralph/feat/prd.json"],
+        cwd=remote,
+        env=env,
+        capture_output=True,
+        text=True,
+        check=True,
+    ).stdout
+    return sorted(story["id"] for story in json.loads(shown)["userStories"] if story["passes"])
+
+
+def test_paused_as_a_whole_no_new_loop_starts_until_resumed_and_say_reaches_the_named_loop(
+    project: Path, ralph_env: dict[str, str], tmp_path: Path, temporal_server: Any
+) -> None:
+    env = {**ralph_env, "RALPH_TEMPORAL_HEARTBEAT": "1"}
+    remote, log, worker = _setup(project, env, tmp_path, temporal_server.address)
+    command = agent_cmd("steered_agent.py", str(log), str(tmp_path / "gates"), "loop")
+    run = subprocess.Popen(
+        [
+            PYTHON,
+            "-m",
+            "ralphloop",
+            "run",
+            "--parallel",
+            "2",
+            "--temporal",
+            temporal_server.address,
+            "--agent-cmd",
+            command,
+        ],
+        cwd=project,
+        env=env,
+        stdout=subprocess.PIPE,
+        stderr=subprocess.STDOUT,
+        text=True,
+    )
+    try:
+        wait_for(lambda: _started(log, "S-1") and _started(log, "S-2"), timeout=60)
+        unknown = _ralph(project, env, "pause", "--story", "S-9")
+        assert unknown.returncode == 1, unknown.stdout
+        assert "--story S-9: no running loop of the run has it (running: S-1, S-2); nothing was sent" in unknown.stderr
+        one = _ralph(project, env, "say", "--story", "S-2", "only for two")
+        assert one.returncode == 0 and one.stdout.startswith("ralph: feat story S-2: said:"), one.stderr
+        wait_for(lambda: "✋ S-2: said:" in worker.output(), timeout=20)  # its worker wrote it in S-2's control.json
+        assert "✋ S-1: said:" not in worker.output()
+
+        paused = _ralph(project, env, "pause")
+        assert paused.returncode == 0 and "paused: no new loop starts" in paused.stdout, paused.stderr
+        wait_for(lambda: worker.output().count(": paused:") == 2, timeout=20)  # both running loops told
+        (tmp_path / "gates" / "1").touch()  # both pass their story; S-3 is ready, and must wait
+        wait_for(lambda: _passing(remote, env) == ["S-1", "S-2"], timeout=60)
+        shown = _ralph(project, env, "status")
+        assert "Steered:    paused by you at " in shown.stdout and " UTC (cli): no new loop starts" in shown.stdout
+        assert not _started(log, "S-3")
+
+        assert _ralph(project, env, "resume").returncode == 0
+        wait_for(lambda: _started(log, "S-3"), timeout=30)
+        out, _ = run.communicate(timeout=120)
+    finally:
+        if run.poll() is None:
+            run.kill()
+            run.communicate()
+        assert worker.stop() == 0, worker.output()
+    assert run.returncode == 0, out
+    assert "✋ paused by you at " in out and "✋ resumed: loops start again" in out
+    assert _passing(remote, env) == ["S-1", "S-2", "S-3"]
+
+
+def test_stopped_as_a_whole_it_ends_stopped_once_its_loops_end_after_their_iteration(
+    project: Path, ralph_env: dict[str, str], tmp_path: Path, temporal_server: Any
+) -> None:
+    env = {**ralph_env, "RALPH_TEMPORAL_HEARTBEAT": "1"}
+    _, log, worker = _setup(project, env, tmp_path, temporal_server.address)
+    command = agent_cmd("steered_agent.py", str(log), str(tmp_path / "gates"))  # passes no story: loops go on
+    run = subprocess.Popen(
+        [
+            PYTHON,
+            "-m",
+            "ralphloop",
+            "run",
+            "--parallel",
+            "2",
+            "--temporal",
+            temporal_server.address,
+            "--agent-cmd",
+            command,
+        ],
+        cwd=project,
+        env=env,
+        stdout=subprocess.PIPE,
+        stderr=subprocess.STDOUT,
+        text=True,
+    )
+    try:
+        wait_for(lambda: _started(log, "S-1") and _started(log, "S-2"), timeout=60)
+        stopping = _ralph(project, env, "stop")
+        assert stopping.returncode == 0 and "the running loops end after their iteration" in stopping.stdout
+        wait_for(lambda: worker.output().count(": stopping:") == 2, timeout=20)
+        (tmp_path / "gates" / "1").touch()
+        out, _ = run.communicate(timeout=120)
+    finally:
+        if run.poll() is None:
+            run.kill()
+            run.communicate()
+        assert worker.stop() == 0, worker.output()
+    assert run.returncode == 3, out
+    assert "task S-3" not in log.read_text()  # no new loop started
+    assert "started 2" not in log.read_text()  # and none went on past its iteration
+    after = _ralph(project, env, "stop")
+    assert after.returncode == 1 and "no run of feat is going on Temporal; nothing was sent" in after.stderr
