@@ -7,13 +7,15 @@ from __future__ import annotations
 import json
 import signal
 import subprocess
+import time
+from datetime import UTC, datetime, timedelta
 from pathlib import Path
 from typing import Any
 
 import psutil
 import pytest
 
-from tests.conftest import PYTHON, agent_cmd
+from tests.conftest import AGENTS, PYTHON, agent_cmd
 from tests.integration.helpers import git, parallel_feature
 from tests.temporal.machines import start_worker, wait_for, with_remote
 
@@ -309,3 +311,52 @@ def test_the_server_restarted_mid_run_every_workflow_resumes_and_finishes(
     ).stdout.splitlines()
     assert len([line for line in subjects if "merged by ralph" in line]) == 4  # each once
     assert sorted(line.split()[0] for line in ledger.read_text().splitlines()) == ["S-1", "S-2", "S-3", "S-4"]
+
+
+def test_a_usage_window_reached_the_workflow_waits_on_a_timer_with_no_worker_busy_then_goes_on(
+    project: Path, ralph_env: dict[str, str], tmp_path: Path, temporal_server: Any
+) -> None:
+    parallel_feature(project, ralph_env, _stories(2))
+    git(project, ralph_env, "branch", BRANCH)
+    remote = with_remote(project, ralph_env, tmp_path, "main", BRANCH)
+    bin_dir = tmp_path / "bin"
+    bin_dir.mkdir()
+    claude = bin_dir / "claude"  # Claude Code's stand-in: the parallel tests' agent, answering in stream-json
+    claude.write_text(f'#!/bin/sh\nexec "{PYTHON}" "{AGENTS / "fleet_agent.py"}" --claude-cost 0.01 "$@"\n')
+    claude.chmod(0o755)
+    config = tmp_path / "claude-config"
+    env = {**ralph_env, "PATH": f"{bin_dir}:{ralph_env['PATH']}", "CLAUDE_CONFIG_DIR": str(config)}
+    # the worker's machine knows the account's 5-hour window is 60% used, and resets in a few seconds
+    resets = datetime.now(UTC) + timedelta(seconds=12)
+    window = {"utilization": 0.6, "resetsAt": resets.strftime("%Y-%m-%dT%H:%M:%SZ"), "readAt": "2026-12-06T22:00:00Z"}
+    book = {"schema_version": 1, "limits": {}, "windows": {f"claude/login:{config}": {"five_hour": window}}}
+    home = tmp_path / "machine-a" / "ralph-home"
+    home.mkdir(parents=True)
+    (home / "agent-limits.json").write_text(json.dumps(book))
+    worker = start_worker("machine-a", temporal_server.address, tmp_path, env, slots=2)
+    try:
+        run = subprocess.Popen(
+            [PYTHON, "-m", "ralphloop", "run", "--parallel", "2", "--temporal", temporal_server.address,
+             "--agent", "claude", "--max-window", "five_hour=50%"],
+            cwd=project, env=env, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True,
+        )  # fmt: skip
+        assert run.stdout is not None
+        lines = []
+        for line in run.stdout:
+            lines.append(line)
+            if "no new loop starts until" in line:
+                break
+        # the wait is the workflow's timer: the worker runs nothing meanwhile
+        for _ in range(10):
+            assert psutil.Process(worker.process.pid).children(recursive=True) == [], "".join(lines)
+            time.sleep(0.5)
+        assert datetime.now(UTC) < resets, "the window reset before the worker was looked at"
+        out, _ = run.communicate(timeout=120)
+        out = "".join(lines) + out
+    finally:
+        assert worker.stop() == 0, worker.output()
+    assert run.returncode == 0, out
+    assert "claude's 5-hour window is 60% used, at or past your cap of 50%" in out
+    assert "the usage window reset: loops start again" in out
+    assert "All 2 stories merged into ralph/feat." in out
+    assert _passing(remote, ralph_env) == ["S-1", "S-2"]

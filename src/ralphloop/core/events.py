@@ -312,6 +312,7 @@ class LoopEnded(Struct, frozen=True):
     last_message: str = ""  # the agent's last words, when the stop needs the user (blocked, circuit open)
     max_iterations: int | None = None
     state: Mapping[str, Any] = field(default_factory=dict)  # the loop's carried state (state.json)
+    resets_at: datetime | None = None  # a stop at a usage limit or a cap on a window: when it resets (issue 37)
 
     @property
     def iterations(self) -> int:

@@ -157,6 +157,7 @@ def _finish(run: Run, decision: Decision, state: LoopState, view: TaskView, step
         last_message=last_words,
         max_iterations=run.policy.loop.max_iterations,
         state=state.persisted(),
+        resets_at=limit.resets_at if limit else None,
     )
     run.emit(ended)
     if run.hooks.end_of_run(decision.reason, decision.message, run.context(state.task, state.number)):

@@ -123,6 +123,7 @@ STATUS = Schema(
         "lastOutcome": ("text", ""),
         "exitReason": ("text", None),
         "exitMessage": ("text", None),
+        "resetsAt": ("text", None),  # the run stopped at a usage limit or a window cap: when it resets (ISO)
         "lastMessage": ("text", None),  # the agent's last words, when the stop needs the user
         "lastSignals": ("list", []),
         "confidence": ("int", None),

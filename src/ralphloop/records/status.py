@@ -59,6 +59,7 @@ class LiveStatus(Struct):
     last_outcome: str = ""
     exit_reason: str | None = None
     exit_message: str | None = None
+    resets_at: datetime | None = None  # a stop at a usage limit or a window cap: its reset (a coordinator waits)
     last_message: str | None = None  # the agent's last words, when the stop needs the user
     api_calls_used: int = 0  # agent starts of this account in the last hour, every loop included
     rate_limit_resets_at: datetime | None = None
@@ -119,6 +120,7 @@ class LiveStatus(Struct):
                 "lastOutcome": self.last_outcome,
                 "exitReason": self.exit_reason,
                 "exitMessage": self.exit_message,
+                "resetsAt": _iso(self.resets_at),
                 "lastMessage": self.last_message,
                 "lastSignals": self.last_signals,
                 "confidence": self.confidence,
@@ -224,6 +226,7 @@ class StatusFile:
             self._finished(event)
         elif isinstance(event, LoopEnded):
             live.status, live.exit_reason, live.exit_message = event.reason.status, event.reason.value, event.message
+            live.resets_at = event.resets_at
             live.guidance, live.last_message, live.tally = (
                 event.guidance or None,
                 event.last_message or None,

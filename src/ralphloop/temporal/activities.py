@@ -162,6 +162,9 @@ class Work:
             None, flags, tuple(spec.argv), spec.parallel, None, CancelToken(), SystemClock(), launcher, {}, _say, _warn
         )
         fleet, _ = build_fleet(os.path.normpath(os.path.join(clone.root, spec.sub)), spec.feature, request)
+        # a loop never waits for a usage limit's or a window's reset on a worker: it stops, and the workflow waits
+        # with a timer, holding no worker (the user's policy is the workflow's: spec.stop_when_held)
+        fleet.child_words = (*fleet.child_words, "--on-usage-limit", "exit")
         return fleet
 
     def _watch(self, handle: Any, fleet: Fleet, clone: Clone, inbox: Inbox, every_s: float, pushed: str | None) -> int:
@@ -311,13 +314,9 @@ def _number(value: object) -> float:
 
 
 def _resets(status: dict[str, Any]) -> str | None:
-    """When the loop stopped at a cap on a usage window: when that window resets (status.json's pacing)."""
-    pacing = status.get("pacing")
-    if isinstance(pacing, dict):
-        for value in pacing.values():
-            if isinstance(value, dict) and isinstance(value.get("resetsAt"), str):
-                return str(value["resetsAt"])
-    return None
+    """When the loop stopped at a usage limit or a cap on a window: when it resets (status.json's resetsAt)."""
+    value = status.get("resetsAt")
+    return value if isinstance(value, str) and value else None
 
 
 def _say(text: str) -> None:

@@ -36,6 +36,7 @@ with workflow.unsafe.imports_passed_through():
     )
     from ralphloop.temporal.tracked import Held, Loop, by_you, cause_of, entry, iso, parsed
 
+UNKNOWN_RESET = timedelta(minutes=30)
 LINES_KEPT = 200  # the run's last lines, which a following client prints
 # a loop's activity is tried again when its worker dies (its heartbeats stop) or cannot even start it; a loop that
 # ran and failed is not an activity failure: the workflow decides about it, as the local coordinator does
@@ -188,9 +189,10 @@ class FeatureRun:
             self.pending[story] = result.pending
             self.queue.append(story)
             self._say(f"✓ {story} passes in its loop on {result.worker}: queued to merge")
-        elif result.exit_reason == ExitReason.USAGE_WINDOW.value:
+        elif result.exit_reason in (ExitReason.USAGE_WINDOW.value, ExitReason.USAGE_LIMIT.value):
             loop.state = "stopped"
-            until = parsed(result.resets_at)
+            # a reset nobody said: looked at again after a while (a loop started then is held before its call)
+            until = parsed(result.resets_at) or workflow.now() + UNKNOWN_RESET
             self.held = Held(result.message or "a usage window reached its cap", until)
             self._say(f"■ {self.held.message}: no new loop starts" + (f" until {result.resets_at}" if until else ""))
         elif result.code in (ExitReason.STOPPED.exit_code, 130, -2, -15):  # the user's stop, or a Ctrl+C there
