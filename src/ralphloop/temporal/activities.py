@@ -71,9 +71,11 @@ def _told(step: Callable[..., T]) -> Callable[..., T]:
 class Work:
     """The activities of one worker, over its clones under `workdir`."""
 
-    def __init__(self, workdir: str, name: str | None = None) -> None:
+    def __init__(self, workdir: str, slots: int = 0, name: str | None = None) -> None:
         self.workdir = workdir
         self.name = name or f"{os.environ.get('USER', 'ralph')}@{socket.gethostname()}:{os.getpid()}"
+        # a warm `ralph` per slot (cli/warm.py: imports done), as a local parallel run keeps them: a loop starts warm
+        self.launcher = LocalProcessLauncher(warm=slots, agents=os.environ.get("RALPH_WARM_AGENTS", "claude"))
         self.client: Client | None = None  # the worker's own, and its event loop: a loop's inbox is asked through it
         self.events: asyncio.AbstractEventLoop | None = None
 
@@ -86,7 +88,7 @@ class Work:
     @_told
     def prepare(self, spec: FeatureSpec) -> Prepared:
         """The stories as the remote's feature branch has them (the fleet built there: its settings checked)."""
-        clone = Clone(self.workdir, spec.remote)
+        clone = Clone(self.workdir, spec.remote, "merges")
         with clone.lock:
             tip = clone.sync(spec.branch)
             fleet = self._fleet(clone, spec, LocalProcessLauncher())
@@ -97,7 +99,7 @@ class Work:
     def loop(self, task: LoopTask) -> LoopResult:
         spec, story = task.spec, task.story
         clone = Clone(self.workdir, spec.remote)
-        launcher = LocalProcessLauncher()
+        launcher = self.launcher
         with _held(clone):
             tip = clone.sync(spec.branch)
             fleet = self._fleet(clone, spec, launcher)
@@ -130,7 +132,7 @@ class Work:
         """The story through the merge queue's one step (fleet/merge.py), landing on the remote with a lease:
         rebased again while other merges land first."""
         spec, story = task.spec, task.story
-        clone = Clone(self.workdir, spec.remote)
+        clone = Clone(self.workdir, spec.remote, "merges")
         with clone.lock:
             outcome, fleet = "moved", None
             for _ in range(MOVED_TRIES):

@@ -21,11 +21,13 @@ _LOCKS_GUARD = threading.Lock()
 class Clone:
     """The worker's clone of `remote` under `workdir`."""
 
-    def __init__(self, workdir: str, remote: str) -> None:
+    def __init__(self, workdir: str, remote: str, use: str = "loops") -> None:
+        """`use`: the loops' clone, or the merges' (a clone of its own, so that a merge's gates never hold up a
+        loop's start, which takes the clone's lock to build its worktree)."""
         self.remote = remote
         name = re.sub(r"[^A-Za-z0-9._-]+", "-", os.path.basename(remote.rstrip("/")).removesuffix(".git"))[:40]
         key = hashlib.sha256(remote.encode()).hexdigest()[:10]
-        self.root = os.path.join(os.path.abspath(workdir), f"{name or 'repo'}-{key}")
+        self.root = os.path.join(os.path.abspath(workdir), f"{name or 'repo'}-{key}", use)
         with _LOCKS_GUARD:
             self.lock = _LOCKS.setdefault(self.root, threading.Lock())  # its tree and refs: one step at a time
 
@@ -57,13 +59,14 @@ class Clone:
 
     def fetch(self, branch: str) -> str | None:
         """The local `branch` set to the remote's (None: the remote has no such branch, and neither has the clone)."""
-        listed = self._git("ls-remote", "--heads", self.remote, f"refs/heads/{branch}")
-        if not listed:
-            if self.head(branch) is not None:
-                self._git("branch", "-D", branch)
-            return None
-        self._git("fetch", "-q", "--no-tags", self.remote, f"+refs/heads/{branch}:refs/heads/{branch}")
-        return self.head(branch)
+        done = git.run(self.root, "fetch", "-q", "--no-tags", self.remote, f"+refs/heads/{branch}:refs/heads/{branch}")
+        if done.returncode == 0:
+            return self.head(branch)
+        if b"couldn't find remote ref" not in done.stderr:
+            raise GitStep(f"git fetch from {self.remote} failed: {git.reason(done)}")
+        if self.head(branch) is not None:  # gone there (a merged story's branch): gone here too
+            self._git("branch", "-D", branch)
+        return None
 
     def head(self, branch: str) -> str | None:
         done = git.run(self.root, "rev-parse", "--verify", "-q", f"refs/heads/{branch}^{{commit}}")

@@ -25,7 +25,7 @@ def serve(server: Server, queue: str, slots: int, workdir: str) -> int:
 
 
 async def _serve(server: Server, queue: str, slots: int, workdir: str) -> int:
-    work = Work(workdir)
+    work = Work(workdir, slots)
     client = await connect(server, identity=work.name)
     stop = asyncio.Event()
     loop = asyncio.get_running_loop()
@@ -55,8 +55,11 @@ async def _serve(server: Server, queue: str, slots: int, workdir: str) -> int:
             f"{server.address} ({server.namespace}), clones in {workdir}",
             flush=True,
         )
-        async with loops, merges:
-            await stop.wait()
-            print("ralph worker: stopping (the running loops end as on Ctrl+C; their stories move on)", flush=True)
+        try:
+            async with loops, merges:
+                await stop.wait()
+                print("ralph worker: stopping (the running loops end as on Ctrl+C; their stories move on)", flush=True)
+        finally:
+            work.launcher.close()  # the warm processes not taken
     sys.stdout.flush()
     return 0
