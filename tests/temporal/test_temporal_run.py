@@ -162,7 +162,15 @@ def test_the_client_killed_changes_nothing_the_run_finishes_and_status_shows_it(
             check=False,
         )
         assert "Fleet:      complete · 4 / 4 stories merged" in shown.stdout, shown.stdout
-        # a second `ralph run` attaches to the finished workflow's id: it starts nothing twice
+        # from another machine's clone, which never started it: the config names the server, the id follows
+        other = tmp_path / "other-clone"
+        subprocess.run(["git", "clone", "-q", "-b", "main", str(remote), str(other)], env=ralph_env, check=True)
+        with (other / ".ralph" / "config.yaml").open("a") as config:
+            config.write(f"\nparallel:\n  engine: temporal\ntemporal:\n  address: {temporal_server.address}\n")
+        there = subprocess.run(
+            [PYTHON, "-m", "ralphloop", "status"], cwd=other, env=ralph_env, capture_output=True, text=True, check=False
+        )
+        assert "Fleet:      complete · 4 / 4 stories merged" in there.stdout, there.stdout + there.stderr
     finally:
         assert worker.stop() == 0, worker.output()
 

@@ -14,6 +14,7 @@ import os
 
 from ralphloop.core.errors import RalphError
 from ralphloop.core.steering import AGENT_MARK
+from ralphloop.files.read import lock_holder_alive
 from ralphloop.project.owner import check_state_folder
 from ralphloop.project.paths import display_path, find_project_root
 from ralphloop.project.resolve import resolve_feature
@@ -33,7 +34,9 @@ def command(args: argparse.Namespace, argv: list[str]) -> int:
     feature = resolve_feature(find_project_root(), args.feature)
     from ralphloop.cli.temporal_steer import on_temporal, steer_remote
 
-    if on_temporal(feature) and read_fleet(feature) is None:  # a parallel run on Temporal: its workflow is told
+    fleet = read_fleet(feature)
+    local = (fleet is not None and fleet["alive"]) or lock_holder_alive(feature.lock) is not None  # here comes first
+    if not local and on_temporal(feature):  # a parallel run on Temporal: its workflow is told
         said = steer_remote(feature, action, text, now=bool(getattr(args, "now", False)), story=args.story)
         print(f"ralph: {feature.selector}{f' story {args.story}' if args.story else ''}: {said}")
         return 0

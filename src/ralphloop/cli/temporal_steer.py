@@ -8,13 +8,12 @@ from __future__ import annotations
 import asyncio
 from typing import Any
 
+from ralphloop.cli.temporal_status import record_of
 from ralphloop.core.clock import SystemClock
 from ralphloop.core.errors import RalphError
 from ralphloop.core.protocols import iso
-from ralphloop.files.read import read_json_object
 from ralphloop.project.paths import FeaturePaths
 
-RECORD = "temporal.json"
 _SAID = {
     "pause": "paused: no new loop starts, and each running loop holds after its iteration; `ralph resume` goes on",
     "resume": "resumed: loops start again",
@@ -26,15 +25,15 @@ _SAID = {
 
 
 def on_temporal(paths: FeaturePaths) -> bool:
-    return read_json_object(paths.file(RECORD)) is not None
+    """Whether the feature's runs go on Temporal: its temporal.json, or the config's `parallel.engine: temporal`."""
+    return record_of(paths) is not None
 
 
 def steer_remote(paths: FeaturePaths, action: str, text: str, *, now: bool, story: str | None) -> str:
     from ralphloop.temporal.launch import server_in, steer_run
     from ralphloop.temporal.shapes import Steer
 
-    record = read_json_object(paths.file(RECORD)) or {}
-    server, wid = server_in(record)
+    server, wid = server_in(record_of(paths) or {})
 
     def check(fleet: dict[str, Any]) -> None:
         if not fleet.get("alive"):
