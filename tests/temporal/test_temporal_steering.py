@@ -4,6 +4,7 @@ real worker, the paced agent of the steering tests (it waits for a gate file per
 
 from __future__ import annotations
 
+import http.client
 import json
 import subprocess
 from pathlib import Path
@@ -13,6 +14,8 @@ import pytest
 
 from tests.conftest import PYTHON, agent_cmd
 from tests.integration.helpers import git, parallel_feature
+from tests.integration.test_serve_control import post
+from tests.serve_process import serving
 from tests.temporal.machines import start_worker, wait_for, with_remote
 
 pytestmark = pytest.mark.slow
@@ -159,3 +162,40 @@ def test_stopped_as_a_whole_it_ends_stopped_once_its_loops_end_after_their_itera
     assert "started 2" not in log.read_text()  # and none went on past its iteration
     after = _ralph(project, env, "stop")
     assert after.returncode == 1 and "no run of feat is going on Temporal; nothing was sent" in after.stderr
+
+
+def test_the_page_and_the_monitor_show_the_run_on_temporal_and_the_page_steers_it(
+    project: Path, ralph_env: dict[str, str], tmp_path: Path, temporal_server: Any
+) -> None:
+    env = {**ralph_env, "RALPH_TEMPORAL_HEARTBEAT": "1"}
+    remote, log, worker = _setup(project, env, tmp_path, temporal_server.address)
+    command = agent_cmd("steered_agent.py", str(log), str(tmp_path / "gates"), "loop")
+    try:
+        started = _ralph(
+            project, env, "run", "--parallel", "2", "--temporal", temporal_server.address, "--detach",
+            "--agent-cmd", command,
+        )  # fmt: skip
+        assert started.returncode == 0, started.stdout + started.stderr
+        wait_for(lambda: _started(log, "S-1") and _started(log, "S-2"), timeout=60)
+        with serving(project, env) as served:
+            bearer = {"Authorization": f"Bearer {served.token}"}
+            connection = http.client.HTTPConnection("127.0.0.1", served.port, timeout=10)
+            connection.request("GET", "/api/snapshot", headers=bearer)
+            snapshot = json.loads(connection.getresponse().read())
+            feature = snapshot["features"][0]
+            assert feature["fleet"]["target"] == BRANCH, feature
+            assert {loop["story"]: loop["state"] for loop in feature["loops"]}["S-1"] == "running", feature
+            own = {**bearer, "Origin": served.base}
+            assert post(served, {"feature": "feat", "action": "pause"}, own)[0] == 200
+            wait_for(lambda: worker.output().count(": paused:") == 2, timeout=20)  # both loops told, from the page
+            shown = _ralph(project, env, "status")
+            assert "Steered:    paused by you at " in shown.stdout and "UTC (web)" in shown.stdout, shown.stdout
+            assert post(served, {"feature": "feat", "action": "resume"}, own)[0] == 200
+        (tmp_path / "gates" / "1").touch()
+        wait_for(lambda: _passing(remote, env) == ["S-1", "S-2", "S-3"], timeout=90)
+        watched = _ralph(project, env, "monitor")  # not a terminal: a line per change, until the run is over
+        assert watched.returncode == 0, watched.stdout + watched.stderr
+        assert "The parallel run has ended: complete" in watched.stdout, watched.stdout
+        assert "Engine:     temporal: workflow ralph-" in watched.stdout
+    finally:
+        assert worker.stop() == 0, worker.output()

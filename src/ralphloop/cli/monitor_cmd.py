@@ -5,6 +5,7 @@ from __future__ import annotations
 import os
 import sys
 
+from ralphloop.cli.temporal_where import fleet_reader
 from ralphloop.monitor.live import Watch, follow
 from ralphloop.monitor.snapshot import ended_fleet, ended_run
 from ralphloop.project.paths import find_project_root
@@ -22,6 +23,8 @@ def command(args: argparse.Namespace, argv: list[str]) -> int:
     skip = args.skip_run or (ended_run(paths) if args.wait else None)
     terminal = sys.stdout.isatty() and os.environ.get("TERM") != "dumb"
     waiting = bool(args.wait or args.skip_run or args.beside_run)
+    fleets = fleet_reader  # fleet.json, or a run's workflow on Temporal, read once a second (issue 37)
     # the same for a parallel run that has ended: its fleet is not shown until its coordinator runs again
-    watch = Watch(paths, skip=skip, waiting=waiting, skip_fleet=ended_fleet(paths) if waiting else None)
+    ended = ended_fleet(paths, fleets) if waiting else None
+    watch = Watch(paths, skip=skip, waiting=waiting, skip_fleet=ended, fleets=fleets)
     return follow(watch, sys.stdout, terminal=terminal)

@@ -7,7 +7,10 @@ from __future__ import annotations
 
 import signal
 import sys
+from dataclasses import replace
+from functools import partial
 
+from ralphloop.cli.temporal_where import remote_fleet_for, remote_steer
 from ralphloop.core.errors import RalphError
 from ralphloop.project.paths import find_project_root
 from ralphloop.web.snapshot import features
@@ -23,6 +26,8 @@ _WEB_STACK = ("starlette", "uvicorn", "anyio", "h11", "click", "idna", "sniffio"
 def command(args: argparse.Namespace, argv: list[str]) -> int:
     port = _port(args.port)
     shown = features(find_project_root(), args.feature or [])
+    # a parallel run on Temporal: its workflow read and told by the CLI's readers (issue 37)
+    shown = replace(shown, fleets=remote_fleet_for, remote_steer=partial(remote_steer, source="web"))
     try:
         from ralphloop.web.server import listen, serve
     except ModuleNotFoundError as exc:

@@ -6,8 +6,7 @@ shlex (files/json_text.py says why); the words for a person are in status_text.p
 
 from __future__ import annotations
 
-import os
-
+from ralphloop.cli.temporal_where import maybe_on_temporal
 from ralphloop.files.json_text import dumps
 from ralphloop.project.paths import find_project_root
 from ralphloop.project.resolve import resolve_feature
@@ -19,14 +18,12 @@ TYPE_CHECKING = False
 if TYPE_CHECKING:
     import argparse
 
-    from ralphloop.project.paths import FeaturePaths
-
 
 def command(args: argparse.Namespace, argv: list[str]) -> int:
     paths = resolve_feature(find_project_root(), args.feature, command=("status",), archived=True)
     report = gather(paths)
     fleet, fleet_note = read_fleet_noted(paths)
-    if fleet_note is None and _maybe_on_temporal(paths, fleet):  # its workflow tells it (issue 37)
+    if fleet_note is None and maybe_on_temporal(paths, fleet):  # its workflow tells it (issue 37)
         from ralphloop.cli.temporal_status import remote_fleet
 
         fleet, fleet_note = remote_fleet(paths)
@@ -38,21 +35,3 @@ def command(args: argparse.Namespace, argv: list[str]) -> int:
 
     print(status_text(report, fleet, fleet_note, paths))
     return 0
-
-
-def _maybe_on_temporal(paths: FeaturePaths, fleet: dict[str, object] | None) -> bool:
-    """Whether the feature's last parallel run may be on Temporal, with os alone (the client and the config's
-    reader are heavy): its temporal.json (this clone started it; newer than a local run's fleet.json), or, with no
-    local run, a project config that says `engine: temporal`."""
-    record = paths.file("temporal.json")
-    if fleet is not None:
-        if fleet.get("alive") or not os.path.isfile(record):
-            return False
-        return os.path.getmtime(record) >= os.path.getmtime(paths.file("fleet.json"))
-    if os.path.isfile(record):
-        return True
-    try:
-        with open(os.path.join(paths.project_root, ".ralph", "config.yaml"), "rb") as handle:
-            return b"engine: temporal" in handle.read(1 << 20)
-    except OSError:
-        return False

@@ -12,13 +12,12 @@ from __future__ import annotations
 import argparse
 import os
 
+from ralphloop.cli.temporal_where import remote_steer
 from ralphloop.core.errors import RalphError
 from ralphloop.core.steering import AGENT_MARK
-from ralphloop.files.read import lock_holder_alive
 from ralphloop.project.owner import check_state_folder
 from ralphloop.project.paths import display_path, find_project_root
 from ralphloop.project.resolve import resolve_feature
-from ralphloop.state.fleet import read_fleet
 from ralphloop.state.steer import loop_of, steer, steer_feature, text_of
 
 
@@ -32,17 +31,13 @@ def command(args: argparse.Namespace, argv: list[str]) -> int:
     words = getattr(args, "text", None)
     text = text_of(action, " ".join(words) if words is not None else None)
     feature = resolve_feature(find_project_root(), args.feature)
-    from ralphloop.cli.temporal_steer import on_temporal, steer_remote
-
-    fleet = read_fleet(feature)
-    local = (fleet is not None and fleet["alive"]) or lock_holder_alive(feature.lock) is not None  # here comes first
-    if not local and on_temporal(feature):  # a parallel run on Temporal: its workflow is told
-        said = steer_remote(feature, action, text, now=bool(getattr(args, "now", False)), story=args.story)
+    now = bool(getattr(args, "now", False))
+    said = remote_steer(feature, action, text, now, args.story, "cli")  # a parallel run on Temporal: its workflow
+    if said is not None:
         print(f"ralph: {feature.selector}{f' story {args.story}' if args.story else ''}: {said}")
         return 0
     paths = loop_of(feature, args.story)
     check_state_folder(paths.state_dir, display_path(paths.state_dir, os.getcwd()))
-    now = bool(getattr(args, "now", False))
     # a story's loop, or the feature: its loop, or the whole of its parallel run
     said = steer(paths, action, text, now=now) if args.story else steer_feature(paths, action, text, now=now)
     print(f"ralph: {feature.selector}{f' story {args.story}' if args.story else ''}: {said}")

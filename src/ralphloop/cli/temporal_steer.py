@@ -29,7 +29,9 @@ def on_temporal(paths: FeaturePaths) -> bool:
     return record_of(paths) is not None
 
 
-def steer_remote(paths: FeaturePaths, action: str, text: str, *, now: bool, story: str | None) -> str:
+def steer_remote(
+    paths: FeaturePaths, action: str, text: str, *, now: bool, story: str | None, source: str = "cli"
+) -> str:
     from ralphloop.temporal.launch import server_in, steer_run
     from ralphloop.temporal.shapes import Steer
 
@@ -45,7 +47,7 @@ def steer_remote(paths: FeaturePaths, action: str, text: str, *, now: bool, stor
         if action in ("say", "answer") and not running:
             raise RalphError(f"ralph {action}: no loop of the run is running; nothing was sent")
 
-    asked = Steer(action, "cli", iso(SystemClock().now()), text, story, now and action == "stop")
+    asked = Steer(action, source, iso(SystemClock().now()), text, story, now and action == "stop")
     asyncio.run(steer_run(server, wid, asked, check))
     said = _SAID["stop-now" if asked.now else action]
     if story is not None and action in ("pause", "resume", "stop"):

@@ -22,9 +22,10 @@ from ralphloop.agents.log_tail import own_log
 from ralphloop.core.errors import RalphError
 from ralphloop.files.read import lock_holder_alive
 from ralphloop.files.safe_read import shown_path
-from ralphloop.monitor.snapshot import Snapshot, fleet_files, fleet_id, read_snapshot
+from ralphloop.monitor.snapshot import FleetReader, Snapshot, fleet_files, fleet_id, read_snapshot
 from ralphloop.monitor.views import WAITING_TEXT, dashboard, end_lines, plain_lines, summary_view
 from ralphloop.project.paths import FeaturePaths
+from ralphloop.state.fleet import read_fleet_noted
 from ralphloop.words.textsafe import strip_terminal_controls
 
 POLL_S = 0.1
@@ -39,6 +40,7 @@ class Watch:
     skip: str | None = None  # an ended run (Snapshot.run_id) not to show: wait for the next one instead
     waiting: bool = False  # --wait, or launched beside a run: a run is coming, whatever status.json holds
     skip_fleet: str | None = None  # an ended parallel run (snapshot.fleet_id) not to show, as `skip`
+    fleets: FleetReader = read_fleet_noted  # the parallel run's reader: fleet.json, or its workflow on Temporal
     stamps: tuple[object, ...] = ()
     log_file: str = ""
     _files: tuple[str, ...] = field(default=())
@@ -59,7 +61,7 @@ class Watch:
     def snapshot(self, now: datetime, height: int = 40) -> Snapshot:
         self._follow_into_the_archive()
         # enough of each to fill the screen; the view decides how many fit under the header (layout.py)
-        found = read_snapshot(self.paths, now, events=max(2, height), log_lines=max(2, height))
+        found = read_snapshot(self.paths, now, events=max(2, height), log_lines=max(2, height), fleets=self.fleets)
         report, fleet = found.report, found.fleet
         self.log_file = own_log(self.paths, report.get("logFile")) if report else ""
         self._fleet_files = fleet_files(self.paths, fleet)

@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import json
 import os
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from datetime import datetime
 from typing import Any
@@ -70,8 +71,15 @@ def run_id(status: dict[str, Any]) -> str:
     return f"{status.get('runPid')}@{status.get('startedAt')}"
 
 
-def read_snapshot(paths: FeaturePaths, now: datetime, *, events: int = 8, log_lines: int = 12) -> Snapshot:
-    fleet, note = read_fleet_noted(paths)
+FleetReader = Callable[[FeaturePaths], tuple[dict[str, Any] | None, str | None]]
+
+
+def read_snapshot(
+    paths: FeaturePaths, now: datetime, *, events: int = 8, log_lines: int = 12, fleets: FleetReader = read_fleet_noted
+) -> Snapshot:
+    """What the monitor shows now. `fleets` reads the parallel run: its fleet.json, or (issue 37) its workflow on
+    Temporal, which the CLI hands in (the monitor imports no client)."""
+    fleet, note = fleets(paths)
     resume = paths.command("run", "--parallel", str(fleet["parallel"])) if fleet is not None else ""
     status = read_json_object(paths.status)
     if status is None:
@@ -108,9 +116,9 @@ def fleet_files(paths: FeaturePaths, fleet: dict[str, Any] | None) -> tuple[str,
     return tuple(found)
 
 
-def ended_fleet(paths: FeaturePaths) -> str | None:
+def ended_fleet(paths: FeaturePaths, fleets: FleetReader = read_fleet_noted) -> str | None:
     """The id of the feature's fleet when its coordinator is over (`--wait` waits past it); None otherwise."""
-    fleet, _ = read_fleet_noted(paths)
+    fleet, _ = fleets(paths)
     return fleet_id(fleet) if fleet is not None and not fleet["alive"] else None
 
 

@@ -48,6 +48,10 @@ def carry_out(features: Features, asked: Asked) -> str:
     if paths is None:
         raise LookupError(f"no feature {asked.feature!r} on this page (it shows: {', '.join(shown) or 'none'})")
     text = text_of(asked.action, asked.text)
+    if features.remote_steer is not None:  # a run on Temporal: its workflow is told (issue 37)
+        said = features.remote_steer(paths, asked.action, text, asked.now, asked.story)
+        if said is not None:
+            return said
     if asked.story:
         return steer(loop_of(paths, asked.story), asked.action, text, now=asked.now, source="web")
     return steer_feature(paths, asked.action, text, now=asked.now, source="web")

@@ -47,7 +47,7 @@ class Source:
 
     def _read(self) -> None:
         shown = self.features.paths()
-        snapshot, watched = build(shown, self.now())
+        snapshot, watched = build(shown, self.now(), self.features.fleets)
         self._watched = watched
         self._stamps = tuple(_stamp(path) for path in watched)
         self._read_at = self.monotonic()

@@ -28,7 +28,14 @@ from ralphloop.words.windows import window_line
 
 TYPE_CHECKING = False
 if TYPE_CHECKING:
-    from typing import Any
+    from collections.abc import Callable
+    from typing import Any, TypeAlias
+
+    # issue 37: a parallel run on Temporal, read by the CLI (the web layer imports no client): given the feature
+    # and its local fleet, the workflow's (fleet, note), or None when the feature's last run was not on Temporal
+    RemoteFleet: TypeAlias = Callable[
+        [FeaturePaths, dict[str, Any] | None], tuple[dict[str, Any] | None, str | None] | None
+    ]
 
 LOG_LINES = 40
 
@@ -40,6 +47,10 @@ class Features:
 
     root: str
     named: tuple[FeaturePaths, ...] = ()
+    # issue 37: the CLI's readers for a parallel run on Temporal (the web layer imports no client): its fleet, and
+    # the user's request sent to its workflow (None: the feature is not on Temporal; the request is carried out here)
+    fleets: RemoteFleet | None = None
+    remote_steer: Callable[[FeaturePaths, str, str, bool, str | None], str | None] | None = None
 
     def paths(self) -> list[FeaturePaths]:
         if self.named:
@@ -67,11 +78,15 @@ def features(root: str, selectors: list[str]) -> Features:
     return found
 
 
-def build(shown: list[FeaturePaths], now: datetime) -> tuple[dict[str, Any], list[str]]:
+def build(
+    shown: list[FeaturePaths],
+    now: datetime,
+    fleets: RemoteFleet | None = None,
+) -> tuple[dict[str, Any], list[str]]:
     """The page's snapshot, and the files it was read from (whose changes make the next one)."""
     watched: list[str] = [os.path.join(shown[0].project_root, RALPH_DIR)] if shown else []
     watched.append(os.path.join(ralph_home(), BOOK))  # the usage windows every loop of the user writes
-    views = [_feature(paths, watched) for paths in shown]
+    views = [_feature(paths, watched, fleets) for paths in shown]
     for view in views:  # each window in words (share, cap, reset), the page showing them as text
         view["windows"] = [{**window, "words": window_line(window, now)} for window in view.get("windows", [])]
     project = os.path.basename(shown[0].project_root.rstrip(os.sep)) if shown else ""
@@ -79,7 +94,11 @@ def build(shown: list[FeaturePaths], now: datetime) -> tuple[dict[str, Any], lis
     return redact_value(_cleaned(snapshot)), watched
 
 
-def _feature(paths: FeaturePaths, watched: list[str]) -> dict[str, Any]:
+def _feature(
+    paths: FeaturePaths,
+    watched: list[str],
+    fleets: RemoteFleet | None = None,
+) -> dict[str, Any]:
     summary, _, lock = fleet_paths(paths)
     watched += [summary, lock, *_own_files(paths)]
     view: dict[str, Any] = {"name": paths.name, "dir": paths.display(), "errors": [], "fleet": None, "loops": []}
@@ -92,6 +111,10 @@ def _feature(paths: FeaturePaths, watched: list[str]) -> dict[str, Any]:
     else:
         if fleet is None and os.path.lexists(summary):
             view["errors"].append(f"{shown_path(summary)}: not a JSON object (damaged?)")
+        remote = fleets(paths, fleet) if fleets is not None else None  # a newer run on Temporal: its workflow's
+        if remote is not None:
+            fleet, note = remote
+            view["errors"] += [note] if note else []
     if fleet is not None:
         return _fleet(paths, fleet, view, watched)
     try:
