@@ -4,9 +4,10 @@ Given ralph's conflict prompt (merge.resolve: agent) it resolves the merge inste
 
 Options: --shared FILE (also write FILE with a line naming the story: two stories then edit the same line),
 --compat (a story also writes compat.txt when another story's work is in its tree: what a gate that only fails after
-the rebase asks for), --sleep S (work for S seconds first), --ledger FILE (append "ID PID SLOT" per start),
---claude-cost C (as a stand-in `claude`: its arguments are Claude Code's, and it ends with a stream-json result
-that reports C dollars and 100 + 400 tokens, for each story and each conflict it resolves).
+the rebase asks for), --sleep S (work for S seconds first; --slow ID=S: story ID for S seconds), --ledger FILE
+(append "ID PID SLOT" per start), --claude-cost C (as a stand-in `claude`: its arguments are Claude Code's, and it
+ends with a stream-json result that reports C dollars and 100 + 400 tokens, for each story and each conflict it
+resolves).
 """
 
 from __future__ import annotations
@@ -24,6 +25,7 @@ parser = argparse.ArgumentParser()
 parser.add_argument("--shared", default="")
 parser.add_argument("--compat", action="store_true")
 parser.add_argument("--sleep", type=float, default=0.0)
+parser.add_argument("--slow", action="append", default=[])  # ID=SECONDS: that story works longer
 parser.add_argument("--ledger", default="")
 parser.add_argument("--claude-cost", type=float, default=None)
 options, _ = parser.parse_known_args()  # a stand-in `claude` is also given Claude Code's own arguments
@@ -57,8 +59,9 @@ if options.ledger:
     with open(options.ledger, "a", encoding="utf-8") as handle:
         slot, ports = os.environ.get("RALPH_SLOT", "-"), os.environ.get("RALPH_PORT_BASE", "-")
         handle.write(f"{task} {os.getpid()} {slot} {ports}\n")
-if options.sleep:
-    time.sleep(options.sleep)
+slow = dict(item.split("=", 1) for item in options.slow)
+if options.sleep or task in slow:
+    time.sleep(float(slow.get(task, options.sleep)))
 if options.shared:
     with open(options.shared, "w", encoding="utf-8") as handle:
         handle.write(f"written by {task}\n")

@@ -5,6 +5,7 @@ tests, which commits its work with `git add -A`."""
 from __future__ import annotations
 
 import json
+import os
 import signal
 import subprocess
 import time
@@ -15,6 +16,7 @@ from typing import Any
 import psutil
 import pytest
 
+from ralphloop.core.exitcodes import ExitReason
 from tests.conftest import AGENTS, PYTHON, agent_cmd
 from tests.integration.helpers import git, parallel_feature
 from tests.temporal.conftest import TEMPORAL
@@ -374,3 +376,95 @@ def test_a_usage_window_reached_the_workflow_waits_on_a_timer_with_no_worker_bus
     assert "the usage window reset: loops start again" in out
     assert "All 2 stories merged into ralph/feat." in out
     assert _passing(remote, ralph_env) == ["S-1", "S-2"]
+
+
+def _claude(tmp_path: Path, *flags: str) -> dict[str, str]:
+    """Claude Code's stand-in on PATH: the parallel tests' agent, answering in stream-json with a cost."""
+    bin_dir = tmp_path / "bin"
+    bin_dir.mkdir(exist_ok=True)
+    claude = bin_dir / "claude"
+    script = " ".join(f'"{flag}"' for flag in flags)
+    claude.write_text(f'#!/bin/sh\nexec "{PYTHON}" "{AGENTS / "fleet_agent.py"}" {script} "$@"\n')
+    claude.chmod(0o755)
+    return {"PATH": f"{bin_dir}:{os.environ['PATH']}", "CLAUDE_CONFIG_DIR": str(tmp_path / "claude-config")}
+
+
+def test_the_runs_budget_spent_no_new_loop_starts_and_the_running_one_is_stopped(
+    project: Path, ralph_env: dict[str, str], tmp_path: Path, temporal_server: Any
+) -> None:
+    parallel_feature(project, ralph_env, _stories(4))
+    git(project, ralph_env, "branch", BRANCH)
+    remote = with_remote(project, ralph_env, tmp_path, "main", BRANCH)
+    ledger = tmp_path / "ledger"
+    flags = ("--claude-cost", "0.25", "--ledger", str(ledger), "--sleep", "1", "--slow", "S-2=30")
+    env = {**ralph_env, **_claude(tmp_path, *flags), "RALPH_TEMPORAL_HEARTBEAT": "1"}
+    worker = start_worker("machine-a", temporal_server.address, tmp_path, env, slots=2)
+    try:
+        done = subprocess.run(
+            [PYTHON, "-m", "ralphloop", "run", "--parallel", "2", "--temporal", temporal_server.address,
+             "--agent", "claude", "--max-cost", "0.2"],
+            cwd=project, env=env, capture_output=True, text=True, timeout=120, check=False,
+        )  # fmt: skip
+    finally:
+        assert worker.stop() == 0, worker.output()
+    assert done.returncode == ExitReason.BUDGET.exit_code, done.stdout + done.stderr
+    assert "■ Budget: the agents spent $0.25 of the run's $0.20 (--max-cost)" in done.stdout, done.stdout
+    assert "S-2: stopped: the run's budget is spent" in worker.output()  # its loop, stopped mid-story
+    assert sorted(line.split()[0] for line in ledger.read_text().splitlines()) == ["S-1", "S-2"]  # none after
+    assert _passing(remote, ralph_env) == ["S-1"]
+    assert "Stopped (budget): 1/4 stories merged into ralph/feat" in done.stdout
+
+
+def test_a_conflict_is_retried_on_the_new_base_its_work_saved_on_the_remote_and_a_push_of_yours_is_kept(
+    project: Path, ralph_env: dict[str, str], tmp_path: Path, temporal_server: Any
+) -> None:
+    stories = _stories(3)
+    stories[2]["dependsOn"] = ["S-1"]  # the story queue: S-3 only once S-1 is merged
+    parallel_feature(project, ralph_env, stories)
+    git(project, ralph_env, "branch", BRANCH)
+    remote = with_remote(project, ralph_env, tmp_path, "main", BRANCH)
+    worker = start_worker("machine-a", temporal_server.address, tmp_path, ralph_env, slots=2)
+    mine = tmp_path / "mine"  # a person's clone, pushing to the feature branch while the run goes on
+    subprocess.run(["git", "clone", "-q", "-b", BRANCH, str(remote), str(mine)], env=ralph_env, check=True)
+    command = agent_cmd("fleet_agent.py", "--shared", "shared.txt", "--sleep", "2")
+    run = subprocess.Popen(
+        [PYTHON, "-m", "ralphloop", "run", "--parallel", "2", "--temporal", temporal_server.address,
+         "--agent-cmd", command],
+        cwd=project, env=ralph_env, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True,
+    )  # fmt: skip
+    try:
+        assert run.stdout is not None
+        lines = []
+        for line in run.stdout:
+            lines.append(line)
+            if "S-2 started" in line:
+                break
+        (mine / "NOTES.md").write_text("mine\n")
+        git(mine, ralph_env, "add", "NOTES.md")
+        git(mine, ralph_env, "commit", "-qm", "a note of mine")
+        git(mine, ralph_env, "push", "-q", "origin", BRANCH)
+        out, _ = run.communicate(timeout=180)
+        out = "".join(lines) + out
+    finally:
+        if run.poll() is None:
+            run.kill()
+        assert worker.stop() == 0, worker.output()
+    assert run.returncode == 0, out
+    assert _passing(remote, ralph_env) == ["S-1", "S-2", "S-3"]
+    assert _remote_file(remote, ralph_env, "NOTES.md") == "mine\n"  # never overwritten
+    assert "↻ " in out and "started again on the new base (attempt 2)" in out, out
+    saved = subprocess.run(
+        ["git", "for-each-ref", "--format=%(refname)", "refs/ralph/attempts/"], cwd=remote, env=ralph_env,
+        capture_output=True, text=True, check=True,
+    ).stdout.split()  # fmt: skip
+    assert any(ref.endswith("-merge-1") for ref in saved), saved  # the conflicting attempt, kept on the remote
+    assert out.index("⇢ S-1 merged") < out.index("▶ S-3 started"), out
+    subjects = subprocess.run(
+        ["git", "log", "--format=%s", f"main..{BRANCH}"],
+        cwd=remote,
+        env=ralph_env,
+        capture_output=True,
+        text=True,
+        check=True,
+    ).stdout.splitlines()
+    assert len([line for line in subjects if "merged by ralph" in line]) == 3

@@ -35,6 +35,7 @@ from ralphloop.start.fleet import FleetRequest, build_fleet
 from ralphloop.state.steer import steer
 from ralphloop.temporal.clones import Clone
 from ralphloop.temporal.shapes import (
+    END,
     FeatureSpec,
     LoopResult,
     LoopTask,
@@ -118,7 +119,7 @@ class Work:
         print(f"▶ {spec.feature}/{story}: loop started ({where})", flush=True)
         handle = launcher.start(fleet.loop_spec(story, task.slot, task.limits))
         pushed = gitops.head_of(tree, "HEAD")
-        inbox = Inbox(self, activity.info().workflow_id or "", story, fleet.loop_paths(story), _seen())
+        inbox = Inbox(self, activity.info().workflow_id or "", story, fleet.loop_paths(story), _seen(), handle)
         try:
             code = self._watch(handle, fleet, clone, inbox, spec.heartbeat_s, pushed)
         finally:
@@ -250,8 +251,9 @@ class Inbox:
     applied to the loop's own control.json as `ralph pause|resume|stop|say|answer` on this machine would: the same
     state/steer.steer, so a pause holds it between iterations and a `stop --now` interrupts it as a Ctrl+C."""
 
-    def __init__(self, work: Work, workflow: str, story: str, paths: FeaturePaths, seen: int) -> None:
+    def __init__(self, work: Work, workflow: str, story: str, paths: FeaturePaths, seen: int, loop: Any) -> None:
         self.work, self.workflow, self.story, self.paths, self.seen = work, workflow, story, paths, seen
+        self.loop = loop  # its LoopHandle: the workflow's END stops it as the local coordinator would
 
     def apply(self) -> None:
         if self.work.client is None or self.work.events is None or lock_holder_alive(self.paths.lock) is None:
@@ -264,12 +266,16 @@ class Inbox:
             activity.logger.info("inbox of %s not read: %s", self.story, error)
             return
         for number, action, text, now, source in items:
+            self.seen = max(self.seen, int(number))
+            if action == END:  # the run's budget is spent: stopped as on Ctrl+C (its iteration recorded)
+                self.loop.terminate()
+                print(f"■ {self.story}: stopped: the run's {source} is spent", flush=True)
+                continue
             try:
                 said = steer(self.paths, str(action), str(text or ""), now=bool(now), source=str(source or "cli"))
                 print(f"✋ {self.story}: {said}", flush=True)
             except RalphError as refused:  # an answer with no question waiting: said on the worker's screen
                 print(f"✋ {self.story}: {refused}", flush=True)
-            self.seen = max(self.seen, int(number))
 
 
 @contextlib.contextmanager

@@ -12,6 +12,7 @@ from typing import Any
 WORKFLOW = "RalphFeature"  # the workflow's registered name (temporal/workflow.py)
 DEFAULT_QUEUE = "ralph"
 DEFAULT_NAMESPACE = "default"
+END = "end"  # the workflow's own request to a loop's worker: stop it as on Ctrl+C (the run's budget is spent)
 MERGES = ".merge"  # a worker's second task queue, `QUEUE.merge`: merges and reads, never held behind its loops
 
 

@@ -32,6 +32,10 @@ class Held:
     message: str
     until: datetime | None = None
 
+    def view(self) -> dict[str, Any]:
+        """fleet.json's `held`: {message, until}."""
+        return {"message": self.message, "until": iso(self.until) if self.until else None}
+
 
 def by_you(asked: Steer) -> str:
     """ "paused by you at 05:10 UTC (cli)": the whole run's pause or stop, as fleet.json's `steered` words it."""

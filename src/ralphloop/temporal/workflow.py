@@ -2,9 +2,8 @@
 --parallel N`, made durable. It keeps the story queue, the merge queue (one merge at a time: the single writer of
 the feature branch), the budget, a usage window's wait and the retries; the workers run the loops and the merges
 (temporal/activities.py). Its decisions are fleet/plan.py's, the same the local coordinator makes; its state is what
-`ralph status` asks of it (the `fleet` query, shaped as fleet.json), and the steer commands are its signals.
-
-Workflow code must replay the same: it reads no file, clock or process; time is workflow.now(), waits are timers."""
+`ralph status` asks of it (the `fleet` query, shaped as fleet.json), and the steer commands are its signals. It
+must replay the same: it reads no file, clock or process; time is workflow.now(), waits are timers."""
 
 from __future__ import annotations
 
@@ -23,6 +22,7 @@ with workflow.unsafe.imports_passed_through():
     from ralphloop.fleet.budget import child_flags, over
     from ralphloop.guards.budget import Budget
     from ralphloop.temporal.shapes import (
+        END,
         MERGES,
         WORKFLOW,
         FeatureSpec,
@@ -108,7 +108,10 @@ class FeatureRun:
         while True:
             self._check_budget()
             if self.budget_stop is not None:
-                await workflow.wait_condition(lambda: not self.running and not self.merging)
+                # every loop stopped as the local coordinator stops them (a Ctrl+C: its iteration recorded, its
+                # attempt saved); the stories already passing still land: their work is paid for
+                self._tell_running(Steer(END, "budget", iso(workflow.now())))
+                await workflow.wait_condition(lambda: not self.running and not self.merging and not self.queue)
                 return ExitReason.BUDGET
             held = self._held_now()
             if not held and self.asked is None:
@@ -125,7 +128,7 @@ class FeatureRun:
             if end is not None:
                 return end
             self.changed = False
-            timeout = self._until_reset() if held else None
+            timeout = self._until_reset() if held else self._until_runtime()
             with contextlib.suppress(TimeoutError):  # the window reset: loops may start again
                 await workflow.wait_condition(lambda: self.changed, timeout=timeout)
 
@@ -274,6 +277,20 @@ class FeatureRun:
                 self.budget_stop = why
                 self._say(f"■ Budget: {why}: no new loop starts")
 
+    def _until_runtime(self) -> timedelta | None:
+        """Until the run's --max-runtime, which is checked then even if nothing else happens."""
+        assert self.spec is not None and self.started_at is not None
+        if self.spec.max_runtime_s is None:
+            return None
+        left = self.started_at + timedelta(seconds=self.spec.max_runtime_s) - workflow.now()
+        return max(left, timedelta(seconds=1))
+
+    def _tell_running(self, asked: Steer, story: str | None = None) -> None:
+        """`asked` in the inbox of every running loop, or of `story`'s (its worker applies it at its heartbeat)."""
+        for each in sorted(self.running) if story is None else [story] if story in self.running else []:
+            self.inbox_seq += 1
+            self.inbox.setdefault(each, []).append((self.inbox_seq, asked))
+
     def _held_now(self) -> bool:
         if self.held is None:
             return False
@@ -324,12 +341,10 @@ class FeatureRun:
         """The user's request (`ralph pause|resume|stop|say|answer` on Temporal, cli/temporal_steer.py): the whole
         run's pause or stop held here (no new loop starts), and the request put in the inbox of each running loop
         it is for, which that loop's worker applies to the loop's own control.json (state/steer.py)."""
-        for story in [asked.story] if asked.story else sorted(self.running):
-            if story in self.running:
-                self.inbox_seq += 1
-                self.inbox.setdefault(story, []).append((self.inbox_seq, asked))
+        if asked.action == END:
+            return  # the workflow's own, never the user's
+        self._tell_running(asked, asked.story)
         if asked.story is not None:
-            self.changed = True
             return
         if asked.action == "resume":
             if self.asked is not None and self.asked.action == "pause":
@@ -363,9 +378,7 @@ class FeatureRun:
             "queue": list(self.queue),
             "storiesTotal": len(self.stories),
             "storiesMerged": merged,
-            "held": {"message": self.held.message, "until": iso(self.held.until) if self.held.until else None}
-            if self.held
-            else None,
+            "held": self.held.view() if self.held else None,
             "steered": by_you(self.asked) if self.asked else None,
             "costUsd": round(self.spent_cost, 6) if self.spent_cost else None,  # None: no agent reported one
             "tokensUsed": self.spent_tokens,
