@@ -74,6 +74,12 @@ usage_limit:
 #   resolve: retry          # at a conflict: retry the story on the new base; or `agent` resolves it first
 #   fast_forward_checked_out: false   # true: move the feature branch in your worktree (clean only), not
 #                                     # ralph-integration/FEATURE
+# parallel:                 # where `ralph run --parallel` runs its loops (docs/scale.md)
+#   engine: local           # or temporal: on the `ralph worker`s of the server below
+# temporal:
+#   address: 127.0.0.1:7233 # HOST:PORT (--temporal)
+#   namespace: default
+#   queue: ralph            # the task queue the workers take (ralph worker --queue)
 # story_order: ["1.1", "1.2", "2.1"]   # story specs (specs/epic-N/): default every spec, sorted naturally
 
 # budget:                   # for one `ralph run`
