@@ -236,6 +236,8 @@ def test_a_worker_killed_or_stopped_mid_story_its_stories_finish_on_the_other_me
     starts = ledger.read_text().splitlines()
     assert sorted(line.split()[0] for line in starts) == ["S-1", "S-1", "S-2", "S-2"]  # each again on machine-b
     assert other.output().count("went on from what was pushed") == 2, other.output()
+    if how == signal.SIGTERM:  # stopped, not killed: it ended each loop as on Ctrl+C and pushed its work first
+        assert doomed.output().count("the worker stops: its loop ended as on Ctrl+C, its work pushed") == 2
     # the killed machine's loops and agents died with it (their parent's death signal): nothing left running
     for pid in first.values():
         assert not psutil.pid_exists(pid) or psutil.Process(pid).status() == psutil.STATUS_ZOMBIE
@@ -321,7 +323,8 @@ def test_the_server_restarted_mid_run_every_workflow_resumes_and_finishes(
         check=True,
     ).stdout.splitlines()
     assert len([line for line in subjects if "merged by ralph" in line]) == 4  # each once
-    assert sorted(line.split()[0] for line in ledger.read_text().splitlines()) == ["S-1", "S-2", "S-3", "S-4"]
+    # each worked (a loop whose heartbeats the restart cut may be tried again: it goes on from its claim)
+    assert {line.split()[0] for line in ledger.read_text().splitlines()} == {"S-1", "S-2", "S-3", "S-4"}
 
 
 def test_a_usage_window_reached_the_workflow_waits_on_a_timer_with_no_worker_busy_then_goes_on(
@@ -338,7 +341,7 @@ def test_a_usage_window_reached_the_workflow_waits_on_a_timer_with_no_worker_bus
     config = tmp_path / "claude-config"
     env = {**ralph_env, "PATH": f"{bin_dir}:{ralph_env['PATH']}", "CLAUDE_CONFIG_DIR": str(config)}
     # the worker's machine knows the account's 5-hour window is 60% used, and resets in a few seconds
-    resets = datetime.now(UTC) + timedelta(seconds=12)
+    resets = datetime.now(UTC) + timedelta(seconds=20)
     window = {"utilization": 0.6, "resetsAt": resets.strftime("%Y-%m-%dT%H:%M:%SZ"), "readAt": "2026-12-06T22:00:00Z"}
     book = {"schema_version": 1, "limits": {}, "windows": {f"claude/login:{config}": {"five_hour": window}}}
     home = tmp_path / "machine-a" / "ralph-home"
@@ -359,7 +362,7 @@ def test_a_usage_window_reached_the_workflow_waits_on_a_timer_with_no_worker_bus
                 break
         # the wait is the workflow's timer: no activity is pending on the server (a loop runs only inside one)
         wid = lines[0].split()[1]
-        for _ in range(8):
+        for _ in range(4):
             described = subprocess.run(
                 [str(TEMPORAL), "workflow", "describe", "-w", wid, "--address", temporal_server.address, "-o", "json"],
                 capture_output=True, text=True, check=True,

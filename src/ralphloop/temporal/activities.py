@@ -14,6 +14,7 @@ import os
 import select
 import socket
 import sys
+import threading
 from collections.abc import Callable, Iterator
 from typing import TYPE_CHECKING, Any, TypeVar
 
@@ -23,19 +24,17 @@ from temporalio.exceptions import ApplicationError, CancelledError
 from ralphloop.core.cancel import CancelToken
 from ralphloop.core.clock import SystemClock
 from ralphloop.core.errors import RalphError
-from ralphloop.files.read import lock_holder_alive, read_json_object
+from ralphloop.files.read import read_json_object
 from ralphloop.files.store import atomic_write_bytes
 from ralphloop.fleet import gitops
 from ralphloop.fleet import merge as merging
 from ralphloop.fleet.context import Fleet
 from ralphloop.fleet.gitops import GitStep
-from ralphloop.fleet.launcher import LocalProcessLauncher
-from ralphloop.project.paths import FeaturePaths
+from ralphloop.fleet.launcher import LocalProcessLauncher, LoopHandle
 from ralphloop.start.fleet import FleetRequest, build_fleet
-from ralphloop.state.steer import steer
 from ralphloop.temporal.clones import Clone
+from ralphloop.temporal.inbox import Inbox
 from ralphloop.temporal.shapes import (
-    END,
     FeatureSpec,
     LoopResult,
     LoopTask,
@@ -44,6 +43,7 @@ from ralphloop.temporal.shapes import (
     Prepared,
     StoryRow,
 )
+from ralphloop.temporal.story import StoryBranch, Taken
 
 if TYPE_CHECKING:
     from temporalio.client import Client
@@ -100,32 +100,30 @@ class Work:
     def loop(self, task: LoopTask) -> LoopResult:
         spec, story = task.spec, task.story
         clone = Clone(self.workdir, spec.remote)
-        launcher = self.launcher
         with _held(clone):
-            tip = clone.sync(spec.branch)
-            fleet = self._fleet(clone, spec, launcher)
+            tip = _beating(lambda: clone.sync(spec.branch))
+            fleet = self._fleet(clone, spec, self.launcher)
             branch, tree = fleet.branch(story), fleet.worktree(story)
             gitops.remove_worktree(clone.root, tree, None)  # a dead worker's, or an earlier attempt's
-            # a retry of this activity (its worker died) goes on from what that worker pushed; a new attempt
-            # starts from the feature branch's tip
-            resumed = activity.info().attempt > 1 and clone.fetch(branch) is not None
-            if not resumed and clone.head(branch) is not None:
-                git_branch_delete(clone, branch)
-            gitops.add_worktree(clone.root, tree, branch, tip)
-            if not resumed:
-                clone.push(branch, f"refs/heads/{branch}", force=True)  # this attempt's, from its first instant
+            # it goes on from what was pushed when the workflow says so (the story stopped at a window's cap, or by
+            # you) or when an earlier try of this very activity claimed the branch (its worker died); a new attempt
+            # starts from the feature branch's tip, what it replaces saved first
+            mine = StoryBranch(clone, fleet.paths.name, story, branch)
+            start, resumed = mine.claim(tip, task.resume, task.token)
+            activity.heartbeat(story, start)
+            gitops.add_worktree(clone.root, tree, branch, start)
         where = "went on from what was pushed" if resumed else f"from {tip[:12]}"
-        activity.logger.info("loop %s started (%s) on %s", story, where, self.name)
         print(f"▶ {spec.feature}/{story}: loop started ({where})", flush=True)
-        handle = launcher.start(fleet.loop_spec(story, task.slot, task.limits))
-        pushed = gitops.head_of(tree, "HEAD")
-        inbox = Inbox(self, activity.info().workflow_id or "", story, fleet.loop_paths(story), _seen(), handle)
+        handle = self.launcher.start(fleet.loop_spec(story, task.slot, task.limits))
+        assert self.client is not None and self.events is not None
+        inbox = Inbox(self.client, self.events, activity.info().workflow_id or "", story)
         try:
-            code = self._watch(handle, fleet, clone, inbox, spec.heartbeat_s, pushed)
+            code = self._watch(handle, fleet, mine, inbox, spec.heartbeat_s)
         finally:
             if handle.poll() is None:
                 handle.stop(fleet.grace_s)
-        return self._ended(fleet, clone, story, code)
+        with activity.shield_thread_cancel_exception():  # what it did is pushed, whatever comes meanwhile
+            return self._ended(fleet, clone, mine, code)
 
     @activity.defn(name="ralph.merge")
     @_told
@@ -142,14 +140,16 @@ class Work:
                 fleet.attempts[story] = task.attempt
                 self._checkout_story(fleet, clone, story, tip, task.pending)
                 fleet.publish = lambda old, new: clone.push(new, f"refs/heads/{spec.branch}", lease=old)
-                outcome = merging.merge_one(fleet, story)
+                clone.fetch_refs(gitops.attempts_prefix(fleet.paths.name, story) + "*")  # no saved name reused
+                outcome = _beating(functools.partial(merging.merge_one, fleet, story))  # its gates may run long
                 if outcome != "moved":
                     break
-                activity.heartbeat("moved")
+            if outcome == "moved":  # tried again by Temporal, from the branch's new tip: never forced
+                raise ApplicationError(f"{story}: {spec.branch} kept moving on {clone.remote} while it merged")
             assert fleet is not None
             clone.push_refs(gitops.attempts_prefix(fleet.paths.name, story) + "*")
-            if outcome == "merged":
-                clone.push("", f"refs/heads/{fleet.branch(story)}")  # the story's branch is spent
+            if outcome == "merged":  # the story's branch and claims are spent
+                StoryBranch(clone, fleet.paths.name, story, fleet.branch(story)).forget()
             tip = clone.fetch(spec.branch) or ""
             fleet.moved()
             why = fleet.failed.get(story) or _note(fleet, story)
@@ -170,52 +170,61 @@ class Work:
         fleet.child_words = (*fleet.child_words, "--on-usage-limit", "exit")
         return fleet
 
-    def _watch(self, handle: Any, fleet: Fleet, clone: Clone, inbox: Inbox, every_s: float, pushed: str | None) -> int:
-        """Until the loop ends: a heartbeat each `every_s` (with what of the user's it has applied), its commits
-        pushed as it makes them, and the user's requests applied to it. Cancelled, or the worker stopping: the
-        loop is stopped as on Ctrl+C, its iteration recorded, its work pushed."""
-        story = inbox.story
-        branch, tree = fleet.branch(story), fleet.worktree(story)
+    def _watch(self, handle: LoopHandle, fleet: Fleet, mine: StoryBranch, inbox: Inbox, every_s: float) -> int:
+        """Until the loop ends: a heartbeat each `every_s` (with the commit this try pushed last), its commits
+        pushed as it makes them, the user's requests applied and what it spent told. The worker stopping: the loop
+        is stopped as on Ctrl+C, its work pushed, and the story tried again elsewhere from there. Cancelled
+        (Temporal gave up on this try, whose heartbeats came late: the story may run elsewhere now), or its branch
+        pushed by another try: stopped, and nothing more pushed."""
+        story, tree = inbox.story, fleet.worktree(mine.story)
+        paths = fleet.loop_paths(story)
         while (code := handle.poll()) is None:
             fd = handle.fileno()
             with contextlib.suppress(InterruptedError, ValueError, OSError):
                 select.select([fd] if fd is not None else [], [], [], min(every_s, 2.0))
-            head = gitops.head_of(tree, "HEAD")
-            activity.heartbeat(story, inbox.seen)
+            if activity.is_worker_shutdown():
+                with activity.shield_thread_cancel_exception():
+                    handle.stop(fleet.grace_s)  # its iteration recorded, its attempt saved, as on Ctrl+C
+                    self._push(fleet, mine, tree)
+                print(f"■ {story}: the worker stops: its loop ended as on Ctrl+C, its work pushed", flush=True)
+                raise ApplicationError(f"{story}: the worker {self.name} stopped during its loop")
             if activity.is_cancelled():
-                # the workflow is gone, or Temporal gave up on this try (its heartbeats came late) and the story may
-                # run elsewhere now: stopped, and nothing pushed over what the other try pushes
                 handle.stop(fleet.grace_s)
                 raise CancelledError(f"{story}: its loop was stopped")
-            if activity.is_worker_shutdown():
-                handle.stop(fleet.grace_s)  # its iteration recorded, as on Ctrl+C
+            try:
                 head = gitops.head_of(tree, "HEAD")
                 if head is not None:
-                    clone.push(head, f"refs/heads/{branch}", force=True)
-                clone.push_refs(gitops.attempts_prefix(fleet.paths.name, story) + "*")
-                # tried again on another worker, from what was just pushed
-                raise ApplicationError(f"{story}: the worker {self.name} stopped during its loop")
-            if head is not None and head != pushed:
-                clone.push(head, f"refs/heads/{branch}", force=True)  # the loop's own branch: no lock on the clone
-                pushed = head
-            inbox.apply()
+                    mine.push(head)  # the loop's own branch: no lock on the clone
+            except Taken:
+                handle.stop(fleet.grace_s)
+                raise
+            inbox.apply(paths, handle)
+            inbox.report(read_json_object(paths.status) or {})
+            activity.heartbeat(story, mine.pushed)
         return int(code)
 
-    def _ended(self, fleet: Fleet, clone: Clone, story: str, code: int) -> LoopResult:
+    def _push(self, fleet: Fleet, mine: StoryBranch, tree: str) -> None:
+        """The loop's last commit and its saved attempts, on the remote (a stopped loop's work is never left in a
+        worker's clone)."""
+        head = gitops.head_of(tree, "HEAD")
+        if head is not None:
+            mine.push(head)
+        mine.clone.push_refs(gitops.attempts_prefix(fleet.paths.name, mine.story) + "*")
+
+    def _ended(self, fleet: Fleet, clone: Clone, mine: StoryBranch, code: int) -> LoopResult:
+        story = mine.story
         status = read_json_object(fleet.loop_paths(story).status) or {}
         passes = code == 0 and fleet.passes_in_worktree(story)
         pending = b""
         with _held(clone):
+            clone.fetch_refs(gitops.attempts_prefix(fleet.paths.name, story) + "*")  # no saved name reused
             if passes:
                 merging.collect(fleet, story)  # its pass mark and progress taken off its branch, as on one machine
                 path = os.path.join(fleet.loop_paths(story).state_dir, "logs", merging.PENDING)
                 with contextlib.suppress(OSError), open(path, "rb") as handle:
                     pending = handle.read(PENDING_CAP)
-                clone.push_refs(merging.leftovers(fleet, story))
             head = gitops.head_of(fleet.worktree(story), "HEAD")
-            if head is not None:
-                clone.push(head, f"refs/heads/{fleet.branch(story)}", force=True)
-            clone.push_refs(gitops.attempts_prefix(fleet.paths.name, story) + "*")  # what the loop undid
+            self._push(fleet, mine, fleet.worktree(story))  # its leftovers, and what the loop undid, saved there
             fleet.keep_records(story)
         return LoopResult(
             story=story,
@@ -246,38 +255,6 @@ class Work:
         fleet.collected.add(story)  # its loop's worker took the marks off already
 
 
-class Inbox:
-    """What the user asked of one running loop through the workflow (its `inbox` query, asked each heartbeat),
-    applied to the loop's own control.json as `ralph pause|resume|stop|say|answer` on this machine would: the same
-    state/steer.steer, so a pause holds it between iterations and a `stop --now` interrupts it as a Ctrl+C."""
-
-    def __init__(self, work: Work, workflow: str, story: str, paths: FeaturePaths, seen: int, loop: Any) -> None:
-        self.work, self.workflow, self.story, self.paths, self.seen = work, workflow, story, paths, seen
-        self.loop = loop  # its LoopHandle: the workflow's END stops it as the local coordinator would
-
-    def apply(self) -> None:
-        if self.work.client is None or self.work.events is None or lock_holder_alive(self.paths.lock) is None:
-            return  # the loop has not taken its lock yet (or ended): asked again at the next heartbeat
-        handle = self.work.client.get_workflow_handle(self.workflow)
-        asked = asyncio.run_coroutine_threadsafe(handle.query("inbox", args=[self.story, self.seen]), self.work.events)
-        try:
-            items = asked.result(timeout=3)
-        except Exception as error:  # the server away: the next heartbeat asks again
-            activity.logger.info("inbox of %s not read: %s", self.story, error)
-            return
-        for number, action, text, now, source in items:
-            self.seen = max(self.seen, int(number))
-            if action == END:  # the run's budget is spent: stopped as on Ctrl+C (its iteration recorded)
-                self.loop.terminate()
-                print(f"■ {self.story}: stopped: the run's {source} is spent", flush=True)
-                continue
-            try:
-                said = steer(self.paths, str(action), str(text or ""), now=bool(now), source=str(source or "cli"))
-                print(f"✋ {self.story}: {said}", flush=True)
-            except RalphError as refused:  # an answer with no question waiting: said on the worker's screen
-                print(f"✋ {self.story}: {refused}", flush=True)
-
-
 @contextlib.contextmanager
 def _held(clone: Clone) -> Iterator[None]:
     """The clone's lock for a loop's activity, its heartbeat kept while it waits (a merge may hold the lock for as
@@ -290,18 +267,26 @@ def _held(clone: Clone) -> Iterator[None]:
         clone.lock.release()
 
 
-def _seen() -> int:
-    """What of the inbox the last try of this activity applied (its heartbeat's details): not applied twice."""
-    details = activity.info().heartbeat_details
-    if len(details) >= 2 and isinstance(details[1], int):
-        return details[1]
-    return 0
+def _beating(step: Callable[[], T]) -> T:
+    """`step` (a clone, a merge's gates) run while this activity's heartbeat goes on: a long step is not a dead
+    worker."""
+    done: list[T] = []
+    failed: list[BaseException] = []
 
+    def run() -> None:
+        try:
+            done.append(step())
+        except BaseException as error:  # handed to the activity's thread
+            failed.append(error)
 
-def git_branch_delete(clone: Clone, branch: str) -> None:
-    from ralphloop.workspace import git
-
-    git.run(clone.root, "branch", "-D", branch)
+    worker = threading.Thread(target=run, name="ralph-step", daemon=True)
+    worker.start()
+    while worker.is_alive():
+        worker.join(timeout=2.0)
+        activity.heartbeat()
+    if failed:
+        raise failed[0]
+    return done[0]
 
 
 def _rows(fleet: Fleet) -> list[StoryRow]:

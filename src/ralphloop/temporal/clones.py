@@ -68,6 +68,15 @@ class Clone:
             self._git("branch", "-D", branch)
         return None
 
+    def has(self, ref: str) -> bool:
+        """Whether the remote has `ref`."""
+        return bool(self.remote_refs(ref))
+
+    def remote_refs(self, pattern: str) -> list[str]:
+        """The remote's refs named `pattern`, or under it when it ends in "/"."""
+        listed = self._git("ls-remote", self.remote, pattern + ("*" if pattern.endswith("/") else ""))
+        return [line.split("\t", 1)[1] for line in listed.splitlines() if "\t" in line]
+
     def head(self, branch: str) -> str | None:
         done = git.run(self.root, "rev-parse", "--verify", "-q", f"refs/heads/{branch}^{{commit}}")
         return done.stdout.decode().strip() or None if done.returncode == 0 else None
@@ -76,7 +85,7 @@ class Clone:
         """`local` (a commit or ref) pushed to `remote_ref`; with `lease`, only while the remote has it there
         (False when the remote moved: never an overwrite)."""
         args = ["push", "--porcelain", "-q"]
-        if lease is not None:
+        if lease is not None:  # "": only while the remote has no such ref
             args.append(f"--force-with-lease={remote_ref}:{lease}")
         elif force:
             args.append("--force")
@@ -88,8 +97,17 @@ class Clone:
             return False
         raise GitStep(f"git push to {self.remote} failed: {git.reason(done)}")
 
-    def push_refs(self, prefix: str) -> None:
-        """Every local ref under `prefix` (a story's saved attempts) pushed as it is; none overwritten there."""
-        listed = self._git("for-each-ref", "--format=%(refname)", prefix)
+    def push_refs(self, pattern: str) -> None:
+        """Every local ref matching `pattern` (a story's saved attempts) pushed as it is; none overwritten there: a
+        ref of the same name holding something else is a GitStep (fetch_refs first, so that keep() names it anew)."""
+        listed = self._git("for-each-ref", "--format=%(refname)", pattern)
         for ref in listed.split():
-            self.push(ref, ref)
+            if not self.push(ref, ref):
+                raise GitStep(f"{ref} on {self.remote} holds another commit: nothing was overwritten")
+
+    def fetch_refs(self, pattern: str) -> None:
+        """The remote's refs matching `pattern` (one `*`), here under the same names: the attempts other workers
+        saved, so that a new one is never given a name the remote has."""
+        done = git.run(self.root, "fetch", "-q", "--no-tags", self.remote, f"+{pattern}:{pattern}")
+        if done.returncode != 0 and b"couldn't find remote ref" not in done.stderr:
+            raise GitStep(f"git fetch from {self.remote} failed: {git.reason(done)}")

@@ -18,7 +18,7 @@ from ralphloop.core.exitcodes import ExitReason
 from ralphloop.files.store import atomic_write_bytes
 from ralphloop.fleet.context import Fleet
 from ralphloop.temporal.server import Server, connect
-from ralphloop.temporal.shapes import WORKFLOW, FeatureSpec, Steer, workflow_id
+from ralphloop.temporal.shapes import WORKFLOW, FeatureSpec, Steer, shareable, workflow_id
 from ralphloop.words.textsafe import strip_terminal_controls
 from ralphloop.workspace import git
 
@@ -37,7 +37,7 @@ def remote_of(fleet: Fleet) -> str:
             f"--temporal: the workers clone the repository from its remote, and it has no remote {name!r} "
             "(git remote add origin URL)"
         )
-    return url
+    return shareable(url)  # what the workers clone, and the workflow's history keeps: never a password or token
 
 
 def check_pushed(fleet: Fleet, remote: str) -> None:
@@ -224,9 +224,12 @@ async def follow(handle: Any) -> int:
     except Exception as error:  # the workflow failed, was terminated or cancelled on the server
         print(f"ralph: the run's workflow ended without a result: {error}", file=sys.stderr)
         return 1
-    for number, text in await handle.query("lines", said):
-        del number
-        print(strip_terminal_controls(str(text)), flush=True)
+    try:  # the last lines: a run that ended answers from its history, while a worker is there to replay it
+        for number, text in await handle.query("lines", said):
+            del number
+            print(strip_terminal_controls(str(text)), flush=True)
+    except RPCError:
+        print(f"ralph: {result.get('exitMessage') or result.get('exitReason')}", flush=True)
     reason = str(result.get("exitReason") or "")
     try:
         return ExitReason(reason).exit_code
@@ -237,6 +240,11 @@ async def follow(handle: Any) -> int:
 async def steer_run(server: Server, wid: str, asked: Steer, check: Callable[[dict[str, Any]], None]) -> None:
     """`asked` signalled to the workflow, once `check` passed on what its `fleet` query says (a refusal raises and
     nothing is sent)."""
+    from temporalio.service import RPCError
+
     check(await query_fleet(server, wid))
     client = await connect(server)
-    await client.get_workflow_handle(wid).signal("steer", asked)
+    try:
+        await client.get_workflow_handle(wid).signal("steer", asked)
+    except RPCError as error:  # it ended between the check and the signal
+        raise RalphError(f"the workflow {wid} on {server.address}: {error.message}; nothing was sent") from None

@@ -65,6 +65,8 @@ class LoopTask:
     attempt: int
     slot: int
     limits: list[str] = field(default_factory=list)  # what is left of the run's budget, as the loop's own flags
+    resume: bool = False  # go on from the story's branch (its loop stopped, not failed), not the feature's tip
+    token: str = ""  # the workflow's name for this loop: a later try of it (its worker died) goes on from its claim
 
 
 @dataclass
@@ -113,8 +115,27 @@ class Steer:
 
 
 def workflow_id(remote: str, feature: str) -> str:
-    """The feature's workflow id: the same repository and feature give the same id on every machine, so a second
-    `ralph run` attaches to the running workflow instead of starting another."""
-    key = re.sub(r"(\.git)?/*$", "", remote.strip())
-    digest = hashlib.sha256(key.encode()).hexdigest()[:12]
+    """The feature's workflow id: the same repository and feature give the same id on every machine, however its
+    remote is spelled (git@host:o/r, ssh://git@host/o/r.git and https://user@host/o/r name one repository), so a
+    second `ralph run` attaches to the running workflow instead of starting another."""
+    digest = hashlib.sha256(repository_key(remote).encode()).hexdigest()[:12]
     return f"ralph-{digest}-{feature}"
+
+
+def repository_key(remote: str) -> str:
+    """`host/path` of a remote's URL, lower-cased, without its user, password, port, scheme or `.git`; a local
+    path as it is."""
+    text = remote.strip()
+    found = re.match(r"^(?:[a-z+]+://)?(?:[^@/]*@)?([^/:]+)(?::\d+)?[:/](.+)$", text, re.IGNORECASE)
+    if text.startswith(("/", "file://")) or found is None:
+        return _GIT_SUFFIX.sub("", text.removeprefix("file://"))
+    return f"{found[1].lower()}/{_GIT_SUFFIX.sub('', found[2]).lower()}"
+
+
+_GIT_SUFFIX = re.compile(r"(\.git)?/*$")
+
+
+def shareable(remote: str) -> str:
+    """The remote's URL without a password or token (`https://user:TOKEN@host/...`): the workflow's history is
+    read by everyone with access to the namespace, and each worker pushes with its own credentials."""
+    return re.sub(r"^([a-z+]+://)[^@/]*:[^@/]*@", r"\1", remote.strip(), flags=re.IGNORECASE)

@@ -7,7 +7,7 @@ from dataclasses import dataclass
 from datetime import datetime
 from typing import Any
 
-from ralphloop.temporal.shapes import Steer
+from ralphloop.temporal.shapes import FeatureSpec, Steer, StoryRow
 
 
 @dataclass
@@ -25,6 +25,7 @@ class Loop:
     started_at: str | None = None
     ended_at: str | None = None
     cost_usd: float = 0.0
+    resume: bool = False  # its next loop goes on from its pushed branch (it stopped, not failed or retried)
 
 
 @dataclass
@@ -42,6 +43,42 @@ def by_you(asked: Steer) -> str:
     word = {"pause": "paused", "stop": "stopped"}.get(asked.action, asked.action)
     at = f" at {asked.at[11:16]} UTC" if len(asked.at) >= 16 else ""
     return f"{word} by you{at} ({asked.source})"
+
+
+def fleet_view(
+    spec: FeatureSpec,
+    wid: str,
+    now: datetime,
+    ended: dict[str, Any],
+    started_at: datetime | None,
+    loops: list[Loop],
+    queue: list[str],
+    stories: list[StoryRow],
+    *,
+    held: Held | None,
+    asked: Steer | None,
+    spent: tuple[float, int],
+) -> dict[str, Any]:
+    """The run as fleet.json shapes it (state/fleet.py), which `ralph status`, the monitor and the page word."""
+    return {
+        "schema_version": 1,
+        "fleetId": wid,
+        "feature": spec.feature,
+        "parallel": spec.parallel,
+        **ended,
+        "startedAt": iso(started_at) if started_at else None,
+        "updatedAt": iso(now),
+        "target": spec.branch,
+        "loops": [entry(loop, spec.max_attempts) for loop in loops],
+        "queue": list(queue),
+        "storiesTotal": len(stories),
+        "storiesMerged": sum(1 for row in stories if row.done),
+        "held": held.view() if held else None,
+        "steered": by_you(asked) if asked else None,
+        "costUsd": round(spent[0], 6) if spent[0] else None,  # None: no agent reported one
+        "tokensUsed": spent[1],
+        "engine": "temporal",
+    }
 
 
 def entry(loop: Loop, max_attempts: int) -> dict[str, Any]:

@@ -10,6 +10,7 @@ import os
 import signal
 import sys
 from concurrent.futures import ThreadPoolExecutor
+from datetime import timedelta
 
 from temporalio.worker import Worker
 
@@ -17,6 +18,8 @@ from ralphloop.temporal.activities import Work
 from ralphloop.temporal.server import Server, connect
 from ralphloop.temporal.shapes import MERGES
 from ralphloop.temporal.workflow import FeatureRun
+
+GRACE_S = 45.0  # a loop's own grace to record its iteration (15 s), and its pushes
 
 
 def serve(server: Server, queue: str, slots: int, workdir: str) -> int:
@@ -27,6 +30,7 @@ def serve(server: Server, queue: str, slots: int, workdir: str) -> int:
 async def _serve(server: Server, queue: str, slots: int, workdir: str) -> int:
     work = Work(workdir, slots)
     client = await connect(server, identity=work.name)
+    os.environ.pop(server.api_key_env, None)  # the client holds it now: no loop, agent, hook or gate inherits it
     stop = asyncio.Event()
     loop = asyncio.get_running_loop()
     work.attach(client, loop)
@@ -41,6 +45,8 @@ async def _serve(server: Server, queue: str, slots: int, workdir: str) -> int:
             activity_executor=pool,
             max_concurrent_activities=slots,
             identity=work.name,
+            # stopped, the worker lets its loops end as on Ctrl+C and push their work before it cancels them
+            graceful_shutdown_timeout=timedelta(seconds=GRACE_S),
         )
         merges = Worker(
             client,
@@ -49,6 +55,7 @@ async def _serve(server: Server, queue: str, slots: int, workdir: str) -> int:
             activity_executor=pool,
             max_concurrent_activities=1,
             identity=work.name,
+            graceful_shutdown_timeout=timedelta(seconds=GRACE_S),
         )
         print(
             f"ralph worker {work.name}: {slots} loop slot{'s' if slots != 1 else ''} on queue {queue} of "

@@ -34,18 +34,15 @@ with workflow.unsafe.imports_passed_through():
         Steer,
         StoryRow,
     )
-    from ralphloop.temporal.tracked import Held, Loop, by_you, cause_of, entry, iso, parsed
+    from ralphloop.temporal.tracked import Held, Loop, by_you, cause_of, fleet_view, iso, parsed
 
 UNKNOWN_RESET = timedelta(minutes=30)
 LINES_KEPT = 200  # the run's last lines, which a following client prints
 # a loop's activity is tried again when its worker dies (its heartbeats stop) or cannot even start it; a loop that
 # ran and failed is not an activity failure: the workflow decides about it, as the local coordinator does
-LOOP_RETRIES = RetryPolicy(
-    initial_interval=timedelta(seconds=2), maximum_interval=timedelta(seconds=30), maximum_attempts=10
-)
-MERGE_RETRIES = RetryPolicy(
-    initial_interval=timedelta(seconds=2), maximum_interval=timedelta(minutes=1), maximum_attempts=10
-)
+# ralph's refusals (a bad config) are not tried again; git failing (the remote away for a while) is, for long
+LOOP_RETRIES = RetryPolicy(maximum_interval=timedelta(minutes=1), maximum_attempts=30)
+MERGE_RETRIES = RetryPolicy(maximum_interval=timedelta(minutes=1), maximum_attempts=0)  # a merge is never given up
 
 
 @workflow.defn(name=WORKFLOW)
@@ -76,6 +73,8 @@ class FeatureRun:
         self.tasks: list[asyncio.Future[None]] = []  # the loops' and the merge queue's
         self.inbox: dict[str, list[tuple[int, Steer]]] = {}  # what the user asked of each running loop
         self.inbox_seq = 0
+        self.loop_seq = 0
+        self.live: dict[str, tuple[float, int]] = {}  # what each running loop has spent so far (`spent` signal)
 
     # ------------------------------------------------------------------ the run
 
@@ -151,8 +150,10 @@ class FeatureRun:
         assert self.spec is not None and self.started_at is not None
         budget = self._budget()
         elapsed = (workflow.now() - self.started_at).total_seconds()
-        limits = list(child_flags(budget, self.spent_cost, self.spent_tokens, elapsed))
-        task = LoopTask(self.spec, story, attempt, slot, limits)
+        limits = list(child_flags(budget, *self._spent(), elapsed))
+        self.loop_seq += 1  # the loop's token: its tries share it, a new loop (or attempt) has its own
+        token = f"{workflow.info().run_id[:8]}-{self.loop_seq}"
+        task = LoopTask(self.spec, story, attempt, slot, limits, self.loops[story].resume, token)
         # three missed heartbeats, and never under 10 s: a busy machine's late one must not move a live loop
         heartbeat = timedelta(seconds=max(self.spec.heartbeat_s * 3, 10.0))
         try:
@@ -172,6 +173,7 @@ class FeatureRun:
             self.running.discard(story)
             self.slots.pop(slot, None)
             self.inbox.pop(story, None)
+            self.live.pop(story, None)  # what it spent is counted from its result from now on
             self.changed = True
         self._ended(story, result)
 
@@ -193,13 +195,13 @@ class FeatureRun:
             self.queue.append(story)
             self._say(f"✓ {story} passes in its loop on {result.worker}: queued to merge")
         elif result.exit_reason in (ExitReason.USAGE_WINDOW.value, ExitReason.USAGE_LIMIT.value):
-            loop.state = "stopped"
+            loop.state, loop.resume = "stopped", True  # started again after the reset, from what it pushed
             # a reset nobody said: looked at again after a while (a loop started then is held before its call)
             until = parsed(result.resets_at) or workflow.now() + UNKNOWN_RESET
             self.held = Held(result.message or "a usage window reached its cap", until)
             self._say(f"■ {self.held.message}: no new loop starts" + (f" until {result.resets_at}" if until else ""))
         elif result.code in (ExitReason.STOPPED.exit_code, 130, -2, -15):  # the user's stop, or a Ctrl+C there
-            loop.state = "stopped"
+            loop.state, loop.resume = "stopped", True
             self.held_back.add(story)
         else:
             said = result.message or result.exit_reason
@@ -223,6 +225,7 @@ class FeatureRun:
                     result_type=MergeResult,
                     task_queue=self.spec.queue + MERGES,
                     start_to_close_timeout=timedelta(hours=2),
+                    heartbeat_timeout=timedelta(minutes=2),  # a worker dead mid-merge: tried again elsewhere
                     retry_policy=MERGE_RETRIES,
                 )
             except ActivityError as error:
@@ -231,6 +234,7 @@ class FeatureRun:
                 self.merging = False
                 self.changed = True
             self.queue.pop(0)
+            self.pending.pop(story, None)
             self._merged(story, result)
 
     def _merged(self, story: str, result: MergeResult) -> None:
@@ -248,6 +252,7 @@ class FeatureRun:
             self._say(f"✗ {story}: {self.failed[story]}")
         else:
             loop.state, loop.note, loop.attempt = "retrying", result.why, loop.attempt + 1
+            loop.resume = False  # its work saved by the merge: the next attempt starts on the new base
             self._say(f"↻ {story}: {result.why}; started again on the new base (attempt {loop.attempt})")
 
     # ------------------------------------------------------------------ what it decides from
@@ -272,10 +277,15 @@ class FeatureRun:
         assert self.started_at is not None
         if self.budget_stop is None:
             elapsed = (workflow.now() - self.started_at).total_seconds()
-            why = over(self._budget(), self.spent_cost, self.spent_tokens, elapsed)
+            why = over(self._budget(), *self._spent(), elapsed)
             if why is not None:
                 self.budget_stop = why
                 self._say(f"■ Budget: {why}: no new loop starts")
+
+    def _spent(self) -> tuple[float, int]:
+        """What the run's loops spent: those that ended, and so far those running."""
+        cost = self.spent_cost + sum(cost for cost, _ in self.live.values())
+        return cost, self.spent_tokens + sum(tokens for _, tokens in self.live.values())
 
     def _until_runtime(self) -> timedelta | None:
         """Until the run's --max-runtime, which is checked then even if nothing else happens."""
@@ -306,20 +316,12 @@ class FeatureRun:
         return max(self.held.until - workflow.now(), timedelta(seconds=1))
 
     def _end(self, reason: ExitReason) -> dict[str, Any]:
-        own = (
-            reason
-            if reason is ExitReason.ERROR
-            else plan.own_reason(reason, plan.outcome(self.stories, self.failed, self.held_back))
-        )
+        outcome = plan.outcome(self.stories, self.failed, self.held_back)
+        own = reason if reason is ExitReason.ERROR else plan.own_reason(reason, outcome)
         self.status, self.exit_reason = own.status, own.value
-        if self.exit_message is not None:
-            pass
-        elif own is ExitReason.BUDGET:
-            self.exit_message = self.budget_stop
-        elif self.failed:
-            self.exit_message = "; ".join(f"{story}: {why}" for story, why in self.failed.items())
-        elif own is ExitReason.USAGE_WINDOW and self.held is not None:
-            self.exit_message = self.held.message
+        failures = "; ".join(f"{story}: {why}" for story, why in self.failed.items()) or None
+        held = self.held.message if own is ExitReason.USAGE_WINDOW and self.held is not None else None
+        self.exit_message = self.exit_message or (self.budget_stop if own is ExitReason.BUDGET else failures or held)
         assert self.spec is not None
         merged, total = sum(1 for row in self.stories if row.done), len(self.stories)
         if total and merged == total:
@@ -362,28 +364,26 @@ class FeatureRun:
     def fleet(self) -> dict[str, Any]:
         """The run as fleet.json shapes it (state/fleet.py), which `ralph status` and the monitor word."""
         assert self.spec is not None
-        merged = sum(1 for row in self.stories if row.done)
-        return {
-            "schema_version": 1,
-            "fleetId": workflow.info().workflow_id,
-            "feature": self.spec.feature,
-            "parallel": self.spec.parallel,
-            "status": self.status,
-            "exitReason": self.exit_reason,
-            "exitMessage": self.exit_message,
-            "startedAt": iso(self.started_at) if self.started_at else None,
-            "updatedAt": iso(workflow.now()),
-            "target": self.spec.branch,
-            "loops": [entry(loop, self.spec.max_attempts) for loop in self.loops.values()],
-            "queue": list(self.queue),
-            "storiesTotal": len(self.stories),
-            "storiesMerged": merged,
-            "held": self.held.view() if self.held else None,
-            "steered": by_you(self.asked) if self.asked else None,
-            "costUsd": round(self.spent_cost, 6) if self.spent_cost else None,  # None: no agent reported one
-            "tokensUsed": self.spent_tokens,
-            "engine": "temporal",
-        }
+        return fleet_view(
+            self.spec,
+            workflow.info().workflow_id,
+            workflow.now(),
+            {"status": self.status, "exitReason": self.exit_reason, "exitMessage": self.exit_message},
+            self.started_at,
+            list(self.loops.values()),
+            self.queue,
+            self.stories,
+            held=self.held,
+            asked=self.asked,
+            spent=self._spent(),
+        )
+
+    @workflow.signal(name="spent")
+    def spent(self, story: str, cost: float, tokens: int) -> None:
+        """What a running loop has spent so far (its worker tells it each heartbeat it changed)."""
+        if story in self.running:
+            self.live[story] = (float(cost), int(tokens))
+            self.changed = True
 
     @workflow.query(name="inbox")
     def inbox_of(self, story: str, after: int) -> list[list[Any]]:
