@@ -198,7 +198,7 @@ def test_a_worker_killed_or_stopped_mid_story_its_stories_finish_on_the_other_me
             "--temporal",
             temporal_server.address,
             "--agent-cmd",
-            agent_cmd("fleet_agent.py", "--ledger", str(ledger), "--sleep", "4"),
+            agent_cmd("fleet_agent.py", "--ledger", str(ledger), "--sleep", "10"),
         ],
         cwd=project,
         env=env,
@@ -362,13 +362,19 @@ def test_a_usage_window_reached_the_workflow_waits_on_a_timer_with_no_worker_bus
                 break
         # the wait is the workflow's timer: no activity is pending on the server (a loop runs only inside one)
         wid = lines[0].split()[1]
-        for _ in range(4):
+
+        def pending() -> list[Any]:
             described = subprocess.run(
                 [str(TEMPORAL), "workflow", "describe", "-w", wid, "--address", temporal_server.address, "-o", "json"],
                 capture_output=True, text=True, check=True,
             )  # fmt: skip
-            assert not json.loads(described.stdout).get("pendingActivities"), described.stdout
+            found: list[Any] = json.loads(described.stdout).get("pendingActivities") or []
+            return found
+
+        wait_for(lambda: not pending(), timeout=10)  # the other loop, held at the cap as well, ends too
+        for _ in range(3):  # and none starts while the timer waits
             time.sleep(0.5)
+            assert not pending()
         assert datetime.now(UTC) < resets, "the window reset before the worker was looked at"
         out, _ = run.communicate(timeout=120)
         out = "".join(lines) + out
