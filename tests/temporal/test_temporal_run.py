@@ -477,3 +477,39 @@ def test_a_conflict_is_retried_on_the_new_base_its_work_saved_on_the_remote_and_
         check=True,
     ).stdout.splitlines()
     assert len([line for line in subjects if "merged by ralph" in line]) == 3
+
+
+def test_a_story_stopped_at_a_windows_cap_goes_on_from_its_pushed_work_after_the_reset(
+    project: Path, ralph_env: dict[str, str], tmp_path: Path, temporal_server: Any
+) -> None:
+    parallel_feature(project, ralph_env, _stories(1))
+    git(project, ralph_env, "branch", BRANCH)
+    remote = with_remote(project, ralph_env, tmp_path, "main", BRANCH)
+    bin_dir = tmp_path / "bin"
+    bin_dir.mkdir()
+    claude = bin_dir / "claude"
+    counter = tmp_path / "calls"
+    script = AGENTS / "windowed_claude.py"
+    claude.write_text(f'#!/bin/sh\nexec "{PYTHON}" "{script}" "{counter}" 12 "$@"\n')
+    claude.chmod(0o755)
+    env = {
+        **ralph_env,
+        "PATH": f"{bin_dir}:{ralph_env['PATH']}",
+        "CLAUDE_CONFIG_DIR": str(tmp_path / "claude-config"),
+        "RALPH_TEMPORAL_HEARTBEAT": "1",
+    }
+    worker = start_worker("machine-a", temporal_server.address, tmp_path, env, slots=1)
+    try:
+        done = subprocess.run(
+            [PYTHON, "-m", "ralphloop", "run", "--parallel", "1", "--temporal", temporal_server.address,
+             "--agent", "claude", "--max-window", "five_hour=50%"],
+            cwd=project, env=env, capture_output=True, text=True, timeout=150, check=False,
+        )  # fmt: skip
+    finally:
+        assert worker.stop() == 0, worker.output()
+    assert done.returncode == 0, done.stdout + done.stderr + worker.output()
+    assert "5-hour window is 60% used, at or past your cap of 50%" in done.stdout, done.stdout
+    assert "went on from what was pushed" in worker.output(), worker.output()  # not a fresh start: its half kept
+    assert _remote_file(remote, ralph_env, "part-1.txt") == "S-1: the first half\n"
+    assert _remote_file(remote, ralph_env, "part-2.txt") == "S-1: the second half\n"
+    assert counter.read_text() == "2"  # one call before the cap, one after the reset
