@@ -27,23 +27,10 @@ import time
 
 from _project import ENV, make_project
 from _versions import REPO
+from parallel import AGENT  # the same agent as bench/parallel.py: it works, marks its story, commits
 
 TEMPORAL = os.path.join(os.path.dirname(sys.executable), "temporal")
 RALPH = [sys.executable, "-m", "ralphloop"]
-AGENT = """\
-import json, os, subprocess, sys, time
-sys.stdin.read()
-time.sleep(float(sys.argv[1]))
-task = os.environ["RALPH_TASK_ID"]
-open(f"work-{task}.txt", "w").write(f"done {task}\\n")
-path = os.path.join(os.environ["RALPH_FEATURE_DIR"], "prd.json")
-prd = json.load(open(path))
-for story in prd["userStories"]:
-    story["passes"] = story["passes"] or story["id"] == task
-json.dump(prd, open(path, "w"), indent=2)
-subprocess.run(["git", "add", "-A"], check=True)
-subprocess.run(["git", "commit", "-q", "-m", f"feat: {task}"], check=True)
-"""
 
 
 def _port_block() -> int:

@@ -96,3 +96,28 @@ def env_without_git_sandbox(env: dict[str, str]) -> dict[str, str]:
 
 
 __all__ = ["Worker", "descendants_alive", "os", "start_worker", "wait_for", "with_remote"]
+
+
+def ralph_in(folder: Path, env: dict[str, str], *args: str, timeout: float = 120) -> subprocess.CompletedProcess[str]:
+    """`ralph ARGS` run to its end in `folder`."""
+    return subprocess.run(
+        [PYTHON, "-m", "ralphloop", *args], cwd=folder, env=env, capture_output=True, text=True, timeout=timeout,
+        check=False,
+    )  # fmt: skip
+
+
+def start_run(project: Path, env: dict[str, str], address: str, parallel: int, *more: str) -> subprocess.Popen[str]:
+    """`ralph run --parallel N --temporal ADDRESS MORE` in the background, its output on a pipe."""
+    return subprocess.Popen(
+        [PYTHON, "-m", "ralphloop", "run", "--parallel", str(parallel), "--temporal", address, *more],
+        cwd=project, env=env, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True,
+    )  # fmt: skip
+
+
+def merge_marks(remote: Path, env: dict[str, str], branch: str) -> list[str]:
+    """The subjects of the pass-mark commits on the remote's `branch` (one per story merged)."""
+    subjects = subprocess.run(
+        ["git", "log", "--format=%s", f"main..{branch}"], cwd=remote, env=env, capture_output=True, text=True,
+        check=True,
+    ).stdout.splitlines()  # fmt: skip
+    return [line for line in subjects if line.endswith("passes (merged by ralph)")]

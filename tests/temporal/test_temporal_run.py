@@ -20,7 +20,7 @@ from ralphloop.core.exitcodes import ExitReason
 from tests.conftest import AGENTS, PYTHON, agent_cmd
 from tests.integration.helpers import git, parallel_feature
 from tests.temporal.conftest import TEMPORAL
-from tests.temporal.machines import start_worker, wait_for, with_remote
+from tests.temporal.machines import merge_marks, ralph_in, start_run, start_worker, wait_for, with_remote
 
 pytestmark = pytest.mark.slow
 BRANCH = "ralph/feat"
@@ -81,15 +81,7 @@ def test_six_stories_on_two_workers_each_merged_once_on_the_remote(
     assert _passing(remote, ralph_env) == [f"S-{n}" for n in range(1, 7)]
     for n in range(1, 7):
         assert _remote_file(remote, ralph_env, f"work-S-{n}.txt").rstrip("\n") == f"done S-{n}"
-    subjects = subprocess.run(
-        ["git", "log", "--format=%s", f"main..{BRANCH}"],
-        cwd=remote,
-        env=ralph_env,
-        capture_output=True,
-        text=True,
-        check=True,
-    ).stdout.splitlines()
-    marks = [line for line in subjects if line.endswith("passes (merged by ralph)")]
+    marks = merge_marks(remote, ralph_env, BRANCH)
     assert sorted(marks) == sorted(f"S-{n}: passes (merged by ralph)" for n in range(1, 7))  # each merged once
     starts = ledger.read_text().splitlines()
     assert sorted(line.split()[0] for line in starts) == [f"S-{n}" for n in range(1, 7)]  # each worked once
@@ -106,24 +98,8 @@ def test_the_client_killed_changes_nothing_the_run_finishes_and_status_shows_it(
     remote = with_remote(project, ralph_env, tmp_path, "main", BRANCH)
     worker = start_worker("machine-a", temporal_server.address, tmp_path, ralph_env, slots=2)
     try:
-        client = subprocess.Popen(
-            [
-                PYTHON,
-                "-m",
-                "ralphloop",
-                "run",
-                "--parallel",
-                "2",
-                "--temporal",
-                temporal_server.address,
-                "--agent-cmd",
-                agent_cmd("fleet_agent.py", "--sleep", "1"),
-            ],
-            cwd=project,
-            env=ralph_env,
-            stdout=subprocess.PIPE,
-            stderr=subprocess.STDOUT,
-            text=True,
+        client = start_run(
+            project, ralph_env, temporal_server.address, 2, "--agent-cmd", agent_cmd("fleet_agent.py", "--sleep", "1")
         )
         assert client.stdout is not None
         for line in client.stdout:
@@ -131,47 +107,24 @@ def test_the_client_killed_changes_nothing_the_run_finishes_and_status_shows_it(
                 break
         client.kill()  # SIGKILL: nothing of the run is in this process
         client.wait()
-        running = subprocess.run(
-            [PYTHON, "-m", "ralphloop", "status"],
-            cwd=project,
-            env=ralph_env,
-            capture_output=True,
-            text=True,
-            check=False,
-        )
+        running = ralph_in(project, ralph_env, "status")
         assert running.returncode == 0, running.stderr
         assert "Engine:     temporal: workflow ralph-" in running.stdout, running.stdout
         wait_for(lambda: _passing(remote, ralph_env) == ["S-1", "S-2", "S-3", "S-4"], timeout=90)
 
         def ended() -> bool:
-            shown = subprocess.run(
-                [PYTHON, "-m", "ralphloop", "status"],
-                cwd=project,
-                env=ralph_env,
-                capture_output=True,
-                text=True,
-                check=False,
-            )
+            shown = ralph_in(project, ralph_env, "status")
             return "complete" in shown.stdout
 
         wait_for(ended, timeout=30)
-        shown = subprocess.run(
-            [PYTHON, "-m", "ralphloop", "status"],
-            cwd=project,
-            env=ralph_env,
-            capture_output=True,
-            text=True,
-            check=False,
-        )
+        shown = ralph_in(project, ralph_env, "status")
         assert "Fleet:      complete · 4 / 4 stories merged" in shown.stdout, shown.stdout
         # from another machine's clone, which never started it: the config names the server, the id follows
         other = tmp_path / "other-clone"
         subprocess.run(["git", "clone", "-q", "-b", "main", str(remote), str(other)], env=ralph_env, check=True)
         with (other / ".ralph" / "config.yaml").open("a") as config:
             config.write(f"\nparallel:\n  engine: temporal\ntemporal:\n  address: {temporal_server.address}\n")
-        there = subprocess.run(
-            [PYTHON, "-m", "ralphloop", "status"], cwd=other, env=ralph_env, capture_output=True, text=True, check=False
-        )
+        there = ralph_in(other, ralph_env, "status")
         assert "Fleet:      complete · 4 / 4 stories merged" in there.stdout, there.stdout + there.stderr
     finally:
         assert worker.stop() == 0, worker.output()
@@ -187,24 +140,13 @@ def test_a_worker_killed_or_stopped_mid_story_its_stories_finish_on_the_other_me
     ledger = tmp_path / "ledger"
     env = {**ralph_env, "RALPH_TEMPORAL_HEARTBEAT": "1"}
     doomed = start_worker("machine-a", temporal_server.address, tmp_path, env, slots=2)
-    client = subprocess.Popen(
-        [
-            PYTHON,
-            "-m",
-            "ralphloop",
-            "run",
-            "--parallel",
-            "2",
-            "--temporal",
-            temporal_server.address,
-            "--agent-cmd",
-            agent_cmd("fleet_agent.py", "--ledger", str(ledger), "--sleep", "10"),
-        ],
-        cwd=project,
-        env=env,
-        stdout=subprocess.PIPE,
-        stderr=subprocess.STDOUT,
-        text=True,
+    client = start_run(
+        project,
+        env,
+        temporal_server.address,
+        2,
+        "--agent-cmd",
+        agent_cmd("fleet_agent.py", "--ledger", str(ledger), "--sleep", "10"),
     )
     other = None
     try:
@@ -221,15 +163,7 @@ def test_a_worker_killed_or_stopped_mid_story_its_stories_finish_on_the_other_me
         if other is not None:
             assert other.stop() == 0, other.output()
     assert _passing(remote, ralph_env) == ["S-1", "S-2"]
-    subjects = subprocess.run(
-        ["git", "log", "--format=%s", f"main..{BRANCH}"],
-        cwd=remote,
-        env=ralph_env,
-        capture_output=True,
-        text=True,
-        check=True,
-    ).stdout.splitlines()
-    assert sorted(line for line in subjects if "merged by ralph" in line) == [
+    assert sorted(merge_marks(remote, ralph_env, BRANCH)) == [
         "S-1: passes (merged by ralph)",
         "S-2: passes (merged by ralph)",
     ]  # merged once each
@@ -269,25 +203,7 @@ def test_the_server_restarted_mid_run_every_workflow_resumes_and_finishes(
         assert started.returncode == 0, started.stdout + started.stderr
         assert "Detached" in started.stdout
         # a second `ralph run` attaches to the running workflow (its id is the repository's and the feature's)
-        follower = subprocess.Popen(
-            [
-                PYTHON,
-                "-m",
-                "ralphloop",
-                "run",
-                "--parallel",
-                "3",
-                "--temporal",
-                temporal_server.address,
-                "--agent-cmd",
-                agent_cmd("fleet_agent.py"),
-            ],
-            cwd=project,
-            env=ralph_env,
-            stdout=subprocess.PIPE,
-            stderr=subprocess.STDOUT,
-            text=True,
-        )
+        follower = start_run(project, ralph_env, temporal_server.address, 3, "--agent-cmd", agent_cmd("fleet_agent.py"))
         assert follower.stdout is not None
         seen = [follower.stdout.readline()]  # attached: the workflow's id, then its lines
         assert seen[0].startswith("Workflow ralph-"), seen
@@ -301,28 +217,13 @@ def test_the_server_restarted_mid_run_every_workflow_resumes_and_finishes(
         wait_for(lambda: _passing(remote, ralph_env) == ["S-1", "S-2", "S-3", "S-4"], timeout=120)
 
         def ended() -> bool:
-            shown = subprocess.run(
-                [PYTHON, "-m", "ralphloop", "status"],
-                cwd=project,
-                env=ralph_env,
-                capture_output=True,
-                text=True,
-                check=False,
-            )
+            shown = ralph_in(project, ralph_env, "status")
             return "Fleet:      complete · 4 / 4 stories merged" in shown.stdout
 
         wait_for(ended, timeout=60)
     finally:
         assert worker.stop() == 0, worker.output()
-    subjects = subprocess.run(
-        ["git", "log", "--format=%s", f"main..{BRANCH}"],
-        cwd=remote,
-        env=ralph_env,
-        capture_output=True,
-        text=True,
-        check=True,
-    ).stdout.splitlines()
-    assert len([line for line in subjects if "merged by ralph" in line]) == 4  # each once
+    assert len(merge_marks(remote, ralph_env, BRANCH)) == 4  # each once
     # each worked (a loop whose heartbeats the restart cut may be tried again: it goes on from its claim)
     assert {line.split()[0] for line in ledger.read_text().splitlines()} == {"S-1", "S-2", "S-3", "S-4"}
 
@@ -349,11 +250,7 @@ def test_a_usage_window_reached_the_workflow_waits_on_a_timer_with_no_worker_bus
     (home / "agent-limits.json").write_text(json.dumps(book))
     worker = start_worker("machine-a", temporal_server.address, tmp_path, env, slots=2)
     try:
-        run = subprocess.Popen(
-            [PYTHON, "-m", "ralphloop", "run", "--parallel", "2", "--temporal", temporal_server.address,
-             "--agent", "claude", "--max-window", "five_hour=50%"],
-            cwd=project, env=env, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True,
-        )  # fmt: skip
+        run = start_run(project, env, temporal_server.address, 2, "--agent", "claude", "--max-window", "five_hour=50%")
         assert run.stdout is not None
         lines = []
         for line in run.stdout:
@@ -436,11 +333,7 @@ def test_a_conflict_is_retried_on_the_new_base_its_work_saved_on_the_remote_and_
     mine = tmp_path / "mine"  # a person's clone, pushing to the feature branch while the run goes on
     subprocess.run(["git", "clone", "-q", "-b", BRANCH, str(remote), str(mine)], env=ralph_env, check=True)
     command = agent_cmd("fleet_agent.py", "--shared", "shared.txt", "--sleep", "2")
-    run = subprocess.Popen(
-        [PYTHON, "-m", "ralphloop", "run", "--parallel", "2", "--temporal", temporal_server.address,
-         "--agent-cmd", command],
-        cwd=project, env=ralph_env, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True,
-    )  # fmt: skip
+    run = start_run(project, ralph_env, temporal_server.address, 2, "--agent-cmd", command)
     try:
         assert run.stdout is not None
         lines = []
@@ -468,15 +361,7 @@ def test_a_conflict_is_retried_on_the_new_base_its_work_saved_on_the_remote_and_
     ).stdout.split()  # fmt: skip
     assert any(ref.endswith("-merge-1") for ref in saved), saved  # the conflicting attempt, kept on the remote
     assert out.index("⇢ S-1 merged") < out.index("▶ S-3 started"), out
-    subjects = subprocess.run(
-        ["git", "log", "--format=%s", f"main..{BRANCH}"],
-        cwd=remote,
-        env=ralph_env,
-        capture_output=True,
-        text=True,
-        check=True,
-    ).stdout.splitlines()
-    assert len([line for line in subjects if "merged by ralph" in line]) == 3
+    assert len(merge_marks(remote, ralph_env, BRANCH)) == 3
 
 
 def test_a_story_stopped_at_a_windows_cap_goes_on_from_its_pushed_work_after_the_reset(

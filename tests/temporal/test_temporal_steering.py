@@ -12,26 +12,14 @@ from typing import Any
 
 import pytest
 
-from tests.conftest import PYTHON, agent_cmd
+from tests.conftest import agent_cmd
 from tests.integration.helpers import git, parallel_feature
 from tests.integration.test_serve_control import post
 from tests.serve_process import serving
-from tests.temporal.machines import start_worker, wait_for, with_remote
+from tests.temporal.machines import ralph_in, start_run, start_worker, wait_for, with_remote
 
 pytestmark = pytest.mark.slow
 BRANCH = "ralph/feat"
-
-
-def _ralph(project: Path, env: dict[str, str], *args: str) -> subprocess.CompletedProcess[str]:
-    return subprocess.run(
-        [PYTHON, "-m", "ralphloop", *args],
-        cwd=project,
-        env=env,
-        capture_output=True,
-        text=True,
-        timeout=60,
-        check=False,
-    )
 
 
 def _setup(project: Path, env: dict[str, str], tmp_path: Path, address: str) -> tuple[Path, Path, Any]:
@@ -69,45 +57,27 @@ def test_paused_as_a_whole_no_new_loop_starts_until_resumed_and_say_reaches_the_
     env = {**ralph_env, "RALPH_TEMPORAL_HEARTBEAT": "1"}
     remote, log, worker = _setup(project, env, tmp_path, temporal_server.address)
     command = agent_cmd("steered_agent.py", str(log), str(tmp_path / "gates"), "loop")
-    run = subprocess.Popen(
-        [
-            PYTHON,
-            "-m",
-            "ralphloop",
-            "run",
-            "--parallel",
-            "2",
-            "--temporal",
-            temporal_server.address,
-            "--agent-cmd",
-            command,
-        ],
-        cwd=project,
-        env=env,
-        stdout=subprocess.PIPE,
-        stderr=subprocess.STDOUT,
-        text=True,
-    )
+    run = start_run(project, env, temporal_server.address, 2, "--agent-cmd", command)
     try:
         wait_for(lambda: _started(log, "S-1") and _started(log, "S-2"), timeout=60)
-        unknown = _ralph(project, env, "pause", "--story", "S-9")
+        unknown = ralph_in(project, env, "pause", "--story", "S-9")
         assert unknown.returncode == 1, unknown.stdout
         assert "--story S-9: no running loop of the run has it (running: S-1, S-2); nothing was sent" in unknown.stderr
-        one = _ralph(project, env, "say", "--story", "S-2", "only for two")
+        one = ralph_in(project, env, "say", "--story", "S-2", "only for two")
         assert one.returncode == 0 and one.stdout.startswith("ralph: feat story S-2: said:"), one.stderr
         wait_for(lambda: "✋ S-2: said:" in worker.output(), timeout=20)  # its worker wrote it in S-2's control.json
         assert "✋ S-1: said:" not in worker.output()
 
-        paused = _ralph(project, env, "pause")
+        paused = ralph_in(project, env, "pause")
         assert paused.returncode == 0 and "paused: no new loop starts" in paused.stdout, paused.stderr
         wait_for(lambda: worker.output().count(": paused:") == 2, timeout=20)  # both running loops told
         (tmp_path / "gates" / "1").touch()  # both pass their story; S-3 is ready, and must wait
         wait_for(lambda: _passing(remote, env) == ["S-1", "S-2"], timeout=60)
-        shown = _ralph(project, env, "status")
+        shown = ralph_in(project, env, "status")
         assert "Steered:    paused by you at " in shown.stdout and " UTC (cli): no new loop starts" in shown.stdout
         assert not _started(log, "S-3")
 
-        assert _ralph(project, env, "resume").returncode == 0
+        assert ralph_in(project, env, "resume").returncode == 0
         wait_for(lambda: _started(log, "S-3"), timeout=30)
         out, _ = run.communicate(timeout=120)
     finally:
@@ -126,28 +96,10 @@ def test_stopped_as_a_whole_it_ends_stopped_once_its_loops_end_after_their_itera
     env = {**ralph_env, "RALPH_TEMPORAL_HEARTBEAT": "1"}
     _, log, worker = _setup(project, env, tmp_path, temporal_server.address)
     command = agent_cmd("steered_agent.py", str(log), str(tmp_path / "gates"))  # passes no story: loops go on
-    run = subprocess.Popen(
-        [
-            PYTHON,
-            "-m",
-            "ralphloop",
-            "run",
-            "--parallel",
-            "2",
-            "--temporal",
-            temporal_server.address,
-            "--agent-cmd",
-            command,
-        ],
-        cwd=project,
-        env=env,
-        stdout=subprocess.PIPE,
-        stderr=subprocess.STDOUT,
-        text=True,
-    )
+    run = start_run(project, env, temporal_server.address, 2, "--agent-cmd", command)
     try:
         wait_for(lambda: _started(log, "S-1") and _started(log, "S-2"), timeout=60)
-        stopping = _ralph(project, env, "stop")
+        stopping = ralph_in(project, env, "stop")
         assert stopping.returncode == 0 and "the running loops end after their iteration" in stopping.stdout
         wait_for(lambda: worker.output().count(": stopping:") == 2, timeout=20)
         (tmp_path / "gates" / "1").touch()
@@ -160,7 +112,7 @@ def test_stopped_as_a_whole_it_ends_stopped_once_its_loops_end_after_their_itera
     assert run.returncode == 3, out
     assert "task S-3" not in log.read_text()  # no new loop started
     assert "started 2" not in log.read_text()  # and none went on past its iteration
-    after = _ralph(project, env, "stop")
+    after = ralph_in(project, env, "stop")
     assert after.returncode == 1 and "no run of feat is going on Temporal; nothing was sent" in after.stderr
 
 
@@ -171,7 +123,7 @@ def test_the_page_and_the_monitor_show_the_run_on_temporal_and_the_page_steers_i
     remote, log, worker = _setup(project, env, tmp_path, temporal_server.address)
     command = agent_cmd("steered_agent.py", str(log), str(tmp_path / "gates"), "loop")
     try:
-        started = _ralph(
+        started = ralph_in(
             project, env, "run", "--parallel", "2", "--temporal", temporal_server.address, "--detach",
             "--agent-cmd", command,
         )  # fmt: skip
@@ -188,12 +140,12 @@ def test_the_page_and_the_monitor_show_the_run_on_temporal_and_the_page_steers_i
             own = {**bearer, "Origin": served.base}
             assert post(served, {"feature": "feat", "action": "pause"}, own)[0] == 200
             wait_for(lambda: worker.output().count(": paused:") == 2, timeout=20)  # both loops told, from the page
-            shown = _ralph(project, env, "status")
+            shown = ralph_in(project, env, "status")
             assert "Steered:    paused by you at " in shown.stdout and "UTC (web)" in shown.stdout, shown.stdout
             assert post(served, {"feature": "feat", "action": "resume"}, own)[0] == 200
         (tmp_path / "gates" / "1").touch()
         wait_for(lambda: _passing(remote, env) == ["S-1", "S-2", "S-3"], timeout=90)
-        watched = _ralph(project, env, "monitor")  # not a terminal: a line per change, until the run is over
+        watched = ralph_in(project, env, "monitor")  # not a terminal: a line per change, until the run is over
         assert watched.returncode == 0, watched.stdout + watched.stderr
         assert "The parallel run has ended: complete" in watched.stdout, watched.stdout
         assert "Engine:     temporal: workflow ralph-" in watched.stdout

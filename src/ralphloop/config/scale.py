@@ -16,7 +16,6 @@ from typing import Any
 
 from msgspec import Struct
 
-from ralphloop.core.errors import RalphError
 from ralphloop.words import values
 
 ENGINES = ("local", "temporal")
@@ -30,14 +29,14 @@ def address(value: Any) -> str:
     text = str(value).strip()
     host, _, port = text.rpartition(":")
     if not host or not port.isdigit() or not 0 < int(port) < 65536:
-        raise RalphError(f"{text!r}: not HOST:PORT (a local dev server: 127.0.0.1:7233)")
+        raise ValueError(f"{text!r} is not HOST:PORT (a local dev server: 127.0.0.1:7233)")
     return text
 
 
 def name(value: Any) -> str:
     text = str(value).strip()
     if not text or len(text) > 200 or any(ch.isspace() for ch in text):
-        raise RalphError(f"{text!r}: a name without spaces")
+        raise ValueError(f"{text!r}: expected a name without spaces")
     return text
 
 
